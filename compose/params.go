@@ -1,0 +1,266 @@
+package compose
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParamType is the type of a layer parameter; it decides which units a value
+// may carry.
+type ParamType int
+
+// Parameter types.
+const (
+	// Int is a whole number.
+	Int ParamType = iota
+	// Float is a number.
+	Float
+	// Bool is true/false, on/off, yes/no.
+	Bool
+	// Duration carries a unit: ns, us, ms, s, m (e.g. 20ms).
+	Duration
+	// Size is bytes, with an optional unit: B, KB, MB, KiB, MiB (e.g. 50KB).
+	Size
+	// Percent is a share written 5% or 0.05; stored as a fraction 0..1.
+	Percent
+	// String is free text.
+	String
+	// Enum is one of Param.Choices.
+	Enum
+)
+
+var typeNames = [...]string{Int: "int", Float: "float", Bool: "bool", Duration: "duration", Size: "size", Percent: "percent", String: "string", Enum: "enum"}
+
+// String names the type.
+func (t ParamType) String() string {
+	if int(t) < len(typeNames) {
+		return typeNames[t]
+	}
+	return "?"
+}
+
+// Param is one entry of a layer's parameter schema.
+type Param struct {
+	Name    string
+	Type    ParamType
+	Default string // as it would be written in a spec
+	Doc     string // one line
+	// Min and Max bound numeric values (in base units: count, seconds for
+	// durations, bytes for sizes, fraction for percent) when Min < Max.
+	Min, Max float64
+	// Choices for Enum.
+	Choices []string
+}
+
+// Value is a parsed parameter value.
+type Value struct {
+	I int64
+	F float64
+	B bool
+	D time.Duration
+	S string
+}
+
+// ParseValue parses text as a value of the parameter, checking units and
+// bounds. Errors say what was expected.
+func (p *Param) ParseValue(text string) (Value, error) { return p.parse(text) }
+
+func (p *Param) parse(text string) (Value, error) {
+	t := strings.TrimSpace(text)
+	var v Value
+	var num float64
+	switch p.Type {
+	case Int:
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return v, fmt.Errorf("%s wants a whole number, got %q", p.Name, text)
+		}
+		v.I, num = n, float64(n)
+	case Float:
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return v, fmt.Errorf("%s wants a number, got %q", p.Name, text)
+		}
+		v.F, num = f, f
+	case Bool:
+		switch strings.ToLower(t) {
+		case "true", "on", "yes", "1":
+			v.B = true
+		case "false", "off", "no", "0":
+		default:
+			return v, fmt.Errorf("%s wants on or off, got %q", p.Name, text)
+		}
+		return v, nil
+	case Duration:
+		d, err := ParseDuration(t)
+		if err != nil {
+			return v, fmt.Errorf("%s: %v", p.Name, err)
+		}
+		v.D, num = d, d.Seconds()
+	case Size:
+		n, err := ParseSize(t)
+		if err != nil {
+			return v, fmt.Errorf("%s: %v", p.Name, err)
+		}
+		v.I, num = n, float64(n)
+	case Percent:
+		f, err := ParsePercent(t)
+		if err != nil {
+			return v, fmt.Errorf("%s: %v", p.Name, err)
+		}
+		v.F, num = f, f
+	case String:
+		v.S = t
+		return v, nil
+	case Enum:
+		for _, c := range p.Choices {
+			if c == t {
+				v.S = t
+				return v, nil
+			}
+		}
+		return v, fmt.Errorf("%s wants one of %s, got %q", p.Name, strings.Join(p.Choices, ", "), text)
+	}
+	if p.Min < p.Max && (num < p.Min || num > p.Max) {
+		return v, fmt.Errorf("%s = %s is out of range [%s, %s]", p.Name, t, fmtBound(p, p.Min), fmtBound(p, p.Max))
+	}
+	return v, nil
+}
+
+func fmtBound(p *Param, b float64) string {
+	switch p.Type {
+	case Duration:
+		return time.Duration(b * float64(time.Second)).String()
+	case Percent:
+		return strconv.FormatFloat(b*100, 'g', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(b, 'g', -1, 64)
+}
+
+// ParseDuration parses a duration with a unit (ns, us, ms, s, m, h); a bare 0
+// is allowed.
+func ParseDuration(t string) (time.Duration, error) {
+	if t == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("want a duration with a unit such as 20ms or 2s, got %q", t)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("duration %q is negative", t)
+	}
+	return d, nil
+}
+
+// ParseSize parses a byte count with an optional unit: B, KB (1000), MB,
+// GB, KiB (1024), MiB, GiB.
+func ParseSize(t string) (int64, error) {
+	s := strings.TrimSpace(t)
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	num, unit := s[:i], strings.TrimSpace(s[i:])
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("want a size such as 1500, 50KB or 1MiB, got %q", t)
+	}
+	mult := map[string]float64{"": 1, "B": 1, "KB": 1e3, "kB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("unknown size unit %q in %q (use B, KB, MB, GB, KiB, MiB, GiB)", unit, t)
+	}
+	return int64(f * mult), nil
+}
+
+// ParsePercent parses "5%" or a fraction "0.05" into 0.05. Values outside
+// 0..100% are refused.
+func ParsePercent(t string) (float64, error) {
+	s := strings.TrimSpace(t)
+	var f float64
+	var err error
+	if strings.HasSuffix(s, "%") {
+		f, err = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
+		f /= 100
+	} else {
+		f, err = strconv.ParseFloat(s, 64)
+	}
+	if err != nil || math.IsNaN(f) {
+		return 0, fmt.Errorf("want a percentage such as 5%% or 0.05, got %q", t)
+	}
+	if f < 0 || f > 1 {
+		return 0, fmt.Errorf("percentage %q is outside 0%% to 100%%", t)
+	}
+	return f, nil
+}
+
+// Params are a layer's checked parameter values, defaults filled in. Getters
+// panic on a name the layer did not declare (a programming error).
+type Params struct {
+	Layer  string
+	values map[string]Value
+	schema []Param
+}
+
+// NewParams checks the given values (name to text) against the schema and
+// fills in defaults. It is what Build uses; tests of a layer use it directly.
+func NewParams(info *LayerInfo, given map[string]string) (Params, error) {
+	p := Params{Layer: info.Name, values: map[string]Value{}, schema: info.Params}
+	for i := range info.Params {
+		sp := &info.Params[i]
+		text, ok := given[sp.Name]
+		if !ok {
+			text = sp.Default
+		}
+		v, err := sp.parse(text)
+		if err != nil {
+			return p, err
+		}
+		p.values[sp.Name] = v
+	}
+	for k := range given {
+		if info.Param(k) == nil {
+			return p, fmt.Errorf("layer %s has no parameter %q", info.Name, k)
+		}
+	}
+	return p, nil
+}
+
+// MustParams is NewParams for a registered layer that panics on error (tests).
+func MustParams(layer string, given map[string]string) Params {
+	info, ok := Lookup(layer)
+	if !ok {
+		panic("compose: no layer " + layer)
+	}
+	p, err := NewParams(info, given)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func (p Params) get(name string) Value {
+	v, ok := p.values[name]
+	if !ok {
+		panic(fmt.Sprintf("compose: layer %s has no parameter %q", p.Layer, name))
+	}
+	return v
+}
+
+// Int returns an Int or Size parameter.
+func (p Params) Int(name string) int { return int(p.get(name).I) }
+
+// Float returns a Float or Percent parameter (percent as a fraction).
+func (p Params) Float(name string) float64 { return p.get(name).F }
+
+// Bool returns a Bool parameter.
+func (p Params) Bool(name string) bool { return p.get(name).B }
+
+// Duration returns a Duration parameter.
+func (p Params) Duration(name string) time.Duration { return p.get(name).D }
+
+// String returns a String or Enum parameter.
+func (p Params) String(name string) string { return p.get(name).S }

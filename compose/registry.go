@@ -1,0 +1,115 @@
+// Package compose turns specification strings such as
+//
+//	fifo : reliable(nak_delay=20ms) : lec(r=8, c=5) : gms
+//
+// into stacks. Layers register themselves (name, parameter schema,
+// properties, constructor); compose never names a layer. Parse reads a spec,
+// Check verifies it against the registry and the layers' properties, and
+// Build makes a fresh set of layers for one node.
+package compose
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/layercast/layercast/stack"
+)
+
+// Property is something a layer gives to the layers above it, or needs from
+// the layers below it.
+type Property string
+
+// The properties layers give and need. A layer's needs must be given by some
+// layer below it in the spec.
+const (
+	// Reliable: every message sent to a group is delivered to every member
+	// that stays in the view (NAK recovery, or a complete recovery mechanism).
+	Reliable Property = "reliable"
+	// FIFO: per (group, sender), messages are delivered in send order.
+	FIFO Property = "fifo"
+	// Views: group views are installed as events (gms).
+	Views Property = "views"
+	// Regions: derived multi-group membership (QSM regions, Ricochet
+	// neighbourhoods) is installed as events (gms).
+	Regions Property = "regions"
+	// ProbabilisticRecovery: most losses are repaired proactively (lec).
+	ProbabilisticRecovery Property = "probabilistic-recovery"
+	// FlowControl: senders are held to what receivers can take (mflow).
+	FlowControl Property = "flow-control"
+)
+
+// Factory makes one fresh layer for one node from checked parameters.
+type Factory func(p Params) (stack.Layer, error)
+
+// LayerInfo is what a layer registers.
+type LayerInfo struct {
+	// Name is the name used in specs.
+	Name string
+	// Summary is two or three plain sentences: what the layer promises and
+	// how it keeps the promise (shown by `stacktool layers`).
+	Summary string
+	// Params is the parameter schema, in display order.
+	Params []Param
+	// Needs must be given by layers below this one.
+	Needs []Property
+	// Gives are provided to the layers above.
+	Gives []Property
+	// New builds the layer.
+	New Factory
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]*LayerInfo{}
+)
+
+// Register adds a layer to the registry. It panics on a duplicate name or a
+// schema error, since both are programming errors caught at start-up.
+func Register(info LayerInfo) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if info.Name == "" || info.New == nil {
+		panic("compose: Register needs a name and a factory")
+	}
+	if _, dup := registry[info.Name]; dup {
+		panic(fmt.Sprintf("compose: layer %q registered twice", info.Name))
+	}
+	for _, p := range info.Params {
+		if _, err := p.parse(p.Default); err != nil {
+			panic(fmt.Sprintf("compose: layer %q: default of %s: %v", info.Name, p.Name, err))
+		}
+	}
+	c := info
+	registry[info.Name] = &c
+}
+
+// Lookup finds a registered layer.
+func Lookup(name string) (*LayerInfo, bool) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	l, ok := registry[name]
+	return l, ok
+}
+
+// Layers returns every registered layer, sorted by name.
+func Layers() []*LayerInfo {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]*LayerInfo, 0, len(registry))
+	for _, l := range registry {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Param returns the schema entry for name, or nil.
+func (l *LayerInfo) Param(name string) *Param {
+	for i := range l.Params {
+		if l.Params[i].Name == name {
+			return &l.Params[i]
+		}
+	}
+	return nil
+}

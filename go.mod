@@ -1,0 +1,3 @@
+module github.com/layercast/layercast
+
+go 1.26.8

@@ -1,0 +1,113 @@
+package stack
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/layercast/layercast/event"
+)
+
+// Context is a layer's only window on the world: passing events on, timers,
+// the clock, a seeded random source, counters and a logger. One per layer.
+type Context struct {
+	st    *Stack
+	idx   int
+	name  string
+	rng   *rand.Rand
+	names []string
+	ctrs  []*Counter
+}
+
+// Name is the layer's registered name.
+func (c *Context) Name() string { return c.name }
+
+// Self is the node this stack runs on.
+func (c *Context) Self() event.NodeID { return c.st.self }
+
+// Up passes ev to the layer above (or the application). The event is copied;
+// its Message now belongs to the receiver.
+func (c *Context) Up(ev *event.Event) { c.st.enqueue(c.idx-1, dirUp, ev) }
+
+// Down passes ev to the layer below (or the network).
+func (c *Context) Down(ev *event.Event) { c.st.enqueue(c.idx+1, dirDown, ev) }
+
+// Now is the stack's current time.
+func (c *Context) Now() event.Time { return c.st.now }
+
+// SetTimer arranges for the layer's Timer(key) to be called after d.
+func (c *Context) SetTimer(d time.Duration, key uint64) TimerID {
+	if d < 0 {
+		d = 0
+	}
+	return c.st.timers.add(c.st.now+durationToTime(d), c.idx, key)
+}
+
+// SetTimerAt arranges for Timer(key) to be called at time t.
+func (c *Context) SetTimerAt(t event.Time, key uint64) TimerID {
+	return c.st.timers.add(t, c.idx, key)
+}
+
+// CancelTimer stops a timer that has not fired. Cancelling a fired or already
+// cancelled timer does nothing.
+func (c *Context) CancelTimer(id TimerID) { c.st.timers.cancel(id) }
+
+// Rand is the layer's random source, seeded from the stack's seed, the node
+// and the layer's position: the same seed gives the same draws.
+func (c *Context) Rand() *rand.Rand { return c.rng }
+
+// Counter returns the layer's counter of that name, creating it at zero. Keep
+// the pointer: looking it up again costs a search. Counters appear in run
+// reports under the layer's name. By convention "peak_buffer_bytes" is the
+// most bytes the layer held at once.
+func (c *Context) Counter(name string) *Counter {
+	for i, n := range c.names {
+		if n == name {
+			return c.ctrs[i]
+		}
+	}
+	ctr := &Counter{}
+	c.names = append(c.names, name)
+	c.ctrs = append(c.ctrs, ctr)
+	return ctr
+}
+
+// Logf logs a line prefixed with time, node and layer, if the stack has a
+// logger.
+func (c *Context) Logf(format string, args ...any) {
+	if c.st.log == nil {
+		return
+	}
+	c.st.log(fmt.Sprintf("%v %v %s: %s", c.st.now, c.st.self, c.name, fmt.Sprintf(format, args...)))
+}
+
+// Logging reports whether Logf goes anywhere (to skip building arguments).
+func (c *Context) Logging() bool { return c.st.log != nil }
+
+// NewMessage returns an empty pooled message.
+func (c *Context) NewMessage() *event.Message { return c.st.pool.Get() }
+
+// Pool is the stack's message pool.
+func (c *Context) Pool() *event.Pool { return c.st.pool }
+
+// Counter is a metric a layer keeps: a count or, with Set and Max, a gauge.
+type Counter struct{ v int64 }
+
+// Add adds d.
+func (c *Counter) Add(d int64) { c.v += d }
+
+// Inc adds one.
+func (c *Counter) Inc() { c.v++ }
+
+// Set sets the value.
+func (c *Counter) Set(v int64) { c.v = v }
+
+// Max raises the value to v if v is larger.
+func (c *Counter) Max(v int64) {
+	if v > c.v {
+		c.v = v
+	}
+}
+
+// Value reads it.
+func (c *Counter) Value() int64 { return c.v }

@@ -1,0 +1,156 @@
+package stack
+
+import (
+	"time"
+
+	"github.com/layercast/layercast/event"
+)
+
+// Layer is one protocol: a state machine stepped by events. The stack calls
+// its methods from one goroutine, one at a time, and a layer must not block,
+// start goroutines, read the real clock or do I/O: everything goes through the
+// Context it is given in Init.
+//
+// Up receives events from the layer below (or from the network, for the
+// bottom layer); Down receives events from the layer above (or from the
+// application, for the top layer). The layer owns the event's Message while it
+// handles it: it passes it on with Context.Up/Down, or releases it.
+type Layer interface {
+	// Init is called once, before any event, with the layer's Context.
+	Init(ctx *Context) error
+	// Up handles an event coming up from below.
+	Up(ev *event.Event)
+	// Down handles an event coming down from above.
+	Down(ev *event.Event)
+	// Timer is called when a timer set with Context.SetTimer expires, with
+	// the key the layer gave it.
+	Timer(key uint64)
+}
+
+// HeaderSizer is implemented by layers that prepend headers; the stack sums
+// the sizes to reserve headroom.
+type HeaderSizer interface {
+	HeaderSize() int
+}
+
+// Closer is implemented by layers that want to know the stack is closing
+// (to release buffered messages).
+type Closer interface {
+	Close()
+}
+
+// Base is embedded by layers to pass through everything they do not handle.
+// It keeps the Context as Ctx.
+type Base struct {
+	Ctx *Context
+}
+
+// Init stores the context.
+func (b *Base) Init(ctx *Context) error { b.Ctx = ctx; return nil }
+
+// Up passes the event up unchanged.
+func (b *Base) Up(ev *event.Event) { b.Ctx.Up(ev) }
+
+// Down passes the event down unchanged.
+func (b *Base) Down(ev *event.Event) { b.Ctx.Down(ev) }
+
+// Timer ignores timers.
+func (b *Base) Timer(uint64) {}
+
+// Entry is one layer of a stack with the name it is registered under.
+type Entry struct {
+	Name  string
+	Layer Layer
+}
+
+// Clock gives a stack its time: virtual in the simulator, real in the runner.
+type Clock interface {
+	Now() event.Time
+}
+
+// ClockFunc adapts a function to Clock.
+type ClockFunc func() event.Time
+
+// Now calls f.
+func (f ClockFunc) Now() event.Time { return f() }
+
+// Logger receives a stack's log lines (already prefixed with time, node and
+// layer). Nil discards them.
+type Logger func(line string)
+
+// Transport is the network below a stack. The stack calls it from its own
+// goroutine only. pkt is valid only during the call: a transport that keeps it
+// copies it. Transports never block the stack; a packet they cannot take is
+// dropped (the network is lossy) and counted.
+type Transport interface {
+	// Send transmits pkt to one node.
+	Send(to event.NodeID, pkt []byte)
+	// Multicast transmits pkt on the group's multicast channel, to every
+	// node subscribed to it (including the sender if it is subscribed; the
+	// stack drops its own multicasts on the way back in).
+	Multicast(g event.GroupID, pkt []byte)
+	// Subscribe makes the node receive the group's multicast channel.
+	Subscribe(g event.GroupID) error
+	// Unsubscribe stops that.
+	Unsubscribe(g event.GroupID) error
+}
+
+// Pacer is implemented by transports that can say when they are full. While
+// Writable is false the stack stops pulling application sends (QSM's
+// pull-based feeds); the transport calls Stack.Pump when it has room again.
+type Pacer interface {
+	Writable() bool
+}
+
+// Delivery is a message handed to the application.
+type Delivery struct {
+	Group event.GroupID // NoGroup for point-to-point
+	From  event.NodeID
+	// Payload is valid only during the callback; copy it to keep it.
+	Payload  []byte
+	Recovery event.Recovery
+	Stamp    event.Time
+}
+
+// Application receives what comes out of the top of a stack. Methods are
+// called on the stack's goroutine and must not block.
+type Application interface {
+	// Deliver hands over a message.
+	Deliver(d Delivery)
+	// View reports a new view of a group the node is in.
+	View(v *event.ViewInfo)
+	// Flow reports back-pressure: ok=false means stop casting to g (Cast
+	// returns ErrBackpressure), ok=true means go on.
+	Flow(g event.GroupID, ok bool)
+}
+
+// AppFuncs adapts functions to Application; nil fields ignore their events.
+type AppFuncs struct {
+	OnDeliver func(d Delivery)
+	OnView    func(v *event.ViewInfo)
+	OnFlow    func(g event.GroupID, ok bool)
+}
+
+// Deliver calls OnDeliver.
+func (a AppFuncs) Deliver(d Delivery) {
+	if a.OnDeliver != nil {
+		a.OnDeliver(d)
+	}
+}
+
+// View calls OnView.
+func (a AppFuncs) View(v *event.ViewInfo) {
+	if a.OnView != nil {
+		a.OnView(v)
+	}
+}
+
+// Flow calls OnFlow.
+func (a AppFuncs) Flow(g event.GroupID, ok bool) {
+	if a.OnFlow != nil {
+		a.OnFlow(g, ok)
+	}
+}
+
+// durationToTime converts for timers.
+func durationToTime(d time.Duration) event.Time { return event.Time(d) }

@@ -1,0 +1,86 @@
+package stack
+
+import "github.com/layercast/layercast/event"
+
+type direction uint8
+
+const (
+	dirUp direction = iota
+	dirDown
+	dirTimer
+)
+
+// item is one queued step: deliver ev to layer target in direction dir, or
+// fire timer key at layer target.
+type item struct {
+	ev     event.Event
+	target int
+	dir    direction
+	key    uint64
+}
+
+// ring is a growable FIFO of items. It grows only while one step produces
+// more work than ever before, so steady state allocates nothing.
+type ring struct {
+	buf        []item
+	head, size int
+}
+
+func (r *ring) push(it item) {
+	if r.size == len(r.buf) {
+		n := 2 * len(r.buf)
+		if n == 0 {
+			n = 64
+		}
+		nb := make([]item, n)
+		for i := 0; i < r.size; i++ {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = it
+	r.size++
+}
+
+func (r *ring) pop(out *item) bool {
+	if r.size == 0 {
+		return false
+	}
+	*out = r.buf[r.head]
+	r.buf[r.head] = item{} // drop references for the GC
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	return true
+}
+
+// appSend is an application request waiting to be pulled into the stack.
+type appSend struct {
+	kind  event.Kind
+	group event.GroupID
+	peer  event.NodeID
+	msg   *event.Message
+}
+
+// appQueue is the bounded queue between the application and the top layer.
+type appQueue struct {
+	buf        []appSend
+	head, size int
+}
+
+func (q *appQueue) full() bool { return q.size == len(q.buf) }
+
+func (q *appQueue) push(a appSend) {
+	q.buf[(q.head+q.size)%len(q.buf)] = a
+	q.size++
+}
+
+func (q *appQueue) pop() (appSend, bool) {
+	if q.size == 0 {
+		return appSend{}, false
+	}
+	a := q.buf[q.head]
+	q.buf[q.head] = appSend{}
+	q.head = (q.head + 1) % len(q.buf)
+	q.size--
+	return a, true
+}

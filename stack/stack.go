@@ -1,0 +1,471 @@
+package stack
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/layercast/layercast/event"
+)
+
+// Errors returned by the application API.
+var (
+	// ErrBackpressure means the stack cannot take the send now: its bounded
+	// application queue is full or flow control holds the group off. Retry
+	// after Application.Flow reports ok, or after the next step.
+	ErrBackpressure = errors.New("stack: back-pressure: send queue full or group held off")
+	// ErrClosed means the stack was closed.
+	ErrClosed = errors.New("stack: closed")
+	// ErrTooLarge means a payload exceeds Config.MaxPayload.
+	ErrTooLarge = errors.New("stack: payload too large")
+)
+
+// Config builds a Stack.
+type Config struct {
+	// Self is this node's id (non-zero).
+	Self event.NodeID
+	// Layers, top first.
+	Layers []Entry
+	// Transport is the network below.
+	Transport Transport
+	// Clock gives the time.
+	Clock Clock
+	// App receives deliveries, views and flow changes; nil discards them.
+	App Application
+	// Seed seeds every layer's random source (mixed with Self and the
+	// layer's position).
+	Seed uint64
+	// AppQueue bounds the sends waiting between application and stack
+	// (default 256).
+	AppQueue int
+	// MaxPayload bounds one application payload (default 64000 bytes).
+	MaxPayload int
+	// Log receives log lines; nil discards them.
+	Log Logger
+	// Pool recycles messages; nil means event.DefaultPool.
+	Pool *event.Pool
+}
+
+// Stack is one node's protocol stack: the steppable core. It is not safe for
+// concurrent use: the simulator drives many stacks from one goroutine, and
+// Node (runner.go) wraps one stack in a goroutine for real networks.
+//
+// Every input method (Receive, Tick, Cast, Send, Join, Leave, InstallView,
+// Pump) runs every layer's reaction to completion before it returns: events
+// move through the layers by two queues, control first, then data. Packets
+// leave through the Transport during the call. Afterwards Next says when the
+// stack next needs a Tick.
+type Stack struct {
+	self   event.NodeID
+	layers []Entry
+	ctxs   []*Context
+	tr     Transport
+	pacer  Pacer
+	clock  Clock
+	app    Application
+	log    Logger
+	pool   *event.Pool
+	maxPay int
+
+	now     event.Time
+	timers  timerQueue
+	ctrl    ring
+	data    ring
+	apps    appQueue
+	held    map[event.GroupID]bool
+	subs    map[event.GroupID]bool
+	running bool
+	closed  bool
+
+	net NetStats
+}
+
+// NetStats counts what a stack sent and received at its bottom edge.
+type NetStats struct {
+	PacketsSent, BytesSent               int64
+	ControlPacketsSent, ControlBytesSent int64
+	PacketsReceived, BytesReceived       int64
+	Malformed                            int64
+	AppBackpressure                      int64
+}
+
+// New builds a stack and initialises its layers, top first.
+func New(cfg Config) (*Stack, error) {
+	if cfg.Self == event.NoNode {
+		return nil, fmt.Errorf("stack: Config.Self must be a non-zero node id")
+	}
+	if cfg.Transport == nil {
+		return nil, fmt.Errorf("stack: Config.Transport is nil")
+	}
+	if cfg.Clock == nil {
+		return nil, fmt.Errorf("stack: Config.Clock is nil")
+	}
+	if len(cfg.Layers) == 0 {
+		return nil, fmt.Errorf("stack: no layers")
+	}
+	s := &Stack{
+		self:   cfg.Self,
+		layers: cfg.Layers,
+		tr:     cfg.Transport,
+		clock:  cfg.Clock,
+		app:    cfg.App,
+		log:    cfg.Log,
+		pool:   cfg.Pool,
+		maxPay: cfg.MaxPayload,
+		held:   map[event.GroupID]bool{},
+		subs:   map[event.GroupID]bool{},
+	}
+	if s.app == nil {
+		s.app = AppFuncs{}
+	}
+	if s.pool == nil {
+		s.pool = event.DefaultPool
+	}
+	if s.maxPay <= 0 {
+		s.maxPay = 64000
+	}
+	n := cfg.AppQueue
+	if n <= 0 {
+		n = 256
+	}
+	s.apps.buf = make([]appSend, n)
+	s.pacer, _ = cfg.Transport.(Pacer)
+	s.now = s.clock.Now()
+	for i, e := range cfg.Layers {
+		ctx := &Context{
+			st: s, idx: i, name: e.Name,
+			rng: rand.New(rand.NewPCG(cfg.Seed^uint64(cfg.Self)*0x9e3779b97f4a7c15, uint64(i)+1)),
+		}
+		s.ctxs = append(s.ctxs, ctx)
+		if err := e.Layer.Init(ctx); err != nil {
+			return nil, fmt.Errorf("stack: layer %s: %w", e.Name, err)
+		}
+	}
+	return s, nil
+}
+
+// Self is this stack's node.
+func (s *Stack) Self() event.NodeID { return s.self }
+
+// Now is the time of the current or last step.
+func (s *Stack) Now() event.Time { return s.now }
+
+// Next is when the stack next needs Tick (event.Never if no timer is set).
+func (s *Stack) Next() event.Time { return s.timers.next() }
+
+// Tick fires every timer that is due.
+func (s *Stack) Tick() {
+	s.now = s.clock.Now()
+	for {
+		layer, key, ok := s.timers.pop(s.now)
+		if !ok {
+			break
+		}
+		s.ctrl.push(item{target: layer, dir: dirTimer, key: key})
+		s.run()
+	}
+	s.run()
+}
+
+// Receive feeds one packet from the network. pkt is only read during the
+// call. A malformed packet is counted and dropped; its error is returned for
+// the transport to log.
+func (s *Stack) Receive(pkt []byte) error {
+	if s.closed {
+		return ErrClosed
+	}
+	s.now = s.clock.Now()
+	f, err := ParseFrame(pkt)
+	if err != nil {
+		s.net.Malformed++
+		return err
+	}
+	s.net.PacketsReceived++
+	s.net.BytesReceived += int64(len(pkt))
+	if f.Src == s.self && f.Kind == event.Cast {
+		return nil // our own multicast looped back
+	}
+	m := s.pool.FromBytes(pkt[FrameSize:])
+	ev := event.Event{Kind: f.Kind, Group: f.Group, Peer: f.Src, Control: f.Control, Msg: m}
+	s.enqueue(len(s.layers)-1, dirUp, &ev)
+	s.run()
+	return nil
+}
+
+// Cast multicasts payload to group g. The payload is copied. It returns
+// ErrBackpressure when the application queue is full or flow control holds
+// the group off.
+func (s *Stack) Cast(g event.GroupID, payload []byte) error {
+	return s.submit(event.Cast, g, event.NoNode, payload, 0)
+}
+
+// CastStamped is Cast with a stamp the receivers see in Delivery.Stamp
+// (the experiment uses the send time).
+func (s *Stack) CastStamped(g event.GroupID, payload []byte, stamp event.Time) error {
+	return s.submit(event.Cast, g, event.NoNode, payload, stamp)
+}
+
+// Send sends payload to one node, reliably if the stack has a layer that
+// makes point-to-point reliable.
+func (s *Stack) Send(to event.NodeID, payload []byte) error {
+	return s.submit(event.Send, event.NoGroup, to, payload, 0)
+}
+
+func (s *Stack) submit(k event.Kind, g event.GroupID, to event.NodeID, payload []byte, stamp event.Time) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if len(payload) > s.maxPay {
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), s.maxPay)
+	}
+	if s.apps.full() || (len(s.held) > 0 && s.held[g]) {
+		s.net.AppBackpressure++
+		return ErrBackpressure
+	}
+	s.now = s.clock.Now()
+	m := s.pool.FromBytes(payload)
+	m.Stamp = stamp
+	s.apps.push(appSend{kind: k, group: g, peer: to, msg: m})
+	s.run()
+	return nil
+}
+
+// Join asks to join group g (going down through the stack: a gms layer turns
+// it into a request to the membership service; at the bottom the transport
+// subscribes to the group's channel).
+func (s *Stack) Join(g event.GroupID) error { return s.control(event.Join, g) }
+
+// Leave asks to leave group g.
+func (s *Stack) Leave(g event.GroupID) error { return s.control(event.Leave, g) }
+
+func (s *Stack) control(k event.Kind, g event.GroupID) error {
+	if s.closed {
+		return ErrClosed
+	}
+	s.now = s.clock.Now()
+	ev := event.Event{Kind: k, Group: g}
+	s.enqueue(0, dirDown, &ev)
+	s.run()
+	return nil
+}
+
+// InstallView installs a view as if a membership layer below the stack had
+// produced it: the static membership source the simulator uses when a stack
+// has no gms layer. The node subscribes to the group's channel if it is a
+// member.
+func (s *Stack) InstallView(v *event.ViewInfo) {
+	s.now = s.clock.Now()
+	if v.Has(s.self) && !s.subs[v.Group] {
+		if err := s.tr.Subscribe(v.Group); err == nil {
+			s.subs[v.Group] = true
+		}
+	}
+	ev := event.Event{Kind: event.View, Group: v.Group, View: v}
+	s.enqueue(len(s.layers)-1, dirUp, &ev)
+	s.run()
+}
+
+// InstallNeighbourhood hands the multi-group layers their derived membership
+// (static membership source; gms produces the same event itself).
+func (s *Stack) InstallNeighbourhood(n *event.Neighbourhood) {
+	s.now = s.clock.Now()
+	ev := event.Event{Kind: event.Regions, Aux: n}
+	s.enqueue(len(s.layers)-1, dirUp, &ev)
+	s.run()
+}
+
+// Inject feeds an arbitrary event into layer i going up (from below) or
+// down (from above). Tests use it; i out of range means the network side
+// (i = number of layers) or the application side (i = -1).
+func (s *Stack) Inject(i int, up bool, ev event.Event) {
+	s.now = s.clock.Now()
+	d := dirDown
+	if up {
+		d = dirUp
+	}
+	s.enqueue(i, d, &ev)
+	s.run()
+}
+
+// Pump pulls waiting application sends into the stack while the transport
+// can take more. Transports that implement Pacer call it when they drain.
+func (s *Stack) Pump() {
+	s.now = s.clock.Now()
+	s.run()
+}
+
+// Backlog is the number of application sends waiting in the stack.
+func (s *Stack) Backlog() int { return s.apps.size }
+
+// Close shuts the stack down: an Exit event goes down, layers that implement
+// Closer release what they hold, waiting sends are dropped.
+func (s *Stack) Close() {
+	if s.closed {
+		return
+	}
+	s.now = s.clock.Now()
+	ev := event.Event{Kind: event.Exit}
+	s.enqueue(0, dirDown, &ev)
+	s.run()
+	s.closed = true
+	for {
+		a, ok := s.apps.pop()
+		if !ok {
+			break
+		}
+		a.msg.Release()
+	}
+	for _, e := range s.layers {
+		if c, ok := e.Layer.(Closer); ok {
+			c.Close()
+		}
+	}
+	for g := range s.subs {
+		_ = s.tr.Unsubscribe(g)
+	}
+}
+
+// enqueue queues ev for layer target (or a sink) in direction d.
+func (s *Stack) enqueue(target int, d direction, ev *event.Event) {
+	it := item{ev: *ev, target: target, dir: d}
+	if ev.IsControl() {
+		s.ctrl.push(it)
+	} else {
+		s.data.push(it)
+	}
+}
+
+// run steps until no work is left: control first, then data, then pulled
+// application sends while the transport has room.
+func (s *Stack) run() {
+	if s.running {
+		return // re-entered from an application callback: the outer run goes on
+	}
+	s.running = true
+	var it item
+	for {
+		if s.ctrl.pop(&it) || s.data.pop(&it) {
+			s.dispatch(&it)
+			continue
+		}
+		if s.apps.size > 0 && !s.closed && (s.pacer == nil || s.pacer.Writable()) {
+			a, _ := s.apps.pop()
+			ev := event.Event{Kind: a.kind, Group: a.group, Peer: a.peer, Msg: a.msg}
+			s.layers[0].Layer.Down(&ev)
+			continue
+		}
+		break
+	}
+	s.running = false
+}
+
+func (s *Stack) dispatch(it *item) {
+	switch {
+	case it.dir == dirTimer:
+		s.layers[it.target].Layer.Timer(it.key)
+	case it.target < 0:
+		s.toApp(&it.ev)
+	case it.target >= len(s.layers):
+		s.toNet(&it.ev)
+	case it.dir == dirUp:
+		s.layers[it.target].Layer.Up(&it.ev)
+	default:
+		s.layers[it.target].Layer.Down(&it.ev)
+	}
+}
+
+// toApp is the top sink.
+func (s *Stack) toApp(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+		if ev.Control {
+			ev.Msg.Release() // a layer's control message nobody consumed
+			return
+		}
+		m := ev.Msg
+		s.app.Deliver(Delivery{Group: ev.Group, From: ev.Peer, Payload: m.Bytes(), Recovery: m.Recovery, Stamp: m.Stamp})
+		m.Release()
+	case event.View:
+		s.app.View(ev.View)
+	case event.HoldOff:
+		s.held[ev.Group] = true
+		s.app.Flow(ev.Group, false)
+	case event.Resume:
+		delete(s.held, ev.Group)
+		s.app.Flow(ev.Group, true)
+		// sends may proceed; the run loop pulls them
+	default:
+		if ev.Msg != nil {
+			ev.Msg.Release()
+		}
+	}
+}
+
+// toNet is the bottom sink: frame and transmit data, act on Join/Leave.
+func (s *Stack) toNet(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send, event.Membership:
+		m := ev.Msg
+		hdr := m.Prepend(FrameSize)
+		PutFrame(hdr, Frame{Kind: ev.Kind, Control: ev.Control, Group: ev.Group, Src: s.self})
+		pkt := m.Bytes()
+		s.net.PacketsSent++
+		s.net.BytesSent += int64(len(pkt))
+		if ev.Control || ev.Kind == event.Membership {
+			s.net.ControlPacketsSent++
+			s.net.ControlBytesSent += int64(len(pkt))
+		}
+		if ev.Kind == event.Cast && ev.Peer == event.NoNode {
+			s.tr.Multicast(ev.Group, pkt)
+		} else {
+			s.tr.Send(ev.Peer, pkt)
+		}
+		m.Release()
+	case event.Join:
+		if !s.subs[ev.Group] {
+			if err := s.tr.Subscribe(ev.Group); err == nil {
+				s.subs[ev.Group] = true
+			} else if s.log != nil {
+				s.log(fmt.Sprintf("%v %v stack: subscribe %v: %v", s.now, s.self, ev.Group, err))
+			}
+		}
+	case event.Leave:
+		if s.subs[ev.Group] {
+			_ = s.tr.Unsubscribe(ev.Group)
+			delete(s.subs, ev.Group)
+		}
+	default:
+		if ev.Msg != nil {
+			ev.Msg.Release()
+		}
+	}
+}
+
+// Net returns the stack's network counters.
+func (s *Stack) Net() NetStats { return s.net }
+
+// LayerCounters are one layer's counters, in the order they were created.
+type LayerCounters struct {
+	Layer  string
+	Names  []string
+	Values []int64
+}
+
+// Counters returns every layer's counters, top first.
+func (s *Stack) Counters() []LayerCounters {
+	out := make([]LayerCounters, len(s.ctxs))
+	for i, c := range s.ctxs {
+		lc := LayerCounters{Layer: c.name, Names: append([]string(nil), c.names...)}
+		for _, ctr := range c.ctrs {
+			lc.Values = append(lc.Values, ctr.v)
+		}
+		out[i] = lc
+	}
+	return out
+}
+
+// Layer returns the i-th layer, top first (for tests and reports).
+func (s *Stack) Layer(i int) Layer { return s.layers[i].Layer }
+
+// NumLayers is the number of layers.
+func (s *Stack) NumLayers() int { return len(s.layers) }
