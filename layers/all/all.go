@@ -1,0 +1,7 @@
+// Package all registers every layer with compose. Import it for its side
+// effect: programs that build stacks from spec strings need it.
+package all
+
+// Each layer package registers itself in an init function; list it here
+// once it exists.
+import ()
