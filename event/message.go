@@ -39,8 +39,10 @@ type Message struct {
 
 	// Recovery is set by the layer that recovered the message.
 	Recovery Recovery
-	// Stamp is free for the application's use (the experiment stores the
-	// send time); the stack does not look at it.
+	// Stamp is free for local use within one stack (a layer may note when
+	// it buffered the message). It is not carried on the wire: an
+	// application that needs the send time at receivers puts it in the
+	// payload.
 	Stamp Time
 }
 

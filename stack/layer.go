@@ -109,7 +109,6 @@ type Delivery struct {
 	// Payload is valid only during the callback; copy it to keep it.
 	Payload  []byte
 	Recovery event.Recovery
-	Stamp    event.Time
 }
 
 // Application receives what comes out of the top of a stack. Methods are

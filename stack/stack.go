@@ -199,12 +199,6 @@ func (s *Stack) Cast(g event.GroupID, payload []byte) error {
 	return s.submit(event.Cast, g, event.NoNode, payload, 0)
 }
 
-// CastStamped is Cast with a stamp the receivers see in Delivery.Stamp
-// (the experiment uses the send time).
-func (s *Stack) CastStamped(g event.GroupID, payload []byte, stamp event.Time) error {
-	return s.submit(event.Cast, g, event.NoNode, payload, stamp)
-}
-
 // Send sends payload to one node, reliably if the stack has a layer that
 // makes point-to-point reliable.
 func (s *Stack) Send(to event.NodeID, payload []byte) error {
@@ -383,7 +377,7 @@ func (s *Stack) toApp(ev *event.Event) {
 			return
 		}
 		m := ev.Msg
-		s.app.Deliver(Delivery{Group: ev.Group, From: ev.Peer, Payload: m.Bytes(), Recovery: m.Recovery, Stamp: m.Stamp})
+		s.app.Deliver(Delivery{Group: ev.Group, From: ev.Peer, Payload: m.Bytes(), Recovery: m.Recovery})
 		m.Release()
 	case event.View:
 		s.app.View(ev.View)
