@@ -14,7 +14,9 @@ import (
 // Up receives events from the layer below (or from the network, for the
 // bottom layer); Down receives events from the layer above (or from the
 // application, for the top layer). The layer owns the event's Message while it
-// handles it: it passes it on with Context.Up/Down, or releases it.
+// handles it: it passes it on with Context.Up/Down, or releases it. The
+// *event.Event itself is valid only during the call (the stack reuses it);
+// Context.Up/Down copy it.
 type Layer interface {
 	// Init is called once, before any event, with the layer's Context.
 	Init(ctx *Context) error

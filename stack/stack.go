@@ -76,6 +76,11 @@ type Stack struct {
 	subs    map[event.GroupID]bool
 	running bool
 	closed  bool
+	// cur is the item being dispatched. It lives in the Stack, not on the
+	// run loop's frame, because layers receive a pointer to its event and
+	// a local would escape to the heap once per step. Layers must not keep
+	// the *event.Event past the call.
+	cur item
 
 	net NetStats
 }
@@ -336,20 +341,21 @@ func (s *Stack) run() {
 		return // re-entered from an application callback: the outer run goes on
 	}
 	s.running = true
-	var it item
+	it := &s.cur
 	for {
-		if s.ctrl.pop(&it) || s.data.pop(&it) {
-			s.dispatch(&it)
+		if s.ctrl.pop(it) || s.data.pop(it) {
+			s.dispatch(it)
 			continue
 		}
 		if s.apps.size > 0 && !s.closed && (s.pacer == nil || s.pacer.Writable()) {
 			a, _ := s.apps.pop()
-			ev := event.Event{Kind: a.kind, Group: a.group, Peer: a.peer, Msg: a.msg}
-			s.layers[0].Layer.Down(&ev)
+			*it = item{ev: event.Event{Kind: a.kind, Group: a.group, Peer: a.peer, Msg: a.msg}}
+			s.layers[0].Layer.Down(&it.ev)
 			continue
 		}
 		break
 	}
+	*it = item{}
 	s.running = false
 }
 
