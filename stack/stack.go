@@ -180,6 +180,32 @@ func (s *Stack) Receive(pkt []byte) error {
 		return ErrClosed
 	}
 	s.now = s.clock.Now()
+	err := s.accept(pkt)
+	s.run()
+	return err
+}
+
+// ReceiveBatch feeds several packets that arrived together (a batched read).
+// All are classified first, so control packets in the batch are processed
+// before its data packets (QSM 2006, section 3). It returns the first
+// malformed packet's error, if any; the others are still processed.
+func (s *Stack) ReceiveBatch(pkts [][]byte) error {
+	if s.closed {
+		return ErrClosed
+	}
+	s.now = s.clock.Now()
+	var first error
+	for _, p := range pkts {
+		if err := s.accept(p); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.run()
+	return first
+}
+
+// accept parses one packet and queues it at the bottom layer.
+func (s *Stack) accept(pkt []byte) error {
 	f, err := ParseFrame(pkt)
 	if err != nil {
 		s.net.Malformed++
@@ -193,7 +219,6 @@ func (s *Stack) Receive(pkt []byte) error {
 	m := s.pool.FromBytes(pkt[FrameSize:])
 	ev := event.Event{Kind: f.Kind, Group: f.Group, Peer: f.Src, Control: f.Control, Msg: m}
 	s.enqueue(len(s.layers)-1, dirUp, &ev)
-	s.run()
 	return nil
 }
 

@@ -2,6 +2,8 @@ package stack_test
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -111,5 +113,125 @@ func TestTimersFireInOrderAndCancel(t *testing.T) {
 	}
 	if tl.at[0] != event.Time(10*time.Millisecond) || tl.at[1] != event.Time(30*time.Millisecond) {
 		t.Fatalf("fired at %v, want [10ms 30ms]", tl.at)
+	}
+}
+
+// orderLayer records the order in which events reach it going up.
+type orderLayer struct {
+	stack.Base
+	seen []string
+}
+
+func (l *orderLayer) Up(ev *event.Event) {
+	tag := "data"
+	if ev.IsControl() {
+		tag = "control"
+	}
+	l.seen = append(l.seen, tag)
+	if ev.Msg != nil {
+		ev.Msg.Release()
+	}
+}
+
+func frame(kind event.Kind, control bool, payload string) []byte {
+	b := make([]byte, stack.FrameSize+len(payload))
+	stack.PutFrame(b, stack.Frame{Kind: kind, Control: control, Group: 1, Src: 2})
+	copy(b[stack.FrameSize:], payload)
+	return b
+}
+
+func TestControlBeforeDataInABatch(t *testing.T) {
+	l := &orderLayer{}
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		Layers: []stack.Entry{{Name: "order", Layer: l}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := [][]byte{
+		frame(event.Cast, false, "d1"), frame(event.Cast, false, "d2"),
+		frame(event.Send, true, "nak"), frame(event.Cast, false, "d3"), frame(event.Cast, true, "token"),
+	}
+	if err := st.ReceiveBatch(batch); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"control", "control", "data", "data", "data"}
+	if fmt.Sprint(l.seen) != fmt.Sprint(want) {
+		t.Fatalf("ReceiveBatch order = %v, want %v", l.seen, want)
+	}
+}
+
+func TestMalformedPacketsAreCountedNotFatal(t *testing.T) {
+	l := &orderLayer{}
+	st, _ := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		Layers: []stack.Entry{{Name: "order", Layer: l}}})
+	bad := [][]byte{nil, {0x10}, make([]byte, stack.FrameSize), {0x10, 99, 0, 0, 0, 1, 0, 0, 0, 2}, {0x10, byte(event.Cast), 0, 0, 0, 1, 0, 0, 0, 0}}
+	for _, p := range bad {
+		if err := st.Receive(p); err == nil {
+			t.Errorf("Receive(%x) = nil, want an error", p)
+		}
+	}
+	if got := st.Net().Malformed; got != int64(len(bad)) {
+		t.Errorf("Malformed = %d, want %d", got, len(bad))
+	}
+	if len(l.seen) != 0 {
+		t.Errorf("malformed packets reached the layer: %v", l.seen)
+	}
+}
+
+// fullTransport is never writable: application sends wait in the stack.
+type fullTransport struct{ nopTransport }
+
+func (fullTransport) Writable() bool { return false }
+
+func TestBackpressureWhenQueueFull(t *testing.T) {
+	st, _ := stack.New(stack.Config{Self: 1, Transport: fullTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		Layers: []stack.Entry{{Name: "pass", Layer: &passLayer{}}}, AppQueue: 4})
+	for i := 0; i < 4; i++ {
+		if err := st.Cast(1, []byte("x")); err != nil {
+			t.Fatalf("Cast %d = %v, want nil", i, err)
+		}
+	}
+	if err := st.Cast(1, []byte("x")); !errors.Is(err, stack.ErrBackpressure) {
+		t.Fatalf("Cast on a full queue = %v, want ErrBackpressure", err)
+	}
+	if st.Backlog() != 4 {
+		t.Fatalf("Backlog = %d, want 4", st.Backlog())
+	}
+	big := make([]byte, 70000)
+	if err := st.Cast(1, big); !errors.Is(err, stack.ErrTooLarge) {
+		t.Fatalf("Cast of 70000 bytes = %v, want ErrTooLarge", err)
+	}
+}
+
+// holdLayer emits HoldOff for group 1 at the first cast.
+type holdLayer struct{ stack.Base }
+
+func (l *holdLayer) Down(ev *event.Event) {
+	if ev.Kind == event.Cast {
+		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: ev.Group})
+	}
+	l.Ctx.Down(ev)
+}
+
+func TestHoldOffStopsCasts(t *testing.T) {
+	var flows []bool
+	st, _ := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		Layers: []stack.Entry{{Name: "hold", Layer: &holdLayer{}}},
+		App:    stack.AppFuncs{OnFlow: func(g event.GroupID, ok bool) { flows = append(flows, ok) }}})
+	if err := st.Cast(1, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Cast(1, []byte("b")); !errors.Is(err, stack.ErrBackpressure) {
+		t.Fatalf("Cast to a held-off group = %v, want ErrBackpressure", err)
+	}
+	if err := st.Cast(2, []byte("c")); err != nil {
+		t.Fatalf("Cast to another group = %v, want nil", err)
+	}
+	st.Inject(-1, true, event.Event{Kind: event.Resume, Group: 1})
+	if err := st.Cast(1, []byte("d")); err != nil {
+		t.Fatalf("Cast after Resume = %v, want nil", err)
+	}
+	if fmt.Sprint(flows) != "[false false true false]" {
+		t.Fatalf("Flow callbacks = %v", flows)
 	}
 }
