@@ -75,3 +75,9 @@ type Neighbourhood struct {
 	Regions []RegionView
 	Own     int
 }
+
+// Has reports whether n is a member of the region.
+func (r *RegionView) Has(n NodeID) bool {
+	_, ok := slices.BinarySearch(r.Members, n)
+	return ok
+}

@@ -4,4 +4,6 @@ package all
 
 // Each layer package registers itself in an init function; list it here
 // once it exists.
-import ()
+import (
+	_ "github.com/layercast/layercast/layers/gms" // group membership and the membership service
+)

@@ -1,0 +1,318 @@
+// Package gms is group membership for layercast: a centralised membership
+// service with a heartbeat failure detector (QSM 2005 section 2.1, QSM 2006
+// section 2.1, Ricochet section 4.2.4), and the gms layer that sits at the
+// bottom of every node's stack and talks to it.
+//
+// A node's stack ends in gms, e.g. "fifo : reliable : gms". The application's
+// Join and Leave go down to gms, which turns them into requests to the
+// service (retried until acknowledged) and passes them on so the network
+// below subscribes to the group's channel. gms sends heartbeats; the service
+// declares a node that stays silent past its timeout failed and removes it
+// from every group (a node removed by mistake hears so and joins again). The
+// service batches changes, installs new numbered views at most once per
+// view_interval, and sends each affected node only what concerns it; gms
+// turns that into View events (one per group, with Joined and Left) and a
+// Regions event carrying the node's event.Neighbourhood (its Ricochet regions
+// and the QSM region views overlapping its groups) for the multi-group layers
+// above.
+//
+// The service itself is the pure state machine Service; ServiceLayer runs it
+// as the only layer of the membership server's stack.
+package gms
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/stack"
+)
+
+// ServiceNode is the node id of the membership service unless a spec says
+// otherwise (gms(service=N)). The simulator's service node and the UDP
+// node runner's --gms address use it.
+const ServiceNode event.NodeID = 0xFFFFFFF0
+
+// Config sets up a node's gms layer.
+type Config struct {
+	// Service is the membership service's node id.
+	Service event.NodeID
+	// Heartbeat is the interval between heartbeats to the service.
+	Heartbeat time.Duration
+	// FDTimeout is how long the service waits for a heartbeat before it
+	// declares this node failed (sent along with every heartbeat).
+	FDTimeout time.Duration
+	// Retry is how long a join or leave request waits for its
+	// acknowledgement before it is sent again.
+	Retry time.Duration
+}
+
+// Layer is a node's gms layer.
+type Layer struct {
+	stack.Base
+	cfg Config
+
+	inc     uint64
+	desired map[event.GroupID]bool
+	pending map[event.GroupID]bool // not yet requested: true join, false leave
+	seq     uint64
+	flight  *wireMsg // the request waiting for its ack
+	retryT  stack.TimerID
+	applied uint64
+
+	views   map[event.GroupID]*event.ViewInfo
+	regions map[event.RegionID]*event.RegionView
+	dirty   bool // the neighbourhood changed since the last Regions event
+
+	heard  event.Time // last packet from the service
+	silent bool       // "service silent" already logged
+	codec  *codecState
+	in     wireMsg
+
+	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs *stack.Counter
+}
+
+// New makes a gms layer.
+func New(cfg Config) *Layer {
+	if cfg.Service == event.NoNode {
+		cfg.Service = ServiceNode
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.FDTimeout <= 0 {
+		cfg.FDTimeout = DefaultFDTimeout
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = DefaultRetry
+	}
+	return &Layer{cfg: cfg}
+}
+
+const (
+	keyHeartbeat uint64 = iota + 1
+	keyRetry
+)
+
+// Init starts the heartbeats.
+func (l *Layer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	l.inc = ctx.Rand().Uint64() | 1
+	l.desired = map[event.GroupID]bool{}
+	l.pending = map[event.GroupID]bool{}
+	l.views = map[event.GroupID]*event.ViewInfo{}
+	l.regions = map[event.RegionID]*event.RegionView{}
+	l.codec = newCodec()
+	l.heartbeats = ctx.Counter("heartbeats_sent")
+	l.requests = ctx.Counter("requests_sent")
+	l.retries = ctx.Counter("request_retries")
+	l.updates = ctx.Counter("updates_received")
+	l.viewsIn = ctx.Counter("views_installed")
+	l.removed = ctx.Counter("removed_rejoined")
+	l.malformed = ctx.Counter("malformed")
+	l.resyncs = ctx.Counter("full_updates")
+	ctx.SetTimer(0, keyHeartbeat)
+	return nil
+}
+
+// Groups returns the groups the node has asked to be in.
+func (l *Layer) Groups() []event.GroupID {
+	return slices.Sorted(maps.Keys(l.desired))
+}
+
+// Views returns the views the node holds now, by group (do not modify).
+func (l *Layer) Views() map[event.GroupID]*event.ViewInfo { return l.views }
+
+// Down turns Join and Leave into requests to the service and passes them
+// on; Exit says goodbye to the service.
+func (l *Layer) Down(ev *event.Event) {
+	switch ev.Kind {
+	case event.Join:
+		if ev.Group != event.NoGroup && !l.desired[ev.Group] {
+			l.desired[ev.Group] = true
+			l.pending[ev.Group] = true
+			l.request()
+		}
+	case event.Leave:
+		if l.desired[ev.Group] {
+			delete(l.desired, ev.Group)
+			l.pending[ev.Group] = false
+			l.request()
+		}
+	case event.Exit:
+		l.send(&wireMsg{T: msgBye, Inc: l.inc})
+	}
+	l.Ctx.Down(ev)
+}
+
+// Up takes the service's packets; everything else passes up.
+func (l *Layer) Up(ev *event.Event) {
+	if ev.Kind != event.Membership {
+		l.Ctx.Up(ev)
+		return
+	}
+	defer ev.Msg.Release()
+	if ev.Peer != l.cfg.Service {
+		l.malformed.Inc()
+		if l.Ctx.Logging() {
+			l.Ctx.Logf("membership packet from %v, not from the service %v: dropped", ev.Peer, l.cfg.Service)
+		}
+		return
+	}
+	m := &l.in
+	if err := l.codec.decode(ev.Msg.Bytes(), m); err != nil {
+		l.malformed.Inc()
+		if l.Ctx.Logging() {
+			l.Ctx.Logf("%v", err)
+		}
+		return
+	}
+	l.heard = l.Ctx.Now()
+	l.silent = false
+	switch m.T {
+	case msgAck:
+		if l.flight != nil && m.Seq == l.flight.Seq {
+			l.flight = nil
+			l.request()
+		}
+	case msgRemoved:
+		l.rejoin()
+	case msgUpdate:
+		l.update(m)
+	default:
+		l.malformed.Inc()
+	}
+}
+
+// Timer sends heartbeats and retries requests.
+func (l *Layer) Timer(key uint64) {
+	now := l.Ctx.Now()
+	switch key {
+	case keyHeartbeat:
+		l.heartbeats.Inc()
+		l.send(&wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout), Member: len(l.views) > 0})
+		if !l.silent && now.Sub(l.heard) > l.cfg.FDTimeout && (l.flight != nil || len(l.views) > 0) {
+			l.silent = true
+			l.Ctx.Logf("no answer from the membership service %v for %v", l.cfg.Service, now.Sub(l.heard))
+		}
+		l.Ctx.SetTimer(l.cfg.Heartbeat, keyHeartbeat)
+	case keyRetry:
+		if l.flight != nil {
+			l.retries.Inc()
+			l.send(l.flight)
+			l.retryT = l.Ctx.SetTimer(l.cfg.Retry, keyRetry)
+		}
+	}
+}
+
+// request sends the pending joins and leaves, one request at a time.
+func (l *Layer) request() {
+	if l.flight != nil || len(l.pending) == 0 {
+		return
+	}
+	l.seq++
+	m := &wireMsg{T: msgRequest, Inc: l.inc, Seq: l.seq}
+	for _, g := range slices.Sorted(maps.Keys(l.pending)) {
+		if l.pending[g] {
+			m.Join = append(m.Join, g)
+		} else {
+			m.Leave = append(m.Leave, g)
+		}
+	}
+	clear(l.pending)
+	l.flight = m
+	l.requests.Inc()
+	l.send(m)
+	l.Ctx.CancelTimer(l.retryT)
+	l.retryT = l.Ctx.SetTimer(l.cfg.Retry, keyRetry)
+}
+
+// rejoin handles the service's notice that this node is no longer a
+// member of anything: it asks again for every group it wants.
+func (l *Layer) rejoin() {
+	l.removed.Inc()
+	l.Ctx.Logf("the membership service removed this node; joining %d groups again", len(l.desired))
+	l.applied = 0
+	clear(l.views)
+	clear(l.regions)
+	clear(l.pending)
+	for g := range l.desired {
+		l.pending[g] = true
+	}
+	l.flight = nil
+	l.request()
+}
+
+// update applies one update (or one part of it) from the service.
+func (l *Layer) update(m *wireMsg) {
+	if !m.Full && m.Seq != l.applied+1 {
+		return // a gap: our heartbeat tells the service, which resends all
+	}
+	l.applied = m.Seq
+	l.updates.Inc()
+	self := l.Ctx.Self()
+	if m.Full {
+		l.resyncs.Inc()
+		in := map[event.GroupID]bool{}
+		for _, v := range m.Views {
+			in[v.Group] = true
+		}
+		// Groups we hold a view of but are no longer in: we were
+		// removed while the update saying so was lost.
+		for g, old := range l.views {
+			if !in[g] {
+				gone := &event.ViewInfo{Group: g, ID: old.ID + 1, Left: []event.NodeID{self}}
+				for _, n := range old.Members {
+					if n != self {
+						gone.Members = append(gone.Members, n)
+					}
+				}
+				delete(l.views, g)
+				l.emitView(gone)
+			}
+		}
+	}
+	if m.Full || m.FullRegions {
+		clear(l.regions)
+		l.dirty = true
+	}
+	for _, id := range m.Removed {
+		delete(l.regions, id)
+		l.dirty = true
+	}
+	for _, r := range m.Regions {
+		l.regions[r.Region] = r
+		l.dirty = true
+	}
+	for _, v := range m.Views {
+		if old := l.views[v.Group]; old != nil && old.ID == v.ID && slices.Equal(old.Members, v.Members) {
+			continue // a full update repeating what we hold
+		}
+		if v.Has(self) {
+			l.views[v.Group] = v
+		} else {
+			delete(l.views, v.Group)
+		}
+		l.emitView(v)
+	}
+	if !m.More && l.dirty {
+		l.dirty = false
+		nb := membership.Assemble(self, l.views, l.regions)
+		l.Ctx.Up(&event.Event{Kind: event.Regions, Aux: nb})
+	}
+}
+
+func (l *Layer) emitView(v *event.ViewInfo) {
+	l.viewsIn.Inc()
+	l.dirty = true
+	l.Ctx.Up(&event.Event{Kind: event.View, Group: v.Group, View: v})
+}
+
+func (l *Layer) send(m *wireMsg) {
+	b := l.codec.encode(m)
+	l.Ctx.Down(&event.Event{Kind: event.Membership, Peer: l.cfg.Service, Msg: l.Ctx.Pool().FromBytes(b)})
+}
+
+var _ stack.Layer = (*Layer)(nil)

@@ -1,0 +1,372 @@
+package gms
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// filter sits under gms in tests and drops membership packets going down
+// (mute) or coming up (deaf) while told to: a node cut off from the service.
+type filter struct {
+	stack.Base
+	mute, deaf bool
+}
+
+func (f *filter) Down(ev *event.Event) {
+	if f.mute && ev.Kind == event.Membership {
+		ev.Msg.Release()
+		return
+	}
+	f.Ctx.Down(ev)
+}
+
+func (f *filter) Up(ev *event.Event) {
+	if f.deaf && ev.Kind == event.Membership {
+		ev.Msg.Release()
+		return
+	}
+	f.Ctx.Up(ev)
+}
+
+// recorder keeps what reaches the top of a node's stack.
+type recorder struct {
+	stack.Base
+	views   map[event.GroupID]*event.ViewInfo
+	history []*event.ViewInfo
+	nb      *event.Neighbourhood
+}
+
+func (r *recorder) Up(ev *event.Event) {
+	switch ev.Kind {
+	case event.View:
+		r.views[ev.Group] = ev.View
+		r.history = append(r.history, ev.View)
+	case event.Regions:
+		r.nb = ev.Aux.(*event.Neighbourhood)
+	}
+	r.Ctx.Up(ev)
+}
+
+type cluster struct {
+	t     *testing.T
+	net   *sim.Network
+	svc   *ServiceLayer
+	nodes map[event.NodeID]*testNode
+}
+
+type testNode struct {
+	st  *stack.Stack
+	gms *Layer
+	f   *filter
+	rec *recorder
+}
+
+func newCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.Duration) *cluster {
+	t.Helper()
+	c := &cluster{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond}), nodes: map[event.NodeID]*testNode{}}
+	c.svc = NewServiceLayer(ServiceConfig{ViewInterval: viewInterval, FDTimeout: fdTimeout})
+	nd := c.net.AddNode(ServiceNode)
+	st, err := stack.New(stack.Config{Self: ServiceNode, Transport: nd, Clock: c.net, Layers: []stack.Entry{{Name: "gms_service", Layer: c.svc}}, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd.Attach(st)
+	for i := 1; i <= n; i++ {
+		id := event.NodeID(i)
+		tn := &testNode{gms: New(Config{Heartbeat: fdTimeout / 5, FDTimeout: fdTimeout}), f: &filter{}, rec: &recorder{views: map[event.GroupID]*event.ViewInfo{}}}
+		nd := c.net.AddNode(id)
+		tn.st, err = stack.New(stack.Config{Self: id, Transport: nd, Clock: c.net, Seed: seed, Layers: []stack.Entry{
+			{Name: "rec", Layer: tn.rec}, {Name: "gms", Layer: tn.gms}, {Name: "filter", Layer: tn.f},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.Attach(tn.st)
+		c.nodes[id] = tn
+	}
+	return c
+}
+
+func (c *cluster) join(n event.NodeID, gs ...event.GroupID) {
+	for _, g := range gs {
+		if err := c.nodes[n].st.Join(g); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// checkConsistent checks that every live node holds exactly the service's
+// current views of its groups and a neighbourhood equal to the one computed
+// from scratch.
+func (c *cluster) checkConsistent(live []event.NodeID) {
+	c.t.Helper()
+	idx := c.svc.Service().Index()
+	all := map[event.GroupID]*event.ViewInfo{}
+	for _, n := range live {
+		for _, g := range idx.Groups(n) {
+			all[g] = idx.View(g)
+		}
+	}
+	static := membership.Static(all)
+	for _, n := range live {
+		tn := c.nodes[n]
+		gs := idx.Groups(n)
+		held := tn.gms.Views()
+		if len(held) != len(gs) {
+			c.t.Errorf("%v holds views of %d groups, service has it in %v", n, len(held), gs)
+			continue
+		}
+		for _, g := range gs {
+			if v := held[g]; v == nil || v.ID != idx.View(g).ID || !slices.Equal(v.Members, idx.View(g).Members) {
+				c.t.Errorf("%v holds view %+v of %v, service has %+v", n, v, g, idx.View(g))
+			}
+			if v := tn.rec.views[g]; v == nil || v.ID != idx.View(g).ID {
+				c.t.Errorf("%v: application saw view %+v of %v, want #%d", n, v, g, idx.View(g).ID)
+			}
+		}
+		nb, want := tn.rec.nb, static[n]
+		if len(gs) == 0 {
+			if nb != nil && len(nb.Groups) != 0 {
+				c.t.Errorf("%v is in no group but its neighbourhood lists %v", n, nb.Groups)
+			}
+			continue
+		}
+		if nb == nil || want == nil {
+			c.t.Errorf("%v: neighbourhood %v, want %v", n, nb, want)
+			continue
+		}
+		if len(nb.Local) != len(want.Local) || len(nb.Regions) != len(want.Regions) || (nb.Own < 0) != (want.Own < 0) {
+			c.t.Errorf("%v: neighbourhood has %d local regions and %d region views, want %d and %d", n, len(nb.Local), len(nb.Regions), len(want.Local), len(want.Regions))
+			continue
+		}
+		for i := range nb.Local {
+			if !slices.Equal(nb.Local[i].Groups, want.Local[i].Groups) || !slices.Equal(nb.Local[i].Members, want.Local[i].Members) {
+				c.t.Errorf("%v: local region %d = %v, want %v", n, i, nb.Local[i], want.Local[i])
+			}
+		}
+		// Region ids depend on history; compare the regions' contents.
+		if got, w := regionSet(nb), regionSet(want); !slices.Equal(got, w) {
+			c.t.Errorf("%v: region views %v, want %v", n, got, w)
+		}
+		if nb.Own >= 0 && !nb.Regions[nb.Own].Has(n) {
+			c.t.Errorf("%v: own region %v does not list it", n, nb.Regions[nb.Own])
+		}
+	}
+}
+
+func regionSet(nb *event.Neighbourhood) []string {
+	var out []string
+	for _, r := range nb.Regions {
+		out = append(out, fmt.Sprint(r.Groups, r.Members))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func ids(ns ...int) []event.NodeID {
+	out := make([]event.NodeID, len(ns))
+	for i, n := range ns {
+		out[i] = event.NodeID(n)
+	}
+	return out
+}
+
+func TestJoinLeaveViews(t *testing.T) {
+	c := newCluster(t, 1, 5, 50*time.Millisecond, time.Second)
+	c.join(1, 10, 20, 30)
+	c.join(2, 10, 20)
+	c.join(3, 10, 30)
+	c.join(4, 20, 30)
+	c.join(5, 10)
+	c.net.Run(500 * time.Millisecond)
+	c.checkConsistent(ids(1, 2, 3, 4, 5))
+	if v := c.nodes[1].rec.views[10]; v == nil || !slices.Equal(v.Members, ids(1, 2, 3, 5)) {
+		t.Fatalf("view of g10 at n1 = %+v, want members [1 2 3 5]", v)
+	}
+	// Node 1's Ricochet regions: abc={1}, ab={2}, ac={3}, bc={4}, a={5}.
+	if nb := c.nodes[1].rec.nb; len(nb.Local) != 5 {
+		t.Fatalf("n1 local regions = %v, want 5", nb.Local)
+	}
+	c.nodes[5].st.Leave(10)
+	c.join(2, 30)
+	c.net.Run(500 * time.Millisecond)
+	c.checkConsistent(ids(1, 2, 3, 4, 5))
+	v := c.nodes[5].rec.views[10]
+	if v == nil || v.Has(5) || !slices.Equal(v.Left, ids(5)) {
+		t.Fatalf("n5's last view of g10 = %+v, want one that lists it in Left", v)
+	}
+	// Views are numbered consecutively as every member sees them.
+	for _, n := range ids(1, 2, 3) {
+		var got []uint64
+		for _, v := range c.nodes[n].rec.history {
+			if v.Group == 10 {
+				got = append(got, v.ID)
+			}
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i] != got[i-1]+1 {
+				t.Errorf("%v saw views of g10 numbered %v", n, got)
+			}
+		}
+	}
+}
+
+func TestCrashRemovedWithinBound(t *testing.T) {
+	const interval, timeout = 100 * time.Millisecond, 500 * time.Millisecond
+	c := newCluster(t, 2, 6, interval, timeout)
+	for n := 1; n <= 6; n++ {
+		c.join(event.NodeID(n), 1, event.GroupID(2+n%2))
+	}
+	c.net.Run(time.Second)
+	c.checkConsistent(ids(1, 2, 3, 4, 5, 6))
+	crashAt := c.net.Now()
+	c.net.Crash(4)
+	// Watch for the view without n4 at every survivor.
+	seen := map[event.NodeID]event.Time{}
+	for end := crashAt.Add(3 * timeout); c.net.Now() < end; {
+		c.net.Run(time.Millisecond)
+		for _, n := range ids(1, 2, 3, 5, 6) {
+			if v := c.nodes[n].rec.views[1]; v != nil && !v.Has(4) && seen[n] == 0 {
+				seen[n] = c.net.Now()
+			}
+		}
+	}
+	// The bound: failure timeout plus one batching interval, plus the
+	// network's one-way latency (with jitter) for the view to arrive and
+	// the 1ms polling of this loop.
+	bound := timeout + interval + 3*time.Millisecond
+	for _, n := range ids(1, 2, 3, 5, 6) {
+		if seen[n] == 0 {
+			t.Errorf("%v never installed a view of g1 without n4", n)
+		} else if d := seen[n].Sub(crashAt); d > bound {
+			t.Errorf("%v installed the view without n4 %v after the crash, want <= %v", n, d, bound)
+		}
+	}
+	if got := c.svc.Service().Index().Groups(4); len(got) != 0 {
+		t.Errorf("service still has n4 in %v", got)
+	}
+	if st := c.svc.Service().Stats(); st.Failed != 1 {
+		t.Errorf("service declared %d nodes failed, want 1", st.Failed)
+	}
+	c.checkConsistent(ids(1, 2, 3, 5, 6))
+}
+
+// A node that the service wrongly declares failed (its heartbeats were lost)
+// hears it and joins all its groups again.
+func TestMistakenRemovalRejoins(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	c := newCluster(t, 3, 3, 50*time.Millisecond, timeout)
+	c.join(1, 7, 8)
+	c.join(2, 7)
+	c.join(3, 8)
+	c.net.Run(500 * time.Millisecond)
+	c.nodes[1].f.mute = true
+	c.net.Run(2 * timeout)
+	if got := c.svc.Service().Index().Groups(1); len(got) != 0 {
+		t.Fatalf("n1 muted for %v is still in %v", 2*timeout, got)
+	}
+	if v := c.nodes[2].rec.views[7]; v.Has(1) {
+		t.Fatalf("n2's view of g7 still lists n1: %+v", v)
+	}
+	c.nodes[1].f.mute = false
+	c.net.Run(time.Second)
+	if got := c.svc.Service().Index().Groups(1); !slices.Equal(got, []event.GroupID{7, 8}) {
+		t.Fatalf("after unmuting, n1 is in %v, want [7 8]", got)
+	}
+	if c.nodes[1].gms.removed.Value() == 0 {
+		t.Errorf("n1 did not count a removal")
+	}
+	c.checkConsistent(ids(1, 2, 3))
+}
+
+// A node that misses updates catches up through a full update.
+func TestLostUpdatesResync(t *testing.T) {
+	c := newCluster(t, 4, 4, 50*time.Millisecond, time.Second)
+	for n := 1; n <= 4; n++ {
+		c.join(event.NodeID(n), 5, 6)
+	}
+	c.net.Run(500 * time.Millisecond)
+	c.nodes[2].f.deaf = true
+	c.nodes[3].st.Leave(5)
+	c.join(4, 9)
+	c.join(1, 9)
+	c.net.Run(200 * time.Millisecond)
+	c.nodes[2].f.deaf = false
+	c.net.Run(time.Second)
+	if c.nodes[2].gms.resyncs.Value() == 0 {
+		t.Errorf("n2 got no full update")
+	}
+	c.checkConsistent(ids(1, 2, 3, 4))
+}
+
+func TestMalformedPackets(t *testing.T) {
+	c := newCluster(t, 5, 2, 50*time.Millisecond, time.Second)
+	c.join(1, 5)
+	c.join(2, 5)
+	c.net.Run(300 * time.Millisecond)
+	bad := [][]byte{
+		nil, {0xff}, {0x93, 0x01}, []byte("not msgpack at all"),
+		mustEncode(&wireMsg{T: 99}),
+		mustEncode(&wireMsg{T: msgRequest, Join: []event.GroupID{0}}),
+		mustEncode(&wireMsg{T: msgUpdate, Seq: 1, Views: []*event.ViewInfo{{Group: 5, Members: ids(3, 1)}}}),
+		mustEncode(&wireMsg{T: msgUpdate, Seq: 1, Views: []*event.ViewInfo{nil}}),
+		// A list claiming four billion entries.
+		{0x8f, 0xa1, 'T', 0x04, 0xa5, 'V', 'i', 'e', 'w', 's', 0xdd, 0xff, 0xff, 0xff, 0xff},
+	}
+	svcStack := c.net.Node(ServiceNode).Stack()
+	for _, b := range bad {
+		m := event.NewMessage()
+		m.SetPayload(b)
+		svcStack.Inject(0, true, event.Event{Kind: event.Membership, Peer: 1, Msg: m})
+		m2 := event.NewMessage()
+		m2.SetPayload(b)
+		c.nodes[1].st.Inject(1, true, event.Event{Kind: event.Membership, Peer: ServiceNode, Msg: m2})
+	}
+	// A well-formed update from someone who is not the service.
+	m := event.NewMessage()
+	m.SetPayload(mustEncode(&wireMsg{T: msgRemoved}))
+	c.nodes[1].st.Inject(1, true, event.Event{Kind: event.Membership, Peer: 2, Msg: m})
+	st := c.svc.Service().Stats()
+	if got := st.Malformed + st.Unexpected; got < int64(len(bad))-1 {
+		t.Errorf("service counted %d bad packets of %d", got, len(bad))
+	}
+	if got := c.nodes[1].gms.malformed.Value(); got < int64(len(bad)) {
+		t.Errorf("node counted %d bad packets of %d", got, len(bad)+1)
+	}
+	c.net.Run(300 * time.Millisecond)
+	c.checkConsistent(ids(1, 2))
+}
+
+func mustEncode(m *wireMsg) []byte {
+	return slices.Clone(newCodec().encode(m))
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(mustEncode(&wireMsg{T: msgUpdate, Seq: 3, Views: []*event.ViewInfo{{Group: 1, ID: 2, Members: ids(1, 2)}}}))
+	f.Add(mustEncode(&wireMsg{T: msgRequest, Join: []event.GroupID{4}}))
+	c := newCodec()
+	var m wireMsg
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := c.decode(b, &m); err == nil {
+			if m.T == 0 || m.T >= msgLimit {
+				t.Fatalf("decoded type %v accepted", m.T)
+			}
+		}
+	})
+}
+
+func TestServiceRejectsBadConfig(t *testing.T) {
+	if _, err := NewService(ServiceConfig{FDTimeout: time.Second}); err == nil {
+		t.Error("NewService without Send: no error")
+	}
+	if _, err := NewService(ServiceConfig{Send: func(event.NodeID, []byte) {}}); err == nil {
+		t.Error("NewService without FDTimeout: no error")
+	}
+}

@@ -1,0 +1,110 @@
+package gms
+
+import (
+	"errors"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// ServiceLayer runs a Service as the only layer of the membership server's
+// stack (the service node of the simulator, or `stacktool gms` over UDP):
+// membership packets come up from the network, updates go down to their
+// nodes, and one timer wakes the service at its next deadline.
+type ServiceLayer struct {
+	stack.Base
+	// Config is used at Init; Send is filled in by the layer.
+	Config ServiceConfig
+	svc    *Service
+
+	timer   stack.TimerID
+	timerAt event.Time
+
+	views, updates, failed, malformed, packets *stack.Counter
+}
+
+// NewServiceLayer makes a service layer; Init builds the Service.
+func NewServiceLayer(cfg ServiceConfig) *ServiceLayer {
+	return &ServiceLayer{Config: cfg, timerAt: event.Never}
+}
+
+// Service is the state machine inside (nil before Init).
+func (l *ServiceLayer) Service() *Service { return l.svc }
+
+// Init builds the service on the layer's context.
+func (l *ServiceLayer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	cfg := l.Config
+	cfg.Send = func(to event.NodeID, payload []byte) {
+		ev := event.Event{Kind: event.Membership, Peer: to, Msg: ctx.Pool().FromBytes(payload)}
+		ctx.Down(&ev)
+	}
+	if cfg.Log == nil && ctx.Logging() {
+		cfg.Log = ctx.Logf
+	}
+	svc, err := NewService(cfg)
+	if err != nil {
+		return err
+	}
+	l.svc = svc
+	l.views = ctx.Counter("views_installed")
+	l.updates = ctx.Counter("node_updates")
+	l.failed = ctx.Counter("nodes_failed")
+	l.malformed = ctx.Counter("malformed")
+	l.packets = ctx.Counter("packets_sent")
+	return nil
+}
+
+// Up takes membership packets; anything else is dropped (a service node
+// joins no group).
+func (l *ServiceLayer) Up(ev *event.Event) {
+	if ev.Kind == event.Membership {
+		err := l.svc.Receive(l.Ctx.Now(), ev.Peer, ev.Msg.Bytes())
+		if err != nil && l.Ctx.Logging() && errors.Is(err, ErrMalformed) {
+			l.Ctx.Logf("%v", err)
+		}
+		// A packet may make a change due now (the first in a while).
+		l.svc.Tick(l.Ctx.Now())
+		l.after()
+	}
+	if ev.Msg != nil {
+		ev.Msg.Release()
+	}
+}
+
+// Timer runs the failure detector and pending installations.
+func (l *ServiceLayer) Timer(uint64) {
+	l.timerAt = event.Never
+	l.svc.Tick(l.Ctx.Now())
+	l.after()
+}
+
+// after refreshes the counters and the wake-up timer.
+func (l *ServiceLayer) after() {
+	st := l.svc.Stats()
+	l.views.Set(st.Views)
+	l.updates.Set(st.NodeUpdates)
+	l.failed.Set(st.Failed)
+	l.malformed.Set(st.Malformed + st.Unexpected)
+	l.packets.Set(st.Packets)
+	t := l.svc.Next()
+	if t == l.timerAt {
+		return
+	}
+	l.Ctx.CancelTimer(l.timer)
+	l.timerAt = t
+	if t != event.Never {
+		l.timer = l.Ctx.SetTimerAt(t, 0)
+	}
+}
+
+var _ stack.Layer = (*ServiceLayer)(nil)
+
+// Defaults for the service.
+const (
+	DefaultViewInterval = 100 * time.Millisecond
+	DefaultFDTimeout    = time.Second
+	DefaultHeartbeat    = 100 * time.Millisecond
+	DefaultRetry        = 200 * time.Millisecond
+)

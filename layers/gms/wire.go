@@ -1,0 +1,168 @@
+package gms
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+
+	"github.com/layercast/layercast/event"
+)
+
+// msgType says what a membership packet is. The values are on the wire:
+// append only.
+type msgType uint8
+
+const (
+	// msgHeartbeat, node to service: I am alive. Carries Inc, Applied (the
+	// last update sequence number applied), Timeout (the node's failure
+	// detection timeout) and Member (the node believes it is in groups).
+	msgHeartbeat msgType = 1
+	// msgRequest, node to service: join and leave groups. Seq numbers the
+	// request; the service acknowledges it with msgAck.
+	msgRequest msgType = 2
+	// msgAck, service to node: request Seq was accepted.
+	msgAck msgType = 3
+	// msgUpdate, service to node: new views of the node's groups and the
+	// QSM region views that concern it. Seq numbers updates per node,
+	// consecutively; Full replaces everything the node holds; More says
+	// another part of the same update follows.
+	msgUpdate msgType = 4
+	// msgRemoved, service to node: you were declared failed and removed
+	// from every group (or the service does not know you): join again.
+	msgRemoved msgType = 5
+	// msgBye, node to service: I am leaving the system now; remove me.
+	msgBye msgType = 6
+	msgLimit
+)
+
+var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye"}
+
+func (t msgType) String() string {
+	if t > 0 && t < msgLimit {
+		return msgNames[t]
+	}
+	return fmt.Sprintf("type%d", uint8(t))
+}
+
+// wireMsg is every membership packet. Fields a type does not use are left
+// empty (msgpack omits nothing, but empty fields cost a byte each).
+type wireMsg struct {
+	T       msgType
+	Inc     uint64
+	Seq     uint64
+	Applied uint64
+	Timeout int64
+	Member  bool
+	Join    []event.GroupID
+	Leave   []event.GroupID
+	Full    bool
+	More    bool
+	Views   []*event.ViewInfo
+	// FullRegions: Regions replace every region view the node holds.
+	FullRegions bool
+	Regions     []*event.RegionView
+	Removed     []event.RegionID
+}
+
+// ErrMalformed is wrapped by every error about a membership packet that
+// cannot be decoded or makes no sense.
+var ErrMalformed = errors.New("gms: malformed membership packet")
+
+// maxList bounds every list in a decoded packet, so a hostile length
+// cannot make the decoder allocate much.
+const maxList = 1 << 16
+
+// codecState holds a reused encoder and decoder (one per layer or service:
+// layers run on one goroutine).
+type codecState struct {
+	h   codec.MsgpackHandle
+	enc *codec.Encoder
+	dec *codec.Decoder
+	buf []byte
+}
+
+func newCodec() *codecState {
+	c := &codecState{}
+	c.h.MaxInitLen = 1024
+	c.h.WriteExt = true
+	c.enc = codec.NewEncoderBytes(&c.buf, &c.h)
+	c.dec = codec.NewDecoderBytes(nil, &c.h)
+	return c
+}
+
+// encode returns m's encoding in a buffer reused by the next call.
+func (c *codecState) encode(m *wireMsg) []byte {
+	c.buf = c.buf[:0]
+	c.enc.ResetBytes(&c.buf)
+	if err := c.enc.Encode(m); err != nil {
+		panic(fmt.Sprintf("gms: encoding %v: %v", m.T, err)) // our own value: a bug
+	}
+	return c.buf
+}
+
+// decode parses and checks a packet. m is overwritten.
+func (c *codecState) decode(b []byte, m *wireMsg) (err error) {
+	*m = wireMsg{}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrMalformed, r)
+		}
+	}()
+	c.dec.ResetBytes(b)
+	if err := c.dec.Decode(m); err != nil {
+		return fmt.Errorf("%w: %d bytes: %v", ErrMalformed, len(b), err)
+	}
+	return m.check()
+}
+
+// check verifies what the code relies on: a known type, sorted member
+// lists without the zero node, no zero group, bounded lists.
+func (m *wireMsg) check() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %v: %s", ErrMalformed, m.T, fmt.Sprintf(format, args...))
+	}
+	if m.T == 0 || m.T >= msgLimit {
+		return fmt.Errorf("%w: unknown type %d", ErrMalformed, uint8(m.T))
+	}
+	if len(m.Join)+len(m.Leave)+len(m.Views)+len(m.Regions)+len(m.Removed) > maxList {
+		return bad("too many entries")
+	}
+	for _, g := range m.Join {
+		if g == event.NoGroup {
+			return bad("join of group 0")
+		}
+	}
+	for _, g := range m.Leave {
+		if g == event.NoGroup {
+			return bad("leave of group 0")
+		}
+	}
+	for i, v := range m.Views {
+		if v == nil || v.Group == event.NoGroup {
+			return bad("view %d has no group", i)
+		}
+		if !sortedNodes(v.Members) || !sortedNodes(v.Joined) || !sortedNodes(v.Left) {
+			return bad("view of %v: member lists not sorted or hold node 0", v.Group)
+		}
+	}
+	for i, r := range m.Regions {
+		if r == nil || len(r.Groups) == 0 || !slices.IsSorted(r.Groups) || !sortedNodes(r.Members) {
+			return bad("region view %d: groups or members empty or unsorted", i)
+		}
+	}
+	if m.Timeout < 0 {
+		return bad("negative timeout")
+	}
+	return nil
+}
+
+func sortedNodes(ns []event.NodeID) bool {
+	for i, n := range ns {
+		if n == event.NoNode || (i > 0 && ns[i-1] >= n) {
+			return false
+		}
+	}
+	return true
+}
