@@ -47,6 +47,10 @@ type Config struct {
 	// Retry is how long a join or leave request waits for its
 	// acknowledgement before it is sent again.
 	Retry time.Duration
+	// ViewInterval is the batching interval of the membership service a
+	// test harness starts for this stack (the simulator's service node);
+	// a real service takes it from its own configuration.
+	ViewInterval time.Duration
 }
 
 // Layer is a node's gms layer.
@@ -88,8 +92,14 @@ func New(cfg Config) *Layer {
 	if cfg.Retry <= 0 {
 		cfg.Retry = DefaultRetry
 	}
+	if cfg.ViewInterval < 0 {
+		cfg.ViewInterval = DefaultViewInterval
+	}
 	return &Layer{cfg: cfg}
 }
+
+// Config returns the layer's configuration (defaults filled in).
+func (l *Layer) Config() Config { return l.cfg }
 
 const (
 	keyHeartbeat uint64 = iota + 1

@@ -20,6 +20,7 @@ func init() {
 			{Name: "heartbeat", Type: compose.Duration, Default: DefaultHeartbeat.String(), Doc: "interval between heartbeats to the service", Min: 0.001, Max: 60},
 			{Name: "fd_timeout", Type: compose.Duration, Default: DefaultFDTimeout.String(), Doc: "silence after which the service declares this node failed", Min: 0.001, Max: 3600},
 			{Name: "retry", Type: compose.Duration, Default: DefaultRetry.String(), Doc: "wait for an acknowledgement before a join or leave request is sent again", Min: 0.001, Max: 60},
+			{Name: "view_interval", Type: compose.Duration, Default: DefaultViewInterval.String(), Doc: "batching interval of the service the simulator starts for this stack (stacktool gms has its own flag)", Min: 0, Max: 3600},
 		},
 		Gives: []compose.Property{compose.Views, compose.Regions},
 		New: func(p compose.Params) (stack.Layer, error) {
@@ -28,6 +29,8 @@ func init() {
 				Heartbeat: p.Duration("heartbeat"),
 				FDTimeout: p.Duration("fd_timeout"),
 				Retry:     p.Duration("retry"),
+
+				ViewInterval: p.Duration("view_interval"),
 			}
 			if cfg.FDTimeout <= cfg.Heartbeat {
 				return nil, fmt.Errorf("gms: fd_timeout %v must be longer than heartbeat %v", cfg.FDTimeout, cfg.Heartbeat)

@@ -1,0 +1,80 @@
+package experiment
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/layers/gms"
+	"github.com/layercast/layercast/stack"
+)
+
+func init() { GMSSetup = setupGMS }
+
+// settleLimit bounds how long setupGMS waits (in virtual time) for the first
+// views before it gives up.
+const settleLimit = 60 * time.Second
+
+// setupGMS runs the membership service for specs that end in gms: it adds
+// the service node (id and batching interval from the nodes' gms layer,
+// gms(service=..., view_interval=..., fd_timeout=...)), has every node join
+// its intended groups, and runs the network until every node holds the full
+// intended view of each of its groups. Senders start then.
+func setupGMS(env *SimEnv) error {
+	layers := map[event.NodeID]*gms.Layer{}
+	for _, id := range env.Nodes {
+		st := env.Stacks[id]
+		for i := 0; i < st.NumLayers(); i++ {
+			if l, ok := st.Layer(i).(*gms.Layer); ok {
+				layers[id] = l
+			}
+		}
+		if layers[id] == nil {
+			return fmt.Errorf("%v: its stack gives views but has no gms layer", id)
+		}
+	}
+	cfg := layers[env.Nodes[0]].Config()
+	if slices.Contains(env.Nodes, cfg.Service) {
+		return fmt.Errorf("gms service id %v is one of the experiment's nodes; choose another with gms(service=N)", cfg.Service)
+	}
+	svc := gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: cfg.ViewInterval, FDTimeout: cfg.FDTimeout})
+	if _, err := env.AddNode(cfg.Service, []stack.Entry{{Name: "gms_service", Layer: svc}}); err != nil {
+		return fmt.Errorf("adding the membership service: %w", err)
+	}
+	for _, id := range env.Nodes {
+		for _, g := range env.Of[id] {
+			if err := env.Stacks[id].Join(g); err != nil {
+				return fmt.Errorf("%v join %v: %w", id, g, err)
+			}
+		}
+	}
+	want := make(map[event.GroupID][]event.NodeID, len(env.Groups))
+	for g, ms := range env.Groups {
+		want[g] = slices.Sorted(slices.Values(ms))
+	}
+	settled := func() bool {
+		for _, id := range env.Nodes {
+			views := layers[id].Views()
+			for _, g := range env.Of[id] {
+				if v := views[g]; v == nil || !slices.Equal(v.Members, want[g]) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	start := env.Net.Now()
+	step := max(time.Millisecond, cfg.ViewInterval/4)
+	for !settled() {
+		if env.Net.Now().Sub(start) > settleLimit {
+			return fmt.Errorf("views not installed after %v of virtual time (service %v, view_interval %v)", settleLimit, cfg.Service, cfg.ViewInterval)
+		}
+		env.Net.Run(step)
+	}
+	env.SendStart = max(env.SendStart, env.Net.Now())
+	st := svc.Service().Stats()
+	env.Notes = append(env.Notes, fmt.Sprintf("gms: service %v installed the views of %d groups by %v (%d batches, view_interval %v, fd_timeout %v, heartbeat %v)",
+		cfg.Service, len(env.Groups), env.Net.Now(), st.Commits, cfg.ViewInterval, cfg.FDTimeout, cfg.Heartbeat))
+	return nil
+}
