@@ -2,12 +2,14 @@ package experiment
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/layers/gms"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
 )
 
 func init() { GMSSetup = setupGMS }
@@ -73,8 +75,74 @@ func setupGMS(env *SimEnv) error {
 		env.Net.Run(step)
 	}
 	env.SendStart = max(env.SendStart, env.Net.Now())
+	if err := watchCrashes(env, svc, layers); err != nil {
+		return err
+	}
 	st := svc.Service().Stats()
 	env.Notes = append(env.Notes, fmt.Sprintf("gms: service %v installed the views of %d groups by %v (%d batches, view_interval %v, fd_timeout %v, heartbeat %v)",
 		cfg.Service, len(env.Groups), env.Net.Now(), st.Commits, cfg.ViewInterval, cfg.FDTimeout, cfg.Heartbeat))
+	return nil
+}
+
+// watchCrashes observes, for every crash fault of the scenario, how long the
+// membership takes to remove the crashed node: from the crash until every
+// surviving member of its groups holds views of all of them without it. It
+// records the longest as the service's crash_removal_max_us counter (with
+// crash_removals, how many were observed) and notes each one.
+func watchCrashes(env *SimEnv, svc *gms.ServiceLayer, layers map[event.NodeID]*gms.Layer) error {
+	crashed := map[event.NodeID]event.Time{}
+	for _, f := range env.Scenario.Faults {
+		ft, err := sim.ParseFault(f)
+		if err != nil {
+			return fmt.Errorf("fault %q: %w", f, err)
+		}
+		if ft.Kind == sim.FaultCrash {
+			crashed[ft.Node] = ft.At
+		}
+	}
+	cfg := layers[env.Nodes[0]].Config()
+	var worst time.Duration
+	removals := 0
+	for _, victim := range slices.Sorted(maps.Keys(crashed)) {
+		at := crashed[victim]
+		var gs []event.GroupID
+		if layers[victim] != nil {
+			gs = env.Of[victim]
+		}
+		if len(gs) == 0 {
+			continue
+		}
+		done := func() bool {
+			for _, g := range gs {
+				for _, n := range env.Groups[g] {
+					if n == victim {
+						continue
+					}
+					if t, dead := crashed[n]; dead && t <= env.Net.Now() {
+						continue
+					}
+					if v := layers[n].Views()[g]; v == nil || v.Has(victim) {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		var poll func()
+		poll = func() {
+			if !done() {
+				env.Net.After(time.Millisecond, poll)
+				return
+			}
+			d := env.Net.Now().Sub(at)
+			removals++
+			worst = max(worst, d)
+			svc.Record("crash_removals", int64(removals))
+			svc.Record("crash_removal_max_us", worst.Microseconds())
+			env.Notes = append(env.Notes, fmt.Sprintf("gms: %v crashed at %v; every surviving member of its %d groups installed views without it %v later (fd_timeout %v + view_interval %v = %v)",
+				victim, at, len(gs), d, cfg.FDTimeout, cfg.ViewInterval, cfg.FDTimeout+cfg.ViewInterval))
+		}
+		env.Net.At(at, poll)
+	}
 	return nil
 }

@@ -80,6 +80,12 @@ func (l *ServiceLayer) Timer(uint64) {
 	l.after()
 }
 
+// Record sets a counter of the service layer from outside the stack: the
+// simulator's harness records what it observed of the service (for
+// example how long removing a crashed node took) so that it appears in the
+// run's report with the layer's other counters.
+func (l *ServiceLayer) Record(name string, v int64) { l.Ctx.Counter(name).Set(v) }
+
 // after refreshes the counters and the wake-up timer.
 func (l *ServiceLayer) after() {
 	st := l.svc.Stats()
