@@ -5,5 +5,6 @@ package all
 // Each layer package registers itself in an init function; list it here
 // once it exists.
 import (
-	_ "github.com/layercast/layercast/layers/gms" // group membership and the membership service
+	_ "github.com/layercast/layercast/layers/gms"   // group membership and the membership service
+	_ "github.com/layercast/layercast/layers/mflow" // MFLOW multicast flow control
 )

@@ -1,0 +1,336 @@
+// Package mflow is MFLOW, the credit-based multicast flow control layer of
+// Ensemble (Xiao, Birman, van Renesse), with bulk and staggered
+// acknowledgements. It needs reliable FIFO delivery below it:
+//
+//	mflow(window=50KB, ack_thresh=25KB) : fifo : reliable
+//
+// Every sender in a group runs its own "one sender, n-1 receivers"
+// instance. A multicast costs its payload size plus a fixed overhead and
+// leaves only when the sender has that much credit for every receiver;
+// otherwise it waits in a queue, and past hi_wmark queued messages the
+// application is told to hold off (event.HoldOff going up; event.Resume when
+// the queue has drained to half). Receivers count the bytes they receive from
+// each sender and acknowledge, point to point, when the count passes
+// ack_thresh; one acknowledgement returns everything counted (bulk). The
+// receivers' counts are staggered so their acknowledgements reach the sender
+// evenly spread over the traffic instead of in a storm: for sender s the
+// other members are numbered r' = 0..n-2 in view order, receiver r' starts
+// its count at -offset and the sender its credit for r' at window + offset,
+// offset = r' * ack_thresh / (n-1). Everything happens on sends and
+// receipts: no timers, and nothing is sent while no application sends.
+//
+// Flow-controlled multicasts carry a 5-byte header (a tag and the sender's
+// view epoch) so that, across a view change, each receiver closes its count
+// of the old view at exactly the sender's switch point and returns what it
+// counted there (a "switch" acknowledgement): no credit is lost or
+// duplicated, departed receivers' credit is dropped, and new receivers start
+// with a full window.
+package mflow
+
+import (
+	"encoding/binary"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// Config holds mflow's parameters; sizes are weighted bytes (payload plus
+// Overhead per message).
+type Config struct {
+	// Window is how many unacknowledged bytes a sender may have towards
+	// each receiver (Ensemble's default 50000).
+	Window int64
+	// AckThresh is how many bytes a receiver counts before it
+	// acknowledges (Ensemble's default 25000).
+	AckThresh int64
+	// Overhead is added to each message's payload size (the cost of the
+	// headers of the layers below; default 100).
+	Overhead int64
+	// HiWmark is how many messages may queue for credit before the
+	// application is told to hold off (default 100).
+	HiWmark int
+	// Stagger staggers the receivers' acknowledgements (default on).
+	Stagger bool
+}
+
+// DefaultConfig is Ensemble's MFLOW configuration.
+func DefaultConfig() Config {
+	return Config{Window: 50000, AckThresh: 25000, Overhead: 100, HiWmark: 100, Stagger: true}
+}
+
+// Layer is one node's mflow layer. It keeps a sender instance per group it
+// casts to and a receiver count per (group, sender) it hears from.
+type Layer struct {
+	stack.Base
+	cfg Config
+
+	send  map[event.GroupID]*sender
+	recv  map[rkey]*receiver
+	views map[event.GroupID]*views
+
+	queued int64 // bytes waiting for credit, all groups
+
+	acksSent, casts, creditWaits, creditWaitNs, queuePeak, peakBuf, malformed *stack.Counter
+	blockedNs, blocks                                                         map[event.NodeID]*stack.Counter
+}
+
+var _ stack.Layer = (*Layer)(nil)
+
+// New makes an mflow layer. The configuration must be valid (see Check).
+func New(cfg Config) *Layer {
+	return &Layer{
+		cfg:       cfg,
+		send:      map[event.GroupID]*sender{},
+		recv:      map[rkey]*receiver{},
+		views:     map[event.GroupID]*views{},
+		blockedNs: map[event.NodeID]*stack.Counter{},
+		blocks:    map[event.NodeID]*stack.Counter{},
+	}
+}
+
+// Init implements stack.Layer.
+func (l *Layer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	l.acksSent = ctx.Counter("acks_sent")
+	l.casts = ctx.Counter("casts")
+	l.creditWaits = ctx.Counter("credit_waits")
+	l.creditWaitNs = ctx.Counter("credit_wait_ns")
+	l.queuePeak = ctx.Counter("queue_peak")
+	l.peakBuf = ctx.Counter("peak_buffer_bytes")
+	l.malformed = ctx.Counter("malformed")
+	return nil
+}
+
+// HeaderSize implements stack.HeaderSizer.
+func (l *Layer) HeaderSize() int { return dataHeaderSize }
+
+// rkey names a receiver count: the group and its sender.
+type rkey struct {
+	g event.GroupID
+	s event.NodeID
+}
+
+// receiver is this node's count of what it received from one sender.
+type receiver struct {
+	epoch uint32
+	off   int64 // bytes of this epoch never returned (the stagger offset)
+	c     int64 // counted since the last acknowledgement (starts at -off)
+	due   int64 // acknowledge when c reaches due
+}
+
+// views keeps a group's current and previous view, so a receiver can place
+// itself in the view a message was sent in.
+type views struct {
+	cur, prev *event.ViewInfo
+}
+
+// offset is receiver self's stagger offset for sender s in view v: self's
+// position among the members other than s, times ack_thresh/(n-1).
+func (l *Layer) offset(v *event.ViewInfo, s, self event.NodeID) int64 {
+	if !l.cfg.Stagger || v == nil {
+		return 0
+	}
+	rs, rr := v.Rank(s), v.Rank(self)
+	m := int64(v.Size() - 1)
+	if rs < 0 || rr < 0 || m <= 0 {
+		return 0
+	}
+	r := int64(rr)
+	if rr > rs {
+		r--
+	}
+	return r * l.cfg.AckThresh / m
+}
+
+// viewFor returns the view with that epoch if known, else the current one.
+func (vs *views) viewFor(epoch uint32) *event.ViewInfo {
+	if vs == nil {
+		return nil
+	}
+	if vs.cur != nil && uint32(vs.cur.ID) == epoch {
+		return vs.cur
+	}
+	if vs.prev != nil && uint32(vs.prev.ID) == epoch {
+		return vs.prev
+	}
+	return vs.cur
+}
+
+// Down implements stack.Layer.
+func (l *Layer) Down(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast:
+		if !ev.Control && ev.Peer == event.NoNode {
+			if s := l.send[ev.Group]; s != nil && s.cr.size() > 0 {
+				l.cast(s, ev.Msg)
+				return
+			}
+		}
+		ev.Msg.Prepend(1)[0] = tagPass
+		l.Ctx.Down(ev)
+	case event.Send:
+		ev.Msg.Prepend(1)[0] = tagPass
+		l.Ctx.Down(ev)
+	default:
+		l.Ctx.Down(ev)
+	}
+}
+
+// Up implements stack.Layer.
+func (l *Layer) Up(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+		h, err := ev.Msg.Consume(1)
+		if err != nil {
+			l.drop(ev)
+			return
+		}
+		switch {
+		case h[0] == tagPass:
+			l.Ctx.Up(ev)
+		case h[0] == tagData && ev.Kind == event.Cast:
+			l.received(ev)
+		case h[0] == tagAck && ev.Kind == event.Send:
+			a, err := parseAck(ev.Msg.Bytes())
+			ev.Msg.Release()
+			if err != nil {
+				l.malformed.Inc()
+				return
+			}
+			l.acked(ev.Peer, a)
+		default:
+			l.drop(ev)
+		}
+	case event.View:
+		l.view(ev.View)
+		l.Ctx.Up(ev)
+	default:
+		l.Ctx.Up(ev)
+	}
+}
+
+func (l *Layer) drop(ev *event.Event) {
+	l.malformed.Inc()
+	ev.Msg.Release()
+}
+
+// received counts a flow-controlled multicast and acknowledges when the
+// count passes ack_thresh.
+func (l *Layer) received(ev *event.Event) {
+	h, err := ev.Msg.Consume(dataHeaderSize - 1)
+	if err != nil {
+		l.drop(ev)
+		return
+	}
+	epoch := binary.BigEndian.Uint32(h)
+	k := rkey{ev.Group, ev.Peer}
+	r := l.recv[k]
+	if r == nil || r.epoch != epoch {
+		off := l.offset(l.views[ev.Group].viewFor(epoch), ev.Peer, l.Ctx.Self())
+		if r == nil {
+			r = &receiver{}
+			l.recv[k] = r
+		} else {
+			// The sender switched views here: return the rest of the old
+			// count and the offset kept back in it, and say how this node
+			// counts from now on (it keeps back the new offset).
+			l.sendAck(ev.Peer, ack{group: ev.Group, epoch: epoch, off: off, amount: r.c + r.off, sw: true})
+		}
+		*r = receiver{epoch: epoch, off: off, c: -off, due: l.cfg.AckThresh}
+	}
+	if amount, ok := r.count(int64(ev.Msg.Len())+l.cfg.Overhead, l.cfg.AckThresh); ok {
+		l.sendAck(ev.Peer, ack{group: ev.Group, epoch: epoch, off: r.off, amount: amount})
+	}
+	l.Ctx.Up(ev)
+}
+
+// count adds one message's cost and says whether to acknowledge, and how
+// much: everything counted since the last acknowledgement (bulk). The next
+// acknowledgement is due on this receiver's lattice (offset + k*ack_thresh
+// in the sender's stream), so acknowledgements stay ack_thresh apart on
+// average and the receivers' stay staggered.
+func (r *receiver) count(cost, thresh int64) (int64, bool) {
+	r.c += cost
+	if r.c < r.due {
+		return 0, false
+	}
+	amount, over := r.c, r.c-r.due
+	r.c = 0
+	r.due = thresh - over
+	for r.due <= 0 {
+		r.due += thresh
+	}
+	return amount, true
+}
+
+func (l *Layer) sendAck(to event.NodeID, a ack) {
+	m := l.Ctx.NewMessage()
+	putAck(m.Append(ackSize), a)
+	l.acksSent.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
+}
+
+// view installs a new view of a group: the sender instance is rebuilt and
+// counts for senders that left are dropped.
+func (l *Layer) view(v *event.ViewInfo) {
+	if v == nil {
+		return
+	}
+	vs := l.views[v.Group]
+	if vs == nil {
+		vs = &views{}
+		l.views[v.Group] = vs
+	}
+	vs.prev, vs.cur = vs.cur, v
+	self := l.Ctx.Self()
+	for k := range l.recv {
+		if k.g == v.Group && (!v.Has(k.s) || !v.Has(self)) {
+			delete(l.recv, k)
+		}
+	}
+	s := l.send[v.Group]
+	if !v.Has(self) {
+		if s != nil {
+			l.close(s)
+			delete(l.send, v.Group)
+		}
+		return
+	}
+	if s == nil {
+		s = &sender{g: v.Group}
+		l.send[v.Group] = s
+	}
+	l.reconfigure(s, v)
+	l.pump(s)
+}
+
+// Close releases queued messages (stack.Closer).
+func (l *Layer) Close() {
+	for _, s := range l.send {
+		l.close(s)
+	}
+}
+
+func (l *Layer) close(s *sender) {
+	for {
+		m, _, ok := s.q.pop()
+		if !ok {
+			break
+		}
+		l.queued -= int64(m.Len())
+		m.Release()
+	}
+	if s.held {
+		s.held = false
+		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: s.g})
+	}
+}
+
+// Counters for one receiver: how long senders here waited on its credit
+// (ns) and how often its credit ran out.
+func (l *Layer) receiverCounters(n event.NodeID) {
+	if l.blockedNs[n] == nil {
+		l.blockedNs[n] = l.Ctx.Counter("blocked_by:" + n.String())
+		l.blocks[n] = l.Ctx.Counter("blocks:" + n.String())
+	}
+}

@@ -1,0 +1,164 @@
+package mflow
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+)
+
+// TestEfficiencyMatchesEquation3 checks the acknowledgements per
+// application message against equation 2 and the efficiency against
+// equation 3 (within 2%), for three group sizes and three thresholds.
+func TestEfficiencyMatchesEquation3(t *testing.T) {
+	const size, msgs = 1000, 3000
+	var table []string
+	for _, n := range []int{4, 10, 32} {
+		for _, thresh := range []int64{5000, 12500, 25000} {
+			cfg := DefaultConfig()
+			cfg.AckThresh = thresh
+			c := newCluster(t, n, cfg, time.Millisecond)
+			c.castEvery(1, size, msgs, time.Millisecond, 0)
+			c.net.Run(msgs*time.Millisecond + 100*time.Millisecond)
+			casts, acks := c.counter(1, "casts"), c.total("acks_sent")
+			if casts != msgs || c.got != msgs*(n-1) {
+				t.Fatalf("n=%d thresh=%d: casts %d, deliveries %d; want %d, %d", n, thresh, casts, c.got, msgs, msgs*(n-1))
+			}
+			weight := float64(size + cfg.Overhead)
+			eff := float64(casts) / float64(casts+acks)
+			want := Efficiency(n, weight, float64(thresh))
+			table = append(table, fmt.Sprintf("n=%-2d ack_thresh=%-5d acks/msg %.3f (eq.2 %.3f)  efficiency %.4f (eq.3 %.4f, %+.2f%%)",
+				n, thresh, float64(acks)/float64(casts), AcksPerMsg(n, weight, float64(thresh)), eff, want, 100*(eff-want)/want))
+			if math.Abs(eff-want)/want > 0.02 {
+				t.Errorf("n=%d ack_thresh=%d: efficiency %.4f, equation 3 gives %.4f (more than 2%% apart)", n, thresh, eff, want)
+			}
+			if w := c.counter(1, "credit_waits"); w != 0 {
+				t.Errorf("n=%d ack_thresh=%d: %d casts waited for credit below capacity", n, thresh, w)
+			}
+		}
+	}
+	t.Log("\n" + strings.Join(table, "\n"))
+}
+
+// maxIn sorts times and returns the most that fall in any window of d.
+func maxIn(times []event.Time, d time.Duration) int {
+	ts := slices.Clone(times)
+	slices.Sort(ts)
+	best, j := 0, 0
+	for i := range ts {
+		for ts[i]-ts[j] >= event.Time(d) {
+			j++
+		}
+		best = max(best, i-j+1)
+	}
+	return best
+}
+
+// gapHistogram prints the distribution of gaps between consecutive times
+// in 1 ms buckets.
+func gapHistogram(times []event.Time) string {
+	ts := slices.Clone(times)
+	slices.Sort(ts)
+	counts := map[int]int{}
+	top := 0
+	for i := 1; i < len(ts); i++ {
+		b := int(time.Duration(ts[i]-ts[i-1]) / time.Millisecond)
+		counts[b]++
+		top = max(top, b)
+	}
+	var sb strings.Builder
+	for b := 0; b <= top; b++ {
+		if counts[b] > 0 {
+			fmt.Fprintf(&sb, "  [%2d,%2d) ms: %d\n", b, b+1, counts[b])
+		}
+	}
+	return sb.String()
+}
+
+// TestStaggerSpreadsAcks is the paper's Figure 3 setting: 4 processes,
+// ack_thresh 15 KB, window 30 KB, one sender multicasting 1 KB every
+// millisecond. Without staggering the n-1 acknowledgements arrive together;
+// with it they arrive one at a time, ack_thresh/(n-1) bytes apart.
+func TestStaggerSpreadsAcks(t *testing.T) {
+	for _, stagger := range []bool{false, true} {
+		cfg := Config{Window: 30000, AckThresh: 15000, Overhead: 100, HiWmark: 100, Stagger: stagger}
+		c := newCluster(t, 4, cfg, time.Millisecond)
+		c.castEvery(1, 1000, 2000, time.Millisecond, 0)
+		c.net.Run(2100 * time.Millisecond)
+		acks := c.probes[1].ackTimes
+		got := maxIn(acks, time.Millisecond)
+		t.Logf("stagger=%v: %d acks at the sender, at most %d within 1 ms; inter-ack gaps:\n%s", stagger, len(acks), got, gapHistogram(acks))
+		want := 1
+		if !stagger {
+			want = 3
+		}
+		if got != want {
+			t.Errorf("stagger=%v: at most %d acks within 1 ms, want %d", stagger, got, want)
+		}
+		if c.got != 3*2000 {
+			t.Errorf("stagger=%v: %d deliveries, want %d", stagger, c.got, 3*2000)
+		}
+	}
+}
+
+// TestBackpressureAndViewChanges: a receiver that stops (crashes) holds the
+// sender back; its queue stays bounded and the application is held off;
+// removing the receiver from the view drops its credit and lets the queue
+// drain (Resume); a new receiver gets a full window; nothing deadlocks, and
+// the O(1) rotation is back once everyone counts in the new view.
+func TestBackpressureAndViewChanges(t *testing.T) {
+	cfg := Config{Window: 30000, AckThresh: 15000, Overhead: 100, HiWmark: 10, Stagger: true}
+	c := newCluster(t, 4, cfg, time.Millisecond)
+	c.net.Crash(4)
+	sent := c.castEvery(1, 1000, 3000, 200*time.Microsecond, 0)
+	c.net.Run(200 * time.Millisecond)
+	if c.holdOffs != 1 || c.flow[1] {
+		t.Fatalf("a stopped receiver: %d hold-offs, flow ok=%v; want the application held off once", c.holdOffs, c.flow[1])
+	}
+	s := c.layers[1].send[c.g]
+	if q := s.q.len(); q != cfg.HiWmark {
+		t.Errorf("queue holds %d messages while held off, want hi_wmark %d", q, cfg.HiWmark)
+	}
+	stuck := *sent
+	c.install([]event.NodeID{1, 2, 3}) // node 4 leaves
+	c.net.Run(100 * time.Millisecond)
+	if c.resumes != 1 || !c.flow[1] || *sent <= stuck {
+		t.Fatalf("after the slow receiver left: %d resumes, flow ok=%v, sent %d (was %d)", c.resumes, c.flow[1], *sent, stuck)
+	}
+	if by := c.counter(1, "blocked_by:n4"); by < int64(150*time.Millisecond) {
+		t.Errorf("blocked_by:n4 = %v, want the ~200ms the sender waited for it", time.Duration(by))
+	}
+	if b := c.counter(1, "blocks:n4"); b < 1 {
+		t.Errorf("blocks:n4 = %d, want at least 1", b)
+	}
+	c.addNode(5, cfg)
+	c.install([]event.NodeID{1, 2, 3, 5}) // node 5 joins mid-stream
+	c.net.Run(2 * time.Second)
+	if *sent != 3000 {
+		t.Fatalf("sent %d of 3000 messages: deadlock after view changes", *sent)
+	}
+	for _, id := range []event.NodeID{2, 3, 5} {
+		if c.delivered[id][1] != 3000 {
+			t.Errorf("node %v delivered up to %d, want 3000", id, c.delivered[id][1])
+		}
+	}
+	if !s.cr.fast || s.nTransit != 0 {
+		t.Errorf("after the view changes settled: fast=%v, %d receivers in transit; want the O(1) rotation back", s.cr.fast, s.nTransit)
+	}
+	// Exact accounting across three views: for every receiver the sender's
+	// limit is window plus what the receiver has taken in minus what it
+	// counted and not yet returned; no credit leaked or was created.
+	for i, n := range s.nodes {
+		r := c.layers[n].recv[rkey{c.g, 1}]
+		if want := cfg.Window + s.cr.sent - r.c; s.cr.limit[i] != want {
+			t.Errorf("receiver %v: sender's limit %d, want window+sent-count = %d", n, s.cr.limit[i], want)
+		}
+	}
+	if q := c.counter(1, "queue_peak"); q > int64(cfg.HiWmark)+1 {
+		t.Errorf("queue_peak = %d, want at most hi_wmark+1 = %d", q, cfg.HiWmark+1)
+	}
+}

@@ -1,0 +1,57 @@
+package mflow
+
+import (
+	"fmt"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/stack"
+)
+
+func init() {
+	compose.Register(compose.LayerInfo{
+		Name: "mflow",
+		Summary: "Multicast flow control (MFLOW, Ensemble): a sender casts only while it has credit for every " +
+			"receiver's window, and otherwise queues and, past hi_wmark, tells the application to hold off. " +
+			"Receivers return credit in bulk, one acknowledgement per ack_thresh bytes, staggered so the " +
+			"acknowledgements reach the sender evenly spread instead of in a storm; no timers.",
+		Params: []compose.Param{
+			{Name: "window", Type: compose.Size, Default: "50000", Doc: "unacknowledged bytes a sender may have towards each receiver", Min: 1, Max: 1 << 31},
+			{Name: "ack_thresh", Type: compose.Size, Default: "25000", Doc: "bytes a receiver counts before it acknowledges (at most window; see stacktool mflow-params)", Min: 1, Max: 1 << 31},
+			{Name: "overhead", Type: compose.Size, Default: "100", Doc: "bytes added to each message's payload size when it is weighed", Min: 0, Max: 1 << 20},
+			{Name: "hi_wmark", Type: compose.Int, Default: "100", Doc: "queued messages after which the application is told to hold off", Min: 1, Max: 1 << 20},
+			{Name: "stagger", Type: compose.Bool, Default: "on", Doc: "stagger the receivers' acknowledgements ack_thresh/(n-1) bytes apart"},
+		},
+		Needs: []compose.Property{compose.Reliable, compose.FIFO},
+		Gives: []compose.Property{compose.FlowControl},
+		New: func(p compose.Params) (stack.Layer, error) {
+			cfg := Config{
+				Window:    int64(p.Int("window")),
+				AckThresh: int64(p.Int("ack_thresh")),
+				Overhead:  int64(p.Int("overhead")),
+				HiWmark:   p.Int("hi_wmark"),
+				Stagger:   p.Bool("stagger"),
+			}
+			if err := cfg.Check(); err != nil {
+				return nil, err
+			}
+			return New(cfg), nil
+		},
+	})
+}
+
+// Check reports a configuration that cannot work.
+func (c Config) Check() error {
+	switch {
+	case c.Window <= 0:
+		return fmt.Errorf("mflow: window must be positive, got %d", c.Window)
+	case c.AckThresh <= 0:
+		return fmt.Errorf("mflow: ack_thresh must be positive, got %d", c.AckThresh)
+	case c.AckThresh > c.Window:
+		return fmt.Errorf("mflow: ack_thresh %d is larger than window %d: receivers would never acknowledge before the sender stops", c.AckThresh, c.Window)
+	case c.Overhead < 0:
+		return fmt.Errorf("mflow: overhead must not be negative, got %d", c.Overhead)
+	case c.HiWmark < 1:
+		return fmt.Errorf("mflow: hi_wmark must be at least 1, got %d", c.HiWmark)
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+package mflow
+
+import (
+	"encoding/binary"
+
+	"github.com/layercast/layercast/event"
+)
+
+// sender is this node's instance as the sender of one group.
+type sender struct {
+	g     event.GroupID
+	epoch uint32
+
+	nodes []event.NodeID         // slot -> receiver, in rotation (view) order
+	slot  map[event.NodeID]int32 // receiver -> slot
+	off   []int64                // each receiver's offset as last heard (or assigned)
+	// transit marks receivers that continue from the previous view and have
+	// not yet said they count in the current epoch; while any has not, the
+	// credits stay in their O(n) mode.
+	transit  []bool
+	nTransit int
+
+	cr credits
+	q  msgRing
+
+	held bool // the application was told to hold off
+
+	blocked      bool
+	blockedSince event.Time
+	blockedBy    event.NodeID
+}
+
+// reconfigure moves the sender to view v: departed receivers' credit is
+// dropped, continuing receivers keep theirs (with their queued
+// acknowledgements applied), new receivers start with a full window.
+func (l *Layer) reconfigure(s *sender, v *event.ViewInfo) {
+	self := l.Ctx.Self()
+	oldSlot, oldOff := s.slot, s.off
+	if s.cr.sent == 0 {
+		oldSlot = nil // nothing sent yet: every receiver starts afresh
+	}
+	var oldLimit []int64
+	if len(s.cr.limit) > 0 {
+		s.cr.slow()
+		oldLimit = append([]int64(nil), s.cr.limit...)
+	}
+	s.epoch = uint32(v.ID)
+	s.nodes = s.nodes[:0]
+	for _, n := range v.Members {
+		if n != self {
+			s.nodes = append(s.nodes, n)
+			l.receiverCounters(n)
+		}
+	}
+	m := len(s.nodes)
+	s.slot = make(map[event.NodeID]int32, m)
+	s.off = make([]int64, m)
+	s.transit = make([]bool, m)
+	s.nTransit = 0
+	limits := make([]int64, m)
+	for i, n := range s.nodes {
+		s.slot[n] = int32(i)
+		if j, ok := oldSlot[n]; ok {
+			// Continuing: it still counts the old epoch with its old
+			// offset until our first message of this view reaches it.
+			limits[i] = oldLimit[j]
+			s.off[i] = oldOff[j]
+			s.transit[i] = true
+			s.nTransit++
+			continue
+		}
+		off := int64(0)
+		if l.cfg.Stagger && m > 0 {
+			off = int64(i) * l.cfg.AckThresh / int64(m)
+		}
+		s.off[i] = off
+		limits[i] = s.cr.sent + l.cfg.Window + off
+	}
+	if s.blocked && s.slot != nil {
+		if _, ok := s.slot[s.blockedBy]; !ok {
+			l.unblock(s)
+		}
+	}
+	s.cr.noFast = s.nTransit > 0
+	s.cr.reset(limits)
+}
+
+// cast takes an application multicast: it leaves now if there is credit
+// for every receiver and nothing is queued, otherwise it queues.
+func (l *Layer) cast(s *sender, m *event.Message) {
+	cost := int64(m.Len()) + l.cfg.Overhead
+	if s.q.len() == 0 && l.fits(s, cost) {
+		l.transmit(s, m, cost)
+		return
+	}
+	l.creditWaits.Inc()
+	s.q.push(m, cost)
+	l.queued += int64(m.Len())
+	l.queuePeak.Max(int64(s.q.len()))
+	l.peakBuf.Max(l.queued)
+	l.pump(s)
+	if !s.held && s.q.len() >= l.cfg.HiWmark {
+		s.held = true
+		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: s.g})
+	}
+}
+
+// fits reports whether a message of that cost may leave now, and if not
+// notes which receiver holds the sender back.
+func (l *Layer) fits(s *sender, cost int64) bool {
+	lo, slot := s.cr.min()
+	credit := lo - s.cr.sent
+	// A message larger than window-ack_thresh could never fit once the
+	// least-credited receiver has less than ack_thresh unacknowledged (it
+	// would not acknowledge again): it leaves as soon as that is the case.
+	big := l.cfg.Window - l.cfg.AckThresh
+	if credit >= cost || (cost > big && credit >= big) {
+		if s.blocked {
+			l.unblock(s)
+		}
+		return true
+	}
+	l.block(s, s.nodes[slot])
+	return false
+}
+
+func (l *Layer) block(s *sender, by event.NodeID) {
+	now := l.Ctx.Now()
+	if s.blocked {
+		if s.blockedBy == by {
+			return
+		}
+		l.blockedNs[s.blockedBy].Add(int64(now - s.blockedSince))
+		l.creditWaitNs.Add(int64(now - s.blockedSince))
+	}
+	s.blocked, s.blockedSince, s.blockedBy = true, now, by
+	l.blocks[by].Inc()
+}
+
+func (l *Layer) unblock(s *sender) {
+	now := l.Ctx.Now()
+	d := int64(now - s.blockedSince)
+	if c := l.blockedNs[s.blockedBy]; c != nil {
+		c.Add(d)
+	}
+	l.creditWaitNs.Add(d)
+	s.blocked = false
+}
+
+// transmit sends one multicast, charging its cost.
+func (l *Layer) transmit(s *sender, m *event.Message, cost int64) {
+	h := m.Prepend(dataHeaderSize)
+	h[0] = tagData
+	binary.BigEndian.PutUint32(h[1:], s.epoch)
+	s.cr.sent += cost
+	l.casts.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: s.g, Msg: m})
+}
+
+// pump sends queued messages while credit lasts and resumes the
+// application once the queue has drained to half of hi_wmark.
+func (l *Layer) pump(s *sender) {
+	for s.q.len() > 0 {
+		m, cost := s.q.front()
+		if !l.fits(s, cost) {
+			break
+		}
+		s.q.pop()
+		l.queued -= int64(m.Len())
+		l.transmit(s, m, cost)
+	}
+	if s.held && s.q.len() <= l.cfg.HiWmark/2 {
+		s.held = false
+		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: s.g})
+	}
+}
+
+// acked applies an acknowledgement from receiver r.
+func (l *Layer) acked(r event.NodeID, a ack) {
+	s := l.send[a.group]
+	if s == nil {
+		return
+	}
+	i, ok := s.slot[r]
+	if !ok {
+		return // not a receiver in this view (it left)
+	}
+	if a.off != s.off[i] {
+		// The receiver keeps back a different offset than assumed (it
+		// moved to a new view, or placed itself differently).
+		s.cr.adjust(int(i), a.off-s.off[i])
+		s.off[i] = a.off
+	}
+	if s.transit[i] && a.epoch == s.epoch {
+		s.transit[i] = false
+		s.nTransit--
+		s.cr.noFast = s.nTransit > 0
+	}
+	s.cr.ack(int(i), a.amount)
+	l.pump(s)
+}
+
+// msgRing is the bounded queue of multicasts waiting for credit: at most
+// hi_wmark plus what the stack had already accepted when the application
+// was told to hold off. It grows only to a new peak.
+type msgRing struct {
+	msgs       []*event.Message
+	costs      []int64
+	head, size int
+}
+
+func (r *msgRing) len() int { return r.size }
+
+func (r *msgRing) push(m *event.Message, cost int64) {
+	if r.size == len(r.msgs) {
+		n := 2 * len(r.msgs)
+		if n == 0 {
+			n = 16
+		}
+		nm, nc := make([]*event.Message, n), make([]int64, n)
+		for i := 0; i < r.size; i++ {
+			j := (r.head + i) % len(r.msgs)
+			nm[i], nc[i] = r.msgs[j], r.costs[j]
+		}
+		r.msgs, r.costs, r.head = nm, nc, 0
+	}
+	j := (r.head + r.size) % len(r.msgs)
+	r.msgs[j], r.costs[j] = m, cost
+	r.size++
+}
+
+func (r *msgRing) front() (*event.Message, int64) { return r.msgs[r.head], r.costs[r.head] }
+
+func (r *msgRing) pop() (*event.Message, int64, bool) {
+	if r.size == 0 {
+		return nil, 0, false
+	}
+	m, c := r.msgs[r.head], r.costs[r.head]
+	r.msgs[r.head] = nil
+	r.head = (r.head + 1) % len(r.msgs)
+	r.size--
+	return m, c, true
+}
