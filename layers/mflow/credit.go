@@ -33,7 +33,7 @@ type credits struct {
 	// noFast keeps the O(n) mode (set by the sender while receivers are
 	// between views).
 	noFast bool
-	sent  int64
+	sent   int64
 }
 
 // reset starts a fresh instance for m receivers with the given initial

@@ -63,10 +63,10 @@ func parseAck(b []byte) (ack, error) {
 		return ack{}, errHeader
 	}
 	return ack{
-		sw:      b[0]&flagSwitch != 0,
-		group:   event.GroupID(binary.BigEndian.Uint32(b[1:])),
-		epoch:   binary.BigEndian.Uint32(b[5:]),
-		off:     int64(binary.BigEndian.Uint32(b[9:])),
-		amount:  int64(binary.BigEndian.Uint64(b[13:])),
+		sw:     b[0]&flagSwitch != 0,
+		group:  event.GroupID(binary.BigEndian.Uint32(b[1:])),
+		epoch:  binary.BigEndian.Uint32(b[5:]),
+		off:    int64(binary.BigEndian.Uint32(b[9:])),
+		amount: int64(binary.BigEndian.Uint64(b[13:])),
 	}, nil
 }
