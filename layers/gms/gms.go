@@ -271,8 +271,8 @@ func (l *Layer) update(m *wireMsg) {
 		}
 		// Groups we hold a view of but are no longer in: we were
 		// removed while the update saying so was lost.
-		for g, old := range l.views {
-			if !in[g] {
+		for _, g := range slices.Sorted(maps.Keys(l.views)) {
+			if old := l.views[g]; !in[g] {
 				gone := &event.ViewInfo{Group: g, ID: old.ID + 1, Left: []event.NodeID{self}}
 				for _, n := range old.Members {
 					if n != self {

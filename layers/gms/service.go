@@ -2,6 +2,8 @@ package gms
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/layercast/layercast/event"
@@ -161,7 +163,9 @@ func (s *Service) Next() event.Time {
 
 // Tick runs the failure detector and installs pending changes that are due.
 func (s *Service) Tick(now event.Time) {
-	for _, l := range s.lists {
+	// In timeout order, so that runs repeat exactly.
+	for _, d := range slices.Sorted(maps.Keys(s.lists)) {
+		l := s.lists[d]
 		for l.head != nil && now >= l.head.heard.Add(l.head.timeout) {
 			p := l.head
 			s.stats.Failed++
