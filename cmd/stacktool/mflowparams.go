@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/layers/mflow"
+)
+
+func init() {
+	commands = append(commands, &cli.Command{
+		Name:  "mflow-params",
+		Usage: "the largest mflow ack_thresh that adds no latency, and the efficiency it gives",
+		Description: "MFLOW section 3: with n processes, one sender multicasting --size-byte messages (as mflow\n" +
+			"weighs them: payload plus overhead) at --rate messages per second, a delay --delay (propagation\n" +
+			"plus interrupt and service time) and a receiver window of --window bytes, acknowledgements come\n" +
+			"back before the window fills when ack_thresh <= window - 2*delay*size*rate (equation 6); the\n" +
+			"efficiency (application messages over all messages) at that threshold is equation 7.\n" +
+			"Example: stacktool mflow-params --n 10 --size 1000 --rate 1000 --delay 2ms --window 50KB",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "n", Usage: "processes in the group (at least 2)"},
+			&cli.StringFlag{Name: "size", Usage: "message size in bytes, e.g. 1100 or 1KB"},
+			&cli.StringFlag{Name: "rate", Usage: "the sender's messages per second"},
+			&cli.StringFlag{Name: "delay", Usage: "typical one-way delay ε with a unit, e.g. 2ms"},
+			&cli.StringFlag{Name: "window", Usage: "receiver window in bytes, e.g. 50000 or 50KB", Value: "50000"},
+		},
+		Action: func(c *cli.Context) error {
+			for _, f := range []string{"n", "size", "rate", "delay"} {
+				if !c.IsSet(f) {
+					return fmt.Errorf("--%s is required (see 'stacktool mflow-params --help')", f)
+				}
+			}
+			w, err := parseWorkload(c.String("n"), c.String("size"), c.String("rate"), c.String("delay"), c.String("window"))
+			if err != nil {
+				return err
+			}
+			return printMflowParams(c.App.Writer, w)
+		},
+	})
+}
+
+// parseWorkload reads the flags; every error names the flag.
+func parseWorkload(n, size, rate, delay, window string) (mflow.Workload, error) {
+	var w mflow.Workload
+	nn, err := strconv.Atoi(strings.TrimSpace(n))
+	if err != nil {
+		return w, fmt.Errorf("--n wants a whole number of processes, got %q", n)
+	}
+	sz, err := compose.ParseSize(size)
+	if err != nil {
+		return w, fmt.Errorf("--size: %v", err)
+	}
+	r, err := strconv.ParseFloat(strings.TrimSpace(rate), 64)
+	if err != nil {
+		return w, fmt.Errorf("--rate wants messages per second, got %q", rate)
+	}
+	d, err := compose.ParseDuration(strings.TrimSpace(delay))
+	if err != nil {
+		return w, fmt.Errorf("--delay: %v", err)
+	}
+	win, err := compose.ParseSize(window)
+	if err != nil {
+		return w, fmt.Errorf("--window: %v", err)
+	}
+	w = mflow.Workload{N: nn, Size: float64(sz), Rate: r, Delay: d, Window: float64(win)}
+	if err := w.Validate(); err != nil {
+		return w, fmt.Errorf("--%s", err)
+	}
+	return w, nil
+}
+
+func printMflowParams(out io.Writer, w mflow.Workload) error {
+	inFlight := w.Window - mflow.MaxAckThresh(w)
+	t := mflow.MaxAckThresh(w)
+	if t < 1 {
+		return fmt.Errorf("no ack_thresh avoids delay: in a round trip (2 x %v) the sender sends %.0f bytes, more than the %.0f-byte window; use a window above %.0f bytes or a lower rate",
+			w.Delay, inFlight, w.Window, inFlight)
+	}
+	thresh := int64(t)
+	eff := mflow.MaxEfficiency(w)
+	fmt.Fprintf(out, "ack_thresh  %d bytes   (equation 6: window %.0f - 2 x %v x %.0f B x %g/s)\n", thresh, w.Window, w.Delay, w.Size, w.Rate)
+	fmt.Fprintf(out, "efficiency  %.4f        (equation 7: %.3f acknowledgements per application message)\n", eff, mflow.AcksPerMsg(w.N, w.Size, float64(thresh)))
+	fmt.Fprintf(out, "Each of the %d receivers acknowledges every %d bytes; the sender can keep sending for %v after that, "+
+		"long enough for the acknowledgement's round trip (%v), so mflow adds no latency. Spec: mflow(window=%.0f, ack_thresh=%d)\n",
+		w.N-1, thresh, time.Duration((w.Window-float64(thresh))/(w.Size*w.Rate)*float64(time.Second)).Round(time.Microsecond), 2*w.Delay, w.Window, thresh)
+	return nil
+}
