@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/layercast/layercast/layers/mflow"
-
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/layercast/layercast/layers/mflow"
 )
 
 func TestMflowParams(t *testing.T) {
