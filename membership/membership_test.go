@@ -305,3 +305,33 @@ func TestViewNumbersAndChanges(t *testing.T) {
 		t.Fatalf("Updates after Remove(1) = %+v", us)
 	}
 }
+
+// BenchmarkIndexChange is one node joining (then leaving) a group in an
+// index of 1,000 nodes in 10,000 groups, 50 groups each: the change, the
+// commit and the per-node updates.
+func BenchmarkIndexChange(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	x := NewIndex()
+	for n := 1; n <= 1000; n++ {
+		for _, g := range rng.Perm(10000)[:50] {
+			x.Join(event.NodeID(n), event.GroupID(g+1))
+		}
+	}
+	x.Commit()
+	var g event.GroupID = 1
+	for x.View(g) == nil || x.View(g).Has(500) {
+		g++
+	}
+	updated := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%2 == 0 {
+			x.Join(500, g)
+		} else {
+			x.Leave(500, g)
+		}
+		updated += len(x.Updates(x.Commit()))
+	}
+	b.ReportMetric(float64(updated)/float64(b.N), "nodes_updated/op")
+}

@@ -1,0 +1,281 @@
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// netns is a network namespace with only loopback, multicast routed on it,
+// created for one test and deleted after it.
+type netns struct{ name string }
+
+func newNetns(t *testing.T) *netns {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs the ip command (iproute2) to create a network namespace")
+	}
+	ns := &netns{name: fmt.Sprintf("lcgms%d", os.Getpid())}
+	if out, err := exec.Command("ip", "netns", "add", ns.name).CombinedOutput(); err != nil {
+		t.Skipf("cannot create a network namespace: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns.name).Run() })
+	for _, args := range [][]string{
+		{"link", "set", "lo", "up"},
+		{"link", "set", "lo", "multicast", "on"},
+		{"route", "add", "224.0.0.0/4", "dev", "lo"},
+	} {
+		if out, err := ns.command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v in %s: %v: %s", args, ns.name, err, out)
+		}
+	}
+	return ns
+}
+
+// command runs name inside the namespace (ip netns exec execs it, so the
+// process's PID is the command's own).
+func (ns *netns) command(name string, args ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", ns.name, name}, args...)...)
+}
+
+var (
+	buildOnce sync.Once
+	toolPath  string
+	buildErr  error
+)
+
+// stacktool builds the command once per test binary.
+func stacktool(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "stacktool")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		toolPath = filepath.Join(dir, "stacktool")
+		out, err := exec.Command("go", "build", "-o", toolPath, "../cmd/stacktool").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return toolPath
+}
+
+// proc is a child process whose output lines are kept.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  []string
+	done chan struct{}
+	err  error
+}
+
+func start(t *testing.T, name string, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	r, w := io.Pipe()
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out = append(p.out, sc.Text())
+			p.mu.Unlock()
+		}
+	}()
+	go func() {
+		p.err = cmd.Wait()
+		w.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill() // our own child, by PID
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("%s output:\n%s", p.name, strings.Join(p.lines(), "\n"))
+		}
+	})
+	return p
+}
+
+func (p *proc) lines() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.out...)
+}
+
+// waitFor waits until a line matches re, and returns its submatches.
+func (p *proc) waitFor(t *testing.T, re *regexp.Regexp, d time.Duration, what string) []string {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		for _, l := range p.lines() {
+			if m := re.FindStringSubmatch(l); m != nil {
+				return m
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited (%v) before %s", p.name, p.err, what)
+		default:
+		}
+	}
+	t.Fatalf("%s: no %s within %v", p.name, what, d)
+	return nil
+}
+
+// lastMatch returns the submatches of the last line matching re.
+func (p *proc) lastMatch(re *regexp.Regexp) []string {
+	ls := p.lines()
+	for i := len(ls) - 1; i >= 0; i-- {
+		if m := re.FindStringSubmatch(ls[i]); m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
+var (
+	viewLine      = regexp.MustCompile(`^view (\S+)#(\d+) members \[([^\]]*)\]`)
+	deliveredLine = regexp.MustCompile(`^delivered (\d+) messages`)
+)
+
+// TestGMSOverUDP is issue 3's multi-process check: a gms process and four
+// node processes over UDP in a network namespace; one node is killed with
+// SIGKILL; the others install the view without it and keep delivering.
+func TestGMSOverUDP(t *testing.T) {
+	ns := newNetns(t)
+	bin := stacktool(t)
+	const svcAddr = "127.0.0.1:7400"
+	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s"))
+	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
+	nodes := map[int]*proc{}
+	for i := 1; i <= 4; i++ {
+		nodes[i] = start(t, fmt.Sprintf("node%d", i), ns.command(bin, "node",
+			"--spec", "../specs/gms.stack", "--gms", svcAddr, "--join", "news,sports",
+			"--id", strconv.Itoa(i), "--listen", fmt.Sprintf("127.0.0.1:%d", 7400+i), "--cast", "50", "--report", "200ms"))
+	}
+	full := regexp.MustCompile(`^view (news|sports)#\d+ members \[n1 n2 n3 n4\]`)
+	for i := 1; i <= 4; i++ {
+		nodes[i].waitFor(t, full, 15*time.Second, "view with all four nodes")
+	}
+	// Let traffic flow, then kill node 4 outright.
+	time.Sleep(500 * time.Millisecond)
+	if err := nodes[4].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill node4 (pid %d): %v", nodes[4].cmd.Process.Pid, err)
+	}
+	killed := time.Now()
+	without := regexp.MustCompile(`^view (news|sports)#\d+ members \[n1 n2 n3\] .*left \[n4\]`)
+	for i := 1; i <= 3; i++ {
+		nodes[i].waitFor(t, without, 10*time.Second, "view without n4")
+	}
+	t.Logf("survivors installed the view without n4 %v after SIGKILL (fd_timeout 1s, view_interval 100ms)", time.Since(killed).Round(time.Millisecond))
+	svc.waitFor(t, regexp.MustCompile(`n4 failed`), time.Second, "failure report")
+	// They keep delivering: each survivor's delivery count grows.
+	before := map[int]int{}
+	for i := 1; i <= 3; i++ {
+		m := nodes[i].lastMatch(deliveredLine)
+		if m == nil {
+			t.Fatalf("node%d printed no delivery count", i)
+		}
+		before[i], _ = strconv.Atoi(m[1])
+	}
+	time.Sleep(time.Second)
+	for i := 1; i <= 3; i++ {
+		m := nodes[i].lastMatch(deliveredLine)
+		after, _ := strconv.Atoi(m[1])
+		// Two other survivors cast 50 msgs/s (over both groups): about
+		// 100 deliveries in a second; ask for half of that.
+		if after-before[i] < 50 {
+			t.Errorf("node%d delivered %d messages in the second after the view change, want at least 50", i, after-before[i])
+		}
+	}
+	// Stop cleanly on SIGTERM.
+	for i := 1; i <= 3; i++ {
+		nodes[i].cmd.Process.Signal(syscall.SIGTERM)
+	}
+	svc.cmd.Process.Signal(syscall.SIGINT)
+	for name, p := range map[string]*proc{"node1": nodes[1], "node2": nodes[2], "node3": nodes[3], "gms": svc} {
+		select {
+		case <-p.done:
+			if p.err != nil {
+				t.Errorf("%s exited with %v after a stop signal, want a clean exit", name, p.err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s did not stop within 5s of a stop signal", name)
+		}
+	}
+}
+
+// TestGMSBadInput: bad group names, a gms address that does not answer, and
+// a malformed membership packet give clear errors and no panic.
+func TestGMSBadInput(t *testing.T) {
+	ns := newNetns(t)
+	bin := stacktool(t)
+	run := func(args ...string) (string, error) {
+		cmd := ns.command(bin, args...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty group", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7500", "--join", "news,,sports", "--id", "1"}, "group name is empty"},
+		{"long group", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7500", "--join", strings.Repeat("x", 300), "--id", "1"}, "at most 200"},
+		{"no answer", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7599", "--join", "news", "--id", "1", "--wait", "1s"}, "did not answer"},
+		{"bad gms address", []string{"node", "--spec", "../specs/gms.stack", "--gms", "nowhere:x", "--join", "news", "--id", "1"}, "--gms"},
+		{"no gms listen", []string{"gms"}, "--listen"},
+	}
+	for _, c := range cases {
+		out, err := run(c.args...)
+		if err == nil {
+			t.Errorf("%s: stacktool %v succeeded, want an error", c.name, c.args)
+		}
+		if !strings.Contains(out, c.want) || strings.Contains(out, "panic") || strings.Count(strings.TrimSpace(out), "\n") > 2 {
+			t.Errorf("%s: stacktool %v printed %q, want a short error mentioning %q", c.name, c.args, out, c.want)
+		}
+	}
+	// A malformed membership packet to a running service: counted and
+	// reported, the service keeps serving.
+	const svcAddr = "127.0.0.1:7501"
+	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr))
+	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash to send a raw UDP packet")
+	}
+	// A valid 10-byte frame (version 1, kind membership, group 0, source
+	// n5) followed by bytes that are not a membership message.
+	garbage := `printf '\x10\x10\x00\x00\x00\x00\x00\x00\x00\x05\xc1\xff\x93garbage' > /dev/udp/127.0.0.1/7501`
+	if out, err := ns.command("bash", "-c", garbage).CombinedOutput(); err != nil {
+		t.Fatalf("sending garbage: %v: %s", err, out)
+	}
+	svc.waitFor(t, regexp.MustCompile(`malformed`), 5*time.Second, "malformed packet report")
+	node := start(t, "node1", ns.command(bin, "node", "--spec", "../specs/gms.stack", "--gms", svcAddr, "--join", "news", "--id", "1", "--listen", "127.0.0.1:7502"))
+	node.waitFor(t, regexp.MustCompile(`^view news#\d+ members \[n1\]`), 10*time.Second, "view after the garbage")
+}
