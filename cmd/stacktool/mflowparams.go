@@ -16,12 +16,14 @@ import (
 func init() {
 	commands = append(commands, &cli.Command{
 		Name:  "mflow-params",
-		Usage: "the largest mflow ack_thresh that adds no latency, and the efficiency it gives",
+		Usage: "the largest mflow ack_thresh that adds no latency (equation 6), and its efficiency (equation 7)",
 		Description: "MFLOW section 3: with n processes, one sender multicasting --size-byte messages (as mflow\n" +
 			"weighs them: payload plus overhead) at --rate messages per second, a delay --delay (propagation\n" +
 			"plus interrupt and service time) and a receiver window of --window bytes, acknowledgements come\n" +
-			"back before the window fills when ack_thresh <= window - 2*delay*size*rate (equation 6); the\n" +
-			"efficiency (application messages over all messages) at that threshold is equation 7.\n" +
+			"back before the window fills when ack_thresh <= window - 2*delay*size*rate (equation 6). The\n" +
+			"threshold printed is that bound less one message (an acknowledgement goes with the first message\n" +
+			"past the threshold, so it can be one message late: the paper's footnote 1), with its efficiency\n" +
+			"(application messages over all messages, equation 3) and equation 7's bound.\n" +
 			"Example: stacktool mflow-params --n 10 --size 1000 --rate 1000 --delay 2ms --window 50KB",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "n", Usage: "processes in the group (at least 2)"},
@@ -76,18 +78,20 @@ func parseWorkload(n, size, rate, delay, window string) (mflow.Workload, error) 
 }
 
 func printMflowParams(out io.Writer, w mflow.Workload) error {
-	inFlight := w.Window - mflow.MaxAckThresh(w)
-	t := mflow.MaxAckThresh(w)
+	bound := mflow.MaxAckThresh(w)
+	inFlight := w.Window - bound
+	t := mflow.SafeAckThresh(w)
 	if t < 1 {
-		return fmt.Errorf("no ack_thresh avoids delay: in a round trip (2 x %v) the sender sends %.0f bytes, more than the %.0f-byte window; use a window above %.0f bytes or a lower rate",
-			w.Delay, inFlight, w.Window, inFlight)
+		return fmt.Errorf("no ack_thresh avoids delay: in a round trip (2 x %v) the sender sends %.0f bytes, and one more message makes %.0f, at least the %.0f-byte window; use a window above %.0f bytes or a lower rate",
+			w.Delay, inFlight, inFlight+w.Size, w.Window, inFlight+w.Size)
 	}
 	thresh := int64(t)
-	eff := mflow.MaxEfficiency(w)
-	fmt.Fprintf(out, "ack_thresh  %d bytes   (equation 6: window %.0f - 2 x %v x %.0f B x %g/s)\n", thresh, w.Window, w.Delay, w.Size, w.Rate)
-	fmt.Fprintf(out, "efficiency  %.4f        (equation 7: %.3f acknowledgements per application message)\n", eff, mflow.AcksPerMsg(w.N, w.Size, float64(thresh)))
-	fmt.Fprintf(out, "Each of the %d receivers acknowledges every %d bytes; the sender can keep sending for %v after that, "+
-		"long enough for the acknowledgement's round trip (%v), so mflow adds no latency. Spec: mflow(window=%.0f, ack_thresh=%d)\n",
+	fmt.Fprintf(out, "ack_thresh  %d bytes   (equation 6: window - 2 x %v x %.0f B x %g/s = %.0f, less one %.0f-byte message)\n",
+		thresh, w.Delay, w.Size, w.Rate, bound, w.Size)
+	fmt.Fprintf(out, "efficiency  %.4f        (equation 3 at that ack_thresh, %.3f acks per message; equation 7's bound: %.4f)\n",
+		mflow.Efficiency(w.N, w.Size, float64(thresh)), mflow.AcksPerMsg(w.N, w.Size, float64(thresh)), mflow.MaxEfficiency(w))
+	fmt.Fprintf(out, "Each of the %d receivers acknowledges every %d bytes; the sender can go on for %v after that, as long as the "+
+		"acknowledgement's round trip (%v) plus one message, so mflow adds no latency. Spec: mflow(window=%.0f, ack_thresh=%d)\n",
 		w.N-1, thresh, time.Duration((w.Window-float64(thresh))/(w.Size*w.Rate)*float64(time.Second)).Round(time.Microsecond), 2*w.Delay, w.Window, thresh)
 	return nil
 }

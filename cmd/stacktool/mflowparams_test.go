@@ -17,7 +17,7 @@ func TestMflowParams(t *testing.T) {
 	if err := printMflowParams(&out, w); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ack_thresh  46000 bytes", "efficiency  0.8364", "ack_thresh=46000"} {
+	for _, want := range []string{"ack_thresh  45000 bytes", "= 46000, less one 1000-byte message", "efficiency  0.8333", "equation 7's bound: 0.8364", "ack_thresh=45000"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("mflow-params output lacks %q:\n%s", want, out.String())
 		}

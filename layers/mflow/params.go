@@ -43,6 +43,16 @@ func MaxAckThresh(w Workload) float64 {
 	return w.Window - 2*w.Delay.Seconds()*w.Size*w.Rate
 }
 
+// SafeAckThresh is equation 6 less one message: the acknowledgement is sent
+// with the first message that takes a receiver's count past ack_thresh, so
+// it can come up to one message late, and the sender's remaining credit is
+// up to one message less than window - ack_thresh (the paper's footnote 1).
+// At this threshold the acknowledgements are back in time whatever the
+// message boundaries; it is what stacktool mflow-params recommends.
+func SafeAckThresh(w Workload) float64 {
+	return MaxAckThresh(w) - w.Size
+}
+
 // Efficiency is equation 3: the fraction of messages that are application
 // messages when every receiver acknowledges every ackThresh bytes.
 func Efficiency(n int, size, ackThresh float64) float64 {
