@@ -96,10 +96,11 @@ func (c *cluster) addNode(id event.NodeID, cfg Config) {
 
 var viewID uint64
 
+// install gives every node the new view (members and those left out).
 func (c *cluster) install(members []event.NodeID) {
 	viewID++
 	v := &event.ViewInfo{Group: c.g, ID: viewID, Members: append([]event.NodeID(nil), members...)}
-	for _, id := range members {
+	for _, id := range c.ids {
 		c.stacks[id].InstallView(v)
 	}
 }

@@ -185,18 +185,30 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 	if !ok {
 		return // not a receiver in this view (it left)
 	}
+	if !s.transit[i] && a.epoch != s.epoch {
+		// Counted in an earlier view by a receiver that is new in this
+		// one (it started here with a full window): never charged to it.
+		return
+	}
 	if a.off != s.off[i] {
 		// The receiver keeps back a different offset than assumed (it
 		// moved to a new view, or placed itself differently).
 		s.cr.adjust(int(i), a.off-s.off[i])
 		s.off[i] = a.off
 	}
+	amount := a.amount
+	if a.sw && !s.transit[i] {
+		// A receiver new in this view started with a full window at our
+		// switch point; what it counted of earlier views was never
+		// charged to it here.
+		amount = 0
+	}
 	if s.transit[i] && a.epoch == s.epoch {
 		s.transit[i] = false
 		s.nTransit--
 		s.cr.noFast = s.nTransit > 0
 	}
-	s.cr.ack(int(i), a.amount)
+	s.cr.ack(int(i), amount)
 	l.pump(s)
 }
 
