@@ -19,6 +19,14 @@
 // offset = r' * ack_thresh / (n-1). Everything happens on sends and
 // receipts: no timers, and nothing is sent while no application sends.
 //
+// What a receiver can have to hold: at most window weighted bytes that it
+// has not yet taken in, once it has acknowledged for the first time; before
+// that, window + its offset (the stagger hands the later receivers' first
+// acknowledgements that much later). A message larger than window -
+// ack_thresh is let through once the least-credited receiver has less than
+// ack_thresh outstanding (otherwise it could never fit), so for such
+// messages the bound is ack_thresh plus the message.
+//
 // Flow-controlled multicasts carry a 5-byte header (a tag and the sender's
 // view epoch) so that, across a view change, each receiver closes its count
 // of the old view at exactly the sender's switch point and returns what it
@@ -312,6 +320,9 @@ func (l *Layer) Close() {
 }
 
 func (l *Layer) close(s *sender) {
+	if s.blocked {
+		l.unblock(s)
+	}
 	for {
 		m, _, ok := s.q.pop()
 		if !ok {

@@ -208,3 +208,60 @@ func TestManyViewChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeMessages: messages larger than window - ack_thresh could never
+// fit in the credit left once the least-credited receiver stops
+// acknowledging; each leaves as soon as that receiver has less than
+// ack_thresh outstanding, so nothing deadlocks.
+func TestLargeMessages(t *testing.T) {
+	cfg := DefaultConfig()
+	c := newCluster(t, 4, cfg, time.Millisecond)
+	sent := c.castEvery(1, 40000, 200, time.Millisecond, 0)
+	c.net.Run(2 * time.Second)
+	if *sent != 200 || c.got != 3*200 {
+		t.Fatalf("sent %d, delivered %d of 40 KB messages; want 200, 600", *sent, c.got)
+	}
+}
+
+// TestMalformedInput feeds random and truncated mflow headers from below:
+// each is dropped and counted, nothing panics, and the layer keeps working.
+func TestMalformedInput(t *testing.T) {
+	c := newCluster(t, 3, DefaultConfig(), time.Millisecond)
+	st := c.stacks[1]
+	inputs := [][]byte{nil, {}, {tagData}, {tagData, 0, 0}, {tagAck}, {tagAck, 1, 2, 3}, {0}, {99, 1, 2}, make([]byte, ackSize+3)}
+	inputs[len(inputs)-1][0] = tagAck
+	for i := 0; i < 200; i++ {
+		b := make([]byte, 1+i%30)
+		for j := range b {
+			b[j] = byte(i*31 + j*7)
+		}
+		// Keep them malformed: a bad tag, an ack of the wrong length, or
+		// a data header cut short (a valid header is not malformed).
+		switch i % 3 {
+		case 0:
+			b[0] = byte(4 + i%250)
+		case 1:
+			b[0] = tagAck
+			if len(b) == ackSize {
+				b = b[:5]
+			}
+		case 2:
+			b[0] = tagData
+			b = b[:min(len(b), dataHeaderSize-1)]
+		}
+		inputs = append(inputs, b)
+	}
+	for _, in := range inputs {
+		for _, k := range []event.Kind{event.Cast, event.Send} {
+			st.Inject(st.NumLayers()-1, true, event.Event{Kind: k, Group: c.g, Peer: 2, Msg: st.Layer(0).(*Layer).Ctx.Pool().FromBytes(in)})
+		}
+	}
+	if c.counter(1, "malformed") == 0 {
+		t.Fatal("no malformed input counted")
+	}
+	c.castEvery(1, 100, 10, time.Millisecond, c.net.Now())
+	c.net.Run(100 * time.Millisecond)
+	if c.delivered[2][1] != 10 || c.delivered[3][1] != 10 {
+		t.Fatalf("after malformed input: delivered %d and %d of 10", c.delivered[2][1], c.delivered[3][1])
+	}
+}
