@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/experiment"
+)
+
+func init() {
+	commands = append(commands, &cli.Command{
+		Name:      "run",
+		Usage:     "run one stack under one scenario and report the metrics",
+		ArgsUsage: "SPEC|FILE",
+		Description: "Runs the stack on every node of the scenario (the simulator by default) and reports\n" +
+			"deliveries, order, latency, loss and recovery, overhead and buffers. Flags may follow the spec.\n" +
+			"Example: stacktool run specs/baseline.stack --loss uniform:5% --duration 10s",
+		Flags:  scenarioFlags(),
+		Action: func(c *cli.Context) error { return runCmd(c, false) },
+	})
+}
+
+// extraBool are the boolean flags shared by run and compare.
+var extraBool = []struct{ name, usage string }{
+	{"json", "print JSON (run: one object, compare: an array) instead of the table"},
+	{"no-wall", "leave wall-clock time out of the output (zero in JSON) so runs compare byte for byte"},
+	{"progress", "show the progress line on stderr even when it is not a terminal"},
+}
+
+// scenarioFlags is the flag set run and compare share: every scenario key
+// (experiment.Keys), --scenario, --network and the output switches.
+func scenarioFlags() []cli.Flag {
+	def := experiment.Default()
+	defaults := map[string]string{
+		"nodes": fmt.Sprint(def.Nodes), "groups-per-node": fmt.Sprint(def.GroupsPerNode),
+		"group-size": fmt.Sprint(def.GroupSize), "senders": "all", "rate": def.RateText(),
+		"msg-size": fmt.Sprint(def.MsgSize), "duration": def.Duration.String(), "drain": def.Drain.String(),
+		"loss": def.Loss, "latency": def.Latency.String(), "jitter": def.Jitter.String(),
+		"seed": fmt.Sprint(def.Seed), "max-burst": fmt.Sprint(def.MaxBurst),
+	}
+	var fs []cli.Flag
+	for _, k := range experiment.Keys {
+		if k.Repeatable {
+			fs = append(fs, &cli.StringSliceFlag{Name: k.Name, Usage: k.Usage})
+			continue
+		}
+		fs = append(fs, &cli.StringFlag{Name: k.Name, Usage: k.Usage, Value: defaults[k.Name]})
+	}
+	fs = append(fs,
+		&cli.StringFlag{Name: "scenario", Usage: "scenario file (key: value lines, same keys as these flags); flags given override it"},
+		&cli.StringFlag{Name: "network", Value: "sim", Usage: "network: " + strings.Join(experiment.NetworkNames(), ", ")},
+	)
+	for _, b := range extraBool {
+		fs = append(fs, &cli.BoolFlag{Name: b.name, Usage: b.usage})
+	}
+	return fs
+}
+
+// options are the parsed command line of run or compare.
+type options struct {
+	args     []string
+	values   map[string][]string // string flags given, in order
+	bools    map[string]bool
+	scenario experiment.Scenario
+	network  string
+}
+
+// parseOptions collects the flags cli parsed (those before the first
+// argument) and parses the rest, so flags may also follow the spec (the Go
+// flag package stops at the first argument).
+func parseOptions(c *cli.Context) (*options, error) {
+	o := &options{values: map[string][]string{}, bools: map[string]bool{}}
+	strs := []string{"scenario", "network"}
+	for _, k := range experiment.Keys {
+		strs = append(strs, k.Name)
+	}
+	for _, name := range strs {
+		if !c.IsSet(name) {
+			continue
+		}
+		if name == "fault" {
+			o.values[name] = append(o.values[name], c.StringSlice(name)...)
+		} else {
+			o.values[name] = append(o.values[name], c.String(name))
+		}
+	}
+	for _, b := range extraBool {
+		o.bools[b.name] = c.Bool(b.name)
+	}
+	set := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
+	set.SetOutput(io.Discard)
+	for _, name := range strs {
+		set.Func(name, "", func(v string) error { o.values[name] = append(o.values[name], v); return nil })
+	}
+	for _, b := range extraBool {
+		set.BoolFunc(b.name, "", func(string) error { o.bools[b.name] = true; return nil })
+	}
+	rest := c.Args().Slice()
+	for len(rest) > 0 {
+		if err := set.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, cli.ShowCommandHelp(c, c.Command.Name)
+			}
+			return nil, fmt.Errorf("%v (see 'stacktool %s --help')", err, c.Command.Name)
+		}
+		rest = set.Args()
+		if len(rest) > 0 {
+			if rest[0] == "--" {
+				o.args = append(o.args, rest[1:]...)
+				break
+			}
+			o.args = append(o.args, rest[0])
+			rest = rest[1:]
+		}
+	}
+
+	sc := experiment.Default()
+	if f := last(o.values["scenario"]); f != "" {
+		if err := sc.LoadFile(f); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range experiment.Keys {
+		vs, ok := o.values[k.Name]
+		if !ok {
+			continue
+		}
+		if k.Repeatable {
+			sc.Faults = nil // flags replace the file's list
+			for _, v := range vs {
+				if err := sc.Set(k.Name, v); err != nil {
+					return nil, fmt.Errorf("--%v", err)
+				}
+			}
+			continue
+		}
+		if err := sc.Set(k.Name, last(vs)); err != nil {
+			return nil, fmt.Errorf("--%v", err)
+		}
+	}
+	if err := sc.Check(); err != nil {
+		return nil, err
+	}
+	o.scenario = sc
+	o.network = last(o.values["network"])
+	if o.network == "" {
+		o.network = "sim"
+	}
+	if _, ok := experiment.Networks[o.network]; !ok {
+		return nil, fmt.Errorf("--network: unknown network %q; choose one of: %s", o.network, strings.Join(experiment.NetworkNames(), ", "))
+	}
+	return o, nil
+}
+
+func last(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[len(vs)-1]
+}
+
+// loadSpec reads and checks one spec (a spec string or a .stack file).
+func loadSpec(arg string) (*compose.Spec, error) {
+	if strings.TrimSpace(arg) == "" {
+		return nil, fmt.Errorf("empty spec: give a spec such as 'fifo : reliable' or a .stack file")
+	}
+	sp, err := compose.Load(arg)
+	if err != nil {
+		return nil, err
+	}
+	if err := compose.Check(sp); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+func runCmd(c *cli.Context, compare bool) error {
+	o, err := parseOptions(c)
+	if err != nil || o == nil {
+		return err
+	}
+	switch {
+	case len(o.args) == 0 && compare:
+		return fmt.Errorf("compare needs at least one spec: stacktool compare SPEC|FILE... [flags]")
+	case len(o.args) == 0:
+		return fmt.Errorf("run needs a spec: stacktool run SPEC|FILE [flags]")
+	case len(o.args) > 1 && !compare:
+		return fmt.Errorf("run takes one spec, got %d (%s); use compare for several", len(o.args), strings.Join(o.args, ", "))
+	}
+	var specs []*compose.Spec
+	for _, a := range o.args {
+		sp, err := loadSpec(a)
+		if err != nil {
+			return err
+		}
+		specs = append(specs, sp)
+	}
+	out := c.App.Writer
+	if out == nil {
+		out = os.Stdout
+	}
+	errw := c.App.ErrWriter
+	if errw == nil {
+		errw = os.Stderr
+	}
+	show := o.bools["progress"] || isTerminal(errw)
+	var reps []*experiment.Report
+	for i, sp := range specs {
+		var p experiment.Progress
+		if show {
+			label := ""
+			if compare {
+				label = fmt.Sprintf("[%d/%d] ", i+1, len(specs))
+			}
+			p = progressLine(errw, label)
+		}
+		r, err := experiment.Run(context.Background(), o.network, sp, o.scenario, p)
+		if show {
+			fmt.Fprint(errw, "\r\033[K")
+		}
+		if err != nil {
+			if compare {
+				return fmt.Errorf("%s: %w", sp.String(), err)
+			}
+			return err
+		}
+		if o.bools["no-wall"] {
+			r = r.Mask()
+		}
+		reps = append(reps, r)
+	}
+	if o.bools["json"] {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if compare {
+			return enc.Encode(reps)
+		}
+		return enc.Encode(reps[0])
+	}
+	return experiment.WriteTable(out, reps, !o.bools["no-wall"])
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine prints a progress line, overwritten in place, once the run
+// has taken a second of wall time, at most five times a second.
+func progressLine(w io.Writer, label string) experiment.Progress {
+	start := time.Now()
+	var lastPrint time.Time
+	var lastEvents int64
+	return func(p experiment.ProgressInfo) {
+		now := time.Now()
+		if now.Sub(start) < time.Second || now.Sub(lastPrint) < 200*time.Millisecond {
+			return
+		}
+		rate := 0.0
+		if !lastPrint.IsZero() {
+			rate = float64(p.Events-lastEvents) / now.Sub(lastPrint).Seconds()
+		} else {
+			rate = float64(p.Events) / now.Sub(start).Seconds()
+		}
+		lastPrint, lastEvents = now, p.Events
+		pc := 100 * p.Done.Seconds() / max(p.Total.Seconds(), 1e-9)
+		fmt.Fprintf(w, "\r\033[K%s%5.1f%% of %v virtual, %.2fM events/s", label, pc, p.Total, rate/1e6)
+	}
+}

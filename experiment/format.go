@@ -1,0 +1,143 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// row is one line of the human table: a label with its unit and one value
+// per report.
+type row struct {
+	label string
+	value func(r *Report) string
+}
+
+func i64(v int64) string      { return strconv.FormatInt(v, 10) }
+func f3(v float64) string     { return strconv.FormatFloat(v, 'f', 3, 64) }
+func f1(v float64) string     { return strconv.FormatFloat(v, 'f', 1, 64) }
+func yesNo(b bool) string     { return map[bool]string{true: "yes", false: "NO"}[b] }
+func pct(a, b int64) string   { return f1(100 * float64(a) / float64(max(b, 1))) }
+func kb(v int64) string       { return f1(float64(v) / 1024) }
+func pair(a, b string) string { return a + " / " + b }
+
+func mechanisms(reps []*Report) []string {
+	set := map[string]bool{}
+	for _, r := range reps {
+		for m := range r.Loss.RecoveredBy {
+			set[m] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func rows(reps []*Report) []row {
+	rs := []row{
+		{"simulated time (s)", func(r *Report) string { return f3(r.SimSeconds) }},
+		{"messages sent", func(r *Report) string { return i64(r.MessagesSent) }},
+		{"offered load (msgs/s, all senders)", func(r *Report) string { return f1(r.OfferedMsgsPerS) }},
+		{"deliveries / expected", func(r *Report) string { return pair(i64(r.Deliveries), i64(r.DeliveriesExpected)) }},
+		{"every member delivered every message", func(r *Report) string { return yesNo(r.DeliveredAll) }},
+		{"duplicates", func(r *Report) string { return i64(r.Duplicates) }},
+		{"FIFO violations", func(r *Report) string { return i64(r.FIFOViolations) }},
+		{"throughput per receiver (msgs/s)", func(r *Report) string { return f1(r.ThroughputMsgsPerS) }},
+		{"latency p50 / p90 (ms)", func(r *Report) string { return pair(f3(r.LatencyMs.P50), f3(r.LatencyMs.P90)) }},
+		{"latency p99 / max (ms)", func(r *Report) string { return pair(f3(r.LatencyMs.P99), f3(r.LatencyMs.Max)) }},
+		{"data packets dropped (model + overflow)", func(r *Report) string {
+			return fmt.Sprintf("%d (%d + %d)", r.Loss.Dropped, r.Loss.DroppedByModel, r.Loss.DroppedOverflow)
+		}},
+		{"recovered deliveries (% of dropped)", func(r *Report) string {
+			return fmt.Sprintf("%d (%s%%)", r.Loss.Recovered, pct(r.Loss.Recovered, r.Loss.Dropped))
+		}},
+	}
+	for _, m := range mechanisms(reps) {
+		rs = append(rs, row{"  recovered by " + m, func(r *Report) string { return i64(r.Loss.RecoveredBy[m]) }})
+	}
+	rs = append(rs,
+		row{"loss discovery mean / p99 (ms)", func(r *Report) string {
+			return pair(f3(r.Loss.DiscoveryLatencyMs.Mean), f3(r.Loss.DiscoveryLatencyMs.P99))
+		}},
+		row{"recovery latency mean / p99 (ms)", func(r *Report) string {
+			return pair(f3(r.Loss.RecoveryLatencyMs.Mean), f3(r.Loss.RecoveryLatencyMs.P99))
+		}},
+		row{"control packets per message", func(r *Report) string { return f3(r.Overhead.ControlPacketsPerMsg) }},
+		row{"control bytes per message", func(r *Report) string { return f1(r.Overhead.ControlBytesPerMsg) }},
+		row{"acks per message", func(r *Report) string { return f3(r.Overhead.AcksPerMsg) }},
+		row{"peak buffer, worst node (KB)", func(r *Report) string { return kb(r.PeakBufferBytes) }},
+		row{"sends refused by back-pressure", func(r *Report) string { return i64(r.Backpressure) }},
+	)
+	return rs
+}
+
+// WriteTable prints reports as a table: one column per report, one row per
+// metric. With wall set it ends with a line giving the wall time of each
+// run; tests leave it out to compare output byte for byte.
+func WriteTable(w io.Writer, reps []*Report, wall bool) error {
+	if len(reps) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario: %s\nnetwork: %s\n", reps[0].Scenario, reps[0].Network)
+	if len(reps) == 1 {
+		fmt.Fprintf(&b, "spec: %s\n", reps[0].Spec)
+	} else {
+		for i, r := range reps {
+			fmt.Fprintf(&b, "[%d] %s\n", i+1, r.Spec)
+		}
+	}
+	b.WriteByte('\n')
+	rs := rows(reps)
+	cells := make([][]string, len(rs)+1)
+	cells[0] = []string{"metric"}
+	for i := range reps {
+		if len(reps) == 1 {
+			cells[0] = append(cells[0], "value")
+		} else {
+			cells[0] = append(cells[0], fmt.Sprintf("[%d]", i+1))
+		}
+	}
+	for j, ro := range rs {
+		cells[j+1] = []string{ro.label}
+		for _, r := range reps {
+			cells[j+1] = append(cells[j+1], ro.value(r))
+		}
+	}
+	widths := make([]int, len(reps)+1)
+	for _, line := range cells {
+		for i, c := range line {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for _, line := range cells {
+		for i, c := range line {
+			pad := widths[i] - len([]rune(c))
+			if i == 0 {
+				b.WriteString(c + strings.Repeat(" ", pad))
+			} else {
+				b.WriteString("  " + strings.Repeat(" ", pad) + c)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	for i, r := range reps {
+		for _, n := range r.Notes {
+			if len(reps) == 1 {
+				fmt.Fprintf(&b, "note: %s\n", n)
+			} else {
+				fmt.Fprintf(&b, "note [%d]: %s\n", i+1, n)
+			}
+		}
+	}
+	if wall {
+		parts := make([]string, len(reps))
+		for i, r := range reps {
+			parts[i] = strconv.FormatFloat(r.WallSeconds, 'f', 2, 64) + "s"
+		}
+		fmt.Fprintf(&b, "wall time: %s\n", strings.Join(parts, " / "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,190 @@
+package experiment_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/experiment"
+	"github.com/layercast/layercast/stack"
+)
+
+// passLayer passes everything through and counts what it saw, so the
+// harness's own bookkeeping can be checked without a real protocol.
+type passLayer struct {
+	stack.Base
+	casts, acks, peak *stack.Counter
+}
+
+func (p *passLayer) Init(ctx *stack.Context) error {
+	p.Ctx = ctx
+	p.casts = ctx.Counter("casts")
+	p.acks = ctx.Counter("acks_sent")
+	p.peak = ctx.Counter("peak_buffer_bytes")
+	return nil
+}
+
+func (p *passLayer) Down(ev *event.Event) {
+	if ev.Kind == event.Cast && !ev.Control {
+		p.casts.Inc()
+		p.acks.Add(2) // pretend: two acks per message
+		p.peak.Max(100)
+	}
+	p.Ctx.Down(ev)
+}
+
+// holdLayer holds every group off after each 10 casts and lets it go 20ms
+// later, to exercise the senders' back-pressure path.
+type holdLayer struct {
+	stack.Base
+	n    map[event.GroupID]int
+	held []event.GroupID
+}
+
+func (h *holdLayer) Init(ctx *stack.Context) error {
+	h.Ctx = ctx
+	h.n = map[event.GroupID]int{}
+	return nil
+}
+
+func (h *holdLayer) Down(ev *event.Event) {
+	if ev.Kind == event.Cast && !ev.Control {
+		h.n[ev.Group]++
+		if h.n[ev.Group]%10 == 0 {
+			h.held = append(h.held, ev.Group)
+			h.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: ev.Group})
+			h.Ctx.SetTimer(20*time.Millisecond, uint64(len(h.held)-1))
+		}
+	}
+	h.Ctx.Down(ev)
+}
+
+func (h *holdLayer) Timer(key uint64) {
+	h.Ctx.Up(&event.Event{Kind: event.Resume, Group: h.held[key]})
+}
+
+func init() {
+	compose.Register(compose.LayerInfo{Name: "exptest_pass", Summary: "test: passes events through.",
+		New: func(compose.Params) (stack.Layer, error) { return &passLayer{}, nil }})
+	compose.Register(compose.LayerInfo{Name: "exptest_hold", Summary: "test: holds groups off now and then.",
+		New: func(compose.Params) (stack.Layer, error) { return &holdLayer{}, nil }})
+}
+
+func run(t *testing.T, spec string, kv ...string) *experiment.Report {
+	t.Helper()
+	sp, err := compose.Load(spec)
+	if err != nil {
+		t.Fatalf("compose.Load(%q) = %v", spec, err)
+	}
+	sc := experiment.Default()
+	for i := 0; i < len(kv); i += 2 {
+		if err := sc.Set(kv[i], kv[i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
+	if err != nil {
+		t.Fatalf("Run(%q) = %v", spec, err)
+	}
+	return rep
+}
+
+func TestHarnessCountsAndChecks(t *testing.T) {
+	// 8 nodes in 4 groups of 4, 2 groups each; 3 senders at 100/s for 2s.
+	rep := run(t, "exptest_pass", "nodes", "8", "groups-per-node", "2", "group-size", "4",
+		"senders", "3", "rate", "100", "duration", "2s", "latency", "2ms", "jitter", "0")
+	if rep.MessagesSent != 3*200 {
+		t.Errorf("messages_sent = %d, want 600", rep.MessagesSent)
+	}
+	if rep.DeliveriesExpected != 600*3 || rep.Deliveries != 1800 || !rep.DeliveredAll {
+		t.Errorf("deliveries %d of %d (all=%v), want 1800 of 1800", rep.Deliveries, rep.DeliveriesExpected, rep.DeliveredAll)
+	}
+	if rep.Duplicates != 0 || rep.FIFOViolations != 0 || rep.Loss.Dropped != 0 || rep.Loss.Recovered != 0 {
+		t.Errorf("dup=%d fifo=%d dropped=%d recovered=%d, want zeros", rep.Duplicates, rep.FIFOViolations, rep.Loss.Dropped, rep.Loss.Recovered)
+	}
+	if rep.LatencyMs.P50 != 2 || rep.LatencyMs.Max != 2 {
+		t.Errorf("latency %+v, want 2ms exactly (no jitter)", rep.LatencyMs)
+	}
+	if rep.Overhead.AcksPerMsg != 2 || rep.PeakBufferBytes != 100 || rep.Layers["exptest_pass"]["casts"] != 600 {
+		t.Errorf("acks/msg=%v peak=%d layers=%v", rep.Overhead.AcksPerMsg, rep.PeakBufferBytes, rep.Layers)
+	}
+	// Each receiver gets 100/s from each sender sharing a group with it,
+	// split over the sender's 2 groups: throughput is about 50/s per
+	// (sender, shared group), so between 50 and 300.
+	if rep.ThroughputMsgsPerS < 50 || rep.ThroughputMsgsPerS > 300 {
+		t.Errorf("throughput per receiver %v msgs/s, want 50..300", rep.ThroughputMsgsPerS)
+	}
+	// Ended early: everything was delivered at about 2s + 2ms.
+	if rep.SimSeconds > 2.1 {
+		t.Errorf("sim_seconds = %v, want the run to stop once all is delivered", rep.SimSeconds)
+	}
+}
+
+func TestHarnessLossIsMeasured(t *testing.T) {
+	// No recovery layer: the loss shows as missing deliveries and the
+	// report says so.
+	rep := run(t, "exptest_pass", "nodes", "8", "groups-per-node", "2", "group-size", "4", "duration", "1s", "loss", "uniform:10%")
+	if rep.DeliveredAll || rep.Loss.Dropped == 0 || rep.Missing == 0 || len(rep.Notes) == 0 {
+		t.Errorf("10%% loss without recovery: all=%v dropped=%d missing=%d notes=%q", rep.DeliveredAll, rep.Loss.Dropped, rep.Missing, rep.Notes)
+	}
+	if rep.Missing != rep.DeliveriesExpected-rep.Deliveries {
+		t.Errorf("missing %d != expected %d - delivered %d", rep.Missing, rep.DeliveriesExpected, rep.Deliveries)
+	}
+}
+
+func TestHarnessCrashedNodesExcluded(t *testing.T) {
+	rep := run(t, "exptest_pass", "nodes", "8", "groups-per-node", "2", "group-size", "4", "duration", "2s", "fault", "crash:3@1s")
+	if !rep.DeliveredAll {
+		t.Errorf("survivors should have everything from surviving senders: %d of %d, notes %q", rep.Deliveries, rep.DeliveriesExpected, rep.Notes)
+	}
+	full := run(t, "exptest_pass", "nodes", "8", "groups-per-node", "2", "group-size", "4", "duration", "2s")
+	if rep.MessagesSent >= full.MessagesSent {
+		t.Errorf("crashed sender kept sending: %d messages, %d without the crash", rep.MessagesSent, full.MessagesSent)
+	}
+}
+
+func TestHarnessBackpressure(t *testing.T) {
+	for _, rate := range []string{"2000", "max"} {
+		rep := run(t, "exptest_hold : exptest_pass", "nodes", "8", "groups-per-node", "2", "group-size", "4",
+			"rate", rate, "duration", "1s", "jitter", "0")
+		if rep.Backpressure == 0 {
+			t.Errorf("rate %s: no back-pressure seen", rate)
+		}
+		if !rep.DeliveredAll || rep.FIFOViolations != 0 || rep.MessagesSent == 0 {
+			t.Errorf("rate %s: all=%v fifo=%d sent=%d", rate, rep.DeliveredAll, rep.FIFOViolations, rep.MessagesSent)
+		}
+		// Each node holds each of its 2 groups 20ms after every 10 casts:
+		// at most about 500 casts per (node, group) per second.
+		if per := float64(rep.MessagesSent) / 16; per > 520 || per < 400 {
+			t.Errorf("rate %s: %v casts per (node, group) in 1s, want about 500 with the holds", rate, per)
+		}
+	}
+}
+
+func TestHarnessRepeatable(t *testing.T) {
+	kv := []string{"nodes", "8", "groups-per-node", "2", "group-size", "4", "duration", "1s", "loss", "uniform:5%"}
+	a, _ := json.Marshal(run(t, "exptest_pass", kv...).Mask())
+	b, _ := json.Marshal(run(t, "exptest_pass", kv...).Mask())
+	if string(a) != string(b) {
+		t.Errorf("same seed, different reports:\n%s\n%s", a, b)
+	}
+	c, _ := json.Marshal(run(t, "exptest_pass", append(kv, "seed", "2")...).Mask())
+	if string(a) == string(c) {
+		t.Error("seeds 1 and 2 gave identical reports")
+	}
+}
+
+func TestUnknownNetwork(t *testing.T) {
+	sp, err := compose.Load("exptest_pass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = experiment.Run(context.Background(), "pigeon", sp, experiment.Default(), nil)
+	if err == nil || !strings.Contains(err.Error(), "sim") {
+		t.Errorf("Run on an unknown network = %v, want an error listing the networks", err)
+	}
+}

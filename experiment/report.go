@@ -1,0 +1,148 @@
+package experiment
+
+import (
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// Report is the outcome of one run. Its JSON form is the contract of
+// `stacktool run --json` (issue 2): fields may be added, never renamed.
+// Everything except WallSeconds (and Extra entries a summarizer marks as
+// wall-clock) depends only on the spec, the scenario and the seed.
+type Report struct {
+	Spec     string `json:"spec"`
+	Network  string `json:"network"`
+	Seed     uint64 `json:"seed"`
+	Scenario string `json:"scenario"`
+	// SimSeconds is the virtual time the run took (sending plus drain,
+	// ended early once everything was delivered).
+	SimSeconds  float64 `json:"sim_seconds"`
+	WallSeconds float64 `json:"wall_seconds"`
+	// MessagesSent counts casts the stacks accepted.
+	MessagesSent int64 `json:"messages_sent"`
+	// Deliveries counts distinct (receiver, message) deliveries; a
+	// sender's own messages are not counted.
+	Deliveries         int64 `json:"deliveries"`
+	DeliveriesExpected int64 `json:"deliveries_expected"`
+	// DeliveredAll: every member of every group alive at the end delivered
+	// every message cast to it by senders alive at the end.
+	DeliveredAll   bool  `json:"delivered_all"`
+	Duplicates     int64 `json:"duplicates"`
+	FIFOViolations int64 `json:"fifo_violations"`
+	// Missing is DeliveriesExpected minus what was delivered of it.
+	Missing int64 `json:"missing"`
+	// ThroughputMsgsPerS is the mean over receivers of messages delivered
+	// per second of virtual time (from the start to its last delivery).
+	ThroughputMsgsPerS float64 `json:"throughput_msgs_per_s"`
+	// OfferedMsgsPerS is what the senders cast per second of sending time.
+	OfferedMsgsPerS float64    `json:"offered_msgs_per_s"`
+	LatencyMs       Percentile `json:"latency_ms"`
+	Loss            LossReport `json:"loss"`
+	Overhead        Overhead   `json:"overhead"`
+	// PeakBufferBytes is the largest, over nodes, sum of the layers'
+	// peak_buffer_bytes counters.
+	PeakBufferBytes int64 `json:"peak_buffer_bytes"`
+	// Backpressure counts casts the stacks refused for a while
+	// (stack.ErrBackpressure); the senders retried them.
+	Backpressure int64 `json:"backpressure"`
+	// Layers holds every layer's counters summed over nodes.
+	Layers map[string]map[string]int64 `json:"layers"`
+	// Network-level counters (packets).
+	Net NetReport `json:"net"`
+	// Notes are remarks from the harness and the summarizers.
+	Notes []string `json:"notes"`
+	// Extra holds fields summarizers add.
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// Percentile summarises a latency distribution in milliseconds.
+type Percentile struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// MeanP99 summarises a distribution in milliseconds.
+type MeanP99 struct {
+	Mean float64 `json:"mean"`
+	P99  float64 `json:"p99"`
+}
+
+// LossReport is what the network lost and how the stack got it back.
+type LossReport struct {
+	// Dropped is data packets the network lost (loss model plus receive
+	// buffer overflow), counted per receiver.
+	Dropped int64 `json:"dropped"`
+	// DroppedByModel and DroppedOverflow split Dropped.
+	DroppedByModel  int64 `json:"dropped_by_model"`
+	DroppedOverflow int64 `json:"dropped_overflow"`
+	// DroppedControl is control packets lost.
+	DroppedControl int64 `json:"dropped_control"`
+	// Recovered is deliveries a layer marked as recovered.
+	Recovered   int64            `json:"recovered"`
+	RecoveredBy map[string]int64 `json:"recovered_by"`
+	// DiscoveryLatencyMs: when the loss was discovered, after the packet
+	// would have arrived (send time plus link latency).
+	DiscoveryLatencyMs MeanP99 `json:"discovery_latency_ms"`
+	// RecoveryLatencyMs: delivery time after the packet would have arrived.
+	RecoveryLatencyMs MeanP99 `json:"recovery_latency_ms"`
+}
+
+// Overhead is control traffic per data message sent.
+type Overhead struct {
+	ControlPacketsPerMsg float64 `json:"control_packets_per_msg"`
+	ControlBytesPerMsg   float64 `json:"control_bytes_per_msg"`
+	AcksPerMsg           float64 `json:"acks_per_msg"`
+}
+
+// NetReport is what the stacks' bottom edges counted, summed over nodes.
+type NetReport struct {
+	PacketsSent        int64 `json:"packets_sent"`
+	BytesSent          int64 `json:"bytes_sent"`
+	ControlPacketsSent int64 `json:"control_packets_sent"`
+	ControlBytesSent   int64 `json:"control_bytes_sent"`
+	PacketsReceived    int64 `json:"packets_received"`
+	Malformed          int64 `json:"malformed"`
+}
+
+// NodeCounters are one node's counters at the end of a run, for
+// summarizers.
+type NodeCounters struct {
+	Node   event.NodeID
+	Alive  bool
+	Layers []stack.LayerCounters
+	Net    stack.NetStats
+}
+
+// Counter returns the value of a layer's counter on this node (0 if absent).
+func (nc *NodeCounters) Counter(layer, name string) int64 {
+	for _, l := range nc.Layers {
+		if l.Layer != layer {
+			continue
+		}
+		for i, n := range l.Names {
+			if n == name {
+				return l.Values[i]
+			}
+		}
+	}
+	return 0
+}
+
+// Summarizer inspects a finished run's per-node counters and adds notes or
+// Extra fields to the report. It must be deterministic (no wall clock, no
+// map-order dependence).
+type Summarizer func(rep *Report, nodes []NodeCounters)
+
+// Summarizers run, in order, at the end of every run. Layer packages'
+// helpers (in experiment/) append to it from an init function.
+var Summarizers []Summarizer
+
+// Mask returns a copy of the report with its wall-clock fields zeroed, so
+// two runs with the same seed compare equal.
+func (r *Report) Mask() *Report {
+	c := *r
+	c.WallSeconds = 0
+	return &c
+}

@@ -1,0 +1,355 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// SimEnv is a simulated run being set up. The membership hook (GMSSetup)
+// gets it after every node's stack is built and before anything runs.
+type SimEnv struct {
+	// Net is the simulated network.
+	Net *sim.Network
+	// Scenario is the run's scenario.
+	Scenario Scenario
+	// Spec is the stack every node runs.
+	Spec *compose.Spec
+	// Nodes are the experiment's nodes, n1..nN.
+	Nodes []event.NodeID
+	// Groups is the intended membership (who should join what).
+	Groups map[event.GroupID][]event.NodeID
+	// Of is each node's groups.
+	Of map[event.NodeID][]event.GroupID
+	// Stacks are the experiment nodes' stacks.
+	Stacks map[event.NodeID]*stack.Stack
+	// Seed is the run's seed.
+	Seed uint64
+	// SendStart is when senders start (default 0). The hook may move it
+	// later, to let the first views settle; Duration counts from it.
+	SendStart event.Time
+	// Notes are added to the report.
+	Notes []string
+
+	extra []*stack.Stack
+}
+
+// AddNode adds a node that is not part of the workload (a membership
+// service) with the given layers, attaches it to the network and returns
+// its stack. Its counters are reported with the others.
+func (e *SimEnv) AddNode(id event.NodeID, layers []stack.Entry) (*stack.Stack, error) {
+	if e.Net.Node(id) != nil {
+		return nil, fmt.Errorf("node %v already exists", id)
+	}
+	nd := e.Net.AddNode(id)
+	st, err := stack.New(stack.Config{Self: id, Layers: layers, Transport: nd, Clock: e.Net, Seed: e.Seed})
+	if err != nil {
+		return nil, err
+	}
+	nd.Attach(st)
+	e.extra = append(e.extra, st)
+	return st, nil
+}
+
+// GMSSetup starts the membership service for specs with a layer that gives
+// views (gms), set from experiment/gms.go. It adds the service node
+// (SimEnv.AddNode), makes every node Join its groups, and may run the
+// network until the views are in, moving SendStart accordingly.
+var GMSSetup func(env *SimEnv) error
+
+// givesViews reports whether any layer of the built stack gives views.
+func givesViews(entries []stack.Entry) bool {
+	for _, e := range entries {
+		if info, ok := compose.Lookup(e.Name); ok && slices.Contains(info.Gives, compose.Views) {
+			return true
+		}
+	}
+	return false
+}
+
+// sender is one sending node's workload.
+type sender struct {
+	id      event.NodeID
+	st      *stack.Stack
+	groups  []event.GroupID
+	k       int64 // messages cast so far
+	total   int64 // messages to cast (rate mode)
+	start   event.Time
+	end     event.Time
+	period  float64 // ns between messages; 0 = max
+	buf     []byte
+	held    map[event.GroupID]bool
+	alive   func(event.NodeID) bool
+	thaw    event.Time // end of a freeze (0: none)
+	waiting bool       // waiting for a Flow callback
+	armed   bool       // a fire event is queued
+	done    bool
+}
+
+// runSim is the "sim" network.
+func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progress) (*Report, error) {
+	wall := time.Now()
+	asg, err := Assign(sc)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Seed: sc.Seed, Latency: sc.Latency, Jitter: sc.Jitter}
+	if sc.Loss != "" && sc.Loss != "none" {
+		if cfg.Loss, err = sim.ParseLoss(sc.Loss); err != nil {
+			return nil, fmt.Errorf("loss: %w", err)
+		}
+	}
+	if sc.Capacity != "" && sc.Capacity != "none" && sc.Capacity != "unlimited" {
+		if cfg.CapacityPackets, cfg.CapacityBytes, err = sim.ParseCapacity(sc.Capacity); err != nil {
+			return nil, fmt.Errorf("capacity: %w", err)
+		}
+	}
+	net := sim.New(cfg)
+	env := &SimEnv{
+		Net: net, Scenario: sc, Spec: spec, Nodes: asg.Nodes, Groups: asg.Groups, Of: asg.Of,
+		Stacks: map[event.NodeID]*stack.Stack{}, Seed: sc.Seed,
+	}
+	col := NewCollector(sc, asg)
+	senders := map[event.NodeID]*sender{}
+	for _, id := range asg.Senders {
+		senders[id] = &sender{id: id, groups: asg.Of[id], held: map[event.GroupID]bool{}}
+	}
+	usesGMS := false
+	for _, id := range asg.Nodes {
+		entries, err := compose.Build(spec)
+		if err != nil {
+			return nil, err
+		}
+		if id == asg.Nodes[0] {
+			usesGMS = givesViews(entries)
+		}
+		nd := net.AddNode(id)
+		self := id
+		snd := senders[id]
+		app := stack.AppFuncs{
+			OnDeliver: func(d stack.Delivery) { col.Delivered(self, &d, net.Now()) },
+		}
+		if snd != nil {
+			app.OnFlow = func(g event.GroupID, ok bool) {
+				if !ok {
+					snd.held[g] = true
+					return
+				}
+				delete(snd.held, g)
+				if snd.waiting {
+					snd.waiting = false
+					snd.arm(net, net.Now(), col, sc)
+				}
+			}
+		}
+		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: nd, Clock: net, App: app, Seed: sc.Seed})
+		if err != nil {
+			return nil, err
+		}
+		nd.Attach(st)
+		env.Stacks[id] = st
+		if snd != nil {
+			snd.st = st
+		}
+	}
+
+	// Faults are at absolute virtual times, scheduled before membership
+	// starts (which may run the network to let views settle).
+	crashAt := map[event.NodeID]event.Time{}
+	frozen := map[event.NodeID][2]event.Time{}
+	for _, f := range sc.Faults {
+		ft, err := sim.ParseFault(f)
+		if err != nil {
+			return nil, fmt.Errorf("fault %q: %w", f, err)
+		}
+		ft.Schedule(net)
+		switch ft.Kind {
+		case sim.FaultCrash:
+			crashAt[ft.Node] = ft.At
+		case sim.FaultFreeze:
+			frozen[ft.Node] = [2]event.Time{ft.At, ft.At.Add(ft.For)}
+		}
+	}
+
+	alive := func(id event.NodeID) bool {
+		if t, ok := crashAt[id]; ok && t <= net.Now() {
+			return false
+		}
+		if w, ok := frozen[id]; ok && w[0] <= net.Now() && net.Now() < w[1] {
+			return false
+		}
+		return true
+	}
+
+	if usesGMS {
+		if GMSSetup == nil {
+			return nil, errors.New("spec uses gms but no membership service is linked")
+		}
+		// The hook adds the service, has every node join its groups and
+		// may run the network until the first views are in.
+		if err := GMSSetup(env); err != nil {
+			return nil, fmt.Errorf("membership service: %w", err)
+		}
+	} else {
+		// Static membership: every group's view, and each node's
+		// neighbourhood, installed at time 0.
+		views := make(map[event.GroupID]*event.ViewInfo, len(asg.Groups))
+		for g, ms := range asg.Groups {
+			views[g] = &event.ViewInfo{Group: g, ID: 1, Members: ms, Joined: ms}
+		}
+		nbs := membership.Static(views)
+		for _, id := range asg.Nodes {
+			st := env.Stacks[id]
+			for _, g := range asg.Of[id] {
+				st.InstallView(views[g])
+			}
+			if nb := nbs[id]; nb != nil {
+				st.InstallNeighbourhood(nb)
+			}
+		}
+	}
+
+	// Senders.
+	rng := rand.New(rand.NewPCG(sc.Seed, 0x5e4d))
+	start := env.SendStart
+	col.SetStart(start)
+	sendEnd := start.Add(sc.Duration)
+	for _, id := range asg.Senders {
+		s := senders[id]
+		s.buf = make([]byte, sc.MsgSize)
+		s.alive = alive
+		if w, ok := frozen[id]; ok {
+			s.thaw = w[1]
+		}
+		s.end = sendEnd
+		// Stagger senders inside one period (or one quantum at max) so
+		// they do not all fire in the same instant.
+		if sc.Rate > 0 {
+			s.period = 1e9 / sc.Rate
+			s.total = int64(sc.Duration.Seconds() * sc.Rate)
+			s.start = start + event.Time(rng.Float64()*s.period)
+		} else {
+			s.start = start + event.Time(rng.Float64()*float64(MaxQuantum))
+		}
+		if s.total == 0 && sc.Rate > 0 {
+			s.done = true
+			continue
+		}
+		s.arm(net, s.start, col, sc)
+	}
+
+	end := sendEnd.Add(sc.Drain)
+	total := end.Sub(0)
+	slice := max(time.Millisecond, total/1000)
+	for net.Now() < end {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		net.RunUntil(min(net.Now().Add(slice), end))
+		if progress != nil {
+			progress(ProgressInfo{Done: net.Now().Duration(), Total: total, Events: net.Stats().Deliveries})
+		}
+		if net.Now() >= sendEnd && col.Outstanding() == 0 {
+			break
+		}
+	}
+
+	nodes := make([]NodeCounters, 0, len(asg.Nodes)+len(env.extra))
+	for _, id := range asg.Nodes {
+		st := env.Stacks[id]
+		nodes = append(nodes, NodeCounters{Node: id, Alive: alive(id), Layers: st.Counters(), Net: st.Net()})
+	}
+	for _, st := range env.extra {
+		nodes = append(nodes, NodeCounters{Node: st.Self(), Alive: alive(st.Self()), Layers: st.Counters(), Net: st.Net()})
+	}
+	stats := net.Stats()
+	rep := col.Finish(Outcome{
+		Spec: spec.String(), Network: "sim", End: net.Now(), Wall: time.Since(wall),
+		Alive: alive, Nodes: nodes,
+		DroppedByModel: stats.DroppedData, DroppedOverflow: stats.Overflow, DroppedControl: stats.DroppedControl,
+		Notes: env.Notes,
+	})
+	return rep, nil
+}
+
+// arm queues the sender's next attempt at time t unless one is queued.
+func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc Scenario) {
+	if s.armed || s.done {
+		return
+	}
+	s.armed = true
+	net.At(t, func() { s.armed = false; s.fire(net, col, sc) })
+}
+
+// fire casts every message that is due, in round-robin over the sender's
+// groups, until the stack pushes back or none is due. At rate max it casts
+// up to MaxBurst and comes back after MaxQuantum.
+func (s *sender) fire(net *sim.Network, col *Collector, sc Scenario) {
+	now := net.Now()
+	if now >= s.end {
+		s.done = true
+		return
+	}
+	if !s.alive(s.id) {
+		if s.thaw > now { // frozen: carry on once thawed
+			s.arm(net, s.thaw, col, sc)
+		} else {
+			s.done = true
+		}
+		return
+	}
+	burst := 0
+	for {
+		if s.period > 0 {
+			if s.k >= s.total {
+				s.done = true
+				return
+			}
+			due := s.start + event.Time(float64(s.k)*s.period)
+			if due > now {
+				s.arm(net, due, col, sc)
+				return
+			}
+		} else if burst >= sc.MaxBurst {
+			s.arm(net, now.Add(MaxQuantum), col, sc)
+			return
+		}
+		g := s.groups[int(s.k%int64(len(s.groups)))]
+		if s.held[g] {
+			col.Backpressure()
+			s.waiting = true // OnFlow re-arms
+			return
+		}
+		idx := col.NextIndex(s.id, g)
+		PutStamp(s.buf, Stamp{Sender: s.id, Group: g, Index: idx, Sent: now})
+		err := s.st.Cast(g, s.buf)
+		switch {
+		case err == nil:
+			col.Sent(s.id, g, idx)
+			s.k++
+			burst++
+		case errors.Is(err, stack.ErrBackpressure):
+			col.Backpressure()
+			if s.held[g] {
+				s.waiting = true
+			} else {
+				// The application queue is full; the stack does not say
+				// when it drains, so look again a little later.
+				s.arm(net, now.Add(MaxQuantum), col, sc)
+			}
+			return
+		default:
+			s.done = true // closed: the node is gone
+			return
+		}
+	}
+}

@@ -1,0 +1,75 @@
+// Package tests holds end-to-end tests of layercast.
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/experiment"
+	_ "github.com/layercast/layercast/layers/all"
+)
+
+// baselineRun is the issue's check: `stacktool run specs/baseline.stack
+// --nodes 16 --groups-per-node 4 --group-size 8 --loss uniform:5%
+// --duration 10s`, through the experiment API.
+func baselineRun(t *testing.T) *experiment.Report {
+	t.Helper()
+	spec, err := compose.Load("../specs/baseline.stack")
+	if err != nil {
+		t.Fatalf("compose.Load(specs/baseline.stack) = %v", err)
+	}
+	if err := compose.Check(spec); err != nil {
+		t.Fatalf("compose.Check(baseline) = %v", err)
+	}
+	sc := experiment.Default()
+	for k, v := range map[string]string{
+		"nodes": "16", "groups-per-node": "4", "group-size": "8", "loss": "uniform:5%", "duration": "10s",
+	} {
+		if err := sc.Set(k, v); err != nil {
+			t.Fatalf("Set(%s, %s) = %v", k, v, err)
+		}
+	}
+	rep, err := experiment.Run(context.Background(), "sim", spec, sc, nil)
+	if err != nil {
+		t.Fatalf("Run(baseline) = %v", err)
+	}
+	return rep
+}
+
+func TestBaselineDeliversEverythingInOrder(t *testing.T) {
+	rep := baselineRun(t)
+	if !rep.DeliveredAll || rep.Deliveries != rep.DeliveriesExpected {
+		t.Errorf("delivered_all = %v, deliveries %d of %d expected (notes: %q)",
+			rep.DeliveredAll, rep.Deliveries, rep.DeliveriesExpected, rep.Notes)
+	}
+	if rep.MessagesSent == 0 || rep.DeliveriesExpected != rep.MessagesSent*7 {
+		t.Errorf("messages_sent = %d, deliveries_expected = %d, want 7 receivers per message", rep.MessagesSent, rep.DeliveriesExpected)
+	}
+	if rep.Duplicates != 0 {
+		t.Errorf("duplicates = %d, want 0", rep.Duplicates)
+	}
+	if rep.FIFOViolations != 0 {
+		t.Errorf("fifo_violations = %d, want 0", rep.FIFOViolations)
+	}
+	if rep.Loss.Dropped == 0 || rep.Loss.Recovered == 0 {
+		t.Errorf("loss.dropped = %d, loss.recovered = %d: 5%% loss must drop packets and the stack must recover them",
+			rep.Loss.Dropped, rep.Loss.Recovered)
+	}
+	t.Logf("sent %d, delivered %d, dropped %d, recovered %d %v, latency %+v ms, recovery %+v ms, wall %.2fs",
+		rep.MessagesSent, rep.Deliveries, rep.Loss.Dropped, rep.Loss.Recovered, rep.Loss.RecoveredBy,
+		rep.LatencyMs, rep.Loss.RecoveryLatencyMs, rep.WallSeconds)
+}
+
+func TestBaselineSameSeedSameReport(t *testing.T) {
+	a, err := json.Marshal(baselineRun(t).Mask())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(baselineRun(t).Mask())
+	if !bytes.Equal(a, b) {
+		t.Errorf("two runs with the same seed differ:\n%s\n%s", a, b)
+	}
+}
