@@ -63,6 +63,7 @@ type Layer struct {
 	pending map[event.GroupID]bool // not yet requested: true join, false leave
 	seq     uint64
 	flight  *wireMsg // the request waiting for its ack
+	since   event.Time
 	retryT  stack.TimerID
 	applied uint64
 
@@ -203,9 +204,10 @@ func (l *Layer) Timer(key uint64) {
 	case keyHeartbeat:
 		l.heartbeats.Inc()
 		l.send(&wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout), Member: len(l.views) > 0})
-		if !l.silent && now.Sub(l.heard) > l.cfg.FDTimeout && (l.flight != nil || len(l.views) > 0) {
+		// The service answers requests (it does not answer heartbeats).
+		if l.flight != nil && !l.silent && now.Sub(max(l.since, l.heard)) > l.cfg.FDTimeout {
 			l.silent = true
-			l.Ctx.Logf("no answer from the membership service %v for %v", l.cfg.Service, now.Sub(l.heard))
+			l.Ctx.Logf("no answer from the membership service %v for %v", l.cfg.Service, now.Sub(max(l.since, l.heard)))
 		}
 		l.Ctx.SetTimer(l.cfg.Heartbeat, keyHeartbeat)
 	case keyRetry:
@@ -233,6 +235,7 @@ func (l *Layer) request() {
 	}
 	clear(l.pending)
 	l.flight = m
+	l.since = l.Ctx.Now()
 	l.requests.Inc()
 	l.send(m)
 	l.Ctx.CancelTimer(l.retryT)

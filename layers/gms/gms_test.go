@@ -314,6 +314,7 @@ func TestMalformedPackets(t *testing.T) {
 	bad := [][]byte{
 		nil, {0xff}, {0x93, 0x01}, []byte("not msgpack at all"),
 		mustEncode(&wireMsg{T: 99}),
+		mustEncode(&wireMsg{T: msgLimit}),
 		mustEncode(&wireMsg{T: msgRequest, Join: []event.GroupID{0}}),
 		mustEncode(&wireMsg{T: msgUpdate, Seq: 1, Views: []*event.ViewInfo{{Group: 5, Members: ids(3, 1)}}}),
 		mustEncode(&wireMsg{T: msgUpdate, Seq: 1, Views: []*event.ViewInfo{nil}}),
@@ -334,7 +335,7 @@ func TestMalformedPackets(t *testing.T) {
 	m.SetPayload(mustEncode(&wireMsg{T: msgRemoved}))
 	c.nodes[1].st.Inject(1, true, event.Event{Kind: event.Membership, Peer: 2, Msg: m})
 	st := c.svc.Service().Stats()
-	if got := st.Malformed + st.Unexpected; got < int64(len(bad))-1 {
+	if got := st.Malformed + st.Unexpected; got < int64(len(bad))-1 { // the 1-view update is well formed
 		t.Errorf("service counted %d bad packets of %d", got, len(bad))
 	}
 	if got := c.nodes[1].gms.malformed.Value(); got < int64(len(bad)) {
@@ -368,5 +369,23 @@ func TestServiceRejectsBadConfig(t *testing.T) {
 	}
 	if _, err := NewService(ServiceConfig{Send: func(event.NodeID, []byte) {}}); err == nil {
 		t.Error("NewService without FDTimeout: no error")
+	}
+}
+
+// A node that leaves the system (its stack closes) says goodbye and is
+// removed at once, without waiting for the failure detector.
+func TestByeRemovesAtOnce(t *testing.T) {
+	c := newCluster(t, 6, 3, 50*time.Millisecond, 2*time.Second)
+	for n := 1; n <= 3; n++ {
+		c.join(event.NodeID(n), 4)
+	}
+	c.net.Run(300 * time.Millisecond)
+	c.nodes[3].st.Close()
+	c.net.Run(100 * time.Millisecond)
+	if v := c.nodes[1].rec.views[4]; v == nil || v.Has(3) || !slices.Equal(v.Left, ids(3)) {
+		t.Fatalf("100ms after n3 closed, n1's view of g4 is %+v, want n3 gone", v)
+	}
+	if st := c.svc.Service().Stats(); st.Failed != 0 || st.Unexpected+st.Malformed != 0 {
+		t.Errorf("service stats after a bye: %+v", st)
 	}
 }

@@ -34,7 +34,8 @@ const (
 	msgRemoved msgType = 5
 	// msgBye, node to service: I am leaving the system now; remove me.
 	msgBye msgType = 6
-	msgLimit
+	// msgLimit is one past the last type.
+	msgLimit = msgBye + 1
 )
 
 var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye"}
