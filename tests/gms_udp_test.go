@@ -57,10 +57,15 @@ var (
 	buildErr  error
 )
 
-// stacktool builds the command once per test binary.
+// stacktool builds the command once per test binary (or takes the binary
+// named by $STACKTOOL).
 func stacktool(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if p := os.Getenv("STACKTOOL"); p != "" {
+			toolPath = p // a binary built elsewhere
+			return
+		}
 		dir, err := os.MkdirTemp("", "stacktool")
 		if err != nil {
 			buildErr = err
