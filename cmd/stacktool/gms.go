@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/layers/gms"
 	"github.com/layercast/layercast/stack"
 )
@@ -64,6 +63,5 @@ func gmsCmd(c *cli.Context) error {
 	st := svc.Service().Stats()
 	fmt.Printf("stopped: %d view installations, %d views, %d nodes failed, %d malformed packets, %d nodes live\n",
 		st.Commits, st.Views, st.Failed, st.Malformed+st.Unexpected, svc.Service().Live())
-	_ = event.NoNode
 	return nil
 }

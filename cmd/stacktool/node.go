@@ -86,12 +86,12 @@ func nodeCmd(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--gms %q: %v", c.String("gms"), err)
 	}
+	if c.Uint("id") >= uint(gms.ServiceNode) {
+		return fmt.Errorf("--id %d: ids from %d up are reserved for the membership service", c.Uint("id"), uint32(gms.ServiceNode))
+	}
 	self := event.NodeID(c.Uint("id"))
 	if self == event.NoNode {
 		self = event.NodeID(os.Getpid()%1000000 + 1)
-	}
-	if self >= gms.ServiceNode {
-		return fmt.Errorf("--id %d: ids from %d up are reserved for the membership service", self, uint32(gms.ServiceNode))
 	}
 	spec, err := loadSpec(c.String("spec"))
 	if err != nil {
