@@ -1,0 +1,466 @@
+package reliable
+
+import (
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// group is the layer's state for one group: the view, the node's own stream
+// (sequence numbers, retransmission buffer, casts waiting for room) and a
+// member entry per other member (its receive state and what it holds of ours).
+type group struct {
+	id      event.GroupID
+	idx     int
+	view    *event.ViewInfo // nil until the first view arrives
+	tag     uint32          // view tag of view
+	joinTag uint32          // view tag of the first view that included us
+	members map[event.NodeID]*member
+
+	// own stream
+	next     uint32 // next sequence number to send
+	base     uint32 // first sequence number sent since baseView was installed
+	baseView uint32
+	stable   uint32           // every message up to stable is stable and freed
+	buf      []sentMsg        // ring of messages stable+1 .. next-1
+	bufHead  int              // ring position of stable+1
+	bufBytes int64            // bytes in buf
+	pending  []*event.Message // casts waiting for room or for a view
+	pendHead int
+	held     bool // HoldOff sent, Resume not yet
+
+	// gossip
+	gossip      bool // the gossip timer is set
+	gtid        stack.TimerID
+	dirty       bool // something changed since the last digest
+	answerOwed  bool // a member with unstable messages gossiped: answer it
+	activeSince event.Time
+}
+
+// member is another member of a group, seen from this node.
+type member struct {
+	id    event.NodeID
+	rs    *recvState // its stream at this node; nil before first contact
+	acked uint32     // it holds our stream up to here (from its digests)
+	floor uint32     // our stream starts here for it
+	// waitFloor: we heard from it but cannot tell where its stream starts
+	// for us; its digest will say.
+	waitFloor bool
+}
+
+// sentMsg is one message in a sender's retransmission buffer.
+type sentMsg struct {
+	m    *event.Message // retained; its last n bytes are our header and payload
+	n    int
+	last event.Time   // last retransmission
+	to   event.NodeID // requester of the last retransmission (NoNode: multicast)
+}
+
+// groupFor returns the group's state, creating it (viewless) if needed.
+func (l *Layer) groupFor(id event.GroupID) *group {
+	if g := l.groups[id]; g != nil {
+		return g
+	}
+	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1}
+	if n := len(l.gfree); n > 0 {
+		g.idx = l.gfree[n-1]
+		l.gfree = l.gfree[:n-1]
+		l.gslots[g.idx] = g
+	} else {
+		g.idx = len(l.gslots)
+		l.gslots = append(l.gslots, g)
+	}
+	l.groups[id] = g
+	return g
+}
+
+// dropGroup releases everything held for a group (we left it).
+func (l *Layer) dropGroup(g *group) {
+	for i := 0; i < int(g.next-1-g.stable); i++ {
+		s := &g.buf[(g.bufHead+i)%len(g.buf)]
+		s.m.Release()
+		*s = sentMsg{}
+	}
+	l.setBuf(-g.bufBytes)
+	for i := g.pendHead; i < len(g.pending); i++ {
+		g.pending[i].Release()
+	}
+	for _, m := range g.members {
+		if m.rs != nil {
+			l.freeRecv(m.rs)
+		}
+	}
+	if g.held {
+		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
+	}
+	if g.gossip {
+		l.Ctx.CancelTimer(g.gtid)
+	}
+	delete(l.groups, g.id)
+	l.gslots[g.idx] = nil
+	l.gfree = append(l.gfree, g.idx)
+	g.members = nil
+}
+
+// installView reconfigures a group for a new view: departed members are no
+// longer waited for and their receive state is released; joined members get
+// a floor (where our stream starts for them); stability is recomputed.
+func (l *Layer) installView(v *event.ViewInfo) {
+	if v == nil {
+		return
+	}
+	g := l.groups[v.Group]
+	if !v.Has(l.self) {
+		if g != nil && g.view != nil {
+			l.dropGroup(g)
+		}
+		return
+	}
+	if g == nil {
+		g = l.groupFor(v.Group)
+	}
+	tag := viewTag(v)
+	if g.view != nil && tag <= g.tag {
+		return // old or repeated view
+	}
+	if g.view == nil {
+		g.joinTag = tag
+	}
+	// our stream's base moves to this view if we sent since the last move
+	if g.next != g.base {
+		g.base, g.baseView = g.next, tag
+	}
+	for id, m := range g.members {
+		if !v.Has(id) {
+			if m.rs != nil {
+				l.freeRecv(m.rs)
+			}
+			delete(g.members, id)
+		}
+	}
+	for _, id := range v.Members {
+		if id == l.self || g.members[id] != nil {
+			continue
+		}
+		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1}
+	}
+	g.view, g.tag = v, tag
+	l.advanceStability(g)
+	l.flushPending(g)
+	l.touch(g)
+}
+
+// castDown sequences an application cast, or queues it when the buffer is
+// full or the group has no view yet.
+func (l *Layer) castDown(ev *event.Event) {
+	g := l.groupFor(ev.Group)
+	if g.view == nil || g.pendHead < len(g.pending) || !l.room(g, ev.Msg.Len()) {
+		if g.view == nil {
+			l.c.noView.Inc()
+		}
+		g.pending = append(g.pending, ev.Msg)
+		l.holdOff(g)
+		return
+	}
+	l.sendData(g, ev.Msg)
+}
+
+// room says whether a message of n bytes fits the buffer (an empty buffer
+// takes any message, so one larger than max_buffer still goes).
+func (l *Layer) room(g *group, n int) bool {
+	return g.bufBytes == 0 || g.bufBytes+int64(n+dataHeaderSize) <= l.cfg.MaxBuffer
+}
+
+func (l *Layer) holdOff(g *group) {
+	if !g.held {
+		g.held = true
+		l.c.heldOff.Inc()
+		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: g.id})
+	}
+}
+
+// flushPending sends waiting casts while they fit, and resumes the
+// application once nothing waits and the buffer is at most half full.
+func (l *Layer) flushPending(g *group) {
+	if g.view == nil {
+		return
+	}
+	for g.pendHead < len(g.pending) {
+		m := g.pending[g.pendHead]
+		if !l.room(g, m.Len()) {
+			return
+		}
+		g.pending[g.pendHead] = nil
+		g.pendHead++
+		l.sendData(g, m)
+	}
+	g.pending, g.pendHead = g.pending[:0], 0
+	if g.held && g.bufBytes <= l.cfg.MaxBuffer/2 {
+		g.held = false
+		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
+	}
+}
+
+// sendData gives m the next sequence number, keeps it for retransmission
+// and multicasts it.
+func (l *Layer) sendData(g *group, m *event.Message) {
+	seq := g.next
+	g.next++
+	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
+	n := m.Len()
+	m.Retain()
+	l.bufPush(g, sentMsg{m: m, n: n})
+	l.c.sent.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Msg: m})
+	if len(g.members) == 0 {
+		l.advanceStability(g) // nobody to wait for
+	}
+	l.touch(g)
+}
+
+// bufPush appends to the retransmission ring, growing it (rarely) when full.
+func (l *Layer) bufPush(g *group, s sentMsg) {
+	count := int(g.next - 2 - g.stable) // entries before this one
+	if count >= len(g.buf) {
+		n := 2 * len(g.buf)
+		if n == 0 {
+			n = 64
+		}
+		nb := make([]sentMsg, n)
+		for i := 0; i < count; i++ {
+			nb[i] = g.buf[(g.bufHead+i)%len(g.buf)]
+		}
+		g.buf, g.bufHead = nb, 0
+	}
+	g.buf[(g.bufHead+count)%len(g.buf)] = s
+	g.bufBytes += int64(s.n)
+	l.setBuf(int64(s.n))
+}
+
+// sentAt returns the buffered message with sequence number seq, or nil.
+func (g *group) sentAt(seq uint32) *sentMsg {
+	if seq <= g.stable || seq >= g.next {
+		return nil
+	}
+	return &g.buf[(g.bufHead+int(seq-g.stable-1))%len(g.buf)]
+}
+
+// advanceStability frees every message all current members hold.
+func (l *Layer) advanceStability(g *group) {
+	if g.view == nil {
+		return
+	}
+	st := g.next - 1
+	for _, id := range g.view.Members {
+		if m := g.members[id]; m != nil && m.acked < st {
+			st = m.acked
+		}
+	}
+	freed := int64(0)
+	for g.stable < st {
+		s := &g.buf[g.bufHead]
+		freed += int64(s.n)
+		s.m.Release()
+		*s = sentMsg{}
+		g.bufHead = (g.bufHead + 1) % len(g.buf)
+		g.stable++
+	}
+	if freed > 0 {
+		g.bufBytes -= freed
+		l.setBuf(-freed)
+		l.c.freedBytes.Add(freed)
+		l.flushPending(g)
+	}
+}
+
+// nakUp retransmits what a member asks for: by unicast to the requester, or
+// by one re-multicast when a different member asked for the same message
+// less than nak_retry/2 ago (several members lost it; one multicast serves
+// them all). A message multicast again that recently is not sent again.
+func (l *Layer) nakUp(ev *event.Event) {
+	from := ev.Peer
+	msg := &l.nak
+	msg.G, msg.R = 0, msg.R[:0]
+	err := l.wc.decode(ev.Msg.Bytes(), msg)
+	ev.Msg.Release()
+	if err != nil || len(msg.R)%2 != 0 || len(msg.R) > 2*l.cfg.MaxNakRanges {
+		l.c.malformed.Inc()
+		return
+	}
+	g := l.groups[event.GroupID(msg.G)]
+	if g == nil || g.view == nil || g.members[from] == nil {
+		l.c.nonMember.Inc()
+		return
+	}
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("nak from %v for %v: %v", from, g.id, msg.R)
+	}
+	now := l.Ctx.Now()
+	recent := now - event.Time(l.cfg.NakRetry/2)
+	budget := l.cfg.Window
+	for i := 0; i < len(msg.R); i += 2 {
+		lo, hi := msg.R[i], msg.R[i+1]
+		if lo > hi || lo == 0 {
+			l.c.malformed.Inc()
+			return
+		}
+		for seq := lo; seq <= hi && budget > 0; seq++ {
+			s := g.sentAt(seq)
+			if s == nil {
+				l.c.nakUnavailable.Inc()
+				if seq >= g.next {
+					break
+				}
+				continue
+			}
+			budget--
+			to := from
+			if s.last > 0 && s.last > recent {
+				if s.to == event.NoNode || s.to == from {
+					continue // just sent it where this requester gets it
+				}
+				to = event.NoNode
+				l.c.remulticasts.Inc()
+			}
+			s.last, s.to = now, to
+			l.retransmit(g, s, to)
+			if seq == hi {
+				break // avoid wrapping at the top of the range
+			}
+		}
+	}
+}
+
+// retransmit sends a copy of a buffered message, flagged as a
+// retransmission, to one node (or the whole group for NoNode).
+func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID) {
+	b := s.m.Bytes()
+	c := l.Ctx.NewMessage()
+	c.SetPayload(b[len(b)-s.n:])
+	c.Bytes()[1] |= flagRetrans
+	l.c.retransmissions.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Peer: to, Msg: c})
+}
+
+// touch notes activity in a group and makes sure digests flow.
+func (l *Layer) touch(g *group) {
+	g.dirty = true
+	if !g.gossip && g.view != nil {
+		g.gossip = true
+		g.activeSince = l.Ctx.Now()
+		g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
+	}
+}
+
+// gossipTimer multicasts a digest while the group has something to settle:
+// new traffic since the last digest, our own unstable messages, a member
+// waiting for our answer, or a stream we cannot place yet. Idle groups send
+// nothing.
+func (l *Layer) gossipTimer(g *group) {
+	g.gossip = false
+	waiting := false
+	for _, m := range g.members {
+		if m.waitFloor {
+			waiting = true
+			break
+		}
+	}
+	unstable := g.stable < g.next-1
+	if !(g.dirty || unstable || g.answerOwed || waiting) || g.view == nil {
+		return
+	}
+	g.dirty, g.answerOwed = false, false
+	l.sendDigest(g, unstable)
+	g.gossip = true
+	g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
+}
+
+func (l *Layer) sendDigest(g *group, unstable bool) {
+	d := &l.digest
+	d.G, d.V, d.U = uint32(g.id), g.tag, unstable
+	d.E = append(d.E[:0], uint32(l.self), g.next-1, 0)
+	for _, id := range g.view.Members {
+		m := g.members[id]
+		if m == nil {
+			continue
+		}
+		c := uint32(0)
+		if m.rs != nil {
+			c = m.rs.next - 1
+		}
+		d.E = append(d.E, uint32(id), c, m.floor)
+	}
+	body := l.wc.encode(d)
+	msg := l.Ctx.NewMessage()
+	msg.SetPayload(body)
+	msg.Prepend(1)[0] = tDigest
+	l.c.stabilityMsgs.Inc()
+	l.c.acksSent.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Control: true, Msg: msg})
+}
+
+// digestUp takes a member's digest: how far it holds our stream (stability),
+// where our stream starts in its eyes, and the highest sequence numbers it
+// knows of every stream (which reveals lost tails).
+func (l *Layer) digestUp(ev *event.Event) {
+	from := ev.Peer
+	d := &l.digest
+	d.G, d.V, d.U, d.E = 0, 0, false, d.E[:0]
+	err := l.wc.decode(ev.Msg.Bytes(), d)
+	ev.Msg.Release()
+	if err != nil || len(d.E)%3 != 0 || len(d.E) < 3 || event.NodeID(d.E[0]) != from {
+		l.c.malformed.Inc()
+		return
+	}
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("digest from %v: %v", from, d.E)
+	}
+	g := l.groups[event.GroupID(d.G)]
+	if g == nil || g.view == nil {
+		l.c.noView.Inc()
+		return
+	}
+	fm := g.members[from]
+	if fm == nil {
+		l.c.nonMember.Inc()
+		return
+	}
+	if d.U {
+		g.answerOwed = true
+		l.touchQuiet(g)
+	}
+	// our own entry in its digest first: its floor for us places its stream
+	highest := d.E[1]
+	for i := 3; i < len(d.E); i += 3 {
+		n, c, f := event.NodeID(d.E[i]), d.E[i+1], d.E[i+2]
+		if n == l.self {
+			if c > fm.acked && c < g.next {
+				fm.acked = c
+			}
+			if fm.rs == nil && f > 0 {
+				fm.waitFloor = false
+				l.newRecv(g, fm, f)
+			}
+		}
+	}
+	if fm.rs != nil {
+		l.announce(fm.rs, highest)
+	}
+	for i := 3; i < len(d.E); i += 3 {
+		n, c := event.NodeID(d.E[i]), d.E[i+1]
+		if n == l.self || n == from {
+			continue
+		}
+		if om := g.members[n]; om != nil && om.rs != nil {
+			l.announce(om.rs, c)
+		}
+	}
+	l.advanceStability(g)
+}
+
+// touchQuiet makes sure the gossip timer runs without marking new traffic.
+func (l *Layer) touchQuiet(g *group) {
+	if !g.gossip {
+		g.gossip = true
+		g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
+	}
+}

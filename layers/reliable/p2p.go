@@ -1,0 +1,276 @@
+package reliable
+
+import (
+	"encoding/binary"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// peer is the reliable point-to-point state towards and from one node.
+// Sending: sequence numbers from 1, a buffer of unacknowledged messages
+// (at most p2p_window; more wait in pending and the application is held off
+// its Sends), retransmission every p2p_timeout, given up after p2p_max_tries
+// (the peer is presumed gone). Receiving: delivery at once, exactly once,
+// and a cumulative acknowledgement for every packet.
+type peer struct {
+	id  event.NodeID
+	idx int
+
+	next    uint32 // next sequence number to send
+	acked   uint32 // the peer holds everything up to here
+	buf     []p2pMsg
+	head    int
+	pending []p2pMsg
+	pHead   int
+	held    bool
+	timer   bool
+	tid     stack.TimerID
+
+	rnext uint32
+	rbits []uint64
+}
+
+type p2pMsg struct {
+	m     *event.Message
+	n     int
+	ctrl  bool
+	sent  event.Time
+	tries int
+}
+
+// p2pHeader is
+//
+//	byte 0     tP2P
+//	byte 1     flags (bit 0: retransmission)
+//	bytes 2-5  sequence number
+//	bytes 6-9  low: the sender no longer sends anything below it
+const p2pFullHeader = 10
+
+func (l *Layer) peerFor(id event.NodeID) *peer {
+	if p := l.peers[id]; p != nil {
+		return p
+	}
+	p := &peer{id: id, idx: len(l.pslots), next: 1, rnext: 1}
+	l.pslots = append(l.pslots, p)
+	l.peers[id] = p
+	return p
+}
+
+// dropPeer releases what is buffered towards a peer.
+func (l *Layer) dropPeer(p *peer) {
+	for i := 0; i < p.inflight(); i++ {
+		s := &p.buf[(p.head+i)%len(p.buf)]
+		s.m.Release()
+		*s = p2pMsg{}
+	}
+	for i := p.pHead; i < len(p.pending); i++ {
+		p.pending[i].m.Release()
+	}
+	p.pending, p.pHead = p.pending[:0], 0
+	p.acked = p.next - 1
+	p.head = 0
+	if p.timer {
+		l.Ctx.CancelTimer(p.tid)
+		p.timer = false
+	}
+}
+
+func (p *peer) inflight() int { return int(p.next - 1 - p.acked) }
+
+// sendDown sends a point-to-point message reliably.
+func (l *Layer) sendDown(ev *event.Event) {
+	if ev.Peer == event.NoNode || ev.Peer == l.self {
+		ev.Msg.Release()
+		return
+	}
+	p := l.peerFor(ev.Peer)
+	pm := p2pMsg{m: ev.Msg, ctrl: ev.Control}
+	if p.pHead < len(p.pending) || p.inflight() >= l.cfg.P2PWindow {
+		p.pending = append(p.pending, pm)
+		if !p.held && !ev.Control {
+			p.held = true
+			l.c.heldOff.Inc()
+			l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: event.NoGroup})
+		}
+		return
+	}
+	l.p2pSend(p, pm)
+}
+
+func (l *Layer) p2pSend(p *peer, pm p2pMsg) {
+	seq := p.next
+	p.next++
+	h := pm.m.Prepend(p2pFullHeader)
+	h[0], h[1] = tP2P, 0
+	binary.BigEndian.PutUint32(h[2:], seq)
+	binary.BigEndian.PutUint32(h[6:], p.acked+1)
+	pm.n = pm.m.Len()
+	pm.sent = l.Ctx.Now()
+	pm.m.Retain()
+	count := p.inflight() - 1
+	if count >= len(p.buf) {
+		n := 2 * len(p.buf)
+		if n == 0 {
+			n = 16
+		}
+		nb := make([]p2pMsg, n)
+		for i := 0; i < count; i++ {
+			nb[i] = p.buf[(p.head+i)%len(p.buf)]
+		}
+		p.buf, p.head = nb, 0
+	}
+	p.buf[(p.head+count)%len(p.buf)] = pm
+	l.c.p2pSent.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: pm.ctrl, Msg: pm.m})
+	if !p.timer {
+		p.timer = true
+		p.tid = l.Ctx.SetTimer(l.cfg.P2PTimeout, timerKey(keyP2P, p.idx))
+	}
+}
+
+// p2pUp receives a point-to-point message, acknowledges it and delivers it
+// unless it is a duplicate.
+func (l *Layer) p2pUp(ev *event.Event) {
+	m := ev.Msg
+	h, err := m.Peek(p2pFullHeader)
+	if err != nil {
+		l.drop(ev)
+		return
+	}
+	seq, low := binary.BigEndian.Uint32(h[2:]), binary.BigEndian.Uint32(h[6:])
+	if seq == 0 || low == 0 || low > seq {
+		l.drop(ev)
+		return
+	}
+	p := l.peerFor(ev.Peer)
+	w := l.cfg.Window
+	if p.rbits == nil {
+		p.rbits = make([]uint64, w/64)
+	}
+	rs := recvState{bits: p.rbits} // borrow the bitmap helpers
+	// the sender gave up on everything below low: stop waiting for it
+	if low > p.rnext {
+		if low-p.rnext >= uint32(w) {
+			clear(p.rbits)
+			p.rnext = low
+		}
+		for p.rnext < low {
+			rs.clear(p.rnext, w)
+			p.rnext++
+		}
+		for rs.has(p.rnext, w) {
+			rs.clear(p.rnext, w)
+			p.rnext++
+		}
+	}
+	deliver := true
+	switch {
+	case seq < p.rnext || (seq < p.rnext+uint32(w) && rs.has(seq, w)):
+		l.c.duplicates.Inc()
+		deliver = false
+	case seq >= p.rnext+uint32(w):
+		l.c.outOfWindow.Inc()
+		m.Release()
+		return
+	default:
+		rs.set(seq, w)
+		for rs.has(p.rnext, w) {
+			rs.clear(p.rnext, w)
+			p.rnext++
+		}
+	}
+	ack := l.Ctx.NewMessage()
+	a := ack.Append(p2pAckSize)
+	a[0] = tP2PAck
+	binary.BigEndian.PutUint32(a[1:], p.rnext-1)
+	l.c.acksSent.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: true, Msg: ack})
+	if !deliver {
+		m.Release()
+		return
+	}
+	_, _ = m.Consume(p2pFullHeader)
+	l.c.p2pDelivered.Inc()
+	l.Ctx.Up(ev)
+}
+
+// p2pAckUp frees what a peer acknowledged and sends what waited.
+func (l *Layer) p2pAckUp(ev *event.Event) {
+	b := ev.Msg.Bytes()
+	if len(b) != p2pAckSize {
+		l.drop(ev)
+		return
+	}
+	c := binary.BigEndian.Uint32(b[1:])
+	ev.Msg.Release()
+	p := l.peers[ev.Peer]
+	if p == nil || c <= p.acked || c >= p.next {
+		return
+	}
+	for p.acked < c {
+		s := &p.buf[p.head]
+		s.m.Release()
+		*s = p2pMsg{}
+		p.head = (p.head + 1) % len(p.buf)
+		p.acked++
+	}
+	l.p2pFlush(p)
+}
+
+func (l *Layer) p2pFlush(p *peer) {
+	for p.pHead < len(p.pending) && p.inflight() < l.cfg.P2PWindow {
+		pm := p.pending[p.pHead]
+		p.pending[p.pHead] = p2pMsg{}
+		p.pHead++
+		l.p2pSend(p, pm)
+	}
+	if p.pHead == len(p.pending) {
+		p.pending, p.pHead = p.pending[:0], 0
+		if p.held {
+			p.held = false
+			for _, q := range l.pslots {
+				if q.held {
+					return // the application stays held off while any peer is full
+				}
+			}
+			l.Ctx.Up(&event.Event{Kind: event.Resume, Group: event.NoGroup})
+		}
+	}
+}
+
+// p2pTimer retransmits what has waited p2p_timeout for its acknowledgement;
+// past p2p_max_tries the peer is presumed gone and its messages dropped.
+func (l *Layer) p2pTimer(p *peer) {
+	p.timer = false
+	n := p.inflight()
+	if n == 0 {
+		return
+	}
+	now := l.Ctx.Now()
+	due := now - event.Time(l.cfg.P2PTimeout)
+	for i := 0; i < n; i++ {
+		s := &p.buf[(p.head+i)%len(p.buf)]
+		if s.sent > due {
+			continue
+		}
+		s.tries++
+		if s.tries > l.cfg.P2PMaxTries {
+			l.c.p2pGivenUp.Add(int64(n))
+			l.dropPeer(p)
+			l.p2pFlush(p)
+			return
+		}
+		s.sent = now
+		b := s.m.Bytes()
+		c := l.Ctx.NewMessage()
+		c.SetPayload(b[len(b)-s.n:])
+		hb := c.Bytes()
+		hb[1] |= flagRetrans
+		binary.BigEndian.PutUint32(hb[6:], p.acked+1)
+		l.c.p2pRetrans.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: s.ctrl, Msg: c})
+	}
+	p.timer = true
+	p.tid = l.Ctx.SetTimer(l.cfg.P2PTimeout, timerKey(keyP2P, p.idx))
+}

@@ -1,0 +1,287 @@
+package reliable
+
+import (
+	"math/bits"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// recvState is one sender's stream in one group, at a receiver. Everything
+// below next has been delivered (or was never owed to us); the bitmap marks
+// what arrived in [next, next+window); highest is the highest sequence number
+// known to exist. Missing messages between next and highest are NAKed.
+type recvState struct {
+	idx     int
+	g       *group
+	from    event.NodeID
+	next    uint32
+	highest uint32
+	bits    []uint64 // ring over the window, bit seq%window
+	// epochs record when gaps were discovered: every missing sequence number
+	// from epochs[i].from up to epochs[i+1].from was found missing at
+	// epochs[i].at. Bounded: the oldest merge when it is full.
+	epochs []gapEpoch
+	timer  bool // a NAK timer is set
+	tid    stack.TimerID
+	tries  int // NAK rounds since the stream last advanced
+}
+
+type gapEpoch struct {
+	from uint32
+	at   event.Time
+}
+
+const maxEpochs = 32
+
+// newRecv starts a sender's stream at a receiver at sequence number start.
+func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
+	rs := &recvState{g: g, from: m.id, next: start, highest: start - 1}
+	rs.bits = make([]uint64, l.cfg.Window/64)
+	rs.epochs = make([]gapEpoch, 0, maxEpochs)
+	if n := len(l.rfree); n > 0 {
+		rs.idx = l.rfree[n-1]
+		l.rfree = l.rfree[:n-1]
+		l.recvs[rs.idx] = rs
+	} else {
+		rs.idx = len(l.recvs)
+		l.recvs = append(l.recvs, rs)
+	}
+	m.rs = rs
+	return rs
+}
+
+// freeRecv releases a stream's state (its sender left) and its NAK timer.
+func (l *Layer) freeRecv(rs *recvState) {
+	if rs.timer {
+		l.Ctx.CancelTimer(rs.tid)
+	}
+	l.recvs[rs.idx] = nil
+	l.rfree = append(l.rfree, rs.idx)
+	rs.bits, rs.epochs = nil, nil
+}
+
+func (rs *recvState) has(seq uint32, w int) bool {
+	i := int(seq) & (w - 1)
+	return rs.bits[i>>6]&(1<<(i&63)) != 0
+}
+
+func (rs *recvState) set(seq uint32, w int) {
+	i := int(seq) & (w - 1)
+	rs.bits[i>>6] |= 1 << (i & 63)
+}
+
+func (rs *recvState) clear(seq uint32, w int) {
+	i := int(seq) & (w - 1)
+	rs.bits[i>>6] &^= 1 << (i & 63)
+}
+
+// dataUp receives a sequenced multicast and delivers it at once unless it
+// is a duplicate or not owed to us.
+func (l *Layer) dataUp(ev *event.Event) {
+	m := ev.Msg
+	hb, _ := m.Peek(dataHeaderSize)
+	h, err := parseData(hb)
+	if err != nil {
+		l.drop(ev)
+		return
+	}
+	g := l.groups[ev.Group]
+	if g == nil || g.view == nil {
+		l.c.noView.Inc()
+		m.Release()
+		return
+	}
+	mb := g.members[ev.Peer]
+	if mb == nil {
+		l.c.nonMember.Inc()
+		m.Release()
+		return
+	}
+	rs := mb.rs
+	if rs == nil {
+		switch {
+		case h.view < g.joinTag:
+			// sent before we joined: not owed to us
+			l.c.beforeJoin.Inc()
+			m.Release()
+			return
+		case h.baseView <= g.joinTag:
+			// the sender sent nothing between our joining and base
+			rs = l.newRecv(g, mb, h.base)
+		default:
+			// it may have sent since we joined; its digest will say
+			// where its stream starts for us (it keeps the messages
+			// until we acknowledge them)
+			mb.waitFloor = true
+			l.touchQuiet(g)
+			m.Release()
+			return
+		}
+	}
+	w := l.cfg.Window
+	seq := h.seq
+	switch {
+	case seq < rs.next || (seq < rs.next+uint32(w) && rs.has(seq, w)):
+		l.c.duplicates.Inc()
+		m.Release()
+		return
+	case seq >= rs.next+uint32(w):
+		// too far ahead to track; it will be asked for again
+		l.c.outOfWindow.Inc()
+		l.announce(rs, seq)
+		m.Release()
+		return
+	}
+	now := l.Ctx.Now()
+	if seq > rs.highest {
+		l.announce(rs, seq-1)
+		rs.highest = seq
+	}
+	rs.set(seq, w)
+	if h.flags&flagRetrans != 0 && m.Recovery.By == "" {
+		m.Recovery = event.Recovery{By: "nak", Discovered: rs.discovered(seq, now)}
+		l.c.recoveredNak.Inc()
+	}
+	if seq == rs.next {
+		for rs.next <= rs.highest && rs.has(rs.next, w) {
+			rs.clear(rs.next, w)
+			rs.next++
+		}
+		rs.tries = 0
+		rs.prune()
+	}
+	_, _ = m.Consume(dataHeaderSize)
+	l.c.delivered.Inc()
+	l.touch(g)
+	l.Ctx.Up(ev)
+}
+
+// announce records that the stream has messages up to seq; any not yet
+// seen are lost (discovered now) and will be NAKed after nak_delay.
+func (l *Layer) announce(rs *recvState, seq uint32) {
+	if seq <= rs.highest {
+		return
+	}
+	now := l.Ctx.Now()
+	from := rs.highest + 1
+	if from < rs.next {
+		from = rs.next
+	}
+	if seq >= from {
+		l.c.lossDiscovered.Add(int64(seq - from + 1))
+		if len(rs.epochs) == maxEpochs {
+			// merge the two oldest, keeping the earlier discovery time
+			copy(rs.epochs[1:], rs.epochs[2:])
+			rs.epochs = rs.epochs[:maxEpochs-1]
+		}
+		rs.epochs = append(rs.epochs, gapEpoch{from: from, at: now})
+	}
+	rs.highest = seq
+	if !rs.timer {
+		rs.timer = true
+		rs.tid = l.Ctx.SetTimer(l.cfg.NakDelay, timerKey(keyNak, rs.idx))
+	}
+}
+
+// discovered is when the loss of seq was discovered (now if unknown).
+func (rs *recvState) discovered(seq uint32, now event.Time) event.Time {
+	for i := len(rs.epochs) - 1; i >= 0; i-- {
+		if rs.epochs[i].from <= seq {
+			return rs.epochs[i].at
+		}
+	}
+	return now
+}
+
+// prune drops gap epochs that lie wholly below next.
+func (rs *recvState) prune() {
+	if rs.next > rs.highest {
+		rs.epochs = rs.epochs[:0]
+		return
+	}
+	k := 0
+	for k+1 < len(rs.epochs) && rs.epochs[k+1].from <= rs.next {
+		k++
+	}
+	if k > 0 {
+		n := copy(rs.epochs, rs.epochs[k:])
+		rs.epochs = rs.epochs[:n]
+	}
+}
+
+// nakTimer sends one NAK listing the missing ranges discovered at least
+// nak_delay ago (at most max_nak_ranges of them, within the window), then
+// sets the next round: nak_retry for the first nak_max_tries rounds since
+// the stream last advanced, nak_slow after that.
+func (l *Layer) nakTimer(rs *recvState) {
+	rs.timer = false
+	if rs.next > rs.highest {
+		rs.tries = 0
+		return
+	}
+	now := l.Ctx.Now()
+	w := uint32(l.cfg.Window)
+	// limit: first sequence number discovered too recently to NAK
+	limit := rs.highest + 1
+	if top := rs.next + w; limit > top {
+		limit = top
+	}
+	var wait event.Time
+	for _, e := range rs.epochs {
+		if e.at > now-event.Time(l.cfg.NakDelay) {
+			if e.from < limit {
+				limit = e.from
+			}
+			wait = e.at + event.Time(l.cfg.NakDelay)
+			break
+		}
+	}
+	nk := &l.nak
+	nk.G, nk.R = uint32(rs.g.id), nk.R[:0]
+	for seq := rs.next; seq < limit && len(nk.R) < 2*l.cfg.MaxNakRanges; {
+		if rs.has(seq, int(w)) {
+			seq = rs.skipSet(seq, limit, int(w))
+			continue
+		}
+		lo := seq
+		for seq < limit && !rs.has(seq, int(w)) {
+			seq++
+		}
+		nk.R = append(nk.R, lo, seq-1)
+	}
+	next := wait
+	if len(nk.R) > 0 {
+		body := l.wc.encode(nk)
+		msg := l.Ctx.NewMessage()
+		msg.SetPayload(body)
+		msg.Prepend(1)[0] = tNak
+		l.c.naksSent.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: rs.from, Control: true, Msg: msg})
+		rs.tries++
+		d := l.cfg.NakRetry
+		if rs.tries > l.cfg.NakMaxTries {
+			d = l.cfg.NakSlow
+		}
+		next = now.Add(d)
+	}
+	if next == 0 {
+		next = now.Add(l.cfg.NakRetry)
+	}
+	rs.timer = true
+	rs.tid = l.Ctx.SetTimerAt(next, timerKey(keyNak, rs.idx))
+}
+
+// skipSet returns the first sequence number from seq on (below limit) that
+// has not arrived, a word at a time.
+func (rs *recvState) skipSet(seq, limit uint32, w int) uint32 {
+	for seq < limit {
+		i := int(seq) & (w - 1)
+		word := ^rs.bits[i>>6] >> (i & 63)
+		if word != 0 {
+			return seq + uint32(bits.TrailingZeros64(word))
+		}
+		seq += uint32(64 - i&63)
+	}
+	return limit
+}

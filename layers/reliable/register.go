@@ -1,0 +1,66 @@
+package reliable
+
+import (
+	"fmt"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/stack"
+)
+
+func init() {
+	compose.Register(compose.LayerInfo{
+		Name: "reliable",
+		Summary: "Reliable multicast by negative acknowledgement (SRM, JGroups NAKACK): senders number their casts, " +
+			"receivers deliver each message once as soon as it arrives and ask the sender for gaps after nak_delay, " +
+			"retrying every nak_retry. Members gossip stability digests, which also reveal lost tails; a message every " +
+			"member of the view holds is freed, and a full buffer holds the application off until stability makes room.",
+		Params: []compose.Param{
+			{Name: "nak_delay", Type: compose.Duration, Default: "20ms", Doc: "how long a gap must last before the first NAK", Min: 0, Max: 60},
+			{Name: "nak_retry", Type: compose.Duration, Default: "20ms", Doc: "interval between NAK rounds for gaps still open", Min: 0.0001, Max: 60},
+			{Name: "nak_max_tries", Type: compose.Int, Default: "10", Doc: "NAK rounds at nak_retry before slowing down to nak_slow", Min: 1, Max: 1e6},
+			{Name: "nak_slow", Type: compose.Duration, Default: "200ms", Doc: "interval between NAK rounds after nak_max_tries", Min: 0.0001, Max: 600},
+			{Name: "stable_interval", Type: compose.Duration, Default: "100ms", Doc: "interval between stability digests while a group has traffic to settle", Min: 0.0001, Max: 600},
+			{Name: "max_buffer", Type: compose.Size, Default: "4MB", Doc: "bytes a sender keeps for retransmission per group before holding the application off", Min: 1, Max: 1 << 40},
+			{Name: "window", Type: compose.Int, Default: "1024", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two)", Min: 64, Max: 1 << 20},
+			{Name: "max_nak_ranges", Type: compose.Int, Default: "32", Doc: "missing ranges listed in one NAK", Min: 1, Max: 4096},
+			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends", Min: 0.0001, Max: 600},
+			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer before sends wait", Min: 1, Max: 1 << 20},
+			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before the peer is presumed gone", Min: 1, Max: 1e6},
+		},
+		Gives: []compose.Property{compose.Reliable},
+		New: func(p compose.Params) (stack.Layer, error) {
+			cfg := Config{
+				NakDelay:       p.Duration("nak_delay"),
+				NakRetry:       p.Duration("nak_retry"),
+				NakMaxTries:    p.Int("nak_max_tries"),
+				NakSlow:        p.Duration("nak_slow"),
+				StableInterval: p.Duration("stable_interval"),
+				MaxBuffer:      int64(p.Int("max_buffer")),
+				Window:         p.Int("window"),
+				MaxNakRanges:   p.Int("max_nak_ranges"),
+				P2PTimeout:     p.Duration("p2p_timeout"),
+				P2PWindow:      p.Int("p2p_window"),
+				P2PMaxTries:    p.Int("p2p_max_tries"),
+			}
+			if err := cfg.Check(); err != nil {
+				return nil, err
+			}
+			return New(cfg), nil
+		},
+	})
+}
+
+// Check reports a configuration that cannot work.
+func (c Config) Check() error {
+	switch {
+	case c.NakRetry <= 0 || c.NakSlow <= 0 || c.StableInterval <= 0 || c.P2PTimeout <= 0:
+		return fmt.Errorf("reliable: nak_retry, nak_slow, stable_interval and p2p_timeout must be positive")
+	case c.MaxBuffer <= 0:
+		return fmt.Errorf("reliable: max_buffer must be positive, got %d", c.MaxBuffer)
+	case c.Window < 64:
+		return fmt.Errorf("reliable: window must be at least 64, got %d", c.Window)
+	case c.MaxNakRanges < 1 || c.P2PWindow < 1 || c.P2PMaxTries < 1 || c.NakMaxTries < 1:
+		return fmt.Errorf("reliable: max_nak_ranges, p2p_window, p2p_max_tries and nak_max_tries must be at least 1")
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+// Package reliable is a sender-sequenced NAK multicast in the style of SRM
+// and JGroups NAKACK, the baseline every other layercast protocol is compared
+// with.
+//
+// Per group and sender, casts carry a sequence number. Receivers deliver each
+// message up exactly once, as soon as it arrives (ordering is fifo's job),
+// notice gaps, and after nak_delay ask the sender for what is missing,
+// retrying every nak_retry and then every nak_slow. Members gossip stability
+// digests (JGroups STABLE) while there is something to settle: each lists how
+// far the member has received every sender's stream, and the sender's own
+// highest sequence number, which also reveals lost tails. A message every
+// member of the current view holds is stable and its sender frees it. The
+// sender's buffer is bounded by max_buffer: when it is full, casts wait in the
+// layer and the application is told to hold off (event.HoldOff) until
+// stability frees room (event.Resume).
+//
+// Point-to-point Sends (data or control) are made reliable too: per-peer
+// sequence numbers, cumulative acknowledgements, retransmission on a timeout.
+//
+// Views: stability is computed over the current view only; a member that
+// leaves stops being waited for and its receive state is released; a member
+// that joins is owed the stream of every sender from the sender's sequence
+// number at the moment the sender installed the view (its floor), learnt
+// from the data header (base, base view) or from the sender's digest.
+package reliable
+
+import (
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// Config is the layer's configuration (see register.go for the documented
+// parameters).
+type Config struct {
+	NakDelay       time.Duration
+	NakRetry       time.Duration
+	NakMaxTries    int
+	NakSlow        time.Duration
+	StableInterval time.Duration
+	MaxBuffer      int64
+	Window         int
+	MaxNakRanges   int
+	P2PTimeout     time.Duration
+	P2PWindow      int
+	P2PMaxTries    int
+}
+
+// Timer key kinds (top byte of the key); the rest is an index.
+const (
+	keyNak uint64 = iota + 1
+	keyGossip
+	keyP2P
+)
+
+const keyShift = 56
+
+func timerKey(kind uint64, idx int) uint64 { return kind<<keyShift | uint64(idx) }
+
+// Layer is the reliable layer of one node.
+type Layer struct {
+	stack.Base
+	cfg  Config
+	self event.NodeID
+	wc   *wireCodec
+
+	groups  map[event.GroupID]*group
+	gslots  []*group // by group.idx, for timer keys
+	gfree   []int
+	recvs   []*recvState // by recvState.idx, for timer keys
+	rfree   []int
+	peers   map[event.NodeID]*peer
+	pslots  []*peer
+	nak     nakMsg
+	digest  digestMsg
+	bufUsed int64 // bytes held in every group's retransmission buffer
+
+	c counters
+}
+
+type counters struct {
+	sent, delivered, lossDiscovered, naksSent, retransmissions, recoveredNak   *stack.Counter
+	duplicates, stabilityMsgs, acksSent, bufferBytes, peakBufferBytes, heldOff *stack.Counter
+	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
+	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
+}
+
+// New returns a layer with the given configuration (already checked).
+func New(cfg Config) *Layer {
+	w := 64
+	for w < cfg.Window {
+		w *= 2
+	}
+	cfg.Window = w
+	return &Layer{cfg: cfg, groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+}
+
+var _ stack.Layer = (*Layer)(nil)
+
+// HeaderSize is the largest header the layer prepends to a data message.
+func (l *Layer) HeaderSize() int { return dataHeaderSize }
+
+// Init implements stack.Layer.
+func (l *Layer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	l.self = ctx.Self()
+	c := &l.c
+	c.sent = ctx.Counter("sent")
+	c.delivered = ctx.Counter("delivered")
+	c.lossDiscovered = ctx.Counter("loss_discovered")
+	c.naksSent = ctx.Counter("naks_sent")
+	c.retransmissions = ctx.Counter("retransmissions")
+	c.recoveredNak = ctx.Counter("recovered_nak")
+	c.duplicates = ctx.Counter("duplicates")
+	c.stabilityMsgs = ctx.Counter("stability_msgs")
+	c.acksSent = ctx.Counter("acks_sent")
+	c.bufferBytes = ctx.Counter("buffer_bytes")
+	c.peakBufferBytes = ctx.Counter("peak_buffer_bytes")
+	c.heldOff = ctx.Counter("held_off")
+	c.malformed = ctx.Counter("malformed")
+	c.nonMember = ctx.Counter("non_member")
+	c.beforeJoin = ctx.Counter("before_join")
+	c.outOfWindow = ctx.Counter("out_of_window")
+	c.freedBytes = ctx.Counter("freed_bytes")
+	c.remulticasts = ctx.Counter("remulticasts")
+	c.p2pSent = ctx.Counter("p2p_sent")
+	c.p2pDelivered = ctx.Counter("p2p_delivered")
+	c.p2pRetrans = ctx.Counter("p2p_retransmissions")
+	c.p2pGivenUp = ctx.Counter("p2p_given_up")
+	c.nakUnavailable = ctx.Counter("nak_unavailable")
+	c.noView = ctx.Counter("no_view")
+	return nil
+}
+
+// Down implements stack.Layer.
+func (l *Layer) Down(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast:
+		if ev.Control {
+			ev.Msg.Prepend(1)[0] = tPass
+			l.Ctx.Down(ev)
+			return
+		}
+		l.castDown(ev)
+	case event.Send:
+		l.sendDown(ev)
+	case event.Exit:
+		l.Close()
+		l.Ctx.Down(ev)
+	default:
+		l.Ctx.Down(ev)
+	}
+}
+
+// Up implements stack.Layer.
+func (l *Layer) Up(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+		l.packetUp(ev)
+	case event.View:
+		l.installView(ev.View)
+		l.Ctx.Up(ev)
+	default:
+		l.Ctx.Up(ev)
+	}
+}
+
+// packetUp dispatches a packet by its header type.
+func (l *Layer) packetUp(ev *event.Event) {
+	m := ev.Msg
+	b, err := m.Peek(1)
+	if err != nil {
+		l.drop(ev)
+		return
+	}
+	switch t := b[0]; {
+	case t == tData && ev.Kind == event.Cast:
+		l.dataUp(ev)
+	case t == tPass && ev.Kind == event.Cast:
+		_, _ = m.Consume(1)
+		l.Ctx.Up(ev)
+	case t == tDigest && ev.Kind == event.Cast:
+		_, _ = m.Consume(1)
+		l.digestUp(ev)
+	case t == tNak && ev.Kind == event.Send:
+		_, _ = m.Consume(1)
+		l.nakUp(ev)
+	case t == tP2P && ev.Kind == event.Send:
+		l.p2pUp(ev)
+	case t == tP2PAck && ev.Kind == event.Send:
+		l.p2pAckUp(ev)
+	default:
+		l.drop(ev)
+	}
+}
+
+// drop discards a malformed packet.
+func (l *Layer) drop(ev *event.Event) {
+	l.c.malformed.Inc()
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("dropping malformed %v from %v (%d bytes)", ev.Kind, ev.Peer, ev.Msg.Len())
+	}
+	ev.Msg.Release()
+}
+
+// Timer implements stack.Layer.
+func (l *Layer) Timer(key uint64) {
+	idx := int(key & (1<<keyShift - 1))
+	switch key >> keyShift {
+	case keyNak:
+		if idx < len(l.recvs) && l.recvs[idx] != nil {
+			l.nakTimer(l.recvs[idx])
+		}
+	case keyGossip:
+		if idx < len(l.gslots) && l.gslots[idx] != nil {
+			l.gossipTimer(l.gslots[idx])
+		}
+	case keyP2P:
+		if idx < len(l.pslots) && l.pslots[idx] != nil {
+			l.p2pTimer(l.pslots[idx])
+		}
+	}
+}
+
+// Close releases every buffered message (the stack is closing).
+func (l *Layer) Close() {
+	for _, g := range l.gslots {
+		if g != nil {
+			l.dropGroup(g)
+		}
+	}
+	for _, p := range l.pslots {
+		if p != nil {
+			l.dropPeer(p)
+		}
+	}
+}
+
+// setBuf adjusts the bytes held and the buffer counters.
+func (l *Layer) setBuf(delta int64) {
+	l.bufUsed += delta
+	l.c.bufferBytes.Set(l.bufUsed)
+	l.c.peakBufferBytes.Max(l.bufUsed)
+}
+
+// viewTag is the view id as carried on the wire.
+func viewTag(v *event.ViewInfo) uint32 { return uint32(v.ID) }

@@ -1,0 +1,335 @@
+package reliable_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// threeGroups is 9 nodes in three overlapping groups.
+func threeGroups() []*event.ViewInfo {
+	return []*event.ViewInfo{
+		{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}},
+		{Group: 2, ID: 1, Members: []event.NodeID{2, 3, 4, 5, 6, 7, 8, 9}},
+		{Group: 3, ID: 1, Members: []event.NodeID{1, 3, 5, 7, 9}},
+	}
+}
+
+func TestEveryMemberDeliversEveryMessageOnce(t *testing.T) {
+	for _, loss := range []float64{0.05, 0.20} {
+		t.Run(fmtLoss(loss), func(t *testing.T) {
+			c := newCluster(t, sim.Config{Seed: 11, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: loss}}, 9, relEntries(nil))
+			views := threeGroups()
+			for _, v := range views {
+				c.install(v)
+			}
+			sent := map[event.GroupID]map[event.NodeID]uint32{}
+			const count = 300
+			for _, s := range []event.NodeID{1, 2, 3} {
+				c.castLoop(s, 1, count, time.Millisecond, 100, sent)
+			}
+			for _, s := range []event.NodeID{4, 9} {
+				c.castLoop(s, 2, count, 2*time.Millisecond, 200, sent)
+			}
+			for _, s := range []event.NodeID{5, 7} {
+				c.castLoop(s, 3, count, time.Millisecond, 50, sent)
+			}
+			lastSend := event.Time(2 * count * time.Millisecond)
+			c.net.Run(5 * time.Second)
+			c.checkExactlyOnce(views, sent, false)
+			// recovery bound after the last send: a few NAK rounds
+			if bound := lastSend + event.Time(time.Second); c.lastDel > bound {
+				t.Errorf("last delivery at %v, want by %v", c.lastDel, bound)
+			}
+			all := c.all()
+			if d := c.counter("reliable", "loss_discovered", all...); d == 0 {
+				t.Errorf("loss_discovered = 0 at %v loss", loss)
+			}
+			if r := c.counter("reliable", "recovered_nak", all...); r == 0 || int(r) != c.byNak {
+				t.Errorf("recovered_nak = %d, deliveries tagged nak = %d; want equal and > 0", r, c.byNak)
+			}
+			for _, id := range all {
+				if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+					t.Errorf("node %v: buffer_bytes = %d after stability, want 0", id, b)
+				}
+			}
+			if dup := c.counter("reliable", "malformed", all...); dup != 0 {
+				t.Errorf("malformed = %d, want 0", dup)
+			}
+		})
+	}
+}
+
+func fmtLoss(p float64) string {
+	return time.Duration(p * 100).String()[:len(time.Duration(p*100).String())-2] + "pct"
+}
+
+// dropWhen drops every packet to the listed receivers while on() says so.
+type dropWhen struct {
+	rx map[event.NodeID]bool
+	on func() bool
+}
+
+func (d dropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return d.rx[rx] && d.on() }
+
+func TestTailLossIsRecovered(t *testing.T) {
+	var net *sim.Network
+	last := event.Time(50 * time.Millisecond)
+	loss := dropWhen{rx: map[event.NodeID]bool{3: true, 4: true}, on: func() bool {
+		return net.Now() >= last && net.Now() < last+event.Time(time.Millisecond)
+	}}
+	c := newCluster(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 4, relEntries(nil))
+	net = c.net
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
+	c.install(v)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.castLoop(1, 1, 6, 10*time.Millisecond, 10, sent) // casts at 0..50ms; the last one is lost at 3 and 4
+	c.net.RunUntil(last + event.Time(5*time.Millisecond))
+	if n := len(c.got[3][1][1]); n != 5 {
+		t.Fatalf("node 3 delivered %d before recovery, want 5 (the last must be lost)", n)
+	}
+	c.net.Run(time.Second)
+	c.checkExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if c.byNak != 2 {
+		t.Errorf("%d deliveries recovered by nak, want 2 (the lost tail at two nodes)", c.byNak)
+	}
+	// stable_interval 100ms + nak_delay 20ms + a round trip
+	if bound := last + event.Time(200*time.Millisecond); c.lastDel > bound {
+		t.Errorf("tail recovered at %v, want by %v", c.lastDel, bound)
+	}
+	if b := c.counter("reliable", "buffer_bytes", 1); b != 0 {
+		t.Errorf("sender buffer_bytes = %d, want 0", b)
+	}
+	// idle afterwards: no more traffic once everything is stable
+	before := c.net.Stats().Sent
+	c.net.Run(2 * time.Second)
+	if after := c.net.Stats().Sent; after != before {
+		t.Errorf("idle group sent %d packets in 2s, want 0", after-before)
+	}
+}
+
+func TestBackPressureBoundsTheBuffer(t *testing.T) {
+	const maxBuf = 20000
+	c := newCluster(t, sim.Config{Seed: 5, Latency: 5 * time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 8, relEntries(map[string]string{"max_buffer": "20000"}))
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}}
+	c.install(v)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.castLoop(1, 1, 2000, 20*time.Microsecond, 1000, sent) // 50 MB/s, far above what stability frees
+	c.net.Run(20 * time.Second)
+	if sent[1][1] != 2000 {
+		t.Fatalf("sender cast %d of 2000", sent[1][1])
+	}
+	c.checkExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if c.flow[1] == 0 || c.counter("reliable", "held_off", 1) == 0 {
+		t.Errorf("sender was never held off (flow %d)", c.flow[1])
+	}
+	if p := c.counter("reliable", "peak_buffer_bytes", 1); p > maxBuf || p == 0 {
+		t.Errorf("peak_buffer_bytes = %d, want in (0, %d]", p, maxBuf)
+	}
+	if c.held[1] {
+		t.Errorf("sender still held off at the end")
+	}
+	if b := c.counter("reliable", "buffer_bytes", 1); b != 0 {
+		t.Errorf("buffer_bytes = %d, want 0", b)
+	}
+}
+
+func TestDepartedMemberStopsBlockingStability(t *testing.T) {
+	c := newCluster(t, sim.Config{Seed: 9, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 5, relEntries(nil))
+	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5}}
+	c.install(v1)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.net.At(event.Time(20*time.Millisecond), func() { c.net.Crash(5) })
+	c.castLoop(1, 1, 100, time.Millisecond, 100, sent)
+	c.castLoop(2, 1, 100, time.Millisecond, 100, sent)
+	c.net.Run(2 * time.Second)
+	if b := c.counter("reliable", "buffer_bytes", 1); b == 0 {
+		t.Fatalf("buffer_bytes = 0 with a crashed member that never acknowledged; stability must wait for it")
+	}
+	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4}, Left: []event.NodeID{5}}
+	c.install(v2)
+	c.net.Run(time.Second)
+	for _, id := range []event.NodeID{1, 2} {
+		if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+			t.Errorf("node %v: buffer_bytes = %d after the crashed member left, want 0", id, b)
+		}
+	}
+	c.checkExactlyOnce([]*event.ViewInfo{v2}, sent, false)
+	// no NAKs to the departed member's stream any more
+	naks := c.counter("reliable", "naks_sent", 1, 2, 3, 4)
+	c.net.Run(time.Second)
+	if n := c.counter("reliable", "naks_sent", 1, 2, 3, 4); n != naks {
+		t.Errorf("%d NAKs sent after the view settled, want 0", n-naks)
+	}
+}
+
+func TestJoinerGetsMessagesFromItsJoinOn(t *testing.T) {
+	c := newCluster(t, sim.Config{Seed: 21, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 5, relEntries(nil))
+	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
+	c.install(v1)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.castLoop(1, 1, 50, time.Millisecond, 64, sent)
+	c.castLoop(2, 1, 50, time.Millisecond, 64, sent)
+	c.net.Run(200 * time.Millisecond)
+	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}, Joined: []event.NodeID{5}}
+	c.install(v2)
+	// node 3 starts sending only now; 1 and 2 go on
+	c.castLoop(1, 1, 100, time.Millisecond, 64, sent)
+	c.castLoop(2, 1, 100, time.Millisecond, 64, sent)
+	c.castLoop(3, 1, 40, time.Millisecond, 64, sent)
+	c.net.Run(2 * time.Second)
+	c.checkExactlyOnce([]*event.ViewInfo{v1}, sent, false)
+	for _, s := range []event.NodeID{1, 2} {
+		got := c.got[5][1][s]
+		if len(got) != 50 {
+			t.Errorf("joiner delivered %d messages from %v, want the 50 sent after it joined", len(got), s)
+		}
+		for _, q := range got {
+			if q <= 50 {
+				t.Errorf("joiner delivered message %d from %v, sent before it joined", q, s)
+				break
+			}
+		}
+	}
+	if err := checkSeqs(c.got[5][1][3], 40, false); err != nil {
+		t.Errorf("joiner, sender 3: %v", err)
+	}
+	for _, id := range c.all() {
+		if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+			t.Errorf("node %v: buffer_bytes = %d, want 0", id, b)
+		}
+	}
+}
+
+func TestMalformedPacketsAreDroppedAndCounted(t *testing.T) {
+	c := newCluster(t, sim.Config{Seed: 1}, 2, relEntries(nil))
+	c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+	st := c.stacks[1]
+	bad := []struct {
+		kind event.Kind
+		b    []byte
+	}{
+		{event.Cast, nil},
+		{event.Cast, []byte{1}}, // short data header
+		{event.Cast, []byte{1, 0, 0, 0, 0, 1, 0, 0, 0, 0}},   // short data header
+		{event.Cast, append([]byte{1}, make([]byte, 17)...)}, // seq 0
+		{event.Cast, []byte{3, 0xc1}},                        // digest, bad msgpack
+		{event.Cast, []byte{3, 0x93, 1, 2}},                  // digest, wrong shape
+		{event.Send, []byte{4, 0xff, 0xff}},                  // nak, bad msgpack
+		{event.Send, []byte{5, 0, 0}},                        // short p2p
+		{event.Send, []byte{6, 0}},                           // short ack
+		{event.Cast, []byte{99, 1, 2, 3}},                    // unknown type
+		{event.Send, []byte{1, 0}},                           // data type on a send
+	}
+	for _, b := range bad {
+		m := st.Counters() // keep the stack alive in the loop
+		_ = m
+		msg := event.DefaultPool.FromBytes(b.b)
+		st.Inject(0, true, event.Event{Kind: b.kind, Group: 1, Peer: 2, Msg: msg})
+	}
+	if n := c.counter("reliable", "malformed", 1); n != int64(len(bad)) {
+		t.Errorf("malformed = %d, want %d", n, len(bad))
+	}
+	if n := c.counter("reliable", "delivered", 1); n != 0 {
+		t.Errorf("delivered = %d from garbage, want 0", n)
+	}
+}
+
+func TestPointToPointSendsAreReliable(t *testing.T) {
+	var got []uint32
+	c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.2}}, 2, relEntries(nil))
+	_ = got
+	const n = 300
+	var next uint32 = 1
+	var step func()
+	step = func() {
+		if err := c.stacks[1].Send(2, payload(next, 32)); err == nil {
+			next++
+		}
+		if next <= n {
+			c.net.After(200*time.Microsecond, step)
+		}
+	}
+	c.net.At(0, step)
+	c.net.Run(5 * time.Second)
+	if err := checkSeqs(c.got[2][event.NoGroup][1], n, false); err != nil {
+		t.Errorf("point-to-point: %v", err)
+	}
+	if r := c.counter("reliable", "p2p_retransmissions", 1); r == 0 {
+		t.Errorf("no retransmissions at 20%% loss")
+	}
+	if c.counter("reliable", "buffer_bytes", 1) != 0 {
+		t.Errorf("buffer_bytes counts point-to-point sends")
+	}
+}
+
+func TestSameSeedSameRun(t *testing.T) {
+	run := func() (int64, int64) {
+		c := newCluster(t, sim.Config{Seed: 77, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 9, relEntries(nil))
+		for _, v := range threeGroups() {
+			c.install(v)
+		}
+		sent := map[event.GroupID]map[event.NodeID]uint32{}
+		c.castLoop(1, 1, 100, time.Millisecond, 100, sent)
+		c.castLoop(9, 2, 100, time.Millisecond, 100, sent)
+		c.net.Run(2 * time.Second)
+		return c.counter("reliable", "naks_sent", c.all()...), c.net.Stats().Sent
+	}
+	a1, b1 := run()
+	a2, b2 := run()
+	if a1 != a2 || b1 != b2 {
+		t.Errorf("two runs with one seed differ: naks %d/%d, packets %d/%d", a1, a2, b1, b2)
+	}
+}
+
+var _ stack.Layer // keep the import used if tests change
+
+// A joiner that misses everything a sender cast in the view it joined, and
+// first hears from it in a later view, learns where the sender's stream
+// starts for it from the sender's digest and recovers the rest by NAK.
+func TestJoinerLearnsFloorFromDigest(t *testing.T) {
+	var net *sim.Network
+	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
+	loss := dropWhen{rx: map[event.NodeID]bool{5: true}, on: func() bool { return net.Now() >= from && net.Now() < to }}
+	c := newCluster(t, sim.Config{Seed: 8, Latency: time.Millisecond, Loss: loss}, 5, relEntries(nil))
+	net = c.net
+	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
+	c.install(v1)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.castLoop(1, 1, 20, time.Millisecond, 64, sent)
+	c.net.RunUntil(from)
+	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}}
+	c.install(v2)
+	c.castLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40, all lost at node 5
+	c.net.RunUntil(to - event.Time(10*time.Millisecond))
+	if n := len(c.got[5][1][1]); n != 0 {
+		t.Fatalf("joiner delivered %d messages of view 2, want 0 (all lost)", n)
+	}
+	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
+	for _, id := range v3.Members {
+		c.stacks[id].InstallView(v3)
+	}
+	c.castLoop(1, 1, 60, time.Millisecond, 64, sent) // 41..60, tagged view 3
+	c.net.Run(2 * time.Second)
+	if err := checkSeqs(shift(c.got[5][1][1], 20), 40, false); err != nil {
+		t.Errorf("joiner: %v", err)
+	}
+	if c.counter("reliable", "buffer_bytes", 1) != 0 {
+		t.Errorf("sender buffer not freed")
+	}
+}
+
+// shift subtracts k from every sequence number (values not above k become 0).
+func shift(s []uint32, k uint32) []uint32 {
+	out := make([]uint32, len(s))
+	for i, v := range s {
+		if v > k {
+			out[i] = v - k
+		}
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package reliable
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+)
+
+// Header types: the first byte of every message reliable passes down. Wire
+// values, append-only.
+const (
+	// tData is a sequenced multicast (or its retransmission).
+	tData byte = 1
+	// tPass is a control multicast from a layer above, passed unsequenced.
+	tPass byte = 2
+	// tDigest is a stability digest (control multicast, msgpack body).
+	tDigest byte = 3
+	// tNak asks a sender for missing messages (control send, msgpack body).
+	tNak byte = 4
+	// tP2P is a reliable point-to-point message.
+	tP2P byte = 5
+	// tP2PAck acknowledges point-to-point messages cumulatively.
+	tP2PAck byte = 6
+)
+
+// dataHeaderSize is the fixed header of a sequenced multicast:
+//
+//	byte 0      tData
+//	byte 1      flags (bit 0: retransmission)
+//	bytes 2-5   view tag: the sender's view of the group when it sent
+//	bytes 6-9   base view: the view since which the sender had sent nothing before base
+//	bytes 10-13 base: the sender's first sequence number in that stretch of views
+//	bytes 14-17 sequence number (per group and sender, from 1)
+//
+// A receiver that first hears from a sender uses base as where the sender's
+// stream starts for it when it joined the group at or after the base view
+// (it is owed everything from base on); otherwise it learns its start from
+// the sender's stability digest.
+const dataHeaderSize = 18
+
+// p2pHeaderSize is the point-to-point header (see p2pFullHeader).
+const p2pHeaderSize = p2pFullHeader
+
+// p2pAckSize is tP2PAck and the 4-byte cumulative sequence number.
+const p2pAckSize = 5
+
+const flagRetrans = 1
+
+// errMalformed is wrapped by every decoding error.
+var errMalformed = errors.New("reliable: malformed header")
+
+// dataHeader is a decoded data header.
+type dataHeader struct {
+	flags    byte
+	view     uint32
+	baseView uint32
+	base     uint32
+	seq      uint32
+}
+
+func putData(b []byte, h dataHeader) {
+	b[0] = tData
+	b[1] = h.flags
+	binary.BigEndian.PutUint32(b[2:], h.view)
+	binary.BigEndian.PutUint32(b[6:], h.baseView)
+	binary.BigEndian.PutUint32(b[10:], h.base)
+	binary.BigEndian.PutUint32(b[14:], h.seq)
+}
+
+// parseData decodes a whole data header (type byte included).
+func parseData(b []byte) (dataHeader, error) {
+	if len(b) < dataHeaderSize || b[0] != tData {
+		return dataHeader{}, fmt.Errorf("%w: data header of %d bytes", errMalformed, len(b))
+	}
+	h := dataHeader{
+		flags:    b[1],
+		view:     binary.BigEndian.Uint32(b[2:]),
+		baseView: binary.BigEndian.Uint32(b[6:]),
+		base:     binary.BigEndian.Uint32(b[10:]),
+		seq:      binary.BigEndian.Uint32(b[14:]),
+	}
+	if h.seq == 0 || h.base == 0 || h.base > h.seq || h.baseView > h.view {
+		return dataHeader{}, fmt.Errorf("%w: seq %d base %d view %d base view %d", errMalformed, h.seq, h.base, h.view, h.baseView)
+	}
+	return h, nil
+}
+
+// nakMsg asks the sender of group G's stream for the listed sequence
+// ranges, as (from, to) pairs, inclusive.
+type nakMsg struct {
+	G uint32   `codec:"g"`
+	R []uint32 `codec:"r"`
+}
+
+// digestMsg is a member's stability digest for group G in its view V: for
+// every member N of the view, E holds the triple (N, C, F). For the digest's
+// own sender, C is the highest sequence number it has sent; for another
+// member, C is how far the digest's sender has received N's stream without a
+// gap and F is where its own stream starts for N (its floor). U says the
+// sender still holds unstable messages (receivers then keep answering).
+type digestMsg struct {
+	G uint32   `codec:"g"`
+	V uint32   `codec:"v"`
+	U bool     `codec:"u"`
+	E []uint32 `codec:"e"`
+}
+
+// wireCodec holds a reused msgpack encoder and decoder; a layer runs on one
+// goroutine so one is enough.
+type wireCodec struct {
+	h   codec.MsgpackHandle
+	enc *codec.Encoder
+	dec *codec.Decoder
+	buf []byte
+}
+
+func newWireCodec() *wireCodec {
+	c := &wireCodec{}
+	c.h.MaxInitLen = 4096
+	c.enc = codec.NewEncoderBytes(&c.buf, &c.h)
+	c.dec = codec.NewDecoderBytes(nil, &c.h)
+	return c
+}
+
+// encode returns v's encoding in a buffer reused by the next call.
+func (c *wireCodec) encode(v any) []byte {
+	c.buf = c.buf[:0]
+	c.enc.ResetBytes(&c.buf)
+	if err := c.enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("reliable: encoding %T: %v", v, err)) // our own value: a bug
+	}
+	return c.buf
+}
+
+// decode parses b (after the type byte) into v, never panicking.
+func (c *wireCodec) decode(b []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", errMalformed, r)
+		}
+	}()
+	c.dec.ResetBytes(b)
+	if err := c.dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %d-byte body: %v", errMalformed, len(b), err)
+	}
+	return nil
+}
