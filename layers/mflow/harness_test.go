@@ -40,6 +40,7 @@ type cluster struct {
 	flow      map[event.NodeID]bool // false while held off
 	holdOffs  int
 	resumes   int
+	seq       map[event.NodeID]uint64 // next sequence number per sender
 }
 
 func newCluster(t *testing.T, n int, cfg Config, latency time.Duration) *cluster {
@@ -48,7 +49,7 @@ func newCluster(t *testing.T, n int, cfg Config, latency time.Duration) *cluster
 		t: t, net: sim.New(sim.Config{Seed: 7, Latency: latency}), g: 1,
 		stacks: map[event.NodeID]*stack.Stack{}, layers: map[event.NodeID]*Layer{},
 		probes: map[event.NodeID]*probe{}, delivered: map[event.NodeID]map[event.NodeID]uint64{},
-		flow: map[event.NodeID]bool{},
+		flow: map[event.NodeID]bool{}, seq: map[event.NodeID]uint64{},
 	}
 	for i := 1; i <= n; i++ {
 		c.addNode(event.NodeID(i), cfg)
@@ -117,9 +118,10 @@ func (c *cluster) castEvery(sender event.NodeID, size, count int, gap time.Durat
 			return
 		}
 		if c.flow[sender] {
-			binary.BigEndian.PutUint64(payload, uint64(*sent))
+			binary.BigEndian.PutUint64(payload, c.seq[sender])
 			if err := c.stacks[sender].Cast(c.g, payload); err == nil {
 				*sent++
+				c.seq[sender]++
 			}
 		}
 		c.net.After(gap, tick)

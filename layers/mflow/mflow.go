@@ -212,8 +212,45 @@ func (l *Layer) Up(ev *event.Event) {
 	case event.View:
 		l.view(ev.View)
 		l.Ctx.Up(ev)
+	case event.HoldOff, event.Resume:
+		l.flowBelow(ev)
 	default:
 		l.Ctx.Up(ev)
+	}
+}
+
+// flowBelow merges a layer below's back-pressure with mflow's own: the
+// application is held off while either holds it, and mflow sends nothing
+// down while the layer below holds it off (it queues instead).
+func (l *Layer) flowBelow(ev *event.Event) {
+	s := l.send[ev.Group]
+	if s == nil {
+		l.Ctx.Up(ev)
+		return
+	}
+	hold := ev.Kind == event.HoldOff
+	if s.below == hold {
+		return
+	}
+	s.below = hold
+	if !s.held {
+		l.Ctx.Up(ev)
+	}
+	if !hold {
+		l.pump(s)
+	}
+}
+
+// setHeld changes mflow's own hold on the application, telling it only
+// when the merged state changes.
+func (l *Layer) setHeld(s *sender, hold bool) {
+	s.held = hold
+	if !s.below {
+		k := event.Resume
+		if hold {
+			k = event.HoldOff
+		}
+		l.Ctx.Up(&event.Event{Kind: k, Group: s.g})
 	}
 }
 
@@ -332,7 +369,10 @@ func (l *Layer) close(s *sender) {
 		m.Release()
 	}
 	if s.held {
-		s.held = false
+		l.setHeld(s, false)
+	}
+	if s.below {
+		s.below = false
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: s.g})
 	}
 }

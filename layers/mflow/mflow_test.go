@@ -265,3 +265,52 @@ func TestMalformedInput(t *testing.T) {
 		t.Fatalf("after malformed input: delivered %d and %d of 10", c.delivered[2][1], c.delivered[3][1])
 	}
 }
+
+// TestBackpressureFromBelow: a layer below (reliable, when its
+// retransmission buffer is full) holds the group off. mflow then sends
+// nothing down and queues; the application hears one HoldOff and one
+// Resume for mflow's and the lower layer's holds together.
+func TestBackpressureFromBelow(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.HiWmark = 5
+	c := newCluster(t, 3, cfg, time.Millisecond)
+	st := c.stacks[1]
+	c.net.At(0, func() { st.Inject(st.NumLayers()-1, true, event.Event{Kind: event.HoldOff, Group: c.g}) })
+	sent := c.castEvery(1, 100, 50, 100*time.Microsecond, event.Time(time.Microsecond))
+	c.net.Run(20 * time.Millisecond)
+	if c.got != 0 || c.counter(1, "casts") != 0 {
+		t.Fatalf("held off from below, mflow sent %d casts (%d delivered)", c.counter(1, "casts"), c.got)
+	}
+	if c.holdOffs != 1 || *sent != 0 {
+		t.Fatalf("held off from below: app saw %d hold-offs and cast %d; want 1 and 0", c.holdOffs, *sent)
+	}
+	c.net.At(c.net.Now(), func() { st.Inject(st.NumLayers()-1, true, event.Event{Kind: event.Resume, Group: c.g}) })
+	c.net.Run(10 * time.Millisecond)
+	c.net.Run(100 * time.Millisecond)
+	if *sent != 50 || c.delivered[2][1] != 50 || c.delivered[3][1] != 50 {
+		t.Fatalf("after Resume from below: cast %d, delivered %d/%d of 50", *sent, c.delivered[2][1], c.delivered[3][1])
+	}
+	if c.resumes != 1 || c.holdOffs != 1 {
+		t.Fatalf("app saw %d hold-offs and %d resumes, want 1 and 1", c.holdOffs, c.resumes)
+	}
+	// Both hold: mflow's queue past hi_wmark (node 3 stops) and the layer
+	// below; the app is released only when both let go.
+	c.net.Crash(3)
+	c.castEvery(1, 1000, 200, 100*time.Microsecond, c.net.Now())
+	c.net.Run(50 * time.Millisecond)
+	if c.holdOffs != 2 || c.flow[1] {
+		t.Fatalf("node 3 stopped: %d hold-offs, flow %v; want mflow to hold the app off", c.holdOffs, c.flow[1])
+	}
+	c.net.At(c.net.Now(), func() { st.Inject(st.NumLayers()-1, true, event.Event{Kind: event.HoldOff, Group: c.g}) })
+	c.net.Run(time.Millisecond)
+	c.install([]event.NodeID{1, 2}) // mflow's hold ends; the lower one stays
+	c.net.Run(10 * time.Millisecond)
+	if c.flow[1] || c.resumes != 1 {
+		t.Fatalf("mflow let go while the layer below holds: flow %v, %d resumes", c.flow[1], c.resumes)
+	}
+	c.net.At(c.net.Now(), func() { st.Inject(st.NumLayers()-1, true, event.Event{Kind: event.Resume, Group: c.g}) })
+	c.net.Run(time.Second)
+	if !c.flow[1] || c.resumes != 2 || c.delivered[2][1] != 250 {
+		t.Fatalf("both let go: flow %v, %d resumes, node 2 delivered %d of 250", c.flow[1], c.resumes, c.delivered[2][1])
+	}
+}

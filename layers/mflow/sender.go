@@ -23,7 +23,8 @@ type sender struct {
 	cr credits
 	q  msgRing
 
-	held bool // the application was told to hold off
+	held  bool // mflow holds the application off (queue past hi_wmark)
+	below bool // the layer below holds us off: queue, send nothing
 
 	blocked      bool
 	blockedSince event.Time
@@ -89,7 +90,7 @@ func (l *Layer) reconfigure(s *sender, v *event.ViewInfo) {
 // for every receiver and nothing is queued, otherwise it queues.
 func (l *Layer) cast(s *sender, m *event.Message) {
 	cost := int64(m.Len()) + l.cfg.Overhead
-	if s.q.len() == 0 && l.fits(s, cost) {
+	if s.q.len() == 0 && !s.below && l.fits(s, cost) {
 		l.transmit(s, m, cost)
 		return
 	}
@@ -100,8 +101,7 @@ func (l *Layer) cast(s *sender, m *event.Message) {
 	l.peakBuf.Max(l.queued)
 	l.pump(s)
 	if !s.held && s.q.len() >= l.cfg.HiWmark {
-		s.held = true
-		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: s.g})
+		l.setHeld(s, true)
 	}
 }
 
@@ -160,7 +160,7 @@ func (l *Layer) transmit(s *sender, m *event.Message, cost int64) {
 // pump sends queued messages while credit lasts and resumes the
 // application once the queue has drained to half of hi_wmark.
 func (l *Layer) pump(s *sender) {
-	for s.q.len() > 0 {
+	for s.q.len() > 0 && !s.below {
 		m, cost := s.q.front()
 		if !l.fits(s, cost) {
 			break
@@ -170,8 +170,7 @@ func (l *Layer) pump(s *sender) {
 		l.transmit(s, m, cost)
 	}
 	if s.held && s.q.len() <= l.cfg.HiWmark/2 {
-		s.held = false
-		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: s.g})
+		l.setHeld(s, false)
 	}
 }
 
