@@ -270,7 +270,10 @@ func (l *Layer) received(ev *event.Event) {
 	epoch := binary.BigEndian.Uint32(h)
 	k := rkey{ev.Group, ev.Peer}
 	r := l.recv[k]
-	if r == nil || r.epoch != epoch {
+	// A message of an older view than the count's (possible only if the
+	// layer below does not keep FIFO order) is counted where it is: every
+	// byte is still returned exactly once.
+	if r == nil || (r.epoch != epoch && int32(epoch-r.epoch) > 0) {
 		off := l.offset(l.views[ev.Group].viewFor(epoch), ev.Peer, l.Ctx.Self())
 		if r == nil {
 			r = &receiver{}
@@ -284,7 +287,7 @@ func (l *Layer) received(ev *event.Event) {
 		*r = receiver{epoch: epoch, off: off, c: -off, due: l.cfg.AckThresh}
 	}
 	if amount, ok := r.count(int64(ev.Msg.Len())+l.cfg.Overhead, l.cfg.AckThresh); ok {
-		l.sendAck(ev.Peer, ack{group: ev.Group, epoch: epoch, off: r.off, amount: amount})
+		l.sendAck(ev.Peer, ack{group: ev.Group, epoch: r.epoch, off: r.off, amount: amount})
 	}
 	l.Ctx.Up(ev)
 }

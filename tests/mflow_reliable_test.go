@@ -1,0 +1,126 @@
+package tests
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/layers/mflow"
+	_ "github.com/layercast/layercast/layers/reliable"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// buildLayers makes one node's layers from registered layer names and
+// parameters, top first.
+func buildLayers(t *testing.T, names []string, params map[string]map[string]string) []stack.Entry {
+	t.Helper()
+	var out []stack.Entry
+	for _, n := range names {
+		info, ok := compose.Lookup(n)
+		if !ok {
+			t.Fatalf("layer %q is not registered", n)
+		}
+		p, err := compose.NewParams(info, params[n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := info.New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, stack.Entry{Name: n, Layer: l})
+	}
+	return out
+}
+
+// TestMflowOverReliableUnderLoss runs mflow over the reliable layer on a
+// network losing 5% of packets (data and acknowledgements alike): every
+// message reaches every receiver, the sender never stalls for good, and
+// the acknowledgements per message still follow equation 2, since
+// receivers count what they deliver and reliable recovers lost acks.
+func TestMflowOverReliableUnderLoss(t *testing.T) {
+	const n, msgs, size = 6, 3000, 1000
+	const thresh = 12500
+	net := sim.New(sim.Config{Seed: 11, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}})
+	var stacks []*stack.Stack
+	var members []event.NodeID
+	got := map[event.NodeID]map[uint64]bool{}
+	flowOK := true
+	for id := event.NodeID(1); id <= n; id++ {
+		self := id
+		got[id] = map[uint64]bool{}
+		layers := buildLayers(t, []string{"mflow", "reliable"}, map[string]map[string]string{"mflow": {"ack_thresh": "12500"}})
+		st, err := stack.New(stack.Config{Self: id, Transport: net.AddNode(id), Clock: net, Seed: 3, Layers: layers,
+			App: stack.AppFuncs{
+				OnDeliver: func(d stack.Delivery) { got[self][binary.BigEndian.Uint64(d.Payload)] = true },
+				OnFlow: func(_ event.GroupID, ok bool) {
+					if self == 1 {
+						flowOK = ok
+					}
+				},
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		net.Node(id).Attach(st)
+		stacks = append(stacks, st)
+		members = append(members, id)
+	}
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: members}
+	for _, st := range stacks {
+		st.InstallView(v)
+	}
+	sent := 0
+	payload := make([]byte, size)
+	var tick func()
+	tick = func() {
+		if sent == msgs {
+			return
+		}
+		if flowOK {
+			binary.BigEndian.PutUint64(payload, uint64(sent))
+			if stacks[0].Cast(1, payload) == nil {
+				sent++
+			}
+		}
+		net.After(time.Millisecond, tick)
+	}
+	net.At(0, tick)
+	net.Run(msgs*time.Millisecond + 5*time.Second)
+	if sent != msgs {
+		t.Fatalf("sent %d of %d", sent, msgs)
+	}
+	for id := event.NodeID(2); id <= n; id++ {
+		if len(got[id]) != msgs {
+			t.Errorf("node %v delivered %d distinct of %d", id, len(got[id]), msgs)
+		}
+	}
+	var acks, casts int64
+	for _, st := range stacks {
+		for _, lc := range st.Counters() {
+			if lc.Layer != "mflow" {
+				continue
+			}
+			for i, name := range lc.Names {
+				switch name {
+				case "acks_sent":
+					acks += lc.Values[i]
+				case "casts":
+					casts += lc.Values[i]
+				}
+			}
+		}
+	}
+	weight := float64(size + mflow.DefaultConfig().Overhead)
+	eff := float64(casts) / float64(casts+acks)
+	want := mflow.Efficiency(n, weight, thresh)
+	t.Logf("5%% loss: %d casts, %d mflow acks (%.3f per message, equation 2: %.3f); efficiency %.4f, equation 3: %.4f; network dropped %d packets",
+		casts, acks, float64(acks)/float64(casts), mflow.AcksPerMsg(n, weight, thresh), eff, want, net.Stats().Dropped)
+	if math.Abs(eff-want)/want > 0.02 {
+		t.Errorf("efficiency %.4f under loss, equation 3 gives %.4f", eff, want)
+	}
+}
