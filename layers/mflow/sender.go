@@ -36,6 +36,17 @@ type sender struct {
 // acknowledgements applied), new receivers start with a full window.
 func (l *Layer) reconfigure(s *sender, v *event.ViewInfo) {
 	self := l.Ctx.Self()
+	if s.slot != nil && s.epoch == uint32(v.ID) && len(s.slot) == v.Size()-1 {
+		same := true
+		for _, n := range v.Members {
+			if _, ok := s.slot[n]; !ok && n != self {
+				same = false
+			}
+		}
+		if same {
+			return // the same view again
+		}
+	}
 	oldSlot, oldOff := s.slot, s.off
 	if s.cr.sent == 0 {
 		oldSlot = nil // nothing sent yet: every receiver starts afresh
@@ -94,7 +105,9 @@ func (l *Layer) cast(s *sender, m *event.Message) {
 		l.transmit(s, m, cost)
 		return
 	}
-	l.creditWaits.Inc()
+	if !s.below {
+		l.creditWaits.Inc()
+	}
 	s.q.push(m, cost)
 	l.queued += int64(m.Len())
 	l.queuePeak.Max(int64(s.q.len()))
