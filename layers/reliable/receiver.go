@@ -137,6 +137,9 @@ func (l *Layer) dataUp(ev *event.Event) {
 	if seq > rs.highest {
 		l.announce(rs, seq-1)
 		rs.highest = seq
+	} else if h.flags&flagRetrans == 0 && m.Recovery.By == "" {
+		// counted missing, but it was only late (reordered): not a loss
+		l.c.lossDiscovered.Add(-1)
 	}
 	rs.set(seq, w)
 	if h.flags&flagRetrans != 0 && m.Recovery.By == "" {

@@ -1,0 +1,459 @@
+// Package fifo delivers each sender's casts to a group in the order they were
+// sent, over a reliable layer that delivers every message exactly once but
+// in any order.
+//
+// Each cast carries a per-(group, sender) sequence number; receivers hold
+// early messages in a bounded reorder buffer until the gap before them is
+// filled. Views: the state of a sender that leaves is dropped with whatever
+// it still held; a sender's stream starts, at a receiver that joins, where
+// the sender stood when it installed the receiver's first view. The data
+// header says where that is (base, base view) whenever the sender has cast
+// nothing between the receiver's joining and base; otherwise the receiver
+// asks the sender once with a point-to-point control message (made reliable
+// by the layer below), holding the sender's messages meanwhile.
+package fifo
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// Header types, the first byte of every message fifo passes down. Wire
+// values, append-only.
+const (
+	// tData is an ordered cast:
+	//
+	//	byte 0      tData
+	//	bytes 1-4   view tag of the sender's view when it cast
+	//	bytes 5-8   base view: the sender cast nothing from its install up to base
+	//	bytes 9-12  base: the sender's first sequence number since base view
+	//	bytes 13-16 sequence number (per group and sender, from 1)
+	tData byte = 1
+	// tPass is anything fifo does not order (control casts, sends).
+	tPass byte = 2
+	// tFloorReq asks a sender where its stream starts for the asker
+	// (bytes 1-4: group).
+	tFloorReq byte = 3
+	// tFloor answers it (bytes 1-4: group, bytes 5-8: first sequence number).
+	tFloor byte = 4
+)
+
+const headerSize = 17
+
+var errHeader = errors.New("fifo: malformed header")
+
+func init() {
+	compose.Register(compose.LayerInfo{
+		Name: "fifo",
+		Summary: "Delivers each sender's messages to a group in the order they were sent. Casts carry a per-sender " +
+			"sequence number and receivers hold early arrivals in a bounded reorder buffer until the reliable layer " +
+			"below fills the gap; a joining member starts each sender's stream where the sender stood when it joined.",
+		Params: []compose.Param{
+			{Name: "max_reorder", Type: compose.Int, Default: "4096", Doc: "messages held per sender while waiting for an earlier one", Min: 1, Max: 1 << 24},
+		},
+		Needs: []compose.Property{compose.Reliable},
+		Gives: []compose.Property{compose.FIFO},
+		New: func(p compose.Params) (stack.Layer, error) {
+			return New(p.Int("max_reorder")), nil
+		},
+	})
+}
+
+// Layer is the fifo layer of one node.
+type Layer struct {
+	stack.Base
+	maxReorder int
+	self       event.NodeID
+	groups     map[event.GroupID]*group
+	held       int64 // bytes in every reorder buffer
+
+	delivered, reordered, peak, bufBytes, dropped, malformed, beforeJoin, overflow, nonMember, floorReqs *stack.Counter
+}
+
+type group struct {
+	id      event.GroupID
+	view    *event.ViewInfo
+	tag     uint32
+	joinTag uint32
+	// own stream
+	next, base, baseView uint32
+	floors               map[event.NodeID]uint32 // where our stream starts for each member
+	// others' streams
+	senders map[event.NodeID]*sender
+}
+
+// sender is one member's stream at this receiver.
+type sender struct {
+	known bool // next is known (false: waiting for a floor answer)
+	next  uint32
+	ring  []*event.Message // ring[(head+i)%len] holds sequence number next+i
+	head  int
+	count int
+	early []*event.Message // held before next was known
+}
+
+// New returns a fifo layer holding at most maxReorder messages per sender.
+func New(maxReorder int) *Layer {
+	return &Layer{maxReorder: maxReorder, groups: map[event.GroupID]*group{}}
+}
+
+var _ stack.Layer = (*Layer)(nil)
+
+// HeaderSize implements stack.HeaderSizer.
+func (l *Layer) HeaderSize() int { return headerSize }
+
+// Init implements stack.Layer.
+func (l *Layer) Init(ctx *stack.Context) error {
+	l.Ctx, l.self = ctx, ctx.Self()
+	l.delivered = ctx.Counter("delivered")
+	l.reordered = ctx.Counter("reordered")
+	l.peak = ctx.Counter("peak_buffer_bytes")
+	l.bufBytes = ctx.Counter("buffer_bytes")
+	l.dropped = ctx.Counter("released")
+	l.malformed = ctx.Counter("malformed")
+	l.beforeJoin = ctx.Counter("before_join")
+	l.overflow = ctx.Counter("overflow")
+	l.nonMember = ctx.Counter("non_member")
+	l.floorReqs = ctx.Counter("floor_requests")
+	return nil
+}
+
+// Down implements stack.Layer.
+func (l *Layer) Down(ev *event.Event) {
+	switch {
+	case ev.Kind == event.Cast && !ev.Control:
+		g := l.groupFor(ev.Group)
+		seq := g.next
+		g.next++
+		h := ev.Msg.Prepend(headerSize)
+		h[0] = tData
+		binary.BigEndian.PutUint32(h[1:], g.tag)
+		binary.BigEndian.PutUint32(h[5:], g.baseView)
+		binary.BigEndian.PutUint32(h[9:], g.base)
+		binary.BigEndian.PutUint32(h[13:], seq)
+		l.Ctx.Down(ev)
+	case ev.Kind == event.Cast || ev.Kind == event.Send:
+		ev.Msg.Prepend(1)[0] = tPass
+		l.Ctx.Down(ev)
+	case ev.Kind == event.Exit:
+		l.Close()
+		l.Ctx.Down(ev)
+	default:
+		l.Ctx.Down(ev)
+	}
+}
+
+// Up implements stack.Layer.
+func (l *Layer) Up(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+		b, err := ev.Msg.Peek(1)
+		if err != nil {
+			l.bad(ev, err)
+			return
+		}
+		switch {
+		case b[0] == tData && ev.Kind == event.Cast:
+			l.dataUp(ev)
+		case b[0] == tPass:
+			_, _ = ev.Msg.Consume(1)
+			l.Ctx.Up(ev)
+		case b[0] == tFloorReq && ev.Kind == event.Send:
+			l.floorReqUp(ev)
+		case b[0] == tFloor && ev.Kind == event.Send:
+			l.floorUp(ev)
+		default:
+			l.bad(ev, fmt.Errorf("%w: type %d on a %v", errHeader, b[0], ev.Kind))
+		}
+	case event.View:
+		l.installView(ev.View)
+		l.Ctx.Up(ev)
+	default:
+		l.Ctx.Up(ev)
+	}
+}
+
+func (l *Layer) bad(ev *event.Event, err error) {
+	l.malformed.Inc()
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("dropping %v from %v: %v", ev.Kind, ev.Peer, err)
+	}
+	ev.Msg.Release()
+}
+
+func (l *Layer) groupFor(id event.GroupID) *group {
+	g := l.groups[id]
+	if g == nil {
+		g = &group{id: id, next: 1, base: 1, floors: map[event.NodeID]uint32{}, senders: map[event.NodeID]*sender{}}
+		l.groups[id] = g
+	}
+	return g
+}
+
+// installView drops departed senders (and what they still held), notes
+// floors for joined members, and moves our base if we cast since it last
+// moved.
+func (l *Layer) installView(v *event.ViewInfo) {
+	if v == nil {
+		return
+	}
+	g := l.groups[v.Group]
+	if !v.Has(l.self) {
+		if g != nil {
+			for id, s := range g.senders {
+				l.release(s)
+				delete(g.senders, id)
+			}
+			delete(l.groups, v.Group)
+		}
+		return
+	}
+	g = l.groupFor(v.Group)
+	tag := uint32(v.ID)
+	if g.view != nil && tag <= g.tag {
+		return
+	}
+	if g.view == nil {
+		g.joinTag = tag
+	}
+	if g.next != g.base {
+		g.base, g.baseView = g.next, tag
+	}
+	for id, s := range g.senders {
+		if !v.Has(id) {
+			l.release(s)
+			delete(g.senders, id)
+		}
+	}
+	for id := range g.floors {
+		if !v.Has(id) {
+			delete(g.floors, id)
+		}
+	}
+	for _, id := range v.Members {
+		if _, ok := g.floors[id]; !ok && id != l.self {
+			g.floors[id] = g.next
+		}
+	}
+	g.view, g.tag = v, tag
+}
+
+// release drops a departed sender's held messages.
+func (l *Layer) release(s *sender) {
+	for i, m := range s.ring {
+		if m != nil {
+			l.hold(-int64(m.Len()))
+			m.Release()
+			s.ring[i] = nil
+			l.dropped.Inc()
+		}
+	}
+	for _, m := range s.early {
+		l.hold(-int64(m.Len()))
+		m.Release()
+		l.dropped.Inc()
+	}
+	s.early = nil
+}
+
+func (l *Layer) hold(d int64) {
+	l.held += d
+	l.bufBytes.Set(l.held)
+	l.peak.Max(l.held)
+}
+
+func (l *Layer) dataUp(ev *event.Event) {
+	m := ev.Msg
+	h, err := m.Peek(headerSize)
+	if err != nil {
+		l.bad(ev, fmt.Errorf("%w: %d bytes", errHeader, m.Len()))
+		return
+	}
+	tag, baseView := binary.BigEndian.Uint32(h[1:]), binary.BigEndian.Uint32(h[5:])
+	base, seq := binary.BigEndian.Uint32(h[9:]), binary.BigEndian.Uint32(h[13:])
+	if seq == 0 || base == 0 || base > seq || baseView > tag {
+		l.bad(ev, fmt.Errorf("%w: seq %d base %d", errHeader, seq, base))
+		return
+	}
+	g := l.groups[ev.Group]
+	if g == nil || g.view == nil || !g.view.Has(ev.Peer) {
+		l.nonMember.Inc()
+		m.Release()
+		return
+	}
+	s := g.senders[ev.Peer]
+	if s == nil {
+		if tag < g.joinTag {
+			l.beforeJoin.Inc()
+			m.Release()
+			return
+		}
+		s = &sender{}
+		g.senders[ev.Peer] = s
+		if baseView <= g.joinTag {
+			s.known, s.next = true, base
+		} else {
+			l.askFloor(g, ev.Peer)
+		}
+	}
+	_, _ = m.Consume(headerSize)
+	if !s.known {
+		if len(s.early) >= l.maxReorder {
+			l.lost(ev)
+			return
+		}
+		s.early = append(s.early, m)
+		l.hold(int64(m.Len()))
+		return
+	}
+	l.accept(g, ev.Peer, s, seq, m)
+}
+
+// accept delivers m (sequence number seq) if it is next, with whatever it
+// unblocks, or holds it.
+func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *event.Message) {
+	switch {
+	case seq < s.next:
+		m.Release() // before our start, or a duplicate the layer below let through
+		return
+	case seq == s.next:
+		l.deliver(g, from, m)
+		s.next++
+		if s.count > 0 {
+			s.ring[s.head] = nil
+			s.head = (s.head + 1) % len(s.ring)
+			for s.count > 0 && s.ring[s.head] != nil {
+				d := s.ring[s.head]
+				s.ring[s.head] = nil
+				s.head = (s.head + 1) % len(s.ring)
+				s.count--
+				s.next++
+				l.hold(-int64(d.Len()))
+				l.deliver(g, from, d)
+			}
+		}
+		return
+	}
+	off := int(seq - s.next)
+	if off >= l.maxReorder {
+		l.lost(&event.Event{Kind: event.Cast, Group: g.id, Peer: from, Msg: m})
+		return
+	}
+	if off >= len(s.ring) {
+		n := max(16, len(s.ring))
+		for n <= off {
+			n *= 2
+		}
+		n = min(n, l.maxReorder)
+		nr := make([]*event.Message, n)
+		for i := range s.ring {
+			nr[i] = s.ring[(s.head+i)%len(s.ring)]
+		}
+		s.ring, s.head = nr, 0
+	}
+	i := (s.head + off) % len(s.ring)
+	if s.ring[i] != nil {
+		m.Release()
+		return
+	}
+	s.ring[i] = m
+	s.count++
+	l.reordered.Inc()
+	l.hold(int64(m.Len()))
+}
+
+func (l *Layer) deliver(g *group, from event.NodeID, m *event.Message) {
+	l.delivered.Inc()
+	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g.id, Peer: from, Msg: m})
+}
+
+// lost reports a message the reorder buffer had no room for.
+func (l *Layer) lost(ev *event.Event) {
+	l.overflow.Inc()
+	ev.Msg.Release()
+	l.Ctx.Up(&event.Event{Kind: event.Lost, Group: ev.Group, Peer: ev.Peer})
+}
+
+// askFloor asks a sender where its stream starts for us.
+func (l *Layer) askFloor(g *group, to event.NodeID) {
+	l.floorReqs.Inc()
+	m := l.Ctx.NewMessage()
+	b := m.Append(5)
+	b[0] = tFloorReq
+	binary.BigEndian.PutUint32(b[1:], uint32(g.id))
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
+}
+
+func (l *Layer) floorReqUp(ev *event.Event) {
+	b := ev.Msg.Bytes()
+	if len(b) != 5 {
+		l.bad(ev, fmt.Errorf("%w: floor request of %d bytes", errHeader, len(b)))
+		return
+	}
+	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
+	ev.Msg.Release()
+	g := l.groups[gid]
+	if g == nil {
+		l.nonMember.Inc()
+		return
+	}
+	f, ok := g.floors[ev.Peer]
+	if !ok {
+		l.nonMember.Inc()
+		return
+	}
+	m := l.Ctx.NewMessage()
+	r := m.Append(9)
+	r[0] = tFloor
+	binary.BigEndian.PutUint32(r[1:], uint32(gid))
+	binary.BigEndian.PutUint32(r[5:], f)
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: ev.Peer, Control: true, Msg: m})
+}
+
+// floorUp places a stream we were holding messages of.
+func (l *Layer) floorUp(ev *event.Event) {
+	b := ev.Msg.Bytes()
+	if len(b) != 9 {
+		l.bad(ev, fmt.Errorf("%w: floor answer of %d bytes", errHeader, len(b)))
+		return
+	}
+	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
+	f := binary.BigEndian.Uint32(b[5:])
+	from := ev.Peer
+	ev.Msg.Release()
+	g := l.groups[gid]
+	if g == nil || f == 0 {
+		return
+	}
+	s := g.senders[from]
+	if s == nil || s.known {
+		return
+	}
+	s.known, s.next = true, f
+	early := s.early
+	s.early = nil
+	for _, m := range early {
+		l.hold(-int64(m.Len()))
+	}
+	// the held messages were consumed past our header: re-read their
+	// sequence numbers from the bytes just before the payload
+	for _, m := range early {
+		m.Restore(headerSize)
+		h, _ := m.Consume(headerSize)
+		l.accept(g, from, s, binary.BigEndian.Uint32(h[13:]), m)
+	}
+}
+
+// Close releases every held message.
+func (l *Layer) Close() {
+	for _, g := range l.groups {
+		for _, s := range g.senders {
+			l.release(s)
+		}
+	}
+}
