@@ -8,8 +8,8 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/layers/mflow"
 	_ "github.com/layercast/layercast/layers/fifo"
+	"github.com/layercast/layercast/layers/mflow"
 	_ "github.com/layercast/layercast/layers/reliable"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
