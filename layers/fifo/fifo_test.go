@@ -2,6 +2,7 @@ package fifo_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -175,5 +176,38 @@ func TestMalformedHeadersAreDropped(t *testing.T) {
 	}
 	if n := c.counter("fifo", "malformed", 1); n != int64(len(bad)) {
 		t.Errorf("malformed = %d, want %d", n, len(bad))
+	}
+}
+
+// The baseline scenario's shape: 16 nodes, each in 4 of 8 groups of 8,
+// every member casting, 5% loss with jitter.
+func TestBaselineShape(t *testing.T) {
+	const nodes, groups, size = 16, 8, 8
+	c := newCluster(t, sim.Config{Seed: 31, Latency: 500 * time.Microsecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, nodes, fifoEntries(nil))
+	var views []*event.ViewInfo
+	for g := 0; g < groups; g++ {
+		v := &event.ViewInfo{Group: event.GroupID(g + 1), ID: 1}
+		for k := 0; k < size; k++ {
+			v.Members = append(v.Members, event.NodeID((g*2+k)%nodes+1))
+		}
+		slices.Sort(v.Members)
+		views = append(views, v)
+		c.install(v)
+	}
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	for _, v := range views {
+		for _, s := range v.Members {
+			c.castLoop(s, v.Group, 200, 10*time.Millisecond, 100, sent) // 100 msgs/s per sender per group, 2s
+		}
+	}
+	c.net.Run(4 * time.Second)
+	c.checkExactlyOnce(views, sent, true)
+	if bound := event.Time(2*time.Second + 500*time.Millisecond); c.lastDel > bound {
+		t.Errorf("last delivery at %v, want by %v", c.lastDel, bound)
+	}
+	for _, id := range c.all() {
+		if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+			t.Errorf("node %v: reliable still holds %d bytes", id, b)
+		}
 	}
 }
