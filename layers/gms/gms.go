@@ -71,6 +71,7 @@ type Layer struct {
 	regions map[event.RegionID]*event.RegionView
 	dirty   bool // the neighbourhood changed since the last Regions event
 
+	gone   bool       // Exit seen: no more heartbeats or requests
 	heard  event.Time // last packet from the service
 	silent bool       // "service silent" already logged
 	codec  *codecState
@@ -153,7 +154,10 @@ func (l *Layer) Down(ev *event.Event) {
 			l.request()
 		}
 	case event.Exit:
-		l.send(&wireMsg{T: msgBye, Inc: l.inc})
+		if !l.gone {
+			l.gone = true
+			l.send(&wireMsg{T: msgBye, Inc: l.inc})
+		}
 	}
 	l.Ctx.Down(ev)
 }
@@ -199,6 +203,9 @@ func (l *Layer) Up(ev *event.Event) {
 
 // Timer sends heartbeats and retries requests.
 func (l *Layer) Timer(key uint64) {
+	if l.gone {
+		return
+	}
 	now := l.Ctx.Now()
 	switch key {
 	case keyHeartbeat:
@@ -221,7 +228,7 @@ func (l *Layer) Timer(key uint64) {
 
 // request sends the pending joins and leaves, one request at a time.
 func (l *Layer) request() {
-	if l.flight != nil || len(l.pending) == 0 {
+	if l.gone || l.flight != nil || len(l.pending) == 0 {
 		return
 	}
 	l.seq++

@@ -389,3 +389,65 @@ func TestByeRemovesAtOnce(t *testing.T) {
 		t.Errorf("service stats after a bye: %+v", st)
 	}
 }
+
+// Changes that arrive faster than view_interval are batched: views are
+// installed at most once per interval.
+func TestViewsAtBoundedRate(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	c := newCluster(t, 7, 20, interval, time.Second)
+	var commits []event.Time
+	last := int64(0)
+	for i := 0; i < 100; i++ {
+		n := event.NodeID(1 + i%20)
+		g := event.GroupID(1 + i%7)
+		c.net.At(event.Time(time.Duration(i)*10*time.Millisecond), func() { c.join(n, g) })
+	}
+	for c.net.Now() < event.Time(1500*time.Millisecond) {
+		c.net.Run(time.Millisecond)
+		if n := c.svc.Service().Stats().Commits; n != last {
+			last = n
+			commits = append(commits, c.net.Now())
+		}
+	}
+	for i := 1; i < len(commits); i++ {
+		if d := commits[i].Sub(commits[i-1]); d < interval {
+			t.Errorf("installations at %v and %v: %v apart, want >= %v", commits[i-1], commits[i], d, interval)
+		}
+	}
+	if len(commits) < 5 || len(commits) > 12 {
+		t.Errorf("%d installations for 100 joins over 1s with interval %v, want 5 to 12", len(commits), interval)
+	}
+	live := make([]event.NodeID, 20)
+	for i := range live {
+		live[i] = event.NodeID(i + 1)
+	}
+	c.checkConsistent(live)
+}
+
+// A node that restarts (a new incarnation with the same id) replaces its
+// previous life: the old memberships are dropped, the new ones installed.
+func TestRestartedNodeReplacesOldLife(t *testing.T) {
+	c := newCluster(t, 8, 2, 50*time.Millisecond, time.Second)
+	c.join(1, 3, 4)
+	c.join(2, 3)
+	c.net.Run(300 * time.Millisecond)
+	// A new life of n2 (new incarnation) that joins only g4.
+	codec := newCodec()
+	svcStack := c.net.Node(ServiceNode).Stack()
+	send := func(m *wireMsg) {
+		msg := event.NewMessage()
+		msg.SetPayload(codec.encode(m))
+		svcStack.Inject(0, true, event.Event{Kind: event.Membership, Peer: 2, Msg: msg})
+	}
+	c.net.Node(2).Stack().Close()
+	send(&wireMsg{T: msgHeartbeat, Inc: 12345, Timeout: int64(time.Second)})
+	send(&wireMsg{T: msgRequest, Inc: 12345, Seq: 1, Join: []event.GroupID{4}})
+	c.net.Run(300 * time.Millisecond)
+	idx := c.svc.Service().Index()
+	if got := idx.Groups(2); !slices.Equal(got, []event.GroupID{4}) {
+		t.Errorf("after restart n2 is in %v, want [4]; stats %+v", got, c.svc.Service().Stats())
+	}
+	if v := idx.View(3); v == nil || v.Has(2) {
+		t.Errorf("g3 still lists n2's old life: %+v", v)
+	}
+}
