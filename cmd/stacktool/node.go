@@ -216,16 +216,9 @@ func nodeCmd(c *cli.Context) error {
 	return nil
 }
 
-// loadSpec reads a spec from a file (if one exists at that path) or the
-// argument itself, and checks it.
+// loadSpec reads a spec (a file, or the spec text itself) and checks it.
 func loadSpec(arg string) (*compose.Spec, error) {
-	var spec *compose.Spec
-	var err error
-	if _, statErr := os.Stat(arg); statErr == nil {
-		spec, err = compose.Load(arg)
-	} else {
-		spec, err = compose.Parse(arg)
-	}
+	spec, err := compose.Load(arg)
 	if err != nil {
 		return nil, err
 	}
