@@ -299,19 +299,18 @@ func (l *Layer) nakUp(ev *event.Event) {
 	budget := l.cfg.Window
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
-		if lo > hi || lo == 0 {
+		if lo > hi || lo == 0 || hi > maxSeq {
 			l.c.malformed.Inc()
 			return
 		}
+		// only what we still hold: freed messages were held by every
+		// member, and nothing beyond next exists
+		if lo <= g.stable || hi >= g.next {
+			l.c.nakUnavailable.Inc()
+			lo, hi = max(lo, g.stable+1), min(hi, g.next-1)
+		}
 		for seq := lo; seq <= hi && budget > 0; seq++ {
 			s := g.sentAt(seq)
-			if s == nil {
-				l.c.nakUnavailable.Inc()
-				if seq >= g.next {
-					break
-				}
-				continue
-			}
 			budget--
 			to := from
 			if s.last > 0 && s.last > recent {
@@ -323,9 +322,6 @@ func (l *Layer) nakUp(ev *event.Event) {
 			}
 			s.last, s.to = now, to
 			l.retransmit(g, s, to)
-			if seq == hi {
-				break // avoid wrapping at the top of the range
-			}
 		}
 	}
 }
@@ -413,6 +409,12 @@ func (l *Layer) digestUp(ev *event.Event) {
 	}
 	if l.Ctx.Logging() {
 		l.Ctx.Logf("digest from %v: %v", from, d.E)
+	}
+	for i := 1; i < len(d.E); i += 3 {
+		if d.E[i] > maxSeq || d.E[i+1] > maxSeq {
+			l.c.malformed.Inc()
+			return
+		}
 	}
 	g := l.groups[event.GroupID(d.G)]
 	if g == nil || g.view == nil {

@@ -139,7 +139,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		return
 	}
 	seq, low := binary.BigEndian.Uint32(h[2:]), binary.BigEndian.Uint32(h[6:])
-	if seq == 0 || low == 0 || low > seq {
+	if seq == 0 || seq > maxSeq || low == 0 || low > seq {
 		l.drop(ev)
 		return
 	}

@@ -118,7 +118,7 @@ func TestBackPressureBoundsTheBuffer(t *testing.T) {
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}}
 	c.install(v)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(1, 1, 2000, 20*time.Microsecond, 1000, sent) // 50 MB/s, far above what stability frees
+	c.castLoop(1, 1, 2000, 100*time.Microsecond, 1000, sent) // 10 MB/s, far above what stability frees (20 KB per digest round)
 	c.net.Run(20 * time.Second)
 	if sent[1][1] != 2000 {
 		t.Fatalf("sender cast %d of 2000", sent[1][1])
@@ -332,4 +332,60 @@ func shift(s []uint32, k uint32) []uint32 {
 		}
 	}
 	return out
+}
+
+// lecTagger stands for a proactive recovery layer below reliable (LEC): it
+// tags every multicast it passes up as recovered by it.
+type lecTagger struct{ stack.Base }
+
+func (l *lecTagger) Up(ev *event.Event) {
+	if ev.Kind == event.Cast && ev.Msg != nil {
+		ev.Msg.Recovery = event.Recovery{By: "lec", Discovered: 1}
+	}
+	l.Ctx.Up(ev)
+}
+
+// With Ricochet's settings (nak_delay 100ms, nak_retry 50ms) under a lower
+// layer that tags messages, reliable keeps the lower layer's tag.
+func TestLowerLayersRecoveryTagIsKept(t *testing.T) {
+	mk := func() []stack.Entry {
+		e := relEntries(map[string]string{"nak_delay": "100ms", "nak_retry": "50ms"})()
+		return append(e, stack.Entry{Name: "lec", Layer: &lecTagger{}})
+	}
+	c := newCluster(t, sim.Config{Seed: 6, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 4, mk)
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
+	c.install(v)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.castLoop(1, 1, 200, time.Millisecond, 32, sent)
+	c.net.Run(3 * time.Second)
+	c.checkExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if c.byTag["lec"] != 3*200 || c.byNak != 0 {
+		t.Errorf("deliveries tagged lec %d, nak %d; want 600 and 0 (the lower layer's tag is kept)", c.byTag["lec"], c.byNak)
+	}
+	if r := c.counter("reliable", "retransmissions", 1); r == 0 {
+		t.Errorf("no retransmissions at 10%% loss")
+	}
+}
+
+// FuzzPacketUp feeds arbitrary bytes to reliable as multicasts and sends
+// from a member: it must never panic, and it delivers nothing it cannot
+// parse as a data or point-to-point header.
+func FuzzPacketUp(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1}, true)
+	f.Add([]byte{3, 0x84, 0xa1, 'g', 1, 0xa1, 'e', 0x93, 2, 5, 0}, true)
+	f.Add([]byte{4, 0x82, 0xa1, 'g', 1, 0xa1, 'r', 0x92, 1, 0xce, 0xff, 0xff, 0xff, 0xff}, false)
+	f.Add([]byte{5, 0, 0, 0, 0, 1, 0, 0, 0, 1}, false)
+	f.Add([]byte{6, 0, 0, 0, 9}, false)
+	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
+		c := newCluster(t, sim.Config{Seed: 1}, 2, relEntries(nil))
+		c.lax = true
+		c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+		_ = c.stacks[1].Cast(1, payload(1, 8))
+		k := event.Send
+		if cast {
+			k = event.Cast
+		}
+		c.stacks[1].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
+		c.net.Run(time.Second)
+	})
 }

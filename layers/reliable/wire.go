@@ -48,6 +48,11 @@ const p2pAckSize = 5
 
 const flagRetrans = 1
 
+// maxSeq bounds every sequence number on the wire. Keeping them below 2^31
+// means window arithmetic (next + window) never wraps; a sender would need
+// two billion casts to one group to reach it.
+const maxSeq = 1 << 31
+
 // errMalformed is wrapped by every decoding error.
 var errMalformed = errors.New("reliable: malformed header")
 
@@ -81,7 +86,7 @@ func parseData(b []byte) (dataHeader, error) {
 		base:     binary.BigEndian.Uint32(b[10:]),
 		seq:      binary.BigEndian.Uint32(b[14:]),
 	}
-	if h.seq == 0 || h.base == 0 || h.base > h.seq || h.baseView > h.view {
+	if h.seq == 0 || h.seq > maxSeq || h.base == 0 || h.base > h.seq || h.baseView > h.view {
 		return dataHeader{}, fmt.Errorf("%w: seq %d base %d view %d base view %d", errMalformed, h.seq, h.base, h.view, h.baseView)
 	}
 	return h, nil
