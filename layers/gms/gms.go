@@ -67,6 +67,8 @@ type Layer struct {
 	retryT  stack.TimerID
 	applied uint64
 
+	early map[uint64]*wireMsg // updates that arrived ahead of a missing one
+
 	views   map[event.GroupID]*event.ViewInfo
 	regions map[event.RegionID]*event.RegionView
 	dirty   bool // the neighbourhood changed since the last Regions event
@@ -115,6 +117,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.desired = map[event.GroupID]bool{}
 	l.pending = map[event.GroupID]bool{}
 	l.views = map[event.GroupID]*event.ViewInfo{}
+	l.early = map[uint64]*wireMsg{}
 	l.regions = map[event.RegionID]*event.RegionView{}
 	l.codec = newCodec()
 	l.heartbeats = ctx.Counter("heartbeats_sent")
@@ -195,7 +198,7 @@ func (l *Layer) Up(ev *event.Event) {
 	case msgRemoved:
 		l.rejoin()
 	case msgUpdate:
-		l.update(m)
+		l.receiveUpdate(m)
 	default:
 		l.malformed.Inc()
 	}
@@ -255,6 +258,7 @@ func (l *Layer) rejoin() {
 	l.removed.Inc()
 	l.Ctx.Logf("the membership service removed this node; joining %d groups again", len(l.desired))
 	l.applied = 0
+	clear(l.early)
 	clear(l.views)
 	clear(l.regions)
 	clear(l.pending)
@@ -265,11 +269,43 @@ func (l *Layer) rejoin() {
 	l.request()
 }
 
+// maxEarly bounds the updates kept while one before them is missing.
+const maxEarly = 256
+
+// receiveUpdate applies updates in sequence order. One that arrives ahead
+// of a missing one waits (packets may be reordered); if the missing one
+// was lost, our heartbeat's Applied tells the service, which then sends a
+// full update.
+func (l *Layer) receiveUpdate(m *wireMsg) {
+	switch {
+	case m.Full || m.Seq == l.applied+1:
+		l.update(m)
+	case m.Seq > l.applied+1:
+		if len(l.early) < maxEarly {
+			cp := *m // the decoder gave it fresh slices: keeping them is safe
+			l.early[m.Seq] = &cp
+		}
+		return
+	default:
+		return // old
+	}
+	for {
+		next := l.early[l.applied+1]
+		if next == nil {
+			break
+		}
+		delete(l.early, l.applied+1)
+		l.update(next)
+	}
+	for seq := range l.early {
+		if seq <= l.applied {
+			delete(l.early, seq)
+		}
+	}
+}
+
 // update applies one update (or one part of it) from the service.
 func (l *Layer) update(m *wireMsg) {
-	if !m.Full && m.Seq != l.applied+1 {
-		return // a gap: our heartbeat tells the service, which resends all
-	}
 	l.applied = m.Seq
 	l.updates.Inc()
 	self := l.Ctx.Self()

@@ -451,3 +451,25 @@ func TestRestartedNodeReplacesOldLife(t *testing.T) {
 		t.Errorf("g3 still lists n2's old life: %+v", v)
 	}
 }
+
+// Updates larger than MaxEntries go out in parts; a node applies them all
+// and ends up with the same state.
+func TestUpdatesInParts(t *testing.T) {
+	c := newCluster(t, 9, 8, 50*time.Millisecond, time.Second)
+	c.svc.Service().cfg.MaxEntries = 6
+	for n := 1; n <= 8; n++ {
+		for g := 1; g <= 6; g++ {
+			if (n+g)%3 != 0 {
+				c.join(event.NodeID(n), event.GroupID(g))
+			}
+		}
+	}
+	c.net.Run(500 * time.Millisecond)
+	c.nodes[5].st.Leave(2)
+	c.nodes[8].st.Leave(1)
+	c.net.Run(300 * time.Millisecond)
+	if got := c.svc.Service().Stats().SplitParts; got == 0 {
+		t.Errorf("no update was split into parts")
+	}
+	c.checkConsistent(ids(1, 2, 3, 4, 5, 6, 7, 8))
+}

@@ -37,6 +37,7 @@ type ServiceStats struct {
 	NodeUpdates  int64 // per-node updates sent (each may take several packets)
 	Packets      int64 // membership packets sent
 	Resyncs      int64 // full state updates sent after a node fell behind
+	SplitParts   int64 // update packets followed by another part of the same update
 	Failed       int64 // nodes declared failed by the failure detector
 	RemovedSent  int64 // "you were removed" notices sent
 	Malformed    int64 // packets that could not be decoded
@@ -351,6 +352,9 @@ func (s *Service) sendUpdate(p *peer, now event.Time, full bool, views []*event.
 		p.sent++
 		m.Seq = p.sent
 		m.More = more
+		if more {
+			s.stats.SplitParts++
+		}
 		s.send(p.id, m)
 		*m = wireMsg{T: msgUpdate}
 		cost = 0
