@@ -18,7 +18,7 @@ func init() {
 			{Name: "window", Type: compose.Size, Default: "50000", Doc: "unacknowledged bytes a sender may have towards each receiver", Min: 1, Max: 1 << 31},
 			{Name: "ack_thresh", Type: compose.Size, Default: "25000", Doc: "bytes a receiver counts before it acknowledges (at most window; see stacktool mflow-params)", Min: 1, Max: 1 << 31},
 			{Name: "overhead", Type: compose.Size, Default: "100", Doc: "bytes added to each message's payload size when it is weighed", Min: 0, Max: 1 << 20},
-			{Name: "hi_wmark", Type: compose.Int, Default: "100", Doc: "queued messages after which the application is told to hold off", Min: 1, Max: 1 << 20},
+			{Name: "hi_wmark", Type: compose.Int, Default: "100", Doc: "queued messages at which the application is told to hold off; it may resume once half have left", Min: 1, Max: 1 << 20},
 			{Name: "stagger", Type: compose.Bool, Default: "on", Doc: "stagger the receivers' acknowledgements ack_thresh/(n-1) bytes apart"},
 		},
 		Needs: []compose.Property{compose.Reliable, compose.FIFO},
