@@ -389,3 +389,21 @@ func FuzzPacketUp(f *testing.F) {
 		c.net.Run(time.Second)
 	})
 }
+
+func TestNonMembersAreIgnored(t *testing.T) {
+	c := newCluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, relEntries(nil))
+	c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+	// node 3 has its own idea of the group and casts into it
+	c.stacks[3].InstallView(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.castLoop(3, 1, 5, time.Millisecond, 8, sent)
+	c.net.Run(500 * time.Millisecond)
+	for _, id := range []event.NodeID{1, 2} {
+		if n := len(c.got[id][1][3]); n != 0 {
+			t.Errorf("node %v delivered %d messages from a non-member", id, n)
+		}
+		if n := c.counter("reliable", "non_member", id); n < 5 {
+			t.Errorf("node %v: non_member = %d, want at least 5", id, n)
+		}
+	}
+}
