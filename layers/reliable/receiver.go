@@ -2,6 +2,7 @@ package reliable
 
 import (
 	"math/bits"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
@@ -24,12 +25,13 @@ type recvState struct {
 	epochs []gapEpoch
 	timer  bool // a NAK timer is set
 	tid    stack.TimerID
-	tries  int // NAK rounds since the stream last advanced
 }
 
 type gapEpoch struct {
-	from uint32
-	at   event.Time
+	from  uint32
+	at    event.Time // discovered
+	naked event.Time // last NAKed
+	tries int        // NAK rounds so far
 }
 
 const maxEpochs = 32
@@ -151,7 +153,6 @@ func (l *Layer) dataUp(ev *event.Event) {
 			rs.clear(rs.next, w)
 			rs.next++
 		}
-		rs.tries = 0
 		rs.prune()
 	}
 	_, _ = m.Consume(dataHeaderSize)
@@ -213,47 +214,57 @@ func (rs *recvState) prune() {
 	}
 }
 
-// nakTimer sends one NAK listing the missing ranges discovered at least
-// nak_delay ago (at most max_nak_ranges of them, within the window), then
-// sets the next round: nak_retry for the first nak_max_tries rounds since
-// the stream last advanced, nak_slow after that.
+// nakTimer sends one NAK listing the missing ranges that are due (at most
+// max_nak_ranges of them, within the window) and sets the timer for the next
+// that will be. A gap is due nak_delay after it was discovered, then every
+// nak_retry for nak_max_tries rounds, then every nak_slow.
 func (l *Layer) nakTimer(rs *recvState) {
 	rs.timer = false
 	if rs.next > rs.highest {
-		rs.tries = 0
 		return
 	}
 	now := l.Ctx.Now()
 	w := uint32(l.cfg.Window)
-	// limit: first sequence number discovered too recently to NAK
-	limit := rs.highest + 1
-	if top := rs.next + w; limit > top {
-		limit = top
-	}
-	var wait event.Time
-	for _, e := range rs.epochs {
-		if e.at > now-event.Time(l.cfg.NakDelay) {
-			if e.from < limit {
-				limit = e.from
-			}
-			wait = e.at + event.Time(l.cfg.NakDelay)
-			break
-		}
-	}
+	limit := min(rs.highest+1, rs.next+w)
 	nk := &l.nak
 	nk.G, nk.R = uint32(rs.g.id), nk.R[:0]
-	for seq := rs.next; seq < limit && len(nk.R) < 2*l.cfg.MaxNakRanges; {
-		if rs.has(seq, int(w)) {
-			seq = rs.skipSet(seq, limit, int(w))
+	nextDue := event.Never
+	for i := range rs.epochs {
+		e := &rs.epochs[i]
+		lo, hi := max(e.from, rs.next), limit
+		if i+1 < len(rs.epochs) {
+			hi = min(hi, rs.epochs[i+1].from)
+		}
+		if lo >= hi {
 			continue
 		}
-		lo := seq
-		for seq < limit && !rs.has(seq, int(w)) {
-			seq++
+		due := e.at.Add(l.cfg.NakDelay)
+		if e.tries > 0 {
+			due = e.naked.Add(l.retryAfter(e.tries))
 		}
-		nk.R = append(nk.R, lo, seq-1)
+		if due > now {
+			nextDue = min(nextDue, due)
+			continue
+		}
+		added := false
+		for seq := lo; seq < hi && len(nk.R) < 2*l.cfg.MaxNakRanges; {
+			if rs.has(seq, int(w)) {
+				seq = rs.skipSet(seq, hi, int(w))
+				continue
+			}
+			first := seq
+			for seq < hi && !rs.has(seq, int(w)) {
+				seq++
+			}
+			nk.R = append(nk.R, first, seq-1)
+			added = true
+		}
+		if added {
+			e.naked = now
+			e.tries++
+			nextDue = min(nextDue, now.Add(l.retryAfter(e.tries)))
+		}
 	}
-	next := wait
 	if len(nk.R) > 0 {
 		body := l.wc.encode(nk)
 		msg := l.Ctx.NewMessage()
@@ -261,18 +272,21 @@ func (l *Layer) nakTimer(rs *recvState) {
 		msg.Prepend(1)[0] = tNak
 		l.c.naksSent.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: rs.from, Control: true, Msg: msg})
-		rs.tries++
-		d := l.cfg.NakRetry
-		if rs.tries > l.cfg.NakMaxTries {
-			d = l.cfg.NakSlow
-		}
-		next = now.Add(d)
 	}
-	if next == 0 {
-		next = now.Add(l.cfg.NakRetry)
+	if nextDue == event.Never {
+		// gaps beyond the window only: look again after a retry interval
+		nextDue = now.Add(l.cfg.NakRetry)
 	}
 	rs.timer = true
-	rs.tid = l.Ctx.SetTimerAt(next, timerKey(keyNak, rs.idx))
+	rs.tid = l.Ctx.SetTimerAt(nextDue, timerKey(keyNak, rs.idx))
+}
+
+// retryAfter is the interval before NAK round tries+1 of a gap.
+func (l *Layer) retryAfter(tries int) time.Duration {
+	if tries >= l.cfg.NakMaxTries {
+		return l.cfg.NakSlow
+	}
+	return l.cfg.NakRetry
 }
 
 // skipSet returns the first sequence number from seq on (below limit) that
