@@ -11,8 +11,8 @@ import (
 // Sending: sequence numbers from 1, a buffer of unacknowledged messages
 // (at most p2p_window; more wait in pending and the application is held off
 // its Sends), retransmission every p2p_timeout, given up after p2p_max_tries
-// (the peer is presumed gone). Receiving: delivery at once, exactly once,
-// and a cumulative acknowledgement for every packet.
+// (the peer is presumed gone). Receiving: delivery exactly once in the
+// peer's send order, and a cumulative acknowledgement for every packet.
 type peer struct {
 	id  event.NodeID
 	idx int
@@ -28,7 +28,7 @@ type peer struct {
 	tid     stack.TimerID
 
 	rnext uint32
-	rbits []uint64
+	rhold []p2pHeld // ring over the window: early arrivals
 }
 
 type p2pMsg struct {
@@ -129,8 +129,10 @@ func (l *Layer) p2pSend(p *peer, pm p2pMsg) {
 	}
 }
 
-// p2pUp receives a point-to-point message, acknowledges it and delivers it
-// unless it is a duplicate.
+// p2pUp receives a point-to-point message, acknowledges it, and delivers
+// it in the peer's send order: an early one waits (within the window) for
+// those before it. Order matters to the control protocols that use Sends
+// (flow-control credit, for one).
 func (l *Layer) p2pUp(ev *event.Event) {
 	m := ev.Msg
 	h, err := m.Peek(p2pFullHeader)
@@ -143,42 +145,37 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		l.drop(ev)
 		return
 	}
+	_, _ = m.Consume(p2pFullHeader)
 	p := l.peerFor(ev.Peer)
-	w := l.cfg.Window
-	if p.rbits == nil {
-		p.rbits = make([]uint64, w/64)
+	w := uint32(l.cfg.Window)
+	if p.rhold == nil {
+		p.rhold = make([]p2pHeld, w)
 	}
-	rs := recvState{bits: p.rbits} // borrow the bitmap helpers
-	// the sender gave up on everything below low: stop waiting for it
-	if low > p.rnext {
-		if low-p.rnext >= uint32(w) {
-			clear(p.rbits)
-			p.rnext = low
+	// the sender gave up on everything below low: deliver what we hold of
+	// it and stop waiting for the rest
+	for p.rnext < low {
+		if low-p.rnext > w {
+			p.rnext = low - w // nothing can be held that far back
 		}
-		for p.rnext < low {
-			rs.clear(p.rnext, w)
-			p.rnext++
+		if hm := &p.rhold[p.rnext&(w-1)]; hm.m != nil {
+			l.p2pDeliver(p, hm)
 		}
-		for rs.has(p.rnext, w) {
-			rs.clear(p.rnext, w)
-			p.rnext++
-		}
+		p.rnext++
 	}
-	deliver := true
 	switch {
-	case seq < p.rnext || (seq < p.rnext+uint32(w) && rs.has(seq, w)):
+	case seq < p.rnext || (seq < p.rnext+w && p.rhold[seq&(w-1)].m != nil):
 		l.c.duplicates.Inc()
-		deliver = false
-	case seq >= p.rnext+uint32(w):
+		m.Release()
+	case seq >= p.rnext+w:
 		l.c.outOfWindow.Inc()
 		m.Release()
 		return
 	default:
-		rs.set(seq, w)
-		for rs.has(p.rnext, w) {
-			rs.clear(p.rnext, w)
-			p.rnext++
-		}
+		p.rhold[seq&(w-1)] = p2pHeld{m: m, ctrl: ev.Control}
+	}
+	for hm := &p.rhold[p.rnext&(w-1)]; hm.m != nil; hm = &p.rhold[p.rnext&(w-1)] {
+		l.p2pDeliver(p, hm)
+		p.rnext++
 	}
 	ack := l.Ctx.NewMessage()
 	a := ack.Append(p2pAckSize)
@@ -186,13 +183,18 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	binary.BigEndian.PutUint32(a[1:], p.rnext-1)
 	l.c.acksSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: true, Msg: ack})
-	if !deliver {
-		m.Release()
-		return
-	}
-	_, _ = m.Consume(p2pFullHeader)
+}
+
+// p2pHeld is a point-to-point message waiting for those before it.
+type p2pHeld struct {
+	m    *event.Message
+	ctrl bool
+}
+
+func (l *Layer) p2pDeliver(p *peer, hm *p2pHeld) {
 	l.c.p2pDelivered.Inc()
-	l.Ctx.Up(ev)
+	l.Ctx.Up(&event.Event{Kind: event.Send, Peer: p.id, Control: hm.ctrl, Msg: hm.m})
+	*hm = p2pHeld{}
 }
 
 // p2pAckUp frees what a peer acknowledged and sends what waited.

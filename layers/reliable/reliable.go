@@ -231,8 +231,10 @@ func (l *Layer) Close() {
 		}
 	}
 	for _, p := range l.pslots {
-		if p != nil {
-			l.dropPeer(p)
+		l.dropPeer(p)
+		for i := range p.rhold {
+			p.rhold[i].m.Release()
+			p.rhold[i] = p2pHeld{}
 		}
 	}
 }
