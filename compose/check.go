@@ -177,6 +177,10 @@ func MustBuild(src string) []stack.Entry {
 	return es
 }
 
+// Nearest returns the candidate that name is most likely a typo of (by edit
+// distance, ignoring case), if one is close enough.
+func Nearest(name string, candidates []string) (string, bool) { return nearest(name, candidates) }
+
 // suggest finishes an "unknown name" message: the nearest candidate when one
 // is close enough to be a typo, else the list of candidates (what is the
 // list called: "known layers").

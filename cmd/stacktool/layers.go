@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/layercast/layercast/compose"
+)
+
+func init() {
+	commands = append(commands, &cli.Command{
+		Name:      "layers",
+		Usage:     "list every layer with what it promises, its parameters and properties",
+		ArgsUsage: "[NAME...]",
+		Description: "Prints the catalogue of registered layers: a few sentences on what each promises and how,\n" +
+			"its parameters (name, type, default, range, meaning), what it needs from the layers below\n" +
+			"and what it gives the layers above. Name layers to show only those.\n" +
+			"Example: stacktool layers reliable fifo",
+		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array for machines"}},
+		OnUsageError: usageError,
+		Action:       layersCmd,
+	})
+}
+
+// usageError turns a flag error into one line (urfave/cli would otherwise
+// print the whole help text).
+func usageError(c *cli.Context, err error, _ bool) error {
+	return fmt.Errorf("%v (see 'stacktool %s --help')", err, c.Command.Name)
+}
+
+// jsonParam and jsonLayer are the --json form of the catalogue.
+type jsonParam struct {
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Default string   `json:"default"`
+	Doc     string   `json:"doc"`
+	Min     *float64 `json:"min,omitempty"`
+	Max     *float64 `json:"max,omitempty"`
+	Choices []string `json:"choices,omitempty"`
+}
+
+type jsonLayer struct {
+	Name    string      `json:"name"`
+	Summary string      `json:"summary"`
+	Params  []jsonParam `json:"params"`
+	Needs   []string    `json:"needs"`
+	Gives   []string    `json:"gives"`
+}
+
+func layersCmd(c *cli.Context) error {
+	asJSON := c.Bool("json")
+	var names []string
+	for _, a := range c.Args().Slice() {
+		switch a {
+		case "--json", "-json": // flags after a name are not parsed by cli
+			asJSON = true
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			return fmt.Errorf("layers: unknown flag %s (see 'stacktool layers --help')", a)
+		}
+		names = append(names, a)
+	}
+	all := compose.Layers()
+	ls := all
+	if len(names) > 0 {
+		ls = nil
+		for _, n := range names {
+			info, ok := compose.Lookup(n)
+			if !ok {
+				return fmt.Errorf("layers: %s", unknownLayer(n, all))
+			}
+			ls = append(ls, info)
+		}
+	}
+	w := c.App.Writer
+	if w == nil {
+		w = os.Stdout
+	}
+	if asJSON {
+		return writeLayersJSON(w, ls)
+	}
+	return writeLayers(w, ls)
+}
+
+// unknownLayer says a layer name is not registered, with the nearest name.
+func unknownLayer(name string, all []*compose.LayerInfo) string {
+	known := make([]string, len(all))
+	for i, l := range all {
+		known[i] = l.Name
+	}
+	if best, ok := compose.Nearest(name, known); ok {
+		return fmt.Sprintf("unknown layer %q; did you mean %q?", name, best)
+	}
+	return fmt.Sprintf("unknown layer %q; known layers: %s", name, strings.Join(known, ", "))
+}
+
+func writeLayersJSON(w io.Writer, ls []*compose.LayerInfo) error {
+	out := make([]jsonLayer, 0, len(ls))
+	for _, l := range ls {
+		jl := jsonLayer{Name: l.Name, Summary: l.Summary, Params: []jsonParam{}, Needs: props(l.Needs), Gives: props(l.Gives)}
+		for _, p := range l.Params {
+			jp := jsonParam{Name: p.Name, Type: p.Type.String(), Default: p.Default, Doc: p.Doc, Choices: p.Choices}
+			if p.Min < p.Max {
+				lo, hi := p.Min, p.Max
+				jp.Min, jp.Max = &lo, &hi
+			}
+			jl.Params = append(jl.Params, jp)
+		}
+		out = append(out, jl)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func props(ps []compose.Property) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
+}
+
+// describeProps lists properties in words: "reliable delivery, FIFO order".
+func describeProps(ps []compose.Property) string {
+	if len(ps) == 0 {
+		return "nothing"
+	}
+	ws := make([]string, len(ps))
+	for i, p := range ps {
+		ws[i] = p.Describe()
+	}
+	return strings.Join(ws, ", ")
+}
+
+// writeLayers prints the catalogue for a terminal: each layer's name, its
+// summary wrapped to 80 columns, its properties and a parameter table.
+func writeLayers(w io.Writer, ls []*compose.LayerInfo) error {
+	if len(ls) == 0 {
+		_, err := fmt.Fprintln(w, "no layers are registered")
+		return err
+	}
+	for i, l := range ls {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, l.Name)
+		for _, line := range wrap(l.Summary, 76) {
+			fmt.Fprintln(w, "    "+line)
+		}
+		fmt.Fprintf(w, "    needs: %s\n    gives: %s\n", describeProps(l.Needs), describeProps(l.Gives))
+		if len(l.Params) == 0 {
+			fmt.Fprintln(w, "    parameters: none")
+			continue
+		}
+		fmt.Fprintln(w, "    parameters:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "      NAME\tTYPE\tDEFAULT\tRANGE\tMEANING")
+		for _, p := range l.Params {
+			def := p.Default
+			if def == "" {
+				def = `""`
+			}
+			fmt.Fprintf(tw, "      %s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, def, paramRange(&p), p.Doc)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// paramRange prints a parameter's bounds or choices in its own units.
+func paramRange(p *compose.Param) string {
+	if p.Type == compose.Enum {
+		return strings.Join(p.Choices, "|")
+	}
+	if p.Type == compose.Bool {
+		return "on|off"
+	}
+	if !(p.Min < p.Max) {
+		return "-"
+	}
+	return bound(p, p.Min) + ".." + bound(p, p.Max)
+}
+
+func bound(p *compose.Param, b float64) string {
+	switch p.Type {
+	case compose.Duration:
+		d := time.Duration(b * float64(time.Second))
+		switch {
+		case d == 0:
+			return "0"
+		case d%time.Hour == 0:
+			return fmt.Sprintf("%dh", d/time.Hour)
+		case d%time.Minute == 0:
+			return fmt.Sprintf("%dm", d/time.Minute)
+		}
+		return d.String()
+	case compose.Percent:
+		return strconv.FormatFloat(b*100, 'g', -1, 64) + "%"
+	case compose.Size:
+		return sizeText(b)
+	}
+	if b == float64(int64(b)) && b < 1e15 && b > -1e15 {
+		return strconv.FormatInt(int64(b), 10)
+	}
+	return strconv.FormatFloat(b, 'g', 6, 64)
+}
+
+// sizeText prints a byte count with the largest binary or decimal unit that
+// divides it exactly.
+func sizeText(b float64) string {
+	n := int64(b)
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"GB", 1e9}, {"MiB", 1 << 20}, {"MB", 1e6}, {"KiB", 1 << 10}, {"KB", 1e3}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// wrap breaks text into lines of at most width characters at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(word) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
