@@ -147,7 +147,9 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	}
 	_, _ = m.Consume(p2pFullHeader)
 	p := l.peerFor(ev.Peer)
-	w := uint32(l.cfg.Window)
+	// the sender keeps at most p2p_window messages in flight, so nothing
+	// arrives further ahead than that
+	w := uint32(l.p2pRing)
 	if p.rhold == nil {
 		p.rhold = make([]p2pHeld, w)
 	}

@@ -75,6 +75,7 @@ type Layer struct {
 	nak     nakMsg
 	digest  digestMsg
 	bufUsed int64 // bytes held in every group's retransmission buffer
+	p2pRing int   // size of a peer's receive ring: p2p_window rounded up to a power of two
 
 	c counters
 }
@@ -93,7 +94,11 @@ func New(cfg Config) *Layer {
 		w *= 2
 	}
 	cfg.Window = w
-	return &Layer{cfg: cfg, groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+	r := 16
+	for r < cfg.P2PWindow {
+		r *= 2
+	}
+	return &Layer{cfg: cfg, p2pRing: r, groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
 var _ stack.Layer = (*Layer)(nil)
