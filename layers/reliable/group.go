@@ -33,6 +33,7 @@ type group struct {
 	gtid        stack.TimerID
 	dirty       bool // something changed since the last digest
 	answerOwed  bool // a member with unstable messages gossiped: answer it
+	rxBytes     int64 // bytes received since our last digest
 	activeSince event.Time
 }
 
@@ -364,13 +365,13 @@ func (l *Layer) gossipTimer(g *group) {
 	if !(g.dirty || unstable || g.answerOwed || waiting) || g.view == nil {
 		return
 	}
-	g.dirty, g.answerOwed = false, false
 	l.sendDigest(g, unstable)
 	g.gossip = true
 	g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
 }
 
 func (l *Layer) sendDigest(g *group, unstable bool) {
+	g.dirty, g.answerOwed, g.rxBytes = false, false, 0
 	d := &l.digest
 	d.G, d.V, d.U = uint32(g.id), g.tag, unstable
 	d.E = append(d.E[:0], uint32(l.self), g.next-1, 0)

@@ -158,6 +158,12 @@ func (l *Layer) dataUp(ev *event.Event) {
 	_, _ = m.Consume(dataHeaderSize)
 	l.c.delivered.Inc()
 	l.touch(g)
+	// like JGroups STABLE's max_bytes: after a quarter of a sender's buffer
+	// has arrived, tell the senders at once rather than at the next round,
+	// so a fast sender is not held to max_buffer per stable_interval
+	if g.rxBytes += int64(m.Len()); g.rxBytes >= l.cfg.MaxBuffer/4 {
+		l.sendDigest(g, g.stable < g.next-1)
+	}
 	l.Ctx.Up(ev)
 }
 
