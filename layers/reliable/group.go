@@ -31,8 +31,8 @@ type group struct {
 	// gossip
 	gossip      bool // the gossip timer is set
 	gtid        stack.TimerID
-	dirty       bool // something changed since the last digest
-	answerOwed  bool // a member with unstable messages gossiped: answer it
+	dirty       bool  // something changed since the last digest
+	answerOwed  bool  // a member with unstable messages gossiped: answer it
 	rxBytes     int64 // bytes received since our last digest
 	activeSince event.Time
 }
