@@ -70,6 +70,11 @@ func check(spec *Spec) ([]*LayerInfo, error) {
 				for j, p := range info.Params {
 					names[j] = p.Name
 				}
+				if _, near := nearest(a.Key, names); !near {
+					if other := ownerInSpec(spec, a.Key); other != "" {
+						return nil, spec.errAt(a.KeyPos, "layer %s has no parameter %q; %s has one: did you mean %s(%s=%s)?", c.Name, a.Key, other, other, a.Key, quoteValue(a.Value))
+					}
+				}
 				return nil, spec.errAt(a.KeyPos, "layer %s has no parameter %q; %s", c.Name, a.Key, suggest(a.Key, names, "its parameters are"))
 			}
 			if _, err := sp.ParseValue(a.Value); err != nil {
@@ -106,6 +111,16 @@ func check(spec *Spec) ([]*LayerInfo, error) {
 		}
 	}
 	return infos, nil
+}
+
+// ownerInSpec names a layer of the spec that has a parameter key, or "".
+func ownerInSpec(spec *Spec, key string) string {
+	for _, c := range spec.Layers {
+		if info, ok := Lookup(c.Name); ok && info.Param(key) != nil {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // giversOf lists the registered layers not in the spec that give p.

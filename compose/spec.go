@@ -377,6 +377,12 @@ type parser struct {
 
 func (p *parser) next() { p.tok = p.lx.next() }
 
+// peek returns the token after the current one without consuming it.
+func (p *parser) peek() token {
+	lx := p.lx
+	return lx.next()
+}
+
 func (p *parser) fail(pos Pos, format string, args ...any) error {
 	return errAt(p.file, p.lx.src, pos, format, args...)
 }
@@ -419,6 +425,9 @@ func (p *parser) spec() (*Spec, error) {
 			return nil, err
 		}
 		sp.Layers = append(sp.Layers, c)
+		if p.tok.kind == tBad && strings.Contains(";|/>", p.tok.text) && p.tok.text != "" {
+			return nil, p.fail(p.tok.pos, "layers are separated by ':', not '%s'", p.tok.text)
+		}
 		if err := p.bad(); err != nil {
 			return nil, err
 		}
@@ -429,9 +438,14 @@ func (p *parser) spec() (*Spec, error) {
 			colon = p.tok
 			p.next()
 		case tIdent:
+			if p.peek().kind == tEquals {
+				return nil, p.fail(p.tok.pos, "parameters go in parentheses after the layer: %s(%s=...)", c.Name, p.tok.text)
+			}
 			return nil, p.fail(p.tok.pos, "expected ':' between layers %s and %s", c.Name, p.tok.text)
+		case tComma:
+			return nil, p.fail(p.tok.pos, "layers are separated by ':', not ','")
 		case tRParen:
-			return nil, p.fail(p.tok.pos, "unmatched ')': layer %s has no '(' open", c.Name)
+			return nil, p.fail(p.tok.pos, "unmatched ')' after layer %s", c.Name)
 		case tEquals:
 			return nil, p.fail(p.tok.pos, "'=' after layer %s: parameters go in parentheses, e.g. %s(name=value)", c.Name, c.Name)
 		default:
@@ -503,7 +517,10 @@ func (p *parser) call() (Call, error) {
 			return c, p.fail(open, "missing ')' to close the parameters of %s", c.Name)
 		case tColon:
 			return c, p.fail(p.tok.pos, "missing ')' before ':' to close the parameters of %s", c.Name)
-		case tIdent:
+		case tIdent, tWord:
+			if isUnit(p.tok.text) && isNumber(a.Value) {
+				return c, p.fail(p.tok.pos, "space between %s and its unit %s: write %s%s", a.Value, p.tok.text, a.Value, p.tok.text)
+			}
 			return c, p.fail(p.tok.pos, "missing ',' between parameters %s and %s", a.Key, p.tok.text)
 		default:
 			return c, p.fail(p.tok.pos, "expected ',' or ')' after %s=%s, found %s", a.Key, quoteValue(a.Value), p.tok.describe())
@@ -516,4 +533,19 @@ func fileName(f string) string {
 		return "spec"
 	}
 	return f
+}
+
+// isUnit: the units values may carry (durations, sizes, percent).
+func isUnit(s string) bool {
+	switch s {
+	case "ns", "us", "ms", "s", "m", "h", "B", "KB", "kB", "MB", "GB", "KiB", "MiB", "GiB", "%":
+		return true
+	}
+	return false
+}
+
+// isNumber: a plain number such as 20, 0.05 or -1e3.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
