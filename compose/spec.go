@@ -137,6 +137,8 @@ type SpecError struct {
 	Source string
 }
 
+// Error prints the position and message, then the offending line with a
+// caret under the column.
 func (e *SpecError) Error() string {
 	if e.Line == 0 {
 		return e.File + ": " + e.Msg
