@@ -36,7 +36,9 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	return fmt.Errorf("%v (see 'stacktool %s --help')", err, c.Command.Name)
 }
 
-// jsonParam and jsonLayer are the --json form of the catalogue.
+// jsonParam and jsonLayer are the --json form of the catalogue. Min and Max
+// are in base units (a count, seconds, bytes, or a fraction for percent) and
+// absent when the parameter is unbounded; needs and gives are property ids.
 type jsonParam struct {
 	Name    string   `json:"name"`
 	Type    string   `json:"type"`
