@@ -31,9 +31,10 @@ type group struct {
 	// gossip
 	gossip      bool // the gossip timer is set
 	gtid        stack.TimerID
-	dirty       bool  // something changed since the last digest
-	answerOwed  bool  // a member with unstable messages gossiped: answer it
-	rxBytes     int64 // bytes received since our last digest
+	dirty       bool       // something changed since the last digest
+	answerOwed  bool       // a member with unstable messages gossiped: answer it
+	rxBytes     int64      // bytes received since our last digest
+	lastAnswer  event.Time // when we last answered a held sender's digest
 	activeSince event.Time
 }
 
@@ -176,6 +177,16 @@ func (l *Layer) holdOff(g *group) {
 		g.held = true
 		l.c.heldOff.Inc()
 		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: g.id})
+		if g.view != nil {
+			// ask the members for their digests now and every nak_retry
+			// while held, rather than wait for the next round
+			l.sendDigest(g, true)
+			if g.gossip {
+				l.Ctx.CancelTimer(g.gtid)
+			}
+			g.gossip = true
+			g.gtid = l.Ctx.SetTimer(l.cfg.NakRetry, timerKey(keyGossip, g.idx))
+		}
 	}
 }
 
@@ -367,13 +378,17 @@ func (l *Layer) gossipTimer(g *group) {
 	}
 	l.sendDigest(g, unstable)
 	g.gossip = true
-	g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
+	d := l.cfg.StableInterval
+	if g.held {
+		d = min(d, l.cfg.NakRetry)
+	}
+	g.gtid = l.Ctx.SetTimer(d, timerKey(keyGossip, g.idx))
 }
 
 func (l *Layer) sendDigest(g *group, unstable bool) {
 	g.dirty, g.answerOwed, g.rxBytes = false, false, 0
 	d := &l.digest
-	d.G, d.V, d.U = uint32(g.id), g.tag, unstable
+	d.G, d.V, d.U, d.H = uint32(g.id), g.tag, unstable, g.held
 	d.E = append(d.E[:0], uint32(l.self), g.next-1, 0)
 	for _, id := range g.view.Members {
 		m := g.members[id]
@@ -401,7 +416,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 func (l *Layer) digestUp(ev *event.Event) {
 	from := ev.Peer
 	d := &l.digest
-	d.G, d.V, d.U, d.E = 0, 0, false, d.E[:0]
+	d.G, d.V, d.U, d.H, d.E = 0, 0, false, false, d.E[:0]
 	err := l.wc.decode(ev.Msg.Bytes(), d)
 	ev.Msg.Release()
 	if err != nil || len(d.E)%3 != 0 || len(d.E) < 3 || event.NodeID(d.E[0]) != from {
@@ -431,6 +446,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 		g.answerOwed = true
 		l.touchQuiet(g)
 	}
+	answerNow := d.H && l.Ctx.Now()-g.lastAnswer >= event.Time(l.cfg.NakRetry/2)
 	// our own entry in its digest first: its floor for us places its stream
 	highest := d.E[1]
 	for i := 3; i < len(d.E); i += 3 {
@@ -458,6 +474,11 @@ func (l *Layer) digestUp(ev *event.Event) {
 		}
 	}
 	l.advanceStability(g)
+	if answerNow {
+		// a sender is held off: tell it at once what we hold
+		g.lastAnswer = l.Ctx.Now()
+		l.sendDigest(g, g.stable < g.next-1)
+	}
 }
 
 // touchQuiet makes sure the gossip timer runs without marking new traffic.

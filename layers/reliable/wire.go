@@ -104,11 +104,14 @@ type nakMsg struct {
 // own sender, C is the highest sequence number it has sent; for another
 // member, C is how far the digest's sender has received N's stream without a
 // gap and F is where its own stream starts for N (its floor). U says the
-// sender still holds unstable messages (receivers then keep answering).
+// sender still holds unstable messages (receivers then keep answering); H
+// says its buffer is full and the application held off (receivers answer at
+// once).
 type digestMsg struct {
 	G uint32   `codec:"g"`
 	V uint32   `codec:"v"`
 	U bool     `codec:"u"`
+	H bool     `codec:"h"`
 	E []uint32 `codec:"e"`
 }
 
