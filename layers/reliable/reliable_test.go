@@ -133,6 +133,12 @@ func TestBackPressureBoundsTheBuffer(t *testing.T) {
 	if c.held[1] {
 		t.Errorf("sender still held off at the end")
 	}
+	// a held sender asks for digests every nak_retry instead of waiting
+	// for stable_interval (6.6 s here; 11.3 s when members wait for their round)
+	t.Logf("last delivery at %v", c.lastDel)
+	if bound := event.Time(8 * time.Second); c.lastDel > bound {
+		t.Errorf("last delivery at %v, want by %v", c.lastDel, bound)
+	}
 	if b := c.counter("reliable", "buffer_bytes", 1); b != 0 {
 		t.Errorf("buffer_bytes = %d, want 0", b)
 	}
