@@ -314,3 +314,22 @@ func TestBackpressureFromBelow(t *testing.T) {
 		t.Fatalf("both let go: flow %v, %d resumes, node 2 delivered %d of 250", c.flow[1], c.resumes, c.delivered[2][1])
 	}
 }
+
+// TestIdleSendsNothing: mflow is event driven. It sets no timers, and once
+// the application stops casting (and the last acknowledgements are in) not
+// one packet more is sent.
+func TestIdleSendsNothing(t *testing.T) {
+	c := newCluster(t, 5, DefaultConfig(), time.Millisecond)
+	c.castEvery(1, 1000, 500, time.Millisecond, 0)
+	c.net.Run(600 * time.Millisecond)
+	before := c.net.Stats().Sent
+	c.net.Run(10 * time.Second)
+	if after := c.net.Stats().Sent; after != before {
+		t.Errorf("%d packets sent while no application sent", after-before)
+	}
+	for _, id := range c.ids {
+		if next := c.stacks[id].Next(); next != event.Never {
+			t.Errorf("node %v has a timer set for %v", id, next)
+		}
+	}
+}
