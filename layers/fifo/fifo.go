@@ -11,6 +11,9 @@
 // nothing between the receiver's joining and base; otherwise the receiver
 // asks the sender once with a point-to-point control message (made reliable
 // by the layer below), holding the sender's messages meanwhile.
+//
+// Control casts and point-to-point sends pass through unnumbered (reliable
+// already delivers sends in order per peer).
 package fifo
 
 import (

@@ -14,8 +14,14 @@
 // layer and the application is told to hold off (event.HoldOff) until
 // stability frees room (event.Resume).
 //
-// Point-to-point Sends (data or control) are made reliable too: per-peer
-// sequence numbers, cumulative acknowledgements, retransmission on a timeout.
+// Point-to-point Sends (data or control, every one) are made reliable too:
+// per-peer sequence numbers, cumulative acknowledgements, retransmission on
+// a timeout, delivery in send order. Control casts from layers above pass
+// unsequenced.
+//
+// Retransmission: a NAKed message goes by unicast to the member that asked;
+// when a second member asks for the same message within nak_retry/2, it is
+// multicast once instead, which serves every member that lost it.
 //
 // Views: stability is computed over the current view only; a member that
 // leaves stops being waited for and its receive state is released; a member
