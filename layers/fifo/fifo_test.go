@@ -211,3 +211,23 @@ func TestBaselineShape(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFifoUp feeds arbitrary bytes to fifo as casts and sends: no panic.
+func FuzzFifoUp(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2}, true)
+	f.Add([]byte{3, 0, 0, 0, 1}, false)
+	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 9}, false)
+	f.Add([]byte{2, 'x'}, true)
+	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
+		c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
+		c.lax = true
+		c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+		k := event.Send
+		if cast {
+			k = event.Cast
+		}
+		c.stacks[1].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
+		c.net.Run(time.Second)
+		c.stacks[1].Close()
+	})
+}
