@@ -160,3 +160,16 @@ func TestLayersCatalogue(t *testing.T) {
 		t.Errorf("layers fifo --json = %q, %v", out, err)
 	}
 }
+
+// Every spec file shipped in specs/ passes check.
+func TestCheckShippedSpecs(t *testing.T) {
+	files, err := filepath.Glob("../../specs/*.stack")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no spec files found: %v", err)
+	}
+	for _, f := range files {
+		if out, err := runApp(t, "check", f); err != nil || !strings.HasPrefix(out, "ok: ") {
+			t.Errorf("stacktool check %s = %q, %v", f, out, err)
+		}
+	}
+}
