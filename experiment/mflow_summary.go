@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -21,8 +20,8 @@ type MflowSummary struct {
 	Efficiency   float64 `json:"efficiency"`
 	CreditWaits  int64   `json:"credit_waits"`
 	CreditWaitMs float64 `json:"credit_wait_ms"`
-	// Slowest is the receiver senders waited on longest, over all senders
-	// ("" if no sender ever waited).
+	// Slowest is the receiver whose credit ran out most often, over all
+	// senders, and how long senders waited on it ("" if none ever did).
 	Slowest   string        `json:"slowest_receiver,omitempty"`
 	SlowestMs float64       `json:"slowest_receiver_wait_ms,omitempty"`
 	Senders   []MflowSender `json:"senders,omitempty"`
@@ -33,8 +32,8 @@ type MflowSender struct {
 	Node   string  `json:"node"`
 	WaitMs float64 `json:"wait_ms"`
 	Waits  int64   `json:"waits"`
-	// HeldBy is the receiver whose credit ran out on it for longest, with
-	// that time and how often its credit ran out.
+	// HeldBy is the receiver whose credit ran out on it most often, with
+	// how often and how long the sender waited on it.
 	HeldBy   string  `json:"held_back_by"`
 	HeldByMs float64 `json:"held_back_ms"`
 	HeldRuns int64   `json:"held_back_times"`
@@ -52,25 +51,21 @@ func SummarizeMflow(rep *Report, nodes []NodeCounters) {
 		s.AcksPerMsg = round6(float64(s.AcksSent) / float64(s.Casts))
 		s.Efficiency = round6(float64(s.Casts) / float64(s.Casts+s.AcksSent))
 	}
-	// Per receiver over all senders, from the summed counters.
-	total := map[string]int64{}
+	// Per receiver over all senders, from the summed counters: the one
+	// whose credit ran out most often (ties: the longer wait).
+	var best mflowHold
 	for name, v := range m {
-		if r, ok := strings.CutPrefix(name, "blocked_by:"); ok && v > 0 {
-			total[r] += v
+		if r, ok := strings.CutPrefix(name, "blocks:"); ok && v > 0 {
+			best = best.better(mflowHold{r, v, m["blocked_by:"+r]})
 		}
 	}
-	for _, r := range mflowKeys(total) {
-		if total[r] > total[s.Slowest] || s.Slowest == "" {
-			s.Slowest = r
-		}
-	}
-	if s.Slowest != "" {
-		s.SlowestMs = mflowMs(total[s.Slowest])
+	if best.node != "" {
+		s.Slowest, s.SlowestMs = best.node, mflowMs(best.ns)
 	}
 	// Per sender, from each node's own counters.
 	for _, nc := range nodes {
 		var ms MflowSender
-		var held int64
+		var hb mflowHold
 		for _, l := range nc.Layers {
 			if l.Layer != "mflow" {
 				continue
@@ -82,20 +77,17 @@ func SummarizeMflow(rep *Report, nodes []NodeCounters) {
 					ms.WaitMs = mflowMs(v)
 				case name == "credit_waits":
 					ms.Waits = v
-				case strings.HasPrefix(name, "blocked_by:"):
-					r := strings.TrimPrefix(name, "blocked_by:")
-					if v > held {
-						held = v
-						ms.HeldBy, ms.HeldByMs = r, mflowMs(v)
-						ms.HeldRuns = nc.Counter("mflow", "blocks:"+r)
-					}
+				case strings.HasPrefix(name, "blocks:") && v > 0:
+					r := strings.TrimPrefix(name, "blocks:")
+					hb = hb.better(mflowHold{r, v, nc.Counter("mflow", "blocked_by:"+r)})
 				}
 			}
 		}
-		if ms.HeldBy == "" {
+		if hb.node == "" {
 			continue
 		}
 		ms.Node = nc.Node.String()
+		ms.HeldBy, ms.HeldByMs, ms.HeldRuns = hb.node, mflowMs(hb.ns), hb.times
 		s.Senders = append(s.Senders, ms)
 	}
 	if rep.Extra == nil {
@@ -104,7 +96,7 @@ func SummarizeMflow(rep *Report, nodes []NodeCounters) {
 	rep.Extra["mflow"] = s
 	note := fmt.Sprintf("mflow: %.3f acknowledgements per message (efficiency %.3f)", s.AcksPerMsg, s.Efficiency)
 	if s.Slowest != "" {
-		note += fmt.Sprintf("; senders waited %v on credit, longest on %s (%v)",
+		note += fmt.Sprintf("; senders waited %v on credit; %s held them back most (%v)",
 			mflowDur(s.CreditWaitMs), s.Slowest, mflowDur(s.SlowestMs))
 	} else {
 		note += "; no sender waited on credit"
@@ -122,11 +114,28 @@ func mflowDur(ms float64) time.Duration {
 	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond)
 }
 
-func mflowKeys(m map[string]int64) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
+// mflowHold is a receiver whose credit ran out: how often and for how long.
+type mflowHold struct {
+	node      string
+	times, ns int64
+}
+
+// better returns the receiver that held back more often (then longer,
+// then the smaller name, so the choice never depends on map order).
+func (h mflowHold) better(o mflowHold) mflowHold {
+	switch {
+	case h.node == "":
+		return o
+	case o.times != h.times:
+		if o.times > h.times {
+			return o
+		}
+	case o.ns != h.ns:
+		if o.ns > h.ns {
+			return o
+		}
+	case o.node < h.node:
+		return o
 	}
-	slices.Sort(ks)
-	return ks
+	return h
 }
