@@ -29,13 +29,12 @@ type group struct {
 	held     bool // HoldOff sent, Resume not yet
 
 	// gossip
-	gossip      bool // the gossip timer is set
-	gtid        stack.TimerID
-	dirty       bool       // something changed since the last digest
-	answerOwed  bool       // a member with unstable messages gossiped: answer it
-	rxBytes     int64      // bytes received since our last digest
-	lastAnswer  event.Time // when we last answered a held sender's digest
-	activeSince event.Time
+	gossip     bool // the gossip timer is set
+	gtid       stack.TimerID
+	dirty      bool       // something changed since the last digest
+	answerOwed bool       // a member with unstable messages gossiped: answer it
+	rxBytes    int64      // bytes received since our last digest
+	lastAnswer event.Time // when we last answered a held sender's digest
 }
 
 // member is another member of a group, seen from this node.
@@ -51,8 +50,11 @@ type member struct {
 
 // sentMsg is one message in a sender's retransmission buffer.
 type sentMsg struct {
-	m    *event.Message // retained; its last n bytes are our header and payload
-	n    int
+	m *event.Message // retained until stable
+	// b is our header and payload, sliced when we sent it: layers below may
+	// prepend (or even move the message to a larger buffer) without
+	// touching these bytes
+	b    []byte
 	last event.Time   // last retransmission
 	to   event.NodeID // requester of the last retransmission (NoNode: multicast)
 }
@@ -218,9 +220,8 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	seq := g.next
 	g.next++
 	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
-	n := m.Len()
 	m.Retain()
-	l.bufPush(g, sentMsg{m: m, n: n})
+	l.bufPush(g, sentMsg{m: m, b: m.Bytes()})
 	l.c.sent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Msg: m})
 	if len(g.members) == 0 {
@@ -244,8 +245,8 @@ func (l *Layer) bufPush(g *group, s sentMsg) {
 		g.buf, g.bufHead = nb, 0
 	}
 	g.buf[(g.bufHead+count)%len(g.buf)] = s
-	g.bufBytes += int64(s.n)
-	l.setBuf(int64(s.n))
+	g.bufBytes += int64(len(s.b))
+	l.setBuf(int64(len(s.b)))
 }
 
 // sentAt returns the buffered message with sequence number seq, or nil.
@@ -270,7 +271,7 @@ func (l *Layer) advanceStability(g *group) {
 	freed := int64(0)
 	for g.stable < st {
 		s := &g.buf[g.bufHead]
-		freed += int64(s.n)
+		freed += int64(len(s.b))
 		s.m.Release()
 		*s = sentMsg{}
 		g.bufHead = (g.bufHead + 1) % len(g.buf)
@@ -341,9 +342,8 @@ func (l *Layer) nakUp(ev *event.Event) {
 // retransmit sends a copy of a buffered message, flagged as a
 // retransmission, to one node (or the whole group for NoNode).
 func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID) {
-	b := s.m.Bytes()
 	c := l.Ctx.NewMessage()
-	c.SetPayload(b[len(b)-s.n:])
+	c.SetPayload(s.b)
 	c.Bytes()[1] |= flagRetrans
 	l.c.retransmissions.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Peer: to, Msg: c})
@@ -354,7 +354,6 @@ func (l *Layer) touch(g *group) {
 	g.dirty = true
 	if !g.gossip && g.view != nil {
 		g.gossip = true
-		g.activeSince = l.Ctx.Now()
 		g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
 	}
 }

@@ -33,7 +33,7 @@ type peer struct {
 
 type p2pMsg struct {
 	m     *event.Message
-	n     int
+	b     []byte // our header and payload (see sentMsg)
 	ctrl  bool
 	sent  event.Time
 	tries int
@@ -105,7 +105,7 @@ func (l *Layer) p2pSend(p *peer, pm p2pMsg) {
 	h[0], h[1] = tP2P, 0
 	binary.BigEndian.PutUint32(h[2:], seq)
 	binary.BigEndian.PutUint32(h[6:], p.acked+1)
-	pm.n = pm.m.Len()
+	pm.b = pm.m.Bytes()
 	pm.sent = l.Ctx.Now()
 	pm.m.Retain()
 	count := p.inflight() - 1
@@ -266,9 +266,8 @@ func (l *Layer) p2pTimer(p *peer) {
 			return
 		}
 		s.sent = now
-		b := s.m.Bytes()
 		c := l.Ctx.NewMessage()
-		c.SetPayload(b[len(b)-s.n:])
+		c.SetPayload(s.b)
 		hb := c.Bytes()
 		hb[1] |= flagRetrans
 		binary.BigEndian.PutUint32(hb[6:], p.acked+1)
