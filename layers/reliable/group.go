@@ -133,12 +133,16 @@ func (l *Layer) installView(v *event.ViewInfo) {
 	if g.next != g.base {
 		g.base, g.baseView = g.next, tag
 	}
-	for id, m := range g.members {
-		if !v.Has(id) {
-			if m.rs != nil {
-				l.freeRecv(m.rs)
+	var gone []event.NodeID
+	if g.view != nil {
+		for _, id := range g.view.Members {
+			if m := g.members[id]; m != nil && !v.Has(id) {
+				if m.rs != nil {
+					l.freeRecv(m.rs)
+				}
+				delete(g.members, id)
+				gone = append(gone, id)
 			}
-			delete(g.members, id)
 		}
 	}
 	for _, id := range v.Members {
@@ -148,6 +152,9 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1}
 	}
 	g.view, g.tag = v, tag
+	for _, id := range gone {
+		l.forgetPeer(id)
+	}
 	l.advanceStability(g)
 	l.flushPending(g)
 	l.touch(g)

@@ -76,6 +76,24 @@ func (l *Layer) dropPeer(p *peer) {
 	}
 }
 
+// forgetPeer stops retransmitting to a node that left a group and is in
+// none of ours any more (it crashed or left): what it has not acknowledged
+// is given up.
+func (l *Layer) forgetPeer(id event.NodeID) {
+	p := l.peers[id]
+	if p == nil || p.inflight()+len(p.pending)-p.pHead == 0 {
+		return
+	}
+	for _, g := range l.gslots {
+		if g != nil && g.members[id] != nil {
+			return
+		}
+	}
+	l.c.p2pGivenUp.Add(int64(p.inflight() + len(p.pending) - p.pHead))
+	l.dropPeer(p)
+	l.p2pFlush(p)
+}
+
 func (p *peer) inflight() int { return int(p.next - 1 - p.acked) }
 
 // sendDown sends a point-to-point message reliably.

@@ -413,3 +413,32 @@ func TestNonMembersAreIgnored(t *testing.T) {
 		}
 	}
 }
+
+// Sends to a node that crashed stop once no group of ours has it any more.
+func TestSendsToADepartedNodeStop(t *testing.T) {
+	c := newCluster(t, sim.Config{Seed: 2, Latency: time.Millisecond}, 3, relEntries(nil))
+	c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
+	c.net.Crash(3)
+	c.net.At(0, func() {
+		for i := uint32(1); i <= 5; i++ {
+			if err := c.stacks[1].Send(3, payload(i, 8)); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	c.net.Run(500 * time.Millisecond)
+	if r := c.counter("reliable", "p2p_retransmissions", 1); r == 0 {
+		t.Fatalf("no retransmissions to the crashed node")
+	}
+	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2}}
+	c.net.At(c.net.Now(), func() { c.install(v2) })
+	c.net.Run(time.Millisecond)
+	if g := c.counter("reliable", "p2p_given_up", 1); g != 5 {
+		t.Errorf("p2p_given_up = %d, want 5", g)
+	}
+	r := c.counter("reliable", "p2p_retransmissions", 1)
+	c.net.Run(time.Second)
+	if n := c.counter("reliable", "p2p_retransmissions", 1); n != r {
+		t.Errorf("%d retransmissions to the departed node after the view", n-r)
+	}
+}
