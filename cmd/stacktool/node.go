@@ -216,18 +216,6 @@ func nodeCmd(c *cli.Context) error {
 	return nil
 }
 
-// loadSpec reads a spec (a file, or the spec text itself) and checks it.
-func loadSpec(arg string) (*compose.Spec, error) {
-	spec, err := compose.Load(arg)
-	if err != nil {
-		return nil, err
-	}
-	if err := compose.Check(spec); err != nil {
-		return nil, err
-	}
-	return spec, nil
-}
-
 // runner drives one stack from real time and UDP sockets, on the caller's
 // goroutine (the stack is not safe for concurrent use).
 type runner struct {
