@@ -34,6 +34,8 @@ func TestGMSCrashInSimulator(t *testing.T) {
 	for _, n := range rep.Notes {
 		t.Log(n)
 	}
+	t.Logf("messages sent %d, deliveries %d of %d expected, dropped %d, recovered %d",
+		rep.MessagesSent, rep.Deliveries, rep.DeliveriesExpected, rep.Loss.Dropped, rep.Loss.Recovered)
 	if !rep.DeliveredAll || rep.Missing != 0 {
 		t.Errorf("delivered_all = %v, missing %d of %d expected deliveries", rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected)
 	}

@@ -198,7 +198,7 @@ func TestGMSOverUDP(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		nodes[i].waitFor(t, without, 10*time.Second, "view without n4")
 	}
-	t.Logf("survivors installed the view without n4 %v after SIGKILL (fd_timeout 1s, view_interval 100ms)", time.Since(killed).Round(time.Millisecond))
+	t.Logf("survivors installed the view without n4 %v after SIGKILL (specs/gms.stack: heartbeat 100ms, fd_timeout 500ms; service view_interval 100ms)", time.Since(killed).Round(time.Millisecond))
 	svc.waitFor(t, regexp.MustCompile(`n4 failed`), time.Second, "failure report")
 	// They keep delivering: each survivor's delivery count grows.
 	before := map[int]int{}
