@@ -52,7 +52,7 @@ func parseGroups(list string) ([]event.GroupID, map[event.GroupID]string, error)
 	names := map[event.GroupID]string{}
 	var gs []event.GroupID
 	if list == "" {
-		return nil, names, nil
+		return nil, nil, fmt.Errorf("--join: group name is empty")
 	}
 	for i, name := range strings.Split(list, ",") {
 		g, err := event.GroupByName(name)
@@ -78,9 +78,12 @@ func shorten(s string) string {
 }
 
 func nodeCmd(c *cli.Context) error {
-	groups, names, err := parseGroups(c.String("join"))
-	if err != nil {
-		return err
+	groups, names := []event.GroupID(nil), map[event.GroupID]string{}
+	if c.IsSet("join") {
+		var err error
+		if groups, names, err = parseGroups(c.String("join")); err != nil {
+			return err
+		}
 	}
 	gmsAddr, err := net.ResolveUDPAddr("udp4", c.String("gms"))
 	if err != nil {
