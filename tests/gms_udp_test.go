@@ -11,10 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
+
+var nsCount atomic.Int32
 
 // netns is a network namespace with only loopback, multicast routed on it,
 // created for one test and deleted after it.
@@ -28,7 +31,7 @@ func newNetns(t *testing.T) *netns {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs the ip command (iproute2) to create a network namespace")
 	}
-	ns := &netns{name: fmt.Sprintf("lcgms%d", os.Getpid())}
+	ns := &netns{name: fmt.Sprintf("lcgms%d-%d", os.Getpid(), nsCount.Add(1))}
 	if out, err := exec.Command("ip", "netns", "add", ns.name).CombinedOutput(); err != nil {
 		t.Skipf("cannot create a network namespace: %v: %s", err, out)
 	}
