@@ -9,7 +9,6 @@ import (
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/layers/gms"
 	"github.com/layercast/layercast/stack"
-	"github.com/layercast/layercast/transport/sim"
 )
 
 func init() { GMSSetup = setupGMS }
@@ -92,11 +91,11 @@ func setupGMS(env *SimEnv) error {
 func watchCrashes(env *SimEnv, svc *gms.ServiceLayer, layers map[event.NodeID]*gms.Layer) error {
 	crashed := map[event.NodeID]event.Time{}
 	for _, f := range env.Scenario.Faults {
-		ft, err := sim.ParseFault(f)
+		ft, err := ParseFault(f)
 		if err != nil {
 			return fmt.Errorf("fault %q: %w", f, err)
 		}
-		if ft.Kind == sim.FaultCrash {
+		if ft.Kind == FaultCrash {
 			crashed[ft.Node] = ft.At
 		}
 	}

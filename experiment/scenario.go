@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/transport/sim"
 )
 
 // Scenario is one workload on one network: who is in which group, who sends
@@ -48,17 +47,17 @@ type Scenario struct {
 	// ends early once every expected message is delivered and the network
 	// is quiet.
 	Drain time.Duration
-	// Loss is a loss model in sim.ParseLoss syntax ("" or "none": no loss).
+	// Loss is a loss model in ParseLoss syntax ("" or "none": no loss).
 	Loss string
 	// Seed makes the run repeatable.
 	Seed uint64
 	// Latency is the one-way link latency; Jitter adds a uniform random
 	// delay in [0, Jitter).
 	Latency, Jitter time.Duration
-	// Capacity is the per-node capacity in sim.ParseCapacity syntax, e.g.
+	// Capacity is the per-node capacity syntax, e.g.
 	// "20000pps" or "20000pps,100MB" (bytes per second); "" means unlimited.
 	Capacity string
-	// Faults are fault specs in sim.ParseFault syntax (crash:NODE@TIME,
+	// Faults are fault specs in ParseFault syntax (crash:NODE@TIME,
 	// freeze:NODE@TIME+DURATION, ...).
 	Faults []string
 	// MaxBurst bounds the sends one sender attempts per step at Rate max
@@ -149,12 +148,12 @@ func (sc *Scenario) Set(key, value string) error {
 		sc.Jitter, err = posDuration(v, true)
 	case "loss":
 		if v != "" && v != "none" {
-			_, err = sim.ParseLoss(v)
+			_, err = ParseLoss(v)
 		}
 		sc.Loss = v
 	case "capacity":
 		if v != "" && v != "none" && v != "unlimited" {
-			_, _, err = sim.ParseCapacity(v)
+			err = parseCapacity(v)
 		}
 		sc.Capacity = v
 	case "seed":
@@ -163,7 +162,7 @@ func (sc *Scenario) Set(key, value string) error {
 			err = fmt.Errorf("%q is not a non-negative integer", v)
 		}
 	case "fault":
-		if _, err = sim.ParseFault(v); err == nil {
+		if _, err = ParseFault(v); err == nil {
 			sc.Faults = append(sc.Faults, v)
 		}
 	case "max-burst":
@@ -322,7 +321,7 @@ func (sc *Scenario) Check() error {
 		return fmt.Errorf("scenario: %d groups per node but only %d groups exist", d, n*d/s)
 	}
 	for _, f := range sc.Faults {
-		ft, err := sim.ParseFault(f)
+		ft, err := ParseFault(f)
 		if err != nil {
 			return fmt.Errorf("scenario: fault %q: %v", f, err)
 		}
@@ -331,7 +330,7 @@ func (sc *Scenario) Check() error {
 		}
 	}
 	if sc.Loss != "" && sc.Loss != "none" {
-		if _, err := sim.ParseLoss(sc.Loss); err != nil {
+		if _, err := ParseLoss(sc.Loss); err != nil {
 			return fmt.Errorf("scenario: loss: %v", err)
 		}
 	}

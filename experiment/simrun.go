@@ -104,13 +104,13 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	}
 	cfg := sim.Config{Seed: sc.Seed, Latency: sc.Latency, Jitter: sc.Jitter}
 	if sc.Loss != "" && sc.Loss != "none" {
-		if cfg.Loss, err = sim.ParseLoss(sc.Loss); err != nil {
+		if cfg.Loss, err = ParseLoss(sc.Loss); err != nil {
 			return nil, fmt.Errorf("loss: %w", err)
 		}
 	}
 	if sc.Capacity != "" && sc.Capacity != "none" && sc.Capacity != "unlimited" {
-		if cfg.CapacityPackets, cfg.CapacityBytes, err = sim.ParseCapacity(sc.Capacity); err != nil {
-			return nil, fmt.Errorf("capacity: %w", err)
+		if err := parseCapacity(sc.Capacity); err != nil {
+			return nil, err
 		}
 	}
 	net := sim.New(cfg)
@@ -167,15 +167,17 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	crashAt := map[event.NodeID]event.Time{}
 	frozen := map[event.NodeID][2]event.Time{}
 	for _, f := range sc.Faults {
-		ft, err := sim.ParseFault(f)
+		ft, err := ParseFault(f)
 		if err != nil {
 			return nil, fmt.Errorf("fault %q: %w", f, err)
 		}
-		ft.Schedule(net)
+		if err := ft.Schedule(net); err != nil {
+			return nil, err
+		}
 		switch ft.Kind {
-		case sim.FaultCrash:
+		case FaultCrash:
 			crashAt[ft.Node] = ft.At
-		case sim.FaultFreeze:
+		case FaultFreeze:
 			frozen[ft.Node] = [2]event.Time{ft.At, ft.At.Add(ft.For)}
 		}
 	}
@@ -275,7 +277,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	rep := col.Finish(Outcome{
 		Spec: spec.String(), Network: "sim", End: net.Now(), Wall: time.Since(wall),
 		Alive: alive, Nodes: nodes,
-		DroppedByModel: stats.DroppedData, DroppedOverflow: stats.Overflow, DroppedControl: stats.DroppedControl,
+		DroppedByModel: stats.DroppedData, DroppedOverflow: 0, DroppedControl: stats.DroppedControl,
 		Notes: env.Notes,
 	})
 	return rep, nil

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// runApp runs stacktool in-process and returns stdout and the error main
+// runCLI runs stacktool in-process and returns stdout and the error main
 // would print.
-func runApp(t *testing.T, args ...string) (string, error) {
+func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	app := newApp()
 	var out, errw bytes.Buffer
@@ -53,7 +53,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "fifo:reliable", "reliable"}, "use compare"},
 		{[]string{"compare"}, "at least one spec"},
 	} {
-		_, err := runApp(t, c.args...)
+		_, err := runCLI(t, c.args...)
 		if err == nil {
 			t.Errorf("stacktool %q succeeded, want an error", c.args)
 			continue
@@ -68,7 +68,7 @@ func TestRunBadInput(t *testing.T) {
 func TestRunJSONAndRepeatable(t *testing.T) {
 	args := []string{"run", "fifo:reliable", "--nodes", "8", "--group-size", "4", "--groups-per-node", "2",
 		"--duration", "1s", "--loss", "uniform:5%", "--json", "--no-wall"}
-	a, err := runApp(t, args...)
+	a, err := runCLI(t, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +83,11 @@ func TestRunJSONAndRepeatable(t *testing.T) {
 			t.Errorf("run --json lacks %q", f)
 		}
 	}
-	b, _ := runApp(t, args...)
+	b, _ := runCLI(t, args...)
 	if a != b {
 		t.Error("two runs with the same seed printed different JSON")
 	}
-	out, err := runApp(t, "compare", "fifo:reliable", "reliable", "--nodes", "8", "--group-size", "4", "--groups-per-node", "2",
+	out, err := runCLI(t, "compare", "fifo:reliable", "reliable", "--nodes", "8", "--group-size", "4", "--groups-per-node", "2",
 		"--duration", "1s", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestRunJSONAndRepeatable(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &arr); err != nil || len(arr) != 2 {
 		t.Fatalf("compare --json: %v, %d objects", err, len(arr))
 	}
-	tab, err := runApp(t, "compare", "fifo:reliable", "reliable", "--nodes", "8", "--group-size", "4", "--groups-per-node", "2", "--duration", "1s")
+	tab, err := runCLI(t, "compare", "fifo:reliable", "reliable", "--nodes", "8", "--group-size", "4", "--groups-per-node", "2", "--duration", "1s")
 	if err != nil || !strings.Contains(tab, "[2] reliable") || !strings.Contains(tab, "wall time") {
 		t.Errorf("compare table: %v\n%s", err, tab)
 	}
