@@ -1,0 +1,336 @@
+package stack
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/layercast/layercast/event"
+)
+
+// Batch is a set of packets a transport read together (one recvmmsg). The
+// transport owns the buffers: Node.Input hands the batch to the node
+// goroutine, which feeds it to Stack.ReceiveBatch and then calls Release so
+// the transport can read into the same buffers again. Nothing is allocated
+// per packet.
+type Batch struct {
+	// Pkts are the packets, each a slice of a transport buffer.
+	Pkts [][]byte
+	// Done, if set, is called by Release to give the batch back.
+	Done func(*Batch)
+}
+
+// Release gives the batch back to its transport.
+func (b *Batch) Release() {
+	b.Pkts = b.Pkts[:0]
+	if b.Done != nil {
+		b.Done(b)
+	}
+}
+
+// NodeConfig builds a Node.
+type NodeConfig struct {
+	// Stack configures the stack; its Clock is ignored and replaced by the
+	// node's real clock.
+	Stack Config
+	// Epoch is time zero of the node's clock (default: when the node is
+	// made). Processes that share an epoch have comparable clocks, which
+	// latency measurements across processes on one host need.
+	Epoch time.Time
+	// BlockOnBackpressure makes Cast and Send wait until the stack takes
+	// the payload instead of returning ErrBackpressure.
+	BlockOnBackpressure bool
+	// Inbox bounds the packet batches waiting for the node goroutine
+	// (default 16); Calls bounds waiting application calls (default 64).
+	Inbox, Calls int
+}
+
+// Node runs one Stack in its own goroutine for a real network: a real
+// monotonic clock, one time.Timer reset to Stack.Next, packet batches from
+// the transport's reader goroutines through a bounded channel, and the
+// application API made safe for concurrent use through a bounded channel of
+// calls.
+//
+// Deliveries, views and flow changes reach the application through
+// Stack.App callbacks, which run on the node goroutine: they must return
+// quickly and must not call the Node's blocking methods (Cast, Send, Join,
+// Leave, Do, Close) — that would deadlock. A callback that needs the stack
+// gets it through the Stack passed to a Do function, or hands work to
+// another goroutine.
+type Node struct {
+	st    *Stack
+	block bool
+	epoch time.Time
+	start time.Time
+	off   event.Time
+
+	in    chan *Batch
+	calls chan *nodeCall
+	free  chan *nodeCall // recycled calls (a per-node list, not a sync.Pool: channels stay in their synctest bubble)
+	wake  chan struct{}
+	quit  chan struct{}
+	done  chan struct{}
+
+	closeOnce sync.Once
+	pending   []*nodeCall // blocked casts waiting for the stack to take them
+	armed     event.Time
+	timer     *time.Timer
+}
+
+type callKind uint8
+
+const (
+	callCast callKind = iota
+	callSend
+	callJoin
+	callLeave
+	callDo
+)
+
+type nodeCall struct {
+	kind    callKind
+	group   event.GroupID
+	to      event.NodeID
+	payload []byte
+	fn      func(*Stack)
+	reply   chan error
+}
+
+
+// NewNode builds the stack and starts the node goroutine.
+func NewNode(cfg NodeConfig) (*Node, error) {
+	n := &Node{block: cfg.BlockOnBackpressure, start: time.Now(), armed: event.Never}
+	n.epoch = cfg.Epoch
+	if n.epoch.IsZero() {
+		n.epoch = n.start
+	}
+	// Wall-clock offset once, monotonic clock after that.
+	n.off = event.Time(n.start.Sub(n.epoch))
+	sc := cfg.Stack
+	sc.Clock = ClockFunc(n.now)
+	st, err := New(sc)
+	if err != nil {
+		return nil, err
+	}
+	n.st = st
+	in, calls := cfg.Inbox, cfg.Calls
+	if in <= 0 {
+		in = 16
+	}
+	if calls <= 0 {
+		calls = 64
+	}
+	n.in = make(chan *Batch, in)
+	n.calls = make(chan *nodeCall, calls)
+	n.free = make(chan *nodeCall, calls)
+	n.wake = make(chan struct{}, 1)
+	n.quit = make(chan struct{})
+	n.done = make(chan struct{})
+	n.timer = time.NewTimer(time.Hour)
+	n.timer.Stop()
+	go n.loop()
+	return n, nil
+}
+
+func (n *Node) now() event.Time { return n.off + event.Time(time.Since(n.start)) }
+
+// Now is the node's clock: time since the epoch.
+func (n *Node) Now() event.Time { return n.now() }
+
+// Input hands a batch of packets to the node. It waits while the inbox is
+// full (the transport's reader then stops reading and the kernel buffer
+// absorbs, then drops) and returns false, without taking the batch, once the
+// node is closed.
+func (n *Node) Input(b *Batch) bool {
+	select {
+	case n.in <- b:
+		return true
+	case <-n.done:
+		return false
+	}
+}
+
+// Wake asks the node to pull waiting application sends (Stack.Pump): a
+// Pacer transport calls it when it has room again. It never blocks.
+func (n *Node) Wake() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Cast multicasts payload to group g. The payload is copied before Cast
+// returns. Without BlockOnBackpressure it returns ErrBackpressure when the
+// stack cannot take it now.
+func (n *Node) Cast(g event.GroupID, payload []byte) error {
+	return n.call(&nodeCall{kind: callCast, group: g, payload: payload})
+}
+
+// Send sends payload to one node; the payload is copied before Send returns.
+func (n *Node) Send(to event.NodeID, payload []byte) error {
+	return n.call(&nodeCall{kind: callSend, to: to, payload: payload})
+}
+
+// Join joins group g.
+func (n *Node) Join(g event.GroupID) error { return n.call(&nodeCall{kind: callJoin, group: g}) }
+
+// Leave leaves group g.
+func (n *Node) Leave(g event.GroupID) error { return n.call(&nodeCall{kind: callLeave, group: g}) }
+
+// Do runs fn on the node goroutine with the stack (to install views, read
+// counters) and waits for it.
+func (n *Node) Do(fn func(*Stack)) error { return n.call(&nodeCall{kind: callDo, fn: fn}) }
+
+func (n *Node) call(tmpl *nodeCall) error {
+	var c *nodeCall
+	select {
+	case c = <-n.free:
+	default:
+		c = &nodeCall{reply: make(chan error, 1)}
+	}
+	reply := c.reply
+	*c = *tmpl
+	c.reply = reply
+	select {
+	case n.calls <- c:
+	case <-n.done:
+		return ErrClosed
+	}
+	var err error
+	select {
+	case err = <-c.reply:
+	case <-n.done:
+		// The loop answers every call it took before it closes; a call
+		// it never took is answered here.
+		select {
+		case err = <-c.reply:
+		default:
+			return ErrClosed // c may still sit in the channel: do not reuse it
+		}
+	}
+	c.payload, c.fn = nil, nil
+	select {
+	case n.free <- c:
+	default:
+	}
+	return err
+}
+
+// Close closes the stack (layers release what they hold) and stops the
+// node goroutine. Blocked calls return ErrClosed. It is safe to call more
+// than once and from any goroutine except a callback.
+func (n *Node) Close() {
+	n.closeOnce.Do(func() { close(n.quit) })
+	<-n.done
+}
+
+// Done is closed when the node has stopped.
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+func (n *Node) loop() {
+	defer close(n.done)
+	for {
+		select {
+		case b := <-n.in:
+			n.receive(b)
+			// Take what else is waiting before re-arming the timer.
+			for more := true; more; {
+				select {
+				case b := <-n.in:
+					n.receive(b)
+				default:
+					more = false
+				}
+			}
+		case c := <-n.calls:
+			n.handle(c)
+		case <-n.timer.C:
+			n.armed = event.Never
+			n.st.Tick()
+		case <-n.wake:
+			n.st.Pump()
+		case <-n.quit:
+			n.st.Close()
+			for _, c := range n.pending {
+				c.reply <- ErrClosed
+			}
+			n.pending = nil
+			n.timer.Stop()
+			// Answer calls already queued; later ones see done.
+			for {
+				select {
+				case c := <-n.calls:
+					c.reply <- ErrClosed
+				default:
+					return
+				}
+			}
+		}
+		n.retry()
+		n.arm()
+	}
+}
+
+func (n *Node) receive(b *Batch) {
+	_ = n.st.ReceiveBatch(b.Pkts) // malformed packets are counted in Net
+	b.Release()
+}
+
+func (n *Node) handle(c *nodeCall) {
+	if n.block && len(n.pending) > 0 && (c.kind == callCast || c.kind == callSend) {
+		n.pending = append(n.pending, c) // keep the application's order
+		return
+	}
+	var err error
+	switch c.kind {
+	case callCast:
+		err = n.st.Cast(c.group, c.payload)
+	case callSend:
+		err = n.st.Send(c.to, c.payload)
+	case callJoin:
+		err = n.st.Join(c.group)
+	case callLeave:
+		err = n.st.Leave(c.group)
+	case callDo:
+		c.fn(n.st)
+	}
+	if n.block && errors.Is(err, ErrBackpressure) {
+		n.pending = append(n.pending, c)
+		return
+	}
+	c.reply <- err
+}
+
+// retry offers blocked casts to the stack again, oldest first, after every
+// step (a step may have freed the queue or resumed the group).
+func (n *Node) retry() {
+	for len(n.pending) > 0 {
+		c := n.pending[0]
+		var err error
+		if c.kind == callCast {
+			err = n.st.Cast(c.group, c.payload)
+		} else {
+			err = n.st.Send(c.to, c.payload)
+		}
+		if errors.Is(err, ErrBackpressure) {
+			return
+		}
+		n.pending[0] = nil
+		n.pending = n.pending[1:]
+		c.reply <- err
+	}
+}
+
+// arm resets the one timer to the stack's next deadline.
+func (n *Node) arm() {
+	next := n.st.Next()
+	if next == n.armed {
+		return
+	}
+	n.armed = next
+	if next == event.Never {
+		n.timer.Stop()
+		return
+	}
+	n.timer.Reset(time.Duration(next - n.now()))
+}
