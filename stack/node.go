@@ -96,7 +96,6 @@ type nodeCall struct {
 	reply   chan error
 }
 
-
 // NewNode builds the stack and starts the node goroutine.
 func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{block: cfg.BlockOnBackpressure, start: time.Now(), armed: event.Never}
