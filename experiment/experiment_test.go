@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,5 +191,62 @@ func TestCollectorChecks(t *testing.T) {
 	r = c.Finish(Outcome{End: event.Time(time.Second), Alive: func(n event.NodeID) bool { return n != 3 }})
 	if !r.DeliveredAll || r.DeliveriesExpected != 4 {
 		t.Errorf("with n3 dead: all=%v expected=%d, want true 4", r.DeliveredAll, r.DeliveriesExpected)
+	}
+}
+
+func TestLossModelsRates(t *testing.T) {
+	for _, spec := range []string{"uniform:5%", "bursty:5%,4", "markov:5%,3"} {
+		m, err := ParseLoss(spec)
+		if err != nil {
+			t.Fatalf("ParseLoss(%q) = %v", spec, err)
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		drops, runs, prev := 0, 0, false
+		const n = 400000
+		for i := 0; i < n; i++ {
+			d := m.Drop(1, rng)
+			if d {
+				drops++
+				if !prev {
+					runs++
+				}
+			}
+			prev = d
+		}
+		if rate := float64(drops) / n; rate < 0.045 || rate > 0.055 {
+			t.Errorf("%s: loss rate %.4f, want 0.05 +- 0.005", spec, rate)
+		}
+		mean := float64(drops) / float64(runs)
+		switch spec {
+		case "bursty:5%,4":
+			if mean < 3.9 || mean > 4.5 {
+				t.Errorf("%s: mean burst %.2f, want about 4", spec, mean)
+			}
+		case "markov:5%,3":
+			if mean < 2.7 || mean > 3.4 {
+				t.Errorf("%s: mean burst %.2f, want about 3", spec, mean)
+			}
+		}
+	}
+	for _, bad := range []string{"uniform:150%", "uniform", "bursty:5%", "gauss:5%", "uniform:5%,3", "markov:5%,0"} {
+		if _, err := ParseLoss(bad); err == nil {
+			t.Errorf("ParseLoss(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseFault(t *testing.T) {
+	f, err := ParseFault("freeze:n3@2s+500ms")
+	if err != nil || f.Kind != FaultFreeze || f.Node != 3 || f.At != event.Time(2*time.Second) || f.For != 500*time.Millisecond {
+		t.Errorf("ParseFault(freeze) = %+v, %v", f, err)
+	}
+	f, err = ParseFault("crash:7@1.5s")
+	if err != nil || f.Kind != FaultCrash || f.Node != 7 || f.At != event.Time(1500*time.Millisecond) {
+		t.Errorf("ParseFault(crash) = %+v, %v", f, err)
+	}
+	for _, bad := range []string{"crash:3", "crash:x@1s", "freeze:3@1s", "melt:3@1s", "crash:0@1s", "crash:3@soon"} {
+		if _, err := ParseFault(bad); err == nil {
+			t.Errorf("ParseFault(%q) accepted", bad)
+		}
 	}
 }

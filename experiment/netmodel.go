@@ -59,7 +59,7 @@ func ParseLoss(s string) (sim.LossModel, error) {
 	case "bursty":
 		return &bursty{p: p, b: int(burst), left: map[event.NodeID]int{}}, nil
 	case "markov":
-		return &markov{bad: map[event.NodeID]bool{}, gb: p / (burst * (1 - p)), bg: 1 / burst}, nil
+		return &markov{bad: map[event.NodeID]bool{}, gb: p / (p + burst*(1-p)), bg: 1 / burst}, nil
 	}
 	return nil, fmt.Errorf("loss %q: unknown model %q; want uniform, bursty or markov", s, kind)
 }
@@ -88,17 +88,18 @@ type markov struct {
 }
 
 func (m *markov) Drop(rx event.NodeID, rng *rand.Rand) bool {
-	if m.bad[rx] {
-		if rng.Float64() < m.bg {
-			delete(m.bad, rx)
+	if !m.bad[rx] {
+		if m.gb == 0 || rng.Float64() >= m.gb {
+			return false
 		}
-		return true
-	}
-	if m.gb > 0 && rng.Float64() < m.gb {
 		m.bad[rx] = true
-		return true
 	}
-	return false
+	// In the bad state: this packet is lost, and the spell ends after it
+	// with probability 1/m (so spells last m packets on average).
+	if rng.Float64() < m.bg {
+		delete(m.bad, rx)
+	}
+	return true
 }
 
 // FaultKind is what a fault does.
