@@ -37,6 +37,7 @@ func BenchmarkRun64(b *testing.B) {
 	}
 	var deliveries int64
 	var wall float64
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rep, err := experiment.Run(context.Background(), "sim", spec, sc, sample)

@@ -279,6 +279,6 @@ func progressLine(w io.Writer, label string) experiment.Progress {
 		}
 		lastPrint, lastEvents = now, p.Events
 		pc := 100 * p.Done.Seconds() / max(p.Total.Seconds(), 1e-9)
-		fmt.Fprintf(w, "\r\033[K%s%5.1f%% of %v virtual, %.2fM events/s", label, pc, p.Total, rate/1e6)
+		fmt.Fprintf(w, "\r\033[K%s%5.1f%% of at most %v virtual, %.2fM events/s", label, pc, p.Total, rate/1e6)
 	}
 }
