@@ -2,10 +2,13 @@ module github.com/layercast/layercast
 
 go 1.26.8
 
+require github.com/hashicorp/go-msgpack/v2 v2.1.5
+
 require (
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
-	github.com/hashicorp/go-msgpack/v2 v2.1.5
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/urfave/cli/v2 v2.27.7 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )

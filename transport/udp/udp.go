@@ -1,0 +1,403 @@
+// Package udp is the real network: stack.Transport over UDP unicast and IP
+// multicast through golang.org/x/net/ipv4.
+//
+// Each node has one unicast socket, bound to its entry in the address book
+// (NodeID -> UDP address), which it also sends multicasts from. Each joined
+// group has its own socket bound to the group's multicast address and port
+// (GroupAddr: 239.0.0.0/8, administratively scoped, derived from the
+// GroupID) and joined on the configured interface. The multicast interface
+// is always set explicitly (default "lo"), TTL is 1 and loopback is on so
+// several processes on one host hear each other.
+//
+// Reader goroutines read with ReadBatch (recvmmsg) into buffers owned by the
+// transport and hand each batch to the Node runner (stack.Node.Input);
+// the node gives the batch back when the stack has consumed it, so steady
+// state allocates nothing per packet. Sends are non-blocking system calls
+// straight from the stack's goroutine: a full kernel buffer drops the packet
+// and counts it (the network is lossy; the reliable layers recover).
+package udp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/net/ipv4"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// Config configures a Transport.
+type Config struct {
+	// Self is this node.
+	Self event.NodeID
+	// Listen is the unicast address to bind (default: Self's address book
+	// entry, or 127.0.0.1:0 if it has none).
+	Listen string
+	// Book maps nodes to their unicast addresses. It may also be set or
+	// extended later with SetAddr.
+	Book map[event.NodeID]*net.UDPAddr
+	// Interface is the multicast interface (default "lo").
+	Interface string
+	// MulticastPort is the UDP port of every group's channel (default 47000).
+	MulticastPort int
+	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF size to ask for (default 8 MB).
+	SocketBuffer int
+	// BatchSize is the packets one ReadBatch reads at most (default 64).
+	BatchSize int
+	// Batches is the number of read batches per socket (default 4): the
+	// reader waits once all are with the node.
+	Batches int
+	// MaxPacket is the largest datagram accepted (default 65536); longer
+	// ones are counted as truncated and dropped.
+	MaxPacket int
+}
+
+// Stats counts what the transport did.
+type Stats struct {
+	PacketsSent, BytesSent int64
+	// SendDrops counts packets dropped because the kernel buffer was full.
+	SendDrops int64
+	// SendErrors counts other send failures (including unknown nodes).
+	SendErrors                     int64
+	PacketsReceived, BytesReceived int64
+	// Truncated counts datagrams longer than MaxPacket.
+	Truncated int64
+	// BatchReads counts ReadBatch calls that returned packets.
+	BatchReads int64
+}
+
+// Sink receives packet batches from the reader goroutines; stack.Node
+// implements it. Input returns false once the sink is closed.
+type Sink interface {
+	Input(b *stack.Batch) bool
+}
+
+// Transport is one node's UDP network.
+type Transport struct {
+	cfg  Config
+	ifi  *net.Interface
+	sink Sink
+
+	uc    *net.UDPConn
+	pc    *ipv4.PacketConn
+	raw   syscall.RawConn
+	book  sync.Map // event.NodeID -> *syscall.SockaddrInet4
+	chans sync.Map // event.GroupID -> *syscall.SockaddrInet4 (multicast channel)
+
+	mu     sync.Mutex
+	groups map[event.GroupID]*groupSock
+	closed bool
+	wg     sync.WaitGroup
+
+	packetsSent, bytesSent, sendDrops, sendErrors atomic.Int64
+	packetsRecv, bytesRecv, truncated, batches    atomic.Int64
+}
+
+type groupSock struct {
+	conn *net.UDPConn
+	pc   *ipv4.PacketConn
+}
+
+// GroupAddr is group g's multicast channel: 239.x.y.z with x.y.z the
+// GroupID folded to 24 bits (never 239.0.0.0), at the given port.
+func GroupAddr(g event.GroupID, port int) *net.UDPAddr {
+	v := uint32(g)
+	v = (v ^ v>>24) & 0xffffff
+	if v == 0 {
+		v = 1
+	}
+	return &net.UDPAddr{IP: net.IPv4(239, byte(v>>16), byte(v>>8), byte(v)), Port: port}
+}
+
+// New opens the unicast socket and starts its reader. Packets go to sink,
+// which may be set later with SetSink; packets read while there is none are
+// dropped.
+func New(cfg Config, sink Sink) (*Transport, error) {
+	if cfg.Self == event.NoNode {
+		return nil, errors.New("udp: Config.Self must be a non-zero node id")
+	}
+	if cfg.Interface == "" {
+		cfg.Interface = "lo"
+	}
+	if cfg.MulticastPort == 0 {
+		cfg.MulticastPort = 47000
+	}
+	if cfg.SocketBuffer <= 0 {
+		cfg.SocketBuffer = 8 << 20
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 64
+	}
+	if cfg.Batches <= 0 {
+		cfg.Batches = 4
+	}
+	if cfg.MaxPacket <= 0 {
+		cfg.MaxPacket = 65536
+	}
+	ifi, err := net.InterfaceByName(cfg.Interface)
+	if err != nil {
+		return nil, fmt.Errorf("udp: multicast interface %q: %v", cfg.Interface, err)
+	}
+	listen := cfg.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+		if a := cfg.Book[cfg.Self]; a != nil {
+			listen = a.String()
+		}
+	}
+	la, err := net.ResolveUDPAddr("udp4", listen)
+	if err != nil {
+		return nil, fmt.Errorf("udp: listen address %q: %v", listen, err)
+	}
+	uc, err := net.ListenUDP("udp4", la)
+	if err != nil {
+		return nil, fmt.Errorf("udp: node %v: %v", cfg.Self, err)
+	}
+	t := &Transport{cfg: cfg, ifi: ifi, sink: sink, uc: uc, groups: map[event.GroupID]*groupSock{}}
+	t.pc = ipv4.NewPacketConn(uc)
+	setBuffers(uc, cfg.SocketBuffer)
+	if err := t.pc.SetMulticastInterface(ifi); err != nil {
+		uc.Close()
+		return nil, fmt.Errorf("udp: set multicast interface %s: %v", ifi.Name, err)
+	}
+	if err := t.pc.SetMulticastTTL(1); err != nil {
+		uc.Close()
+		return nil, fmt.Errorf("udp: multicast TTL: %v", err)
+	}
+	if err := t.pc.SetMulticastLoopback(true); err != nil {
+		uc.Close()
+		return nil, fmt.Errorf("udp: multicast loopback: %v", err)
+	}
+	if t.raw, err = uc.SyscallConn(); err != nil {
+		uc.Close()
+		return nil, err
+	}
+	for id, a := range cfg.Book {
+		if err := t.SetAddr(id, a); err != nil {
+			uc.Close()
+			return nil, err
+		}
+	}
+	t.wg.Add(1)
+	go t.read(t.pc)
+	return t, nil
+}
+
+// setBuffers asks for large socket buffers; the kernel may grant less
+// (net.core.rmem_max), which only means more drops under load.
+func setBuffers(c *net.UDPConn, n int) {
+	_ = c.SetReadBuffer(n)
+	_ = c.SetWriteBuffer(n)
+}
+
+// LocalAddr is the unicast address the node listens on.
+func (t *Transport) LocalAddr() *net.UDPAddr { return t.uc.LocalAddr().(*net.UDPAddr) }
+
+// SetAddr adds or changes a node's unicast address in the address book.
+func (t *Transport) SetAddr(id event.NodeID, a *net.UDPAddr) error {
+	ip4 := a.IP.To4()
+	if ip4 == nil {
+		return fmt.Errorf("udp: address of node %v: %v is not IPv4", id, a)
+	}
+	sa := &syscall.SockaddrInet4{Port: a.Port}
+	copy(sa.Addr[:], ip4)
+	t.book.Store(id, sa)
+	return nil
+}
+
+// SetSink sets where packets go (if New was given nil).
+func (t *Transport) SetSink(s Sink) {
+	t.mu.Lock()
+	t.sink = s
+	t.mu.Unlock()
+}
+
+// Send transmits pkt to node to, without blocking.
+func (t *Transport) Send(to event.NodeID, pkt []byte) {
+	v, ok := t.book.Load(to)
+	if !ok {
+		t.sendErrors.Add(1)
+		return
+	}
+	t.write(pkt, v.(*syscall.SockaddrInet4))
+}
+
+// Multicast transmits pkt on group g's channel, without blocking.
+func (t *Transport) Multicast(g event.GroupID, pkt []byte) {
+	v, ok := t.chans.Load(g)
+	if !ok {
+		a := GroupAddr(g, t.cfg.MulticastPort)
+		sa := &syscall.SockaddrInet4{Port: a.Port}
+		copy(sa.Addr[:], a.IP.To4())
+		v, _ = t.chans.LoadOrStore(g, sa)
+	}
+	t.write(pkt, v.(*syscall.SockaddrInet4))
+}
+
+// write is one non-blocking sendto: the RawConn callback reports done at
+// once, so a full socket buffer (EAGAIN) drops the packet instead of
+// parking the stack's goroutine.
+func (t *Transport) write(pkt []byte, sa *syscall.SockaddrInet4) {
+	var serr error
+	err := t.raw.Write(func(fd uintptr) bool {
+		serr = syscall.Sendto(int(fd), pkt, 0, sa)
+		return true
+	})
+	switch {
+	case err == nil && serr == nil:
+		t.packetsSent.Add(1)
+		t.bytesSent.Add(int64(len(pkt)))
+	case errors.Is(serr, syscall.EAGAIN) || errors.Is(serr, syscall.ENOBUFS):
+		t.sendDrops.Add(1)
+	default:
+		t.sendErrors.Add(1)
+	}
+}
+
+// Subscribe opens the group's multicast socket, joins the group on the
+// configured interface and starts its reader.
+func (t *Transport) Subscribe(g event.GroupID) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return stack.ErrClosed
+	}
+	if t.groups[g] != nil {
+		return nil
+	}
+	ga := GroupAddr(g, t.cfg.MulticastPort)
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			// Several nodes on one host bind the same group address.
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+			if serr == nil {
+				// Go binds a multicast listen address as 0.0.0.0, so
+				// without this the socket would also hear every other
+				// group joined on the host at the same port.
+				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, ipMulticastAll, 0)
+			}
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	c, err := lc.ListenPacket(context.Background(), "udp4", ga.String())
+	if err != nil {
+		return fmt.Errorf("udp: subscribe %v at %v: %v", g, ga, err)
+	}
+	conn := c.(*net.UDPConn)
+	setBuffers(conn, t.cfg.SocketBuffer)
+	pc := ipv4.NewPacketConn(conn)
+	if err := pc.JoinGroup(t.ifi, &net.UDPAddr{IP: ga.IP}); err != nil {
+		conn.Close()
+		return fmt.Errorf("udp: join %v (%v) on %s: %v", g, ga.IP, t.ifi.Name, err)
+	}
+	_ = pc.SetMulticastLoopback(true)
+	t.groups[g] = &groupSock{conn: conn, pc: pc}
+	t.wg.Add(1)
+	go t.read(pc)
+	return nil
+}
+
+// Unsubscribe leaves the group and closes its socket.
+func (t *Transport) Unsubscribe(g event.GroupID) error {
+	t.mu.Lock()
+	gs := t.groups[g]
+	delete(t.groups, g)
+	t.mu.Unlock()
+	if gs == nil {
+		return nil
+	}
+	_ = gs.pc.LeaveGroup(t.ifi, &net.UDPAddr{IP: GroupAddr(g, t.cfg.MulticastPort).IP})
+	return gs.conn.Close()
+}
+
+// read is one socket's reader: ReadBatch into the transport's buffers, hand
+// each batch to the sink, wait for a free batch when all are out.
+func (t *Transport) read(pc *ipv4.PacketConn) {
+	defer t.wg.Done()
+	nb, bs, mp := t.cfg.Batches, t.cfg.BatchSize, t.cfg.MaxPacket
+	free := make(chan *stack.Batch, nb)
+	bufs := make(map[*stack.Batch][]byte, nb)
+	done := func(b *stack.Batch) { free <- b }
+	for range nb {
+		b := &stack.Batch{Pkts: make([][]byte, 0, bs), Done: done}
+		bufs[b] = make([]byte, bs*mp)
+		free <- b
+	}
+	msgs := make([]ipv4.Message, bs)
+	for {
+		b := <-free
+		slab := bufs[b]
+		for i := range msgs {
+			if msgs[i].Buffers == nil {
+				msgs[i].Buffers = make([][]byte, 1)
+			}
+			msgs[i].Buffers[0] = slab[i*mp : (i+1)*mp]
+			msgs[i].N, msgs[i].Flags = 0, 0
+		}
+		n, err := pc.ReadBatch(msgs, 0)
+		if err != nil {
+			return // closed
+		}
+		t.batches.Add(1)
+		for _, m := range msgs[:n] {
+			if m.Flags&syscall.MSG_TRUNC != 0 || m.N > mp {
+				t.truncated.Add(1)
+				continue
+			}
+			b.Pkts = append(b.Pkts, m.Buffers[0][:m.N])
+			t.packetsRecv.Add(1)
+			t.bytesRecv.Add(int64(m.N))
+		}
+		t.mu.Lock()
+		sink := t.sink
+		t.mu.Unlock()
+		if len(b.Pkts) == 0 || sink == nil || !sink.Input(b) {
+			b.Pkts = b.Pkts[:0]
+			free <- b
+		}
+	}
+}
+
+// Stats returns the transport's counters.
+func (t *Transport) Stats() Stats {
+	return Stats{
+		PacketsSent: t.packetsSent.Load(), BytesSent: t.bytesSent.Load(),
+		SendDrops: t.sendDrops.Load(), SendErrors: t.sendErrors.Load(),
+		PacketsReceived: t.packetsRecv.Load(), BytesReceived: t.bytesRecv.Load(),
+		Truncated: t.truncated.Load(), BatchReads: t.batches.Load(),
+	}
+}
+
+// Close closes every socket and waits for the readers to stop. Close the
+// Node first (its Input then refuses batches), then the transport.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	gs := t.groups
+	t.groups = map[event.GroupID]*groupSock{}
+	t.mu.Unlock()
+	for _, g := range gs {
+		g.conn.Close()
+	}
+	err := t.uc.Close()
+	t.wg.Wait()
+	return err
+}
+
+var _ stack.Transport = (*Transport)(nil)
+
+// ipMulticastAll is Linux's IP_MULTICAST_ALL (missing from package syscall).
+const ipMulticastAll = 49

@@ -1,0 +1,218 @@
+package udp
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// chanSink copies every packet into a channel and releases the batch.
+type chanSink chan []byte
+
+func (c chanSink) Input(b *stack.Batch) bool {
+	for _, p := range b.Pkts {
+		c <- append([]byte(nil), p...)
+	}
+	b.Release()
+	return true
+}
+
+func pair(t testing.TB, sink Sink) (*Transport, *Transport) {
+	a, err := New(Config{Self: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Config{Self: 2}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetAddr(2, b.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
+func TestUnicastLoopback(t *testing.T) {
+	got := make(chanSink, 1000)
+	a, _ := pair(t, got)
+	for i := range 500 {
+		a.Send(2, []byte(fmt.Sprintf("packet %d", i)))
+	}
+	seen := map[string]bool{}
+	timeout := time.After(5 * time.Second)
+	for len(seen) < 500 {
+		select {
+		case p := <-got:
+			seen[string(p)] = true
+		case <-timeout:
+			t.Fatalf("received %d of 500 distinct packets; stats %+v", len(seen), a.Stats())
+		}
+	}
+	if !seen["packet 0"] || !seen["packet 499"] {
+		t.Fatalf("wrong contents")
+	}
+	a.Send(99, []byte("nobody"))
+	if s := a.Stats(); s.SendErrors != 1 || s.PacketsSent != 500 {
+		t.Errorf("stats %+v: want 500 sent and 1 error (unknown node 99)", s)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	if _, err := New(Config{}, nil); err == nil {
+		t.Error("zero Self accepted")
+	}
+	if _, err := New(Config{Self: 1, Interface: "no-such-if0"}, nil); err == nil {
+		t.Error("unknown interface accepted")
+	}
+	tr, err := New(Config{Self: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.SetAddr(2, &net.UDPAddr{IP: net.ParseIP("::1"), Port: 1}); err == nil {
+		t.Error("IPv6 address accepted")
+	}
+}
+
+func TestGroupAddr(t *testing.T) {
+	seen := map[string]event.GroupID{}
+	for g := event.GroupID(1); g <= 5000; g++ {
+		a := GroupAddr(g, 47000)
+		if !a.IP.IsMulticast() || a.IP.To4()[0] != 239 {
+			t.Fatalf("group %v -> %v, not in 239.0.0.0/8", g, a)
+		}
+		if o, dup := seen[a.IP.String()]; dup {
+			t.Fatalf("groups %v and %v share %v", o, g, a.IP)
+		}
+		seen[a.IP.String()] = g
+	}
+	if GroupAddr(7, 1).String() != GroupAddr(7, 1).String() {
+		t.Fatal("not deterministic")
+	}
+}
+
+// TestMulticastNetns runs TestMulticastInside in a fresh network namespace
+// with loopback only (unshare -n), multicast enabled on lo.
+func TestMulticastNetns(t *testing.T) {
+	if os.Getenv("LC_UDP_NETNS") != "" {
+		t.Skip("already inside")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace (unshare -n)")
+	}
+	for _, tool := range []string{"unshare", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s to create a network namespace: %v", tool, err)
+		}
+	}
+	script := "ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo && exec \"$0\" -test.run '^TestMulticastInside$' -test.v"
+	cmd := exec.Command("unshare", "-n", "sh", "-c", script, os.Args[0])
+	cmd.Env = append(os.Environ(), "LC_UDP_NETNS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestMulticastInside")) {
+		t.Fatalf("inside the namespace: %v\n%s", err, out)
+	}
+}
+
+// TestMulticastInside: three transports on lo, two subscribed to a group;
+// a multicast reaches both subscribers (loopback on), not the third, and
+// stops after Unsubscribe.
+func TestMulticastInside(t *testing.T) {
+	if os.Getenv("LC_UDP_NETNS") == "" {
+		t.Skip("runs only inside the namespace TestMulticastNetns creates")
+	}
+	sinks := []chanSink{make(chanSink, 100), make(chanSink, 100), make(chanSink, 100)}
+	var trs []*Transport
+	for i := range 3 {
+		tr, err := New(Config{Self: event.NodeID(i + 1), MulticastPort: 47123}, sinks[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		trs = append(trs, tr)
+	}
+	g := event.GroupID(42)
+	for _, tr := range trs[:2] {
+		if err := tr.Subscribe(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := trs[2].Subscribe(43); err != nil { // another group, same port
+		t.Fatal(err)
+	}
+	trs[2].Multicast(g, []byte("hello"))
+	for i := range 2 {
+		select {
+		case p := <-sinks[i]:
+			if string(p) != "hello" {
+				t.Fatalf("node %d got %q", i+1, p)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("node %d got nothing; sender stats %+v", i+1, trs[2].Stats())
+		}
+	}
+	if err := trs[1].Unsubscribe(g); err != nil {
+		t.Fatal(err)
+	}
+	trs[0].Multicast(g, []byte("again"))
+	time.Sleep(200 * time.Millisecond)
+	for i, want := range []int{1, 0, 0} { // node 1 hears its own multicast (the stack drops it)
+		if len(sinks[i]) != want {
+			for len(sinks[i]) > 0 {
+				t.Logf("node %d got %q", i+1, <-sinks[i])
+			}
+			t.Errorf("node %d: %d packets after unsubscribe, want %d", i+1, len(sinks[i]), want)
+		}
+	}
+}
+
+// countSink counts packets and releases batches at once.
+type countSink chan int
+
+func (c countSink) Input(b *stack.Batch) bool {
+	c <- len(b.Pkts)
+	b.Release()
+	return true
+}
+
+// BenchmarkUDPLoopback: one transport sends 1000-byte packets to another on
+// 127.0.0.1; reports received packets per second (send drops excluded).
+func BenchmarkUDPLoopback(b *testing.B) {
+	got := make(countSink, 1024)
+	a, _ := pair(b, got)
+	pkt := make([]byte, 1000)
+	recv := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		a.Send(2, pkt)
+		for more := true; more; {
+			select {
+			case n := <-got:
+				recv += n
+			default:
+				more = false
+			}
+		}
+	}
+	deadline := time.After(time.Second)
+	for recv+int(a.Stats().SendDrops) < b.N {
+		select {
+		case n := <-got:
+			recv += n
+		case <-deadline:
+			b.ReportMetric(float64(b.N-recv), "lost")
+			recv = b.N
+		}
+	}
+	b.ReportMetric(float64(recv)/time.Since(start).Seconds(), "pkts/s")
+}
