@@ -92,6 +92,7 @@ type sender struct {
 	thaw    event.Time // end of a freeze (0: none)
 	waiting bool       // waiting for a Flow callback
 	armed   bool       // a fire event is queued
+	fireFn  func()     // made once, so arming allocates nothing
 	done    bool
 }
 
@@ -289,7 +290,10 @@ func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc Scenario
 		return
 	}
 	s.armed = true
-	net.At(t, func() { s.armed = false; s.fire(net, col, sc) })
+	if s.fireFn == nil {
+		s.fireFn = func() { s.armed = false; s.fire(net, col, sc) }
+	}
+	net.At(t, s.fireFn)
 }
 
 // fire casts every message that is due, in round-robin over the sender's
