@@ -1,0 +1,69 @@
+// Package udprun is the "udp" network of the experiment harness: every node
+// of a scenario runs as a separate OS process on this machine (the stacktool
+// binary re-executed as `stacktool worker`), over transport/udp with
+// multicast on the loopback interface.
+//
+// The parent and its workers talk over the workers' stdin and stdout, one
+// line per message:
+//
+//	worker: ready ADDR              unicast socket bound at ADDR
+//	parent: start EPOCH ID=ADDR,... the shared clock epoch (Unix ns) and the address book
+//	worker: joined                  stack built, static views installed
+//	parent: go T                    start sending at T (ns since the epoch)
+//	worker: done                    sent everything and delivered all it expects
+//	parent: stop                    every worker is done (or time is up)
+//	worker: report JSON             its WorkerReport, then it exits
+//
+// Membership is static (views installed at start, as the simulator's static
+// source does). Every worker also stops by itself at its deadline or when
+// its stdin closes; the parent kills its children by PID only if they
+// overrun.
+package udprun
+
+import (
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/udp"
+)
+
+// WorkerReport is what a worker prints as its last line (after "report ").
+type WorkerReport struct {
+	Node event.NodeID `json:"node"`
+	// Sent is, per group, how many messages this node cast (indexes 0 to
+	// Count-1).
+	Sent []SentCount `json:"sent"`
+	// Deliveries in delivery order.
+	Deliveries []Record `json:"deliveries"`
+	// The worker's own check of its deliveries.
+	Delivered      int64 `json:"delivered"`
+	Expected       int64 `json:"expected"`
+	Duplicates     int64 `json:"duplicates"`
+	FIFOViolations int64 `json:"fifo_violations"`
+	Foreign        int64 `json:"foreign"`
+	// Done says the worker sent and delivered everything before it was
+	// stopped.
+	Done bool `json:"done"`
+	// LastDelivery is when the worker delivered last (ns since the epoch).
+	LastDelivery event.Time            `json:"last_delivery_ns"`
+	Layers       []stack.LayerCounters `json:"layers"`
+	Net          stack.NetStats        `json:"net"`
+	Transport    udp.Stats             `json:"transport"`
+}
+
+// SentCount is how many messages a sender cast to one group.
+type SentCount struct {
+	Group event.GroupID `json:"g"`
+	Count uint64        `json:"n"`
+}
+
+// Record is one delivery: the experiment stamp of the payload, when it was
+// delivered, and how it was recovered if it was.
+type Record struct {
+	Group      event.GroupID `json:"g"`
+	Sender     event.NodeID  `json:"s"`
+	Index      uint64        `json:"i"`
+	Sent       event.Time    `json:"t"`
+	At         event.Time    `json:"d"`
+	By         string        `json:"r,omitempty"`
+	Discovered event.Time    `json:"x,omitempty"`
+}

@@ -1,0 +1,343 @@
+package udprun
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/experiment"
+	"github.com/layercast/layercast/stack"
+)
+
+func init() { experiment.Networks["udp"] = Run }
+
+// MaxNodes bounds the processes one run starts.
+const MaxNodes = 64
+
+// Interface is the multicast interface the workers use.
+var Interface = "lo"
+
+// Executable is the stacktool binary to re-execute as `stacktool worker`
+// (default: this process's own executable).
+var Executable = ""
+
+// Stderr receives the workers' standard error (default os.Stderr).
+var Stderr io.Writer = os.Stderr
+
+// setupTimeout bounds each start-up phase (ready, joined) and the final
+// reports.
+const setupTimeout = 15 * time.Second
+
+type line struct {
+	w    int
+	text string
+	err  error // stdout closed
+}
+
+type worker struct {
+	id    event.NodeID
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	addr  string
+	done  bool
+	said  string // the last verb it said
+	rep   *WorkerReport
+}
+
+// Run is the "udp" network: one worker process per node, multicast on the
+// loopback interface.
+func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progress experiment.Progress) (*experiment.Report, error) {
+	wall := time.Now()
+	if err := CheckMulticast(Interface); err != nil {
+		return nil, err
+	}
+	asg, err := experiment.Assign(sc)
+	if err != nil {
+		return nil, err
+	}
+	if len(asg.Nodes) > MaxNodes {
+		return nil, fmt.Errorf("udp network: %d nodes would be %d processes; at most %d", len(asg.Nodes), len(asg.Nodes), MaxNodes)
+	}
+	if _, err := compose.Build(spec); err != nil {
+		return nil, err
+	}
+	exe := Executable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("udp network: cannot find the stacktool binary to start workers: %v", err)
+		}
+	}
+	mport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	scJSON, err := json.Marshal(sc)
+	if err != nil {
+		return nil, err
+	}
+	runFor := sc.Duration + sc.Drain
+	deadline := runFor + 3*setupTimeout
+
+	lines := make(chan line, 64)
+	ws := make([]*worker, len(asg.Nodes))
+	// Whatever happens, no child outlives the run: the ones still running
+	// at the end are killed by PID.
+	defer func() {
+		for _, w := range ws {
+			if w == nil {
+				continue
+			}
+			w.stdin.Close()
+			if w.cmd.ProcessState == nil {
+				_ = w.cmd.Process.Kill()
+				_ = w.cmd.Wait()
+			}
+		}
+	}()
+	for i, id := range asg.Nodes {
+		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(int(id)), "--spec", spec.String(),
+			"--scenario", string(scJSON), "--mcast-if", Interface, "--mcast-port", strconv.Itoa(mport),
+			"--deadline", deadline.String())
+		cmd.Stderr = Stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("udp network: start worker %v: %v", id, err)
+		}
+		ws[i] = &worker{id: id, cmd: cmd, stdin: stdin}
+		go func(i int, r io.Reader) {
+			s := bufio.NewScanner(r)
+			s.Buffer(make([]byte, 1<<16), 1<<30) // the report line is long
+			for s.Scan() {
+				lines <- line{w: i, text: s.Text()}
+			}
+			lines <- line{w: i, err: io.EOF}
+		}(i, stdout)
+	}
+
+	// wait collects one verb from every worker (or the run's end).
+	wait := func(verb string, timeout time.Duration, each func(w *worker, rest string) error, tick func()) error {
+		got := 0
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		tk := time.NewTicker(100 * time.Millisecond)
+		defer tk.Stop()
+		for got < len(ws) {
+			select {
+			case l := <-lines:
+				w := ws[l.w]
+				if l.err != nil && w.said == verb {
+					continue // said it, then exited (after "report")
+				}
+				if l.err != nil {
+					_ = w.cmd.Wait()
+					return fmt.Errorf("udp network: worker %v exited before %q (%v)", w.id, verb, w.cmd.ProcessState)
+				}
+				v, rest, _ := strings.Cut(l.text, " ")
+				if v != verb {
+					return fmt.Errorf("udp network: worker %v said %q, expected %q", w.id, shorten(l.text), verb)
+				}
+				if err := each(w, rest); err != nil {
+					return err
+				}
+				w.said = verb
+				got++
+			case <-tk.C:
+				if tick != nil {
+					tick()
+				}
+			case <-t.C:
+				return fmt.Errorf("udp network: %d of %d workers did not say %q within %v", len(ws)-got, len(ws), verb, timeout)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	tell := func(msg string) {
+		for _, w := range ws {
+			_, _ = io.WriteString(w.stdin, msg+"\n")
+		}
+	}
+
+	if err := wait("ready", setupTimeout, func(w *worker, rest string) error { w.addr = rest; return nil }, nil); err != nil {
+		return nil, err
+	}
+	book := make([]string, len(ws))
+	for i, w := range ws {
+		book[i] = fmt.Sprintf("%d=%s", w.id, w.addr)
+	}
+	epoch := time.Now()
+	tell(fmt.Sprintf("start %d %s", epoch.UnixNano(), strings.Join(book, ",")))
+	if err := wait("joined", setupTimeout, func(*worker, string) error { return nil }, nil); err != nil {
+		return nil, err
+	}
+	// Let every worker read "go" before the first message is due.
+	goAt := event.Time(time.Since(epoch) + 50*time.Millisecond)
+	tell(fmt.Sprintf("go %d", goAt))
+
+	total := runFor
+	err = wait("done", runFor+setupTimeout, func(w *worker, _ string) error { w.done = true; return nil }, func() {
+		if progress != nil {
+			progress(experiment.ProgressInfo{Done: min(time.Since(epoch)-goAt.Duration(), total), Total: total})
+		}
+	})
+	var notes []string
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		notes = append(notes, err.Error()) // report what was delivered anyway
+	}
+	end := event.Time(time.Since(epoch))
+	tell("stop")
+	if err := wait("report", setupTimeout, func(w *worker, rest string) error {
+		w.rep = new(WorkerReport)
+		if err := json.Unmarshal([]byte(rest), w.rep); err != nil {
+			return fmt.Errorf("udp network: worker %v: bad report: %v", w.id, err)
+		}
+		return nil
+	}, nil); err != nil {
+		return nil, err
+	}
+	for _, w := range ws {
+		w.stdin.Close()
+		_ = w.cmd.Wait()
+	}
+	return aggregate(spec, sc, asg, ws, goAt, end, time.Since(wall), notes), nil
+}
+
+// aggregate replays the workers' logs into the harness's collector, so the
+// report has the simulator's fields with the same meaning.
+func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assignment, ws []*worker, goAt, end event.Time, wall time.Duration, notes []string) *experiment.Report {
+	col := experiment.NewCollector(sc, asg)
+	col.SetStart(goAt)
+	for _, w := range ws {
+		for _, s := range w.rep.Sent {
+			for i := uint64(0); i < s.Count; i++ {
+				col.Sent(w.id, s.Group, i)
+			}
+		}
+	}
+	payload := make([]byte, experiment.PayloadHeader)
+	var nodes []experiment.NodeCounters
+	var sendDrops, truncated int64
+	for _, w := range ws {
+		for _, r := range w.rep.Deliveries {
+			experiment.PutStamp(payload, experiment.Stamp{Sender: r.Sender, Group: r.Group, Index: r.Index, Sent: r.Sent})
+			d := stack.Delivery{Group: r.Group, From: r.Sender, Payload: payload,
+				Recovery: event.Recovery{By: r.By, Discovered: r.Discovered}}
+			col.Delivered(w.id, &d, r.At)
+		}
+		nodes = append(nodes, experiment.NodeCounters{Node: w.id, Alive: true, Layers: w.rep.Layers, Net: w.rep.Net})
+		sendDrops += w.rep.Transport.SendDrops
+		truncated += w.rep.Transport.Truncated
+		if !w.done {
+			notes = append(notes, fmt.Sprintf("worker %v stopped before it had everything: delivered %d of %d", w.id, w.rep.Delivered, w.rep.Expected))
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Node < nodes[j].Node })
+	notes = append(notes, fmt.Sprintf("udp: %d processes on %s, multicast on %s; times are wall-clock; drops in the kernel's receive buffers are not counted (dropped_overflow counts only send-side drops: %d)", len(ws), "127.0.0.1", Interface, sendDrops))
+	if truncated > 0 {
+		notes = append(notes, fmt.Sprintf("udp: %d datagrams longer than the transport's MaxPacket dropped", truncated))
+	}
+	return col.Finish(experiment.Outcome{
+		Spec: spec.String(), Network: "udp", End: end, Wall: wall,
+		Nodes: nodes, DroppedOverflow: sendDrops, Notes: notes,
+	})
+}
+
+func shorten(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
+
+// freePort picks a UDP port nobody uses right now, for the run's multicast
+// channels.
+func freePort() (int, error) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return 0, fmt.Errorf("udp network: %v", err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port, nil
+}
+
+// howTo is how to get a network where the udp runs may multicast.
+const howTo = "run inside a network namespace with loopback only, e.g.\n" +
+	"  sudo unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; ip route add 224.0.0.0/4 dev lo; stacktool run ... --network udp'\n" +
+	"or set the same up in a namespace made with `ip netns add` and use `ip netns exec NAME stacktool run ...`"
+
+// CheckMulticast says whether interface name can carry the runs' multicast:
+// it must be up, have the MULTICAST flag, and have a route for 224.0.0.0/4.
+func CheckMulticast(name string) error {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return fmt.Errorf("udp network: interface %q: %v; %s", name, err, howTo)
+	}
+	if ifi.Flags&net.FlagUp == 0 || ifi.Flags&net.FlagMulticast == 0 {
+		return fmt.Errorf("udp network: interface %s is not up with the MULTICAST flag (flags: %v); %s", name, ifi.Flags, howTo)
+	}
+	ok, err := hasMulticastRoute(name)
+	if err != nil {
+		return fmt.Errorf("udp network: reading routes: %v", err)
+	}
+	if !ok {
+		return fmt.Errorf("udp network: no route for 224.0.0.0/4 on %s; %s", name, howTo)
+	}
+	return nil
+}
+
+// hasMulticastRoute looks in /proc/net/route for a route on ifname that
+// covers 224.0.0.0/4 (the file prints addresses as little-endian hex).
+func hasMulticastRoute(ifname string) (bool, error) {
+	b, err := os.ReadFile("/proc/net/route")
+	if err != nil {
+		return false, err
+	}
+	le := func(h string) (uint32, error) {
+		x, err := hex.DecodeString(h)
+		if err != nil || len(x) != 4 {
+			return 0, errors.New("bad address " + h)
+		}
+		return uint32(x[3])<<24 | uint32(x[2])<<16 | uint32(x[1])<<8 | uint32(x[0]), nil
+	}
+	for _, l := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(l)
+		if len(f) < 8 || f[0] != ifname {
+			continue
+		}
+		dst, err1 := le(f[1])
+		mask, err2 := le(f[7])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		// The route covers 224/4 if its mask is no longer than /4 and
+		// 224.0.0.0 matches it.
+		if mask&0xf0000000 == mask && 0xe0000000&mask == dst&mask {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,342 @@
+package udprun
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/experiment"
+	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/udp"
+)
+
+// quiet is how long a worker at rate max waits without a delivery, once it
+// has sent everything, before it calls itself done (it cannot know how many
+// messages to expect).
+const quiet = time.Second
+
+// Worker runs one node: `stacktool worker ARGS`. It speaks the line
+// protocol of the package doc on in and out and returns when it has printed
+// its report (or failed).
+func Worker(args []string, in io.Reader, out io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	id := fs.Uint("id", 0, "node id")
+	specText := fs.String("spec", "", "stack spec")
+	scText := fs.String("scenario", "", "scenario as JSON")
+	ifName := fs.String("mcast-if", "lo", "multicast interface")
+	mport := fs.Int("mcast-port", 0, "multicast port")
+	deadline := fs.Duration("deadline", time.Minute, "stop by then whatever happens")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("worker: %v", err)
+	}
+	if *id == 0 || *id > 1<<31 {
+		return fmt.Errorf("worker: --id %d out of range", *id)
+	}
+	self := event.NodeID(*id)
+	var sc experiment.Scenario
+	if err := json.Unmarshal([]byte(*scText), &sc); err != nil {
+		return fmt.Errorf("worker: --scenario: %v", err)
+	}
+	spec, err := compose.Parse(*specText)
+	if err != nil {
+		return fmt.Errorf("worker: --spec: %v", err)
+	}
+	entries, err := compose.Build(spec)
+	if err != nil {
+		return fmt.Errorf("worker: %v", err)
+	}
+	asg, err := experiment.Assign(sc)
+	if err != nil {
+		return fmt.Errorf("worker: %v", err)
+	}
+	stopAt := time.Now().Add(*deadline)
+
+	tr, err := udp.New(udp.Config{Self: self, Interface: *ifName, MulticastPort: *mport}, nil)
+	if err != nil {
+		return fmt.Errorf("worker %v: %v", self, err)
+	}
+	defer tr.Close()
+	w := bufio.NewWriter(out)
+	say := func(format string, a ...any) {
+		fmt.Fprintf(w, format+"\n", a...)
+		w.Flush()
+	}
+	lines := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.NewTimer(time.Until(stopAt))
+	defer timeout.Stop()
+	expect := func(verb string) ([]string, error) {
+		select {
+		case l, ok := <-lines:
+			f := strings.Fields(l)
+			if !ok || len(f) == 0 || f[0] != verb {
+				return nil, fmt.Errorf("worker %v: expected %q from the parent, got %q", self, verb, l)
+			}
+			return f[1:], nil
+		case <-timeout.C:
+			return nil, fmt.Errorf("worker %v: deadline passed waiting for %q", self, verb)
+		}
+	}
+
+	say("ready %s", tr.LocalAddr())
+	f, err := expect("start")
+	if err != nil || len(f) != 2 {
+		return fmt.Errorf("worker %v: bad start line: %v", self, err)
+	}
+	epochNs, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return fmt.Errorf("worker %v: epoch %q: %v", self, f[0], err)
+	}
+	for _, kv := range strings.Split(f[1], ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		n, err1 := strconv.ParseUint(k, 10, 32)
+		a, err2 := net.ResolveUDPAddr("udp4", v)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("worker %v: address book entry %q: %v", self, kv, err)
+		}
+		if err := tr.SetAddr(event.NodeID(n), a); err != nil {
+			return err
+		}
+	}
+
+	// Deliveries are recorded on the node goroutine; the main goroutine
+	// reads them only after the node is closed.
+	var (
+		recs      []Record
+		streams   = map[[2]uint32]uint64{} // (group, sender) -> next index
+		ahead     = map[[3]uint64]bool{}
+		delivered atomic.Int64
+		lastAt    atomic.Int64
+		rep       = WorkerReport{Node: self}
+		nd        *stack.Node
+	)
+	expected := expectedDeliveries(sc, asg, self)
+	if expected >= 0 {
+		recs = make([]Record, 0, expected)
+	}
+	app := stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
+		st, err := experiment.ReadStamp(d.Payload)
+		if err != nil || st.Group != d.Group || st.Sender != d.From {
+			rep.Foreign++
+			return
+		}
+		now := nd.Now()
+		recs = append(recs, Record{Group: st.Group, Sender: st.Sender, Index: st.Index, Sent: st.Sent, At: now,
+			By: d.Recovery.By, Discovered: d.Recovery.Discovered})
+		k := [2]uint32{uint32(st.Group), uint32(st.Sender)}
+		next := streams[k]
+		switch {
+		case st.Index < next || ahead[[3]uint64{uint64(k[0]), uint64(k[1]), st.Index}]:
+			rep.Duplicates++
+			return
+		case st.Index > next:
+			rep.FIFOViolations++
+			ahead[[3]uint64{uint64(k[0]), uint64(k[1]), st.Index}] = true
+		default:
+			next++
+			for ahead[[3]uint64{uint64(k[0]), uint64(k[1]), next}] {
+				delete(ahead, [3]uint64{uint64(k[0]), uint64(k[1]), next})
+				next++
+			}
+			streams[k] = next
+		}
+		delivered.Add(1)
+		lastAt.Store(int64(now))
+	}}
+	nd, err = stack.NewNode(stack.NodeConfig{
+		Epoch: time.Unix(0, epochNs), BlockOnBackpressure: true,
+		Stack: stack.Config{Self: self, Layers: entries, Transport: tr, App: app, Seed: sc.Seed},
+	})
+	if err != nil {
+		return fmt.Errorf("worker %v: %v", self, err)
+	}
+	closeNode := sync.OnceFunc(nd.Close)
+	defer closeNode()
+	tr.SetSink(nd)
+	views := make(map[event.GroupID]*event.ViewInfo, len(asg.Groups))
+	for g, ms := range asg.Groups {
+		views[g] = &event.ViewInfo{Group: g, ID: 1, Members: ms, Joined: ms}
+	}
+	nbs := membership.Static(views)
+	var subErr error
+	_ = nd.Do(func(st *stack.Stack) {
+		for _, g := range asg.Of[self] {
+			st.InstallView(views[g])
+			if err := tr.Subscribe(g); err != nil && subErr == nil {
+				subErr = err
+			}
+		}
+		if nb := nbs[self]; nb != nil {
+			st.InstallNeighbourhood(nb)
+		}
+	})
+	if subErr != nil {
+		return fmt.Errorf("worker %v: %v", self, subErr)
+	}
+	say("joined")
+	f, err = expect("go")
+	if err != nil || len(f) != 1 {
+		return fmt.Errorf("worker %v: bad go line: %v", self, err)
+	}
+	goNs, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return fmt.Errorf("worker %v: go time %q: %v", self, f[0], err)
+	}
+	goAt := time.Unix(0, epochNs+goNs)
+
+	sendDone := make(chan []SentCount, 1)
+	if isSender(asg, self) {
+		go func() { sendDone <- send(nd, sc, asg.Of[self], self, goAt, stopAt) }()
+	} else {
+		sendDone <- nil
+	}
+
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	sent, sending := []SentCount(nil), true
+	for stopped := false; !stopped; {
+		select {
+		case sent = <-sendDone:
+			sending = false
+		case <-tick.C:
+		case l, ok := <-lines:
+			if !ok || l == "stop" {
+				stopped = true
+			}
+		case <-timeout.C:
+			stopped = true
+		}
+		if !sending && !rep.Done {
+			if expected >= 0 && delivered.Load() >= expected ||
+				expected < 0 && time.Since(time.Unix(0, epochNs+lastAt.Load())) > quiet {
+				rep.Done = true
+				say("done")
+			}
+		}
+	}
+	_ = nd.Do(func(st *stack.Stack) {
+		rep.Layers = st.Counters()
+		rep.Net = st.Net()
+	})
+	closeNode()
+	if sending {
+		sent = <-sendDone // a Cast blocked by back-pressure returns once the node is closed
+	}
+	rep.Transport = tr.Stats()
+	rep.Sent = sent
+	rep.Deliveries = recs
+	rep.Delivered = delivered.Load()
+	rep.Expected = expected
+	rep.LastDelivery = event.Time(lastAt.Load())
+	b, err := json.Marshal(&rep)
+	if err != nil {
+		return err
+	}
+	say("report %s", b)
+	return nil
+}
+
+func isSender(asg *experiment.Assignment, id event.NodeID) bool {
+	for _, s := range asg.Senders {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// perGroup is how many of a sender's total messages go to its i-th of n
+// groups (round-robin from the first).
+func perGroup(total int64, i, n int) int64 {
+	c := total / int64(n)
+	if int64(i) < total%int64(n) {
+		c++
+	}
+	return c
+}
+
+// expectedDeliveries is how many messages node self should deliver at a
+// fixed rate (-1 at rate max, where nobody knows in advance).
+func expectedDeliveries(sc experiment.Scenario, asg *experiment.Assignment, self event.NodeID) int64 {
+	if sc.Rate <= 0 {
+		return -1
+	}
+	total := int64(sc.Duration.Seconds() * sc.Rate)
+	mine := map[event.GroupID]bool{}
+	for _, g := range asg.Of[self] {
+		mine[g] = true
+	}
+	var n int64
+	for _, s := range asg.Senders {
+		if s == self {
+			continue
+		}
+		for i, g := range asg.Of[s] {
+			if mine[g] {
+				n += perGroup(total, i, len(asg.Of[s]))
+			}
+		}
+	}
+	return n
+}
+
+// send is the sender's workload, as the simulator's: Rate messages per
+// second over the node's groups in turn, for Duration from goAt (or as fast
+// as the stack takes them at rate max). Casts block while the stack pushes
+// back.
+func send(nd *stack.Node, sc experiment.Scenario, groups []event.GroupID, self event.NodeID, goAt, stopAt time.Time) []SentCount {
+	counts := make([]uint64, len(groups))
+	buf := make([]byte, max(sc.MsgSize, experiment.PayloadHeader))
+	var total int64 = -1
+	var period time.Duration
+	if sc.Rate > 0 {
+		total = int64(sc.Duration.Seconds() * sc.Rate)
+		period = time.Duration(1e9 / sc.Rate)
+	}
+	time.Sleep(time.Until(goAt))
+	end := goAt.Add(sc.Duration)
+	for k := int64(0); total < 0 || k < total; k++ {
+		now := time.Now()
+		if total < 0 && !now.Before(end) || now.After(stopAt) {
+			break
+		}
+		if period > 0 {
+			// Sleep only when more than a millisecond ahead; behind
+			// schedule, catch up at once.
+			if due := goAt.Add(time.Duration(k) * period); due.Sub(now) > time.Millisecond {
+				time.Sleep(due.Sub(now))
+			}
+		}
+		i := int(k % int64(len(groups)))
+		g := groups[i]
+		experiment.PutStamp(buf, experiment.Stamp{Sender: self, Group: g, Index: counts[i], Sent: nd.Now()})
+		if err := nd.Cast(g, buf); err != nil {
+			break // closed
+		}
+		counts[i]++
+	}
+	out := make([]SentCount, len(groups))
+	for i, g := range groups {
+		out[i] = SentCount{Group: g, Count: counts[i]}
+	}
+	return out
+}
