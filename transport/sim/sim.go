@@ -1,7 +1,38 @@
 // Package sim is a deterministic discrete-event network: a virtual clock,
 // nodes with unicast links and multicast channels, latency and jitter, loss,
-// and one goroutine that steps every node's stack in virtual-time order. The
-// same seed gives the same run, byte for byte.
+// bounded per-node capacity, faults, sites joined by WAN links, and one
+// goroutine that steps every node's stack in virtual-time order. The same
+// seed gives the same run, byte for byte.
+//
+// # What a packet experiences
+//
+// A stack hands a packet to its Node (Send or Multicast). The packet is
+// copied into a pooled buffer and then:
+//
+//  1. Sender NIC queue. If the node has a send capacity (Capacity.SendPPS,
+//     SendBps), the packet waits in a FIFO of at most SendQueue packets and
+//     is put on the wire one at a time, each taking max(1/SendPPS,
+//     size/SendBps). A full queue drops the packet (SendQueueDrops). A
+//     multicast costs the sender one packet here, whatever the group size.
+//     While the queue is above its high-water mark the node's Writable
+//     (stack.Pacer) is false; when it drains the stack is pumped.
+//  2. The wire. For each receiver (every subscriber but the sender, for a
+//     multicast) independently: a partition between the two drops it; if
+//     the two nodes sit in different sites joined by a WANLink, it first
+//     waits for that link's shared queue (size/Bandwidth each); then the
+//     loss model (Config.Loss, or the link's) may drop it, with state per
+//     receiver; then it travels Latency plus a uniform [0, Jitter) delay.
+//  3. Receiver buffer. On arrival it enters the receiver's bounded receive
+//     buffer (Capacity.RecvBuffer packets, RecvBufferBytes bytes); an
+//     arrival that finds it full is dropped (OverflowDrops, counted apart
+//     from loss-model drops: this is the datacenter loss of the Ricochet
+//     paper, section 2). The receiver takes packets out at RecvPPS/RecvBps
+//     (each takes max(1/RecvPPS, size/RecvBps)); a frozen node takes none.
+//  4. Stack. The packet is handed to the stack's Receive and its buffer goes
+//     back to the pool.
+//
+// Capacity defaults to unlimited, in which case steps 1 and 3 take no time
+// and the packet reaches the stack exactly Latency+jitter after it was sent.
 //
 // Usage:
 //
@@ -35,20 +66,12 @@ type Config struct {
 	// Loss drops packets on arrival at each receiver independently (nil:
 	// no loss).
 	Loss LossModel
+	// Capacity is every node's default capacity (zero: unlimited).
+	// SetCapacity overrides it per node.
+	Capacity Capacity
+	// Trace, if set, is called for every send, delivery, drop and fault.
+	Trace func(TraceEvent)
 }
-
-// LossModel decides, per receiver, whether a packet arriving there is lost.
-// Implementations keep per-receiver state (bursts) and use the given random
-// source only, so runs stay deterministic.
-type LossModel interface {
-	Drop(rx event.NodeID, rng *rand.Rand) bool
-}
-
-// Uniform drops each packet independently with probability P.
-type Uniform struct{ P float64 }
-
-// Drop implements LossModel.
-func (u Uniform) Drop(_ event.NodeID, rng *rand.Rand) bool { return u.P > 0 && rng.Float64() < u.P }
 
 // Network is the simulated network and its virtual clock. It is not safe for
 // concurrent use; everything runs on the caller's goroutine.
@@ -62,6 +85,11 @@ type Network struct {
 	order []*Node
 	subs  map[event.GroupID][]*Node
 	stats Stats
+	pool  bufPool
+	trace func(TraceEvent)
+
+	wan    map[[2]int]*wanLink
+	wanDep []wanDep // per multicast: departure time per remote site
 }
 
 // Stats counts what the network did.
@@ -74,6 +102,16 @@ type Stats struct {
 	DroppedData, DroppedControl int64
 	// Sent is packets sent (a multicast counts once).
 	Sent int64
+	// OverflowDrops is arrivals that found a receive buffer full.
+	OverflowDrops int64
+	// SendQueueDrops is packets refused by a full sender NIC queue.
+	SendQueueDrops int64
+	// PartitionDrops is packets between nodes on two sides of a partition.
+	PartitionDrops int64
+	// WANQueueDrops is packets refused by a full WAN link queue.
+	WANQueueDrops int64
+	// DownDrops is packets arriving at (or queued in) a crashed node.
+	DownDrops int64
 }
 
 // New makes an empty network.
@@ -83,6 +121,7 @@ func New(cfg Config) *Network {
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 		nodes: map[event.NodeID]*Node{},
 		subs:  map[event.GroupID][]*Node{},
+		trace: cfg.Trace,
 	}
 }
 
@@ -92,19 +131,46 @@ func (n *Network) Now() event.Time { return n.now }
 // Stats returns the network's counters.
 func (n *Network) Stats() Stats { return n.stats }
 
+// SetTrace sets (or, with nil, removes) the trace hook.
+func (n *Network) SetTrace(fn func(TraceEvent)) { n.trace = fn }
+
 // Node is one node's attachment to the network; it implements
-// stack.Transport for the stack attached to it.
+// stack.Transport and stack.Pacer for the stack attached to it.
 type Node struct {
 	net  *Network
 	id   event.NodeID
 	st   *stack.Stack
 	wake event.Time // the earliest wake-up already queued
 	down bool
+
+	cap     Capacity
+	frozen  bool
+	thawAt  event.Time
+	site    int
+	part    int // partition set; equal sets talk
+	tx      ring[txItem]
+	txBusy  bool
+	blocked bool // Writable said no; pump when the queue drains
+	rx      ring[rxItem]
+	rxBytes int
+	rxBusy  bool
+	stats   NodeStats
+}
+
+type txItem struct {
+	pb *pktBuf
+	to *Node // nil for a multicast
+	g  event.GroupID
+}
+
+type rxItem struct {
+	pb   *pktBuf
+	from event.NodeID
 }
 
 // AddNode adds a node. Attach its stack before running.
 func (n *Network) AddNode(id event.NodeID) *Node {
-	nd := &Node{net: n, id: id, wake: event.Never}
+	nd := &Node{net: n, id: id, wake: event.Never, cap: n.cfg.Capacity}
 	n.nodes[id] = nd
 	n.order = append(n.order, nd)
 	return nd
@@ -130,27 +196,24 @@ func (nd *Node) Send(to event.NodeID, pkt []byte) {
 	if dst == nil || nd.down {
 		return
 	}
-	n.transmit(dst, pkt)
+	nd.enqueueTx(dst, event.NoGroup, pkt)
 }
 
-// Multicast implements stack.Transport.
+// Multicast implements stack.Transport. It costs the sender one packet on
+// its NIC.
 func (nd *Node) Multicast(g event.GroupID, pkt []byte) {
 	n := nd.net
 	n.stats.Sent++
 	if nd.down {
 		return
 	}
-	for _, dst := range n.subs[g] {
-		if dst != nd {
-			n.transmit(dst, pkt)
-		}
-	}
+	nd.enqueueTx(nil, g, pkt)
 }
 
 // Subscribe implements stack.Transport.
 func (nd *Node) Subscribe(g event.GroupID) error {
 	s := nd.net.subs[g]
-	i, found := slices.BinarySearchFunc(s, nd.id, func(a *Node, id event.NodeID) int { return int(a.id) - int(id) })
+	i, found := slices.BinarySearchFunc(s, nd.id, cmpNode)
 	if !found {
 		nd.net.subs[g] = slices.Insert(s, i, nd)
 	}
@@ -160,30 +223,224 @@ func (nd *Node) Subscribe(g event.GroupID) error {
 // Unsubscribe implements stack.Transport.
 func (nd *Node) Unsubscribe(g event.GroupID) error {
 	s := nd.net.subs[g]
-	i, found := slices.BinarySearchFunc(s, nd.id, func(a *Node, id event.NodeID) int { return int(a.id) - int(id) })
+	i, found := slices.BinarySearchFunc(s, nd.id, cmpNode)
 	if found {
 		nd.net.subs[g] = slices.Delete(s, i, i+1)
 	}
 	return nil
 }
 
-// transmit schedules pkt's arrival at dst, or drops it.
-func (n *Network) transmit(dst *Node, pkt []byte) {
-	if n.cfg.Loss != nil && n.cfg.Loss.Drop(dst.id, n.rng) {
+func cmpNode(a *Node, id event.NodeID) int {
+	switch {
+	case a.id < id:
+		return -1
+	case a.id > id:
+		return 1
+	}
+	return 0
+}
+
+// enqueueTx copies pkt and puts it on the sender's NIC.
+func (nd *Node) enqueueTx(dst *Node, g event.GroupID, pkt []byte) {
+	n := nd.net
+	nd.stats.PacketsSent++
+	nd.stats.BytesSent += int64(len(pkt))
+	pb := n.pool.get(pkt)
+	if n.trace != nil {
+		n.emit(TraceEvent{Kind: TraceSend, From: nd.id, To: idOf(dst), Group: g, Size: len(pkt)})
+	}
+	if !nd.cap.sendLimited() {
+		n.wire(nd, dst, g, pb)
+		n.pool.put(pb)
+		return
+	}
+	if nd.cap.SendQueue > 0 && nd.tx.len() >= nd.cap.SendQueue {
+		n.stats.SendQueueDrops++
+		nd.stats.SendQueueDrops++
+		n.traceDrop(nd.id, idOf(dst), g, pb, DropSendQueue)
+		n.pool.put(pb)
+		return
+	}
+	nd.tx.push(txItem{pb: pb, to: dst, g: g})
+	if l := nd.tx.len(); l > nd.stats.PeakSendQueue {
+		nd.stats.PeakSendQueue = l
+	}
+	if !nd.txBusy {
+		nd.txBusy = true
+		n.push(simEvent{at: n.now.Add(nd.cap.sendTime(len(pb.b))), kind: evSendDone, node: nd})
+	}
+}
+
+func idOf(nd *Node) event.NodeID {
+	if nd == nil {
+		return event.NoNode
+	}
+	return nd.id
+}
+
+// sendDone puts the NIC's head packet on the wire and starts the next.
+func (n *Network) sendDone(nd *Node) {
+	it, ok := nd.tx.pop()
+	if !ok {
+		nd.txBusy = false
+		return
+	}
+	if !nd.down {
+		n.wire(nd, it.to, it.g, it.pb)
+	}
+	n.pool.put(it.pb)
+	if h, ok := nd.tx.peek(); ok {
+		n.push(simEvent{at: n.now.Add(nd.cap.sendTime(len(h.pb.b))), kind: evSendDone, node: nd})
+	} else {
+		nd.txBusy = false
+	}
+	if nd.blocked && nd.tx.len() <= nd.cap.lowWater() {
+		nd.blocked = false
+		if !nd.down && !nd.frozen && nd.st != nil {
+			nd.st.Pump()
+			n.reschedule(nd)
+		}
+	}
+}
+
+// wire sends pb from src to dst, or to every subscriber of g but src when
+// dst is nil. The caller keeps its reference to pb.
+func (n *Network) wire(src, dst *Node, g event.GroupID, pb *pktBuf) {
+	if dst != nil {
+		n.link(src, dst, g, pb)
+		return
+	}
+	n.wanDep = n.wanDep[:0]
+	for _, d := range n.subs[g] {
+		if d != src {
+			n.link(src, d, g, pb)
+		}
+	}
+}
+
+// link carries pb from src to one receiver: partition, WAN queue, loss,
+// latency and jitter.
+func (n *Network) link(src, dst *Node, g event.GroupID, pb *pktBuf) {
+	if src.part != dst.part {
+		n.stats.PartitionDrops++
+		n.traceDrop(src.id, dst.id, g, pb, DropPartition)
+		return
+	}
+	lat, jit, loss := n.cfg.Latency, n.cfg.Jitter, n.cfg.Loss
+	at := n.now
+	if src.site != dst.site && n.wan != nil {
+		if w := n.wan[[2]int{src.site, dst.site}]; w != nil {
+			lat, jit, loss = w.Latency, w.Jitter, w.Loss
+			dep, ok := n.wanDepart(w, dst.site, g, len(pb.b))
+			if !ok {
+				n.stats.WANQueueDrops++
+				n.traceDrop(src.id, dst.id, g, pb, DropWANQueue)
+				return
+			}
+			at = dep
+		}
+	}
+	if loss != nil && loss.Drop(dst.id, n.rng) {
 		n.stats.Dropped++
-		if len(pkt) > 0 && pkt[0]&1 != 0 {
+		dst.stats.LossDrops++
+		if len(pb.b) > 0 && pb.b[0]&1 != 0 {
 			n.stats.DroppedControl++
 		} else {
 			n.stats.DroppedData++
 		}
+		n.traceDrop(src.id, dst.id, g, pb, DropLoss)
 		return
 	}
-	d := n.cfg.Latency
-	if n.cfg.Jitter > 0 {
-		d += time.Duration(n.rng.Int64N(int64(n.cfg.Jitter)))
+	d := lat
+	if jit > 0 {
+		d += time.Duration(n.rng.Int64N(int64(jit)))
 	}
-	cp := append([]byte(nil), pkt...)
-	n.push(simEvent{at: n.now.Add(d), kind: evPacket, node: dst, pkt: cp})
+	pb.refs++
+	n.push(simEvent{at: at.Add(d), kind: evArrive, node: dst, pb: pb, from: src.id})
+}
+
+// arrive puts a packet into the receiver's buffer, or drops it.
+func (n *Network) arrive(nd *Node, pb *pktBuf, from event.NodeID) {
+	if nd.down || nd.st == nil {
+		n.stats.DownDrops++
+		n.traceDrop(from, nd.id, event.NoGroup, pb, DropDown)
+		n.pool.put(pb)
+		return
+	}
+	if !nd.frozen && !nd.cap.recvLimited() && nd.rx.len() == 0 {
+		n.deliver(nd, pb, from)
+		return
+	}
+	c := &nd.cap
+	if c.RecvBuffer > 0 && nd.rx.len() >= c.RecvBuffer || c.RecvBufferBytes > 0 && nd.rxBytes+len(pb.b) > c.RecvBufferBytes {
+		n.stats.OverflowDrops++
+		nd.stats.OverflowDrops++
+		n.traceDrop(from, nd.id, event.NoGroup, pb, DropOverflow)
+		n.pool.put(pb)
+		return
+	}
+	nd.rx.push(rxItem{pb: pb, from: from})
+	nd.rxBytes += len(pb.b)
+	if l := nd.rx.len(); l > nd.stats.PeakRecvPackets {
+		nd.stats.PeakRecvPackets = l
+	}
+	if nd.rxBytes > nd.stats.PeakRecvBytes {
+		nd.stats.PeakRecvBytes = nd.rxBytes
+	}
+	n.startRecv(nd)
+}
+
+// startRecv begins taking the head packet out of the receive buffer.
+func (n *Network) startRecv(nd *Node) {
+	if nd.rxBusy || nd.frozen || nd.down {
+		return
+	}
+	h, ok := nd.rx.peek()
+	if !ok {
+		return
+	}
+	if !nd.cap.recvLimited() {
+		// unlimited: catch up at once, in arrival order
+		for !nd.frozen && !nd.down {
+			it, ok := nd.rx.pop()
+			if !ok {
+				break
+			}
+			nd.rxBytes -= len(it.pb.b)
+			n.deliver(nd, it.pb, it.from)
+		}
+		return
+	}
+	nd.rxBusy = true
+	n.push(simEvent{at: n.now.Add(nd.cap.recvTime(len(h.pb.b))), kind: evRecvDone, node: nd})
+}
+
+// recvDone hands the head packet of the receive buffer to the stack.
+func (n *Network) recvDone(nd *Node) {
+	nd.rxBusy = false
+	if nd.frozen || nd.down {
+		return // the packet stays; thaw starts it again
+	}
+	it, ok := nd.rx.pop()
+	if !ok {
+		return
+	}
+	nd.rxBytes -= len(it.pb.b)
+	n.deliver(nd, it.pb, it.from)
+	n.startRecv(nd)
+}
+
+// deliver hands pb to the node's stack and releases it.
+func (n *Network) deliver(nd *Node, pb *pktBuf, from event.NodeID) {
+	n.stats.Deliveries++
+	nd.stats.PacketsReceived++
+	nd.stats.BytesReceived += int64(len(pb.b))
+	if n.trace != nil {
+		n.emit(TraceEvent{Kind: TraceDeliver, From: from, To: nd.id, Size: len(pb.b)})
+	}
+	_ = nd.st.Receive(pb.b) // Receive copies what it keeps
+	n.pool.put(pb)
+	n.reschedule(nd)
 }
 
 // At schedules fn at virtual time t (or now, if t is past).
@@ -213,27 +470,31 @@ func (n *Network) RunUntil(t event.Time) {
 // Run runs for d of virtual time.
 func (n *Network) Run(d time.Duration) { n.RunUntil(n.now.Add(d)) }
 
+// Pending is the number of queued events (packets in flight, timers,
+// scheduled functions).
+func (n *Network) Pending() int { return len(n.q) }
+
 func (n *Network) handle(e *simEvent) {
 	switch e.kind {
-	case evPacket:
-		nd := e.node
-		if nd.down || nd.st == nil {
-			return
-		}
-		n.stats.Deliveries++
-		_ = nd.st.Receive(e.pkt)
-		n.reschedule(nd)
+	case evArrive:
+		n.arrive(e.node, e.pb, e.from)
+	case evRecvDone:
+		n.recvDone(e.node)
+	case evSendDone:
+		n.sendDone(e.node)
 	case evWake:
 		nd := e.node
 		if e.at != nd.wake {
 			return // superseded by an earlier wake-up
 		}
 		nd.wake = event.Never
-		if nd.down || nd.st == nil {
+		if nd.down || nd.frozen || nd.st == nil {
 			return
 		}
 		nd.st.Tick()
 		n.reschedule(nd)
+	case evThaw:
+		n.thaw(e.node)
 	case evFunc:
 		e.fn()
 		// the function may have stepped any stack
@@ -246,7 +507,7 @@ func (n *Network) handle(e *simEvent) {
 // reschedule queues a wake-up for the node's next timer if it is earlier
 // than the one already queued.
 func (n *Network) reschedule(nd *Node) {
-	if nd.st == nil {
+	if nd.st == nil || nd.down || nd.frozen {
 		return
 	}
 	t := nd.st.Next()
@@ -260,28 +521,25 @@ func (n *Network) reschedule(nd *Node) {
 	n.push(simEvent{at: t, kind: evWake, node: nd})
 }
 
-// Crash stops a node for good: it sends and receives nothing more.
-func (n *Network) Crash(id event.NodeID) {
-	if nd := n.nodes[id]; nd != nil {
-		nd.down = true
-	}
-}
-
 type evKind uint8
 
 const (
-	evPacket evKind = iota
+	evArrive evKind = iota
+	evRecvDone
+	evSendDone
 	evWake
+	evThaw
 	evFunc
 )
 
 type simEvent struct {
 	at   event.Time
 	seq  uint64
-	kind evKind
 	node *Node
-	pkt  []byte
+	pb   *pktBuf
 	fn   func()
+	from event.NodeID
+	kind evKind
 }
 
 // evQueue is a binary heap ordered by (at, seq).
@@ -291,13 +549,14 @@ func (n *Network) push(e simEvent) {
 	n.seq++
 	e.seq = n.seq
 	n.q = append(n.q, e)
-	i := len(n.q) - 1
+	q := n.q
+	i := len(q) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !n.q.less(i, p) {
+		if !q.less(i, p) {
 			break
 		}
-		n.q[i], n.q[p] = n.q[p], n.q[i]
+		q[i], q[p] = q[p], q[i]
 		i = p
 	}
 }

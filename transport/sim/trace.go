@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/layercast/layercast/event"
+)
+
+// TraceKind is what a TraceEvent records.
+type TraceKind uint8
+
+// Trace kinds.
+const (
+	TraceSend    TraceKind = iota + 1 // a stack handed a packet to its node
+	TraceDeliver                      // a packet reached a stack
+	TraceDrop                         // a packet was lost; Reason says why
+	TraceFault                        // crash, freeze, thaw, partition, heal
+)
+
+// Drop reasons in TraceEvent.Reason.
+const (
+	DropLoss      = "loss"       // the loss model
+	DropOverflow  = "overflow"   // receive buffer full
+	DropSendQueue = "send-queue" // NIC queue full
+	DropPartition = "partition"  // sender and receiver partitioned
+	DropWANQueue  = "wan-queue"  // WAN link queue full
+	DropDown      = "down"       // receiver crashed
+)
+
+// TraceEvent is one thing the network did, for Config.Trace.
+type TraceEvent struct {
+	At    event.Time
+	Kind  TraceKind
+	From  event.NodeID // sender (NoNode for faults)
+	To    event.NodeID // receiver, NoNode for a multicast send; the node of a crash/freeze
+	Group event.GroupID
+	Size  int
+	// Reason is the drop reason or the fault ("crash", "freeze 500ms",
+	// "thaw", "partition 1,2|3", "heal").
+	Reason string
+}
+
+// String prints the event on one stable line.
+func (e TraceEvent) String() string {
+	at := time.Duration(e.At).String()
+	switch e.Kind {
+	case TraceSend:
+		if e.To == event.NoNode {
+			return fmt.Sprintf("%s send %d->g%d %dB", at, e.From, e.Group, e.Size)
+		}
+		return fmt.Sprintf("%s send %d->%d %dB", at, e.From, e.To, e.Size)
+	case TraceDeliver:
+		return fmt.Sprintf("%s deliver %d->%d %dB", at, e.From, e.To, e.Size)
+	case TraceDrop:
+		return fmt.Sprintf("%s drop %d->%d %dB %s", at, e.From, e.To, e.Size, e.Reason)
+	case TraceFault:
+		if e.To != event.NoNode {
+			return fmt.Sprintf("%s fault %s %d", at, e.Reason, e.To)
+		}
+		return fmt.Sprintf("%s fault %s", at, e.Reason)
+	}
+	return at + " ?"
+}
+
+func (n *Network) emit(e TraceEvent) {
+	e.At = n.now
+	n.trace(e)
+}
+
+func (n *Network) traceDrop(from, to event.NodeID, g event.GroupID, pb *pktBuf, reason string) {
+	if n.trace != nil {
+		n.emit(TraceEvent{Kind: TraceDrop, From: from, To: to, Group: g, Size: len(pb.b), Reason: reason})
+	}
+}
