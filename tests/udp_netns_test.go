@@ -1,0 +1,98 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// udpReport is the part of `stacktool run --json` this test checks.
+type udpReport struct {
+	Network            string  `json:"network"`
+	MessagesSent       int64   `json:"messages_sent"`
+	Deliveries         int64   `json:"deliveries"`
+	DeliveriesExpected int64   `json:"deliveries_expected"`
+	DeliveredAll       bool    `json:"delivered_all"`
+	Duplicates         int64   `json:"duplicates"`
+	FIFOViolations     int64   `json:"fifo_violations"`
+	Missing            int64   `json:"missing"`
+	ThroughputMsgsPerS float64 `json:"throughput_msgs_per_s"`
+	WallSeconds        float64 `json:"wall_seconds"`
+	LatencyMs          struct {
+		P50, P99, Max float64
+	} `json:"latency_ms"`
+	Layers map[string]map[string]int64 `json:"layers"`
+	Notes  []string                    `json:"notes"`
+}
+
+// TestUDPFourProcessesFIFOReliable is issue 2's network-namespace check:
+// in a namespace with loopback only, created here, `stacktool run
+// fifo:reliable --network udp` runs 4 node processes in one group of 4, one
+// sender casting 20,000 messages; every receiver must deliver all of them
+// in order.
+func TestUDPFourProcessesFIFOReliable(t *testing.T) {
+	ns := newNetns(t)
+	tool := stacktool(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := []string{"netns", "exec", ns.name, tool, "run", "fifo:reliable", "--network", "udp",
+		"--nodes", "4", "--groups-per-node", "1", "--group-size", "4", "--senders", "1",
+		"--rate", "10000", "--duration", "2s", "--drain", "10s", "--json"}
+	cmd := exec.CommandContext(ctx, "ip", args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("stacktool run --network udp: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var r udpReport
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("report is not one JSON object: %v\n%s", err, stdout.String())
+	}
+	t.Logf("udp run: %d sent, %d deliveries, %.0f msgs/s per receiver, latency p50 %.3f ms p99 %.3f ms max %.3f ms, wall %.2fs; reliable %v",
+		r.MessagesSent, r.Deliveries, r.ThroughputMsgsPerS, r.LatencyMs.P50, r.LatencyMs.P99, r.LatencyMs.Max, r.WallSeconds, r.Layers["reliable"])
+	if r.Network != "udp" {
+		t.Errorf("network %q, want udp", r.Network)
+	}
+	if r.MessagesSent != 20000 {
+		t.Errorf("messages_sent %d, want 20000", r.MessagesSent)
+	}
+	// 3 receivers x 20,000 messages, each exactly once, in FIFO order.
+	if r.DeliveriesExpected != 60000 || r.Deliveries != 60000 || !r.DeliveredAll || r.Missing != 0 {
+		t.Errorf("deliveries %d of %d expected (missing %d, delivered_all %v), want 60000 of 60000\nnotes: %s",
+			r.Deliveries, r.DeliveriesExpected, r.Missing, r.DeliveredAll, strings.Join(r.Notes, "; "))
+	}
+	if r.Duplicates != 0 || r.FIFOViolations != 0 {
+		t.Errorf("%d duplicates and %d FIFO violations, want none", r.Duplicates, r.FIFOViolations)
+	}
+	if got := r.Layers["fifo"]["delivered"]; got != 60000 {
+		t.Errorf("fifo layer delivered %d, want 60000", got)
+	}
+}
+
+// TestUDPOutsideNamespaceExplains: where lo cannot carry multicast (no
+// MULTICAST flag or no 224.0.0.0/4 route), the udp network refuses with one
+// message saying how to run it. The namespace is made without the route.
+func TestUDPOutsideNamespaceExplains(t *testing.T) {
+	ns := newNetns(t)
+	if out, err := ns.command("ip", "route", "del", "224.0.0.0/4", "dev", "lo").CombinedOutput(); err != nil {
+		t.Fatalf("ip route del: %v: %s", err, out)
+	}
+	tool := stacktool(t)
+	out, err := ns.command(tool, "run", "fifo:reliable", "--network", "udp", "--nodes", "4",
+		"--groups-per-node", "1", "--group-size", "4", "--duration", "1s").CombinedOutput()
+	if err == nil {
+		t.Fatalf("run without a multicast route succeeded:\n%s", out)
+	}
+	for _, want := range []string{"no route for 224.0.0.0/4 on lo", "unshare -n", "ip netns exec"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("message lacks %q:\n%s", want, out)
+		}
+	}
+	if bytes.Contains(out, []byte("panic")) {
+		t.Errorf("panicked:\n%s", out)
+	}
+}
