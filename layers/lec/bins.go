@@ -1,0 +1,134 @@
+package lec
+
+import (
+	"encoding/binary"
+
+	"github.com/layercast/layercast/event"
+)
+
+// bin is one logical repair bin (section 4.2.1) with its stagger instances.
+type bin struct {
+	groups  []event.GroupID
+	targets []target
+	inst    []instance
+	next    int
+}
+
+// instance is one physical repair bin: it counts the data added since it was
+// last cleared and, when its next repair has destinations, XORs them.
+type instance struct {
+	n     int
+	dests []event.NodeID // drawn when the bin was last cleared
+	ids   []id
+	xor   []byte
+	lenx  uint32
+}
+
+// setNeighbourhood rebuilds the regions and repair bins (Algorithm 1). It
+// runs on every membership change; partly filled bins are dropped.
+func (l *Layer) setNeighbourhood(nb *event.Neighbourhood) {
+	l.regions = l.regions[:0]
+	groups := make([][]event.GroupID, 0, len(nb.Local))
+	sizes := make([]int, 0, len(nb.Local))
+	for _, r := range nb.Local {
+		ms := make([]event.NodeID, 0, len(r.Members))
+		for _, m := range r.Members {
+			if m != l.self {
+				ms = append(ms, m)
+			}
+		}
+		l.regions = append(l.regions, ms)
+		groups = append(groups, r.Groups)
+		sizes = append(sizes, len(ms))
+	}
+	plans := planBins(groups, sizes, l.cfg.C)
+	l.bins = l.bins[:0]
+	clear(l.groupBins)
+	for _, p := range plans {
+		b := &bin{groups: p.groups, targets: p.targets, inst: make([]instance, l.cfg.Stagger)}
+		for i := range b.inst {
+			b.inst[i].ids = make([]id, 0, l.cfg.R)
+			l.draw(b, &b.inst[i])
+		}
+		l.bins = append(l.bins, b)
+		for _, g := range p.groups {
+			l.groupBins[g] = append(l.groupBins[g], b)
+		}
+	}
+}
+
+// draw picks the destinations of an instance's next repair: from each target
+// region floor or ceil of its average, at random (section 4.2.5: the number
+// is fixed when the bin is cleared, and a repair is built only if it is >0).
+func (l *Layer) draw(b *bin, in *instance) {
+	in.dests = in.dests[:0]
+	rng := l.Ctx.Rand()
+	for _, t := range b.targets {
+		ms := l.regions[t.region]
+		k := min(l.round(t.avg), len(ms))
+		// Partial Fisher-Yates over the region's members: k distinct.
+		for i := 0; i < k; i++ {
+			j := i + rng.IntN(len(ms)-i)
+			ms[i], ms[j] = ms[j], ms[i]
+			in.dests = append(in.dests, ms[i])
+		}
+	}
+}
+
+// addToBin adds a received data packet to the next instance of a bin and
+// sends a repair when the instance has r packets.
+func (l *Layer) addToBin(b *bin, k id, data []byte) {
+	in := &b.inst[b.next]
+	b.next++
+	if b.next == len(b.inst) {
+		b.next = 0
+	}
+	in.n++
+	if len(in.dests) > 0 {
+		xorInto(&in.xor, data)
+		in.lenx ^= uint32(len(data))
+		in.ids = append(in.ids, k)
+		l.c.xors.Inc()
+	}
+	if in.n < l.cfg.R {
+		return
+	}
+	if len(in.dests) > 0 {
+		l.sendRepair(in)
+	}
+	in.n = 0
+	in.ids = in.ids[:0]
+	in.xor = in.xor[:0]
+	in.lenx = 0
+	l.draw(b, in)
+}
+
+// sendRepair encodes an instance's repair and sends it to its destinations
+// point-to-point. Repairs are marked Control: like QSM's control-before-data
+// they overtake queued data, because a repair is worth most while the loss
+// it fixes is fresh (and it only ever adds packets the receiver lacks).
+func (l *Layer) sendRepair(in *instance) {
+	l.c.repairsBuilt.Inc()
+	m := l.Ctx.NewMessage()
+	n := len(in.ids)
+	buf := m.Append(repairHeader + n*idSize + len(in.xor))
+	buf[0] = typeRepair
+	buf[1] = byte(n)
+	binary.BigEndian.PutUint32(buf[2:], in.lenx)
+	p := buf[repairHeader:]
+	for _, k := range in.ids {
+		binary.BigEndian.PutUint32(p, uint32(k.group))
+		binary.BigEndian.PutUint32(p[4:], uint32(k.sender))
+		binary.BigEndian.PutUint32(p[8:], k.seq)
+		p = p[idSize:]
+	}
+	copy(p, in.xor)
+	for i, d := range in.dests {
+		msg := m
+		if i < len(in.dests)-1 {
+			msg = m.Clone()
+		}
+		l.c.repairsSent.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: d, Control: true, Msg: msg})
+	}
+}

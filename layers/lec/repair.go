@@ -1,0 +1,266 @@
+package lec
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/layercast/layercast/event"
+)
+
+// onRepair takes a repair packet (its bytes after the type): if exactly one
+// of its packets is missing it is recovered; if more are, the repair waits
+// in the unusable buffer until data, recoveries or a second repair
+// (section 4.2.8) make it usable.
+func (l *Layer) onRepair(b []byte) {
+	now := l.Ctx.Now()
+	l.expire(now)
+	l.c.repairsReceived.Inc()
+	if len(b) < repairHeader-1 {
+		l.c.malformed.Inc()
+		return
+	}
+	n := int(b[0])
+	lenx := binary.BigEndian.Uint32(b[1:])
+	body := b[repairHeader-1:]
+	if n == 0 || len(body) < n*idSize || int(lenx) > len(body)-n*idSize {
+		l.c.malformed.Inc()
+		return
+	}
+	ids := make([]id, n)
+	var missing []id
+	for i := range ids {
+		p := body[i*idSize:]
+		k := id{group: event.GroupID(binary.BigEndian.Uint32(p)), sender: event.NodeID(binary.BigEndian.Uint32(p[4:])), seq: binary.BigEndian.Uint32(p[8:])}
+		ids[i] = k
+		if l.stream(streamKey{k.group, k.sender}).has(k.seq) {
+			if l.held[k] == nil {
+				// Present but no longer kept: this repair can never be used.
+				l.c.repairsStale.Inc()
+				return
+			}
+			continue
+		}
+		missing = append(missing, k)
+	}
+	for _, k := range missing {
+		l.discover(k, now)
+	}
+	xor := body[n*idSize:]
+	switch len(missing) {
+	case 0:
+		l.c.repairsRedundant.Inc()
+	case 1:
+		l.recoverOne(ids, xor, lenx, missing[0], "lec", false)
+		l.drain()
+	default:
+		r := &repair{ids: ids, missing: missing, xor: slices.Clone(xor), lenx: lenx, at: now}
+		l.bufferUnusable(r)
+		l.tryPair(r)
+		l.drain()
+	}
+}
+
+// recoverOne rebuilds packet k from a repair whose other packets are held.
+func (l *Layer) recoverOne(ids []id, xor []byte, lenx uint32, k id, by string, xor2 bool) {
+	out := append(l.scratch[:0], xor...)
+	for _, o := range ids {
+		if o == k {
+			continue
+		}
+		h := l.held[o]
+		if h == nil {
+			l.c.repairsStale.Inc()
+			return
+		}
+		xorInto(&out, h.data)
+		lenx ^= uint32(len(h.data))
+	}
+	l.scratch = out
+	if int(lenx) > len(out) {
+		l.c.malformed.Inc()
+		return
+	}
+	l.deliverRecovered(k, out[:lenx], by, xor2)
+}
+
+// deliverRecovered passes a recovered packet up as a data cast from its
+// original sender and group, keeps it for XORing and queues the recheck of
+// the repairs waiting for it.
+func (l *Layer) deliverRecovered(k id, data []byte, by string, xor2 bool) {
+	st := l.stream(streamKey{k.group, k.sender})
+	if st.has(k.seq) {
+		return
+	}
+	st.mark(k.seq)
+	now := l.Ctx.Now()
+	disc, ok := l.lostAt[k]
+	if !ok {
+		disc = now
+	}
+	delete(l.lostAt, k)
+	m := l.Ctx.NewMessage()
+	m.SetPayload(data)
+	m.Recovery = event.Recovery{By: by, Discovered: disc}
+	l.hold(k, m, m.Bytes())
+	l.c.recovered.Inc()
+	if xor2 {
+		l.c.recoveredXor2.Inc()
+	}
+	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: k.group, Peer: k.sender, Msg: m})
+	l.work = append(l.work, k)
+}
+
+// present queues the recheck of repairs waiting for k and runs it.
+func (l *Layer) present(k id) {
+	if len(l.byMissing[k]) == 0 {
+		return
+	}
+	l.work = append(l.work, k)
+	l.drain()
+}
+
+// drain rechecks the unusable repairs that waited for newly present packets;
+// recoveries they yield queue further rechecks.
+func (l *Layer) drain() {
+	for len(l.work) > 0 {
+		k := l.work[len(l.work)-1]
+		l.work = l.work[:len(l.work)-1]
+		rs := l.byMissing[k]
+		delete(l.byMissing, k)
+		for _, r := range rs {
+			if r.dead {
+				continue
+			}
+			if i := slices.Index(r.missing, k); i >= 0 {
+				r.missing = slices.Delete(r.missing, i, i+1)
+			}
+			switch len(r.missing) {
+			case 0:
+				l.killUnusable(r)
+			case 1:
+				last := r.missing[0]
+				l.killUnusable(r)
+				l.recoverOne(r.ids, r.xor, r.lenx, last, "lec", false)
+			default:
+				l.tryPair(r)
+			}
+		}
+	}
+}
+
+// tryPair looks for a buffered repair whose missing set differs from r's by
+// exactly one packet (one contains the other); XORing the two repairs then
+// leaves that packet (section 4.2.8).
+func (l *Layer) tryPair(r *repair) {
+	for _, m := range r.missing {
+		for _, o := range l.byMissing[m] {
+			if o == r || o.dead {
+				continue
+			}
+			big, small := r, o
+			if len(o.missing) > len(r.missing) {
+				big, small = o, r
+			}
+			if len(big.missing) != len(small.missing)+1 || !subset(small.missing, big.missing) {
+				continue
+			}
+			var extra id
+			for _, k := range big.missing {
+				if !slices.Contains(small.missing, k) {
+					extra = k
+				}
+			}
+			if l.recoverPair(big, small, extra) {
+				return
+			}
+		}
+	}
+}
+
+// recoverPair XORs two repairs and the held packets in only one of them.
+func (l *Layer) recoverPair(big, small *repair, k id) bool {
+	out := append(l.scratch[:0], big.xor...)
+	xorInto(&out, small.xor)
+	lenx := big.lenx ^ small.lenx
+	for _, side := range [2]struct{ a, b *repair }{{big, small}, {small, big}} {
+		for _, o := range side.a.ids {
+			if o == k || slices.Contains(side.b.ids, o) {
+				continue
+			}
+			h := l.held[o]
+			if h == nil {
+				return false
+			}
+			xorInto(&out, h.data)
+			lenx ^= uint32(len(h.data))
+		}
+	}
+	l.scratch = out
+	if int(lenx) > len(out) {
+		return false
+	}
+	l.deliverRecovered(k, out[:lenx], "lec", true)
+	return true
+}
+
+func subset(a, b []id) bool {
+	for _, k := range a {
+		if !slices.Contains(b, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// bufferUnusable keeps r, evicting the oldest beyond MaxUnusable.
+func (l *Layer) bufferUnusable(r *repair) {
+	l.unusable = append(l.unusable, r)
+	l.unCount++
+	l.unBytes += int64(len(r.xor) + len(r.ids)*idSize)
+	for _, k := range r.missing {
+		l.byMissing[k] = append(l.byMissing[k], r)
+	}
+	l.c.unusableBuffered.Inc()
+	for l.unCount > l.cfg.MaxUnusable {
+		l.evictUnusable()
+	}
+	l.notePeak()
+}
+
+// evictUnusable drops the oldest buffered repair.
+func (l *Layer) evictUnusable() {
+	r := l.unusable[l.unHead]
+	l.unusable[l.unHead] = nil
+	l.unHead++
+	if !r.dead {
+		l.c.unusableEvicted.Inc()
+		l.killUnusable(r)
+	}
+	if l.unHead > 256 && l.unHead*2 > len(l.unusable) {
+		n := copy(l.unusable, l.unusable[l.unHead:])
+		clear(l.unusable[n:])
+		l.unusable = l.unusable[:n]
+		l.unHead = 0
+	}
+}
+
+// killUnusable takes r out of the index (its queue slot goes lazily).
+func (l *Layer) killUnusable(r *repair) {
+	if r.dead {
+		return
+	}
+	r.dead = true
+	l.unCount--
+	l.unBytes -= int64(len(r.xor) + len(r.ids)*idSize)
+	for _, k := range r.missing {
+		rs := l.byMissing[k]
+		if i := slices.Index(rs, r); i >= 0 {
+			rs = slices.Delete(rs, i, i+1)
+		}
+		if len(rs) == 0 {
+			delete(l.byMissing, k)
+		} else {
+			l.byMissing[k] = rs
+		}
+	}
+}

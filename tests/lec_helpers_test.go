@@ -1,0 +1,64 @@
+package tests
+
+import (
+	"context"
+	"testing"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/experiment"
+)
+
+// lecRun runs a Ricochet scenario file with a spec string and scenario
+// overrides (key, value pairs) on the simulator.
+func lecRun(t testing.TB, spec, scenario string, kv ...string) *experiment.Report {
+	t.Helper()
+	sp, err := compose.Parse(spec)
+	if err != nil {
+		t.Fatalf("compose.Parse(%q) = %v", spec, err)
+	}
+	if err := compose.Check(sp); err != nil {
+		t.Fatalf("compose.Check(%q) = %v", spec, err)
+	}
+	sc := experiment.Default()
+	if err := sc.LoadFile("../specs/" + scenario); err != nil {
+		t.Fatalf("LoadFile(%s) = %v", scenario, err)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := sc.Set(kv[i], kv[i+1]); err != nil {
+			t.Fatalf("Set(%s, %s) = %v", kv[i], kv[i+1], err)
+		}
+	}
+	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
+	if err != nil {
+		t.Fatalf("Run(%s, %s) = %v", spec, scenario, err)
+	}
+	return rep
+}
+
+// lecFigures are what the paper plots for LEC alone.
+type lecFigures struct {
+	dropped, recovered, xor2 int64
+	pct                      float64 // lost packets recovered by LEC, percent
+	latencyMs                float64 // mean recovery latency
+	xorsPerData              float64
+	wall                     float64
+}
+
+func figures(rep *experiment.Report) lecFigures {
+	l := rep.Layers["lec"]
+	f := lecFigures{
+		dropped: rep.Loss.DroppedByModel, recovered: rep.Loss.RecoveredBy["lec"], xor2: l["recovered_xor2"],
+		latencyMs: rep.Loss.RecoveryLatencyMs.Mean, wall: rep.WallSeconds,
+	}
+	if f.dropped > 0 {
+		f.pct = 100 * float64(f.recovered) / float64(f.dropped)
+	}
+	if l["data_in"] > 0 {
+		f.xorsPerData = float64(l["xors"]) / float64(l["data_in"])
+	}
+	return f
+}
+
+func (f lecFigures) String() string {
+	return fmtFigures(f)
+}
