@@ -84,11 +84,16 @@ type Transport struct {
 	ifi  *net.Interface
 	sink Sink
 
-	uc    *net.UDPConn
-	pc    *ipv4.PacketConn
-	raw   syscall.RawConn
-	book  sync.Map // event.NodeID -> *syscall.SockaddrInet4
-	chans sync.Map // event.GroupID -> *syscall.SockaddrInet4 (multicast channel)
+	uc  *net.UDPConn
+	pc  *ipv4.PacketConn
+	raw syscall.RawConn
+	// The pending send (see write).
+	writeFn func(uintptr) bool
+	wpkt    []byte
+	wsa     *syscall.SockaddrInet4
+	werr    error
+	book    sync.Map // event.NodeID -> *syscall.SockaddrInet4
+	chans   sync.Map // event.GroupID -> *syscall.SockaddrInet4 (multicast channel)
 
 	mu     sync.Mutex
 	groups map[event.GroupID]*groupSock
@@ -174,6 +179,7 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 		uc.Close()
 		return nil, fmt.Errorf("udp: multicast loopback: %v", err)
 	}
+	t.writeFn = t.sendto
 	if t.raw, err = uc.SyscallConn(); err != nil {
 		uc.Close()
 		return nil, err
@@ -242,13 +248,14 @@ func (t *Transport) Multicast(g event.GroupID, pkt []byte) {
 
 // write is one non-blocking sendto: the RawConn callback reports done at
 // once, so a full socket buffer (EAGAIN) drops the packet instead of
-// parking the stack's goroutine.
+// parking the stack's goroutine. Only the stack's goroutine sends, so the
+// call's arguments travel in fields and the callback is a method value made
+// once: a send allocates nothing.
 func (t *Transport) write(pkt []byte, sa *syscall.SockaddrInet4) {
-	var serr error
-	err := t.raw.Write(func(fd uintptr) bool {
-		serr = syscall.Sendto(int(fd), pkt, 0, sa)
-		return true
-	})
+	t.wpkt, t.wsa = pkt, sa
+	err := t.raw.Write(t.writeFn)
+	serr := t.werr
+	t.wpkt, t.wsa, t.werr = nil, nil, nil
 	switch {
 	case err == nil && serr == nil:
 		t.packetsSent.Add(1)
@@ -258,6 +265,11 @@ func (t *Transport) write(pkt []byte, sa *syscall.SockaddrInet4) {
 	default:
 		t.sendErrors.Add(1)
 	}
+}
+
+func (t *Transport) sendto(fd uintptr) bool {
+	t.werr = syscall.Sendto(int(fd), t.wpkt, 0, t.wsa)
+	return true
 }
 
 // Subscribe opens the group's multicast socket, joins the group on the
