@@ -179,6 +179,9 @@ type Outcome struct {
 	// Dropped data packets by the loss model and by receive-buffer
 	// overflow, and dropped control packets.
 	DroppedByModel, DroppedOverflow, DroppedControl int64
+	// DroppedOther is packets lost otherwise: full send queues,
+	// partitions, WAN queues, crashed receivers.
+	DroppedOther int64
 	// Notes from the runner.
 	Notes []string
 }
@@ -268,8 +271,8 @@ func (c *Collector) Finish(o Outcome) *Report {
 	rep.Loss = LossReport{
 		Dropped:        o.DroppedByModel + o.DroppedOverflow,
 		DroppedByModel: o.DroppedByModel, DroppedOverflow: o.DroppedOverflow,
-		DroppedControl: o.DroppedControl,
-		Recovered:      c.recovered, RecoveredBy: c.recoveredBy,
+		DroppedControl: o.DroppedControl, DroppedOther: o.DroppedOther,
+		Recovered: c.recovered, RecoveredBy: c.recoveredBy,
 		DiscoveryLatencyMs: MeanP99{Mean: ms(c.disc.mean()), P99: ms(float64(c.disc.quantile(0.99)))},
 		RecoveryLatencyMs:  MeanP99{Mean: ms(c.rec.mean()), P99: ms(float64(c.rec.quantile(0.99)))},
 	}

@@ -77,8 +77,11 @@ type LossReport struct {
 	// DroppedByModel and DroppedOverflow split Dropped.
 	DroppedByModel  int64 `json:"dropped_by_model"`
 	DroppedOverflow int64 `json:"dropped_overflow"`
-	// DroppedControl is control packets lost.
+	// DroppedControl is control packets lost by the loss model.
 	DroppedControl int64 `json:"dropped_control"`
+	// DroppedOther is packets lost to full send queues, partitions, WAN
+	// queues and crashed receivers.
+	DroppedOther int64 `json:"dropped_other"`
 	// Recovered is deliveries a layer marked as recovered.
 	Recovered   int64            `json:"recovered"`
 	RecoveredBy map[string]int64 `json:"recovered_by"`

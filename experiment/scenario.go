@@ -105,9 +105,9 @@ var Keys = []Key{
 	{Name: "loss", Usage: "loss model: none, uniform:P, bursty:P,b, markov:P,m (e.g. uniform:5%)"},
 	{Name: "latency", Usage: "one-way link latency, e.g. 1ms"},
 	{Name: "jitter", Usage: "extra uniform random delay per packet in [0, jitter)"},
-	{Name: "capacity", Usage: "per-node send/receive capacity, e.g. 20000pps or 20000pps,100MB (per second); empty = unlimited"},
+	{Name: "capacity", Usage: "per-node send and receive capacity: Npps, bytes/s (100MB), buf=N receive buffer packets, comma-separated, e.g. 20000pps,buf=512; empty = unlimited"},
 	{Name: "seed", Usage: "random seed: same seed, same run"},
-	{Name: "fault", Usage: "fault, repeatable: crash:NODE@TIME, freeze:NODE@TIME+DURATION", Repeatable: true},
+	{Name: "fault", Usage: "fault, repeatable: crash:NODE@TIME, freeze:NODE@TIME+DURATION, partition:1,2|3,4@TIME, heal@TIME", Repeatable: true},
 	{Name: "max-burst", Usage: "at rate max with unlimited capacity: sends per sender per 500µs step"},
 }
 
@@ -153,7 +153,7 @@ func (sc *Scenario) Set(key, value string) error {
 		sc.Loss = v
 	case "capacity":
 		if v != "" && v != "none" && v != "unlimited" {
-			err = parseCapacity(v)
+			_, err = ParseCapacity(v)
 		}
 		sc.Capacity = v
 	case "seed":
@@ -325,7 +325,7 @@ func (sc *Scenario) Check() error {
 		if err != nil {
 			return fmt.Errorf("scenario: fault %q: %v", f, err)
 		}
-		if id := ft.Node; id < 1 || int(id) > n {
+		if id := ft.Node; (ft.Kind == FaultCrash || ft.Kind == FaultFreeze) && (id < 1 || int(id) > n) {
 			return fmt.Errorf("scenario: fault %q names node %v, but nodes are n1..n%d", f, id, n)
 		}
 	}

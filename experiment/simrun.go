@@ -110,7 +110,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		}
 	}
 	if sc.Capacity != "" && sc.Capacity != "none" && sc.Capacity != "unlimited" {
-		if err := parseCapacity(sc.Capacity); err != nil {
+		if cfg.Capacity, err = ParseCapacity(sc.Capacity); err != nil {
 			return nil, err
 		}
 	}
@@ -165,32 +165,21 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 
 	// Faults are at absolute virtual times, scheduled before membership
 	// starts (which may run the network to let views settle).
-	crashAt := map[event.NodeID]event.Time{}
 	frozen := map[event.NodeID][2]event.Time{}
 	for _, f := range sc.Faults {
 		ft, err := ParseFault(f)
 		if err != nil {
 			return nil, fmt.Errorf("fault %q: %w", f, err)
 		}
-		if err := ft.Schedule(net); err != nil {
-			return nil, err
-		}
-		switch ft.Kind {
-		case FaultCrash:
-			crashAt[ft.Node] = ft.At
-		case FaultFreeze:
+		ft.Schedule(net)
+		if ft.Kind == FaultFreeze {
 			frozen[ft.Node] = [2]event.Time{ft.At, ft.At.Add(ft.For)}
 		}
 	}
 
 	alive := func(id event.NodeID) bool {
-		if t, ok := crashAt[id]; ok && t <= net.Now() {
-			return false
-		}
-		if w, ok := frozen[id]; ok && w[0] <= net.Now() && net.Now() < w[1] {
-			return false
-		}
-		return true
+		nd := net.Node(id)
+		return nd != nil && !nd.Down() && !nd.Frozen()
 	}
 
 	if usesGMS {
@@ -278,8 +267,9 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	rep := col.Finish(Outcome{
 		Spec: spec.String(), Network: "sim", End: net.Now(), Wall: time.Since(wall),
 		Alive: alive, Nodes: nodes,
-		DroppedByModel: stats.DroppedData, DroppedOverflow: 0, DroppedControl: stats.DroppedControl,
-		Notes: env.Notes,
+		DroppedByModel: stats.DroppedData, DroppedOverflow: stats.OverflowDrops, DroppedControl: stats.DroppedControl,
+		DroppedOther: stats.SendQueueDrops + stats.PartitionDrops + stats.WANQueueDrops + stats.DownDrops,
+		Notes:        env.Notes,
 	})
 	return rep, nil
 }
