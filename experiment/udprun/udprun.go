@@ -84,7 +84,7 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	if err != nil {
 		return nil, err
 	}
-	scJSON, err := json.Marshal(sc)
+	scJSON, err := jsonScenario(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	}()
 	for i, id := range asg.Nodes {
 		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(int(id)), "--spec", spec.String(),
-			"--scenario", string(scJSON), "--mcast-if", Interface, "--mcast-port", strconv.Itoa(mport),
+			"--scenario", scJSON, "--mcast-if", Interface, "--mcast-port", strconv.Itoa(mport),
 			"--deadline", deadline.String())
 		cmd.Stderr = Stderr
 		stdin, err := cmd.StdinPipe()
@@ -340,4 +340,9 @@ func hasMulticastRoute(ifname string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+func jsonScenario(sc experiment.Scenario) (string, error) {
+	b, err := json.Marshal(sc)
+	return string(b), err
 }
