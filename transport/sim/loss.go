@@ -114,9 +114,11 @@ func NewMarkov(p, m float64) (*Markov, error) {
 // Drop implements LossModel.
 func (m *Markov) Drop(rx event.NodeID, rng *rand.Rand) bool {
 	bad := m.bad.get(rx)
+	// the state moves first, then the packet shares the new state's fate
 	if *bad {
 		if rng.Float64() < m.bg {
 			*bad = false
+			return false
 		}
 		return true
 	}
