@@ -92,6 +92,8 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	deadline := runFor + 3*setupTimeout
 
 	lines := make(chan line, 64)
+	quit := make(chan struct{}) // the stdout readers stop when Run returns
+	defer close(quit)
 	ws := make([]*worker, len(asg.Nodes))
 	// Whatever happens, no child outlives the run: the ones still running
 	// at the end are killed by PID.
@@ -128,9 +130,16 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 			s := bufio.NewScanner(r)
 			s.Buffer(make([]byte, 1<<16), 1<<30) // the report line is long
 			for s.Scan() {
-				lines <- line{w: i, text: s.Text()}
+				select {
+				case lines <- line{w: i, text: s.Text()}:
+				case <-quit:
+					return
+				}
 			}
-			lines <- line{w: i, err: io.EOF}
+			select {
+			case lines <- line{w: i, err: io.EOF}:
+			case <-quit:
+			}
 		}(i, stdout)
 	}
 

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/net/ipv4"
 
@@ -92,6 +93,8 @@ type Transport struct {
 	wpkt    []byte
 	wsa     *syscall.SockaddrInet4
 	werr    error
+	full    atomic.Bool // a send was refused lately (see Writable)
+	resume  *time.Timer
 	book    sync.Map // event.NodeID -> *syscall.SockaddrInet4
 	chans   sync.Map // event.GroupID -> *syscall.SockaddrInet4 (multicast channel)
 
@@ -262,6 +265,7 @@ func (t *Transport) write(pkt []byte, sa *syscall.SockaddrInet4) {
 		t.bytesSent.Add(int64(len(pkt)))
 	case errors.Is(serr, syscall.EAGAIN) || errors.Is(serr, syscall.ENOBUFS):
 		t.sendDrops.Add(1)
+		t.pause()
 	default:
 		t.sendErrors.Add(1)
 	}
@@ -271,6 +275,38 @@ func (t *Transport) sendto(fd uintptr) bool {
 	t.werr = syscall.Sendto(int(fd), t.wpkt, 0, t.wsa)
 	return true
 }
+
+// Writable implements stack.Pacer: false for a short while (PauseFor)
+// after the kernel refused a packet, so the stack stops pulling application
+// sends instead of handing the transport more to drop.
+func (t *Transport) Writable() bool { return !t.full.Load() }
+
+// pause marks the transport full and, after PauseFor, writable again, then
+// wakes the node (stack.Node.Wake) so it pulls waiting sends.
+func (t *Transport) pause() {
+	if !t.full.CompareAndSwap(false, true) {
+		return
+	}
+	if t.resume == nil {
+		t.resume = time.AfterFunc(PauseFor, t.unpause)
+		return
+	}
+	t.resume.Reset(PauseFor)
+}
+
+func (t *Transport) unpause() {
+	t.full.Store(false)
+	t.mu.Lock()
+	w, _ := t.sink.(interface{ Wake() })
+	t.mu.Unlock()
+	if w != nil {
+		w.Wake()
+	}
+}
+
+// PauseFor is how long the transport reports itself not writable after a
+// send was refused.
+const PauseFor = 200 * time.Microsecond
 
 // Subscribe opens the group's multicast socket, joins the group on the
 // configured interface and starts its reader.
@@ -409,7 +445,10 @@ func (t *Transport) Close() error {
 	return err
 }
 
-var _ stack.Transport = (*Transport)(nil)
+var (
+	_ stack.Transport = (*Transport)(nil)
+	_ stack.Pacer     = (*Transport)(nil)
+)
 
 // ipMulticastAll is Linux's IP_MULTICAST_ALL (missing from package syscall).
 const ipMulticastAll = 49
