@@ -88,6 +88,9 @@ type Network struct {
 	pool  bufPool
 	trace func(TraceEvent)
 
+	fns     []func() // scheduled functions, by simEvent.arg
+	freeFns []int
+
 	wan    map[[2]int]*wanLink
 	wanDep []wanDep // per multicast: departure time per remote site
 }
@@ -356,7 +359,7 @@ func (n *Network) link(src, dst *Node, g event.GroupID, pb *pktBuf) {
 		d += time.Duration(n.rng.Int64N(int64(jit)))
 	}
 	pb.refs++
-	n.push(simEvent{at: at.Add(d), kind: evArrive, node: dst, pb: pb, from: src.id})
+	n.push(simEvent{at: at.Add(d), kind: evArrive, node: dst, pb: pb, arg: uint32(src.id)})
 }
 
 // arrive puts a packet into the receiver's buffer, or drops it.
@@ -448,7 +451,16 @@ func (n *Network) At(t event.Time, fn func()) {
 	if t < n.now {
 		t = n.now
 	}
-	n.push(simEvent{at: t, kind: evFunc, fn: fn})
+	var idx int
+	if k := len(n.freeFns); k > 0 {
+		idx = n.freeFns[k-1]
+		n.freeFns = n.freeFns[:k-1]
+		n.fns[idx] = fn
+	} else {
+		idx = len(n.fns)
+		n.fns = append(n.fns, fn)
+	}
+	n.push(simEvent{at: t, kind: evFunc, arg: uint32(idx)})
 }
 
 // After schedules fn after d.
@@ -477,7 +489,7 @@ func (n *Network) Pending() int { return len(n.q) }
 func (n *Network) handle(e *simEvent) {
 	switch e.kind {
 	case evArrive:
-		n.arrive(e.node, e.pb, e.from)
+		n.arrive(e.node, e.pb, event.NodeID(e.arg))
 	case evRecvDone:
 		n.recvDone(e.node)
 	case evSendDone:
@@ -496,7 +508,10 @@ func (n *Network) handle(e *simEvent) {
 	case evThaw:
 		n.thaw(e.node)
 	case evFunc:
-		e.fn()
+		fn := n.fns[e.arg]
+		n.fns[e.arg] = nil
+		n.freeFns = append(n.freeFns, int(e.arg))
+		fn()
 		// the function may have stepped any stack
 		for _, nd := range n.order {
 			n.reschedule(nd)
@@ -532,18 +547,27 @@ const (
 	evFunc
 )
 
+// simEvent is one queued event, kept small (40 bytes) since the heap moves
+// them around: a scheduled function lives in Network.fns, found by arg.
 type simEvent struct {
 	at   event.Time
 	seq  uint64
 	node *Node
 	pb   *pktBuf
-	fn   func()
-	from event.NodeID
+	arg  uint32 // evArrive: the sender; evFunc: index into fns
 	kind evKind
 }
 
-// evQueue is a binary heap ordered by (at, seq).
+// evQueue is a 4-ary min-heap ordered by (at, seq): shallower than a binary
+// heap, and sifting moves a hole instead of swapping.
 type evQueue []simEvent
+
+func before(a, b *simEvent) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
+}
 
 func (n *Network) push(e simEvent) {
 	n.seq++
@@ -552,45 +576,46 @@ func (n *Network) push(e simEvent) {
 	q := n.q
 	i := len(q) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
+		p := (i - 1) / 4
+		if !before(&e, &q[p]) {
 			break
 		}
-		q[i], q[p] = q[p], q[i]
+		q[i] = q[p]
 		i = p
 	}
-}
-
-func (q evQueue) less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
+	q[i] = e
 }
 
 func (n *Network) pop() simEvent {
 	q := n.q
 	top := q[0]
 	last := len(q) - 1
-	q[0] = q[last]
+	e := q[last]
 	q[last] = simEvent{}
 	q = q[:last]
+	n.q = q
+	if last == 0 {
+		return top
+	}
 	i := 0
 	for {
-		l := 2*i + 1
-		if l >= len(q) {
+		c := 4*i + 1
+		if c >= last {
 			break
 		}
-		m := l
-		if r := l + 1; r < len(q) && q.less(r, l) {
-			m = r
+		m := c
+		end := min(c+4, last)
+		for j := c + 1; j < end; j++ {
+			if before(&q[j], &q[m]) {
+				m = j
+			}
 		}
-		if !q.less(m, i) {
+		if !before(&q[m], &e) {
 			break
 		}
-		q[i], q[m] = q[m], q[i]
+		q[i] = q[m]
 		i = m
 	}
-	n.q = q
+	q[i] = e
 	return top
 }
