@@ -102,7 +102,9 @@ type NodeStats struct {
 	// SendQueueDrops is sends refused by the full NIC queue.
 	SendQueueDrops int64
 	// PeakRecvPackets and PeakRecvBytes are the receive buffer's highest
-	// occupancy; PeakSendQueue the NIC queue's, in packets.
+	// occupancy (including the packet being taken out); PeakSendQueue the
+	// NIC queue's, in packets. Both stay zero on a node without capacity
+	// limits that is never frozen: its packets never wait.
 	PeakRecvPackets, PeakRecvBytes, PeakSendQueue int
 }
 

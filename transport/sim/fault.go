@@ -42,7 +42,9 @@ func (n *Network) Crash(id event.NodeID) {
 // descheduled VM): packets arriving meanwhile wait in its bounded receive
 // buffer (and overflow drops), its timers wait. Afterwards it catches up.
 // Its NIC keeps sending what was already queued. Freezing a frozen node
-// extends the freeze to whichever end is later.
+// extends the freeze to whichever end is later. Functions scheduled with At
+// still run: a driver that feeds application sends should skip frozen nodes
+// (Node.Frozen), as a frozen process would not submit any.
 func (n *Network) Freeze(id event.NodeID, d time.Duration) {
 	nd := n.nodes[id]
 	if nd == nil || nd.down || d <= 0 {

@@ -444,3 +444,22 @@ func TestSameSeedSameTrace(t *testing.T) {
 	lines := strings.Count(a, "\n")
 	t.Logf("trace: %d lines; tail:\n%s", lines, a[strings.LastIndex(a[:len(a)-1], "node 1"):])
 }
+
+func TestWANQueueBoundedAndLossy(t *testing.T) {
+	h := newHarness(t, sim.Config{Seed: 8}, 3, nil)
+	h.net.SetSite(3, 1)
+	loss, _ := sim.ParseLoss("uniform:100%")
+	h.net.WANLink(0, 1, sim.Link{Latency: 5 * time.Millisecond, Bandwidth: 1e6, Queue: 3000})
+	body := strings.Repeat("q", 990) // 1000-byte packets: three fit the queue
+	h.every(0, 0, 10, func(int) { _ = h.stacks[1].Send(3, []byte(body)) })
+	h.net.Run(time.Second)
+	if got, d := len(h.got[3]), h.net.Stats().WANQueueDrops; got != 3 || d != 7 {
+		t.Errorf("delivered %d with %d WAN queue drops, want 3 and 7", got, d)
+	}
+	h.net.WANLink(0, 1, sim.Link{Latency: 5 * time.Millisecond, Loss: loss})
+	h.net.At(h.net.Now(), func() { h.cast(1, "lost") })
+	h.net.Run(time.Second)
+	if len(h.got[3]) != 3 || len(h.got[2]) != 1 {
+		t.Errorf("with a 100%% lossy WAN link node 3 got %d (want 3) and intra-site node 2 got %d (want 1)", len(h.got[3]), len(h.got[2]))
+	}
+}
