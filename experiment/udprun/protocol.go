@@ -44,10 +44,14 @@ type WorkerReport struct {
 	// stopped.
 	Done bool `json:"done"`
 	// LastDelivery is when the worker delivered last (ns since the epoch).
-	LastDelivery event.Time            `json:"last_delivery_ns"`
-	Layers       []stack.LayerCounters `json:"layers"`
-	Net          stack.NetStats        `json:"net"`
-	Transport    udp.Stats             `json:"transport"`
+	LastDelivery event.Time `json:"last_delivery_ns"`
+	// LossData and LossControl are packets the scenario's loss model
+	// dropped at this receiver.
+	LossData    int64                 `json:"loss_data"`
+	LossControl int64                 `json:"loss_control"`
+	Layers      []stack.LayerCounters `json:"layers"`
+	Net         stack.NetStats        `json:"net"`
+	Transport   udp.Stats             `json:"transport"`
 }
 
 // SentCount is how many messages a sender cast to one group.

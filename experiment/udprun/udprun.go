@@ -249,7 +249,7 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 	}
 	payload := make([]byte, experiment.PayloadHeader)
 	var nodes []experiment.NodeCounters
-	var sendDrops, truncated int64
+	var sendDrops, truncated, lossData, lossCtrl int64
 	for _, w := range ws {
 		for _, r := range w.rep.Deliveries {
 			experiment.PutStamp(payload, experiment.Stamp{Sender: r.Sender, Group: r.Group, Index: r.Index, Sent: r.Sent})
@@ -259,6 +259,8 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 		}
 		nodes = append(nodes, experiment.NodeCounters{Node: w.id, Alive: true, Layers: w.rep.Layers, Net: w.rep.Net})
 		sendDrops += w.rep.Transport.SendDrops
+		lossData += w.rep.LossData
+		lossCtrl += w.rep.LossControl
 		truncated += w.rep.Transport.Truncated
 		if !w.done {
 			notes = append(notes, fmt.Sprintf("worker %v stopped before it had everything: delivered %d of %d", w.id, w.rep.Delivered, w.rep.Expected))
@@ -271,7 +273,7 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 	}
 	return col.Finish(experiment.Outcome{
 		Spec: spec.String(), Network: "udp", End: end, Wall: wall,
-		Nodes: nodes, DroppedOverflow: sendDrops, Notes: notes,
+		Nodes: nodes, DroppedByModel: lossData, DroppedControl: lossCtrl, DroppedOverflow: sendDrops, Notes: notes,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/layercast/layercast/experiment"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
 	"github.com/layercast/layercast/transport/udp"
 )
 
@@ -171,7 +173,17 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	}
 	closeNode := sync.OnceFunc(nd.Close)
 	defer closeNode()
-	tr.SetSink(nd)
+	var loss *lossySink
+	if sc.Loss != "" && sc.Loss != "none" {
+		model, err := sim.ParseLoss(sc.Loss)
+		if err != nil {
+			return fmt.Errorf("worker %v: loss: %v", self, err)
+		}
+		loss = &lossySink{nd: nd, model: model, self: self, rng: rand.New(rand.NewPCG(sc.Seed, uint64(self)))}
+		tr.SetSink(loss)
+	} else {
+		tr.SetSink(nd)
+	}
 	views := make(map[event.GroupID]*event.ViewInfo, len(asg.Groups))
 	for g, ms := range asg.Groups {
 		views[g] = &event.ViewInfo{Group: g, ID: 1, Members: ms, Joined: ms}
@@ -242,6 +254,11 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 		sent = <-sendDone // a Cast blocked by back-pressure returns once the node is closed
 	}
 	rep.Transport = tr.Stats()
+	if loss != nil {
+		loss.mu.Lock()
+		rep.LossData, rep.LossControl = loss.data, loss.ctrl
+		loss.mu.Unlock()
+	}
 	rep.Sent = sent
 	rep.Deliveries = recs
 	rep.Delivered = delivered.Load()
@@ -340,3 +357,48 @@ func send(nd *stack.Node, sc experiment.Scenario, groups []event.GroupID, self e
 	}
 	return out
 }
+
+// lossySink applies the scenario's loss model (sim.ParseLoss syntax) to the
+// packets this node receives, before its stack sees them, so --loss means
+// on the udp network what it means on the simulator: every packet, data or
+// control, is dropped at the receiver with the model's probability.
+type lossySink struct {
+	nd    *stack.Node
+	self  event.NodeID
+	mu    sync.Mutex // several reader goroutines
+	model sim.LossModel
+	rng   *rand.Rand
+	data  int64
+	ctrl  int64
+}
+
+// Input drops packets by the model and hands the rest to the node.
+func (l *lossySink) Input(b *stack.Batch) bool {
+	keep := b.Pkts[:0]
+	l.mu.Lock()
+	for _, p := range b.Pkts {
+		f, err := stack.ParseFrame(p)
+		// Our own multicasts, looped back, are not network traffic (the
+		// stack drops them): the model leaves them alone.
+		own := err == nil && f.Src == l.self && f.Kind == event.Cast
+		if own || !l.model.Drop(l.self, l.rng) {
+			keep = append(keep, p)
+			continue
+		}
+		if err == nil && f.Control {
+			l.ctrl++
+		} else {
+			l.data++
+		}
+	}
+	l.mu.Unlock()
+	b.Pkts = keep
+	if len(keep) == 0 {
+		b.Release()
+		return true
+	}
+	return l.nd.Input(b)
+}
+
+// Wake passes the transport's wake-up to the node.
+func (l *lossySink) Wake() { l.nd.Wake() }
