@@ -64,6 +64,12 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	if err := CheckMulticast(Interface); err != nil {
 		return nil, err
 	}
+	if len(sc.Faults) > 0 {
+		return nil, fmt.Errorf("udp network: faults (%s) are simulator-only for now; run them with --network sim", strings.Join(sc.Faults, ", "))
+	}
+	if sc.Capacity != "" && sc.Capacity != "none" && sc.Capacity != "unlimited" {
+		return nil, fmt.Errorf("udp network: --capacity %s is a simulator setting; on udp the machine's own capacity applies", sc.Capacity)
+	}
 	asg, err := experiment.Assign(sc)
 	if err != nil {
 		return nil, err
@@ -267,7 +273,7 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 		}
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Node < nodes[j].Node })
-	notes = append(notes, fmt.Sprintf("udp: %d processes on %s, multicast on %s; times are wall-clock; drops in the kernel's receive buffers are not counted (dropped_overflow counts only send-side drops: %d)", len(ws), "127.0.0.1", Interface, sendDrops))
+	notes = append(notes, fmt.Sprintf("udp: %d processes on %s, multicast on %s; times are wall-clock, latency and jitter are the host's own (the scenario's latency only sets the arrival estimate recovery latencies count from); drops in the kernel's receive buffers are not counted (dropped_overflow counts only send-side drops: %d)", len(ws), "127.0.0.1", Interface, sendDrops))
 	if truncated > 0 {
 		notes = append(notes, fmt.Sprintf("udp: %d datagrams longer than the transport's MaxPacket dropped", truncated))
 	}
