@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/layercast/layercast/event"
@@ -207,4 +211,95 @@ func (p *bufPool) put(pb *pktBuf) {
 		return
 	}
 	p.free[pb.class] = append(p.free[pb.class], pb)
+}
+
+// ParseCapacity parses a capacity written as comma-separated key=value
+// pairs, for scenario files and flags:
+//
+//	send_pps=20000, send_bps=125MB, send_queue=512, high_water=256,
+//	recv_pps=10000, recv_bps=50MB, recv_buffer=1000, recv_buffer_bytes=2MiB
+//
+// Rates in bytes per second and buffer bytes take the units B, KB, MB, GB,
+// KiB, MiB, GiB. Keys left out stay unlimited; "unlimited" alone is the zero
+// Capacity.
+func ParseCapacity(text string) (Capacity, error) {
+	var c Capacity
+	s := strings.TrimSpace(text)
+	if s == "unlimited" {
+		return c, nil
+	}
+	if s == "" {
+		return c, fmt.Errorf("empty capacity; use unlimited or key=value pairs such as recv_pps=1000,recv_buffer=100")
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || v == "" {
+			return Capacity{}, fmt.Errorf("capacity %q: %q is not key=value", s, strings.TrimSpace(kv))
+		}
+		var err error
+		switch k {
+		case "send_pps":
+			c.SendPPS, err = parseCount(v)
+		case "recv_pps":
+			c.RecvPPS, err = parseCount(v)
+		case "send_bps":
+			c.SendBps, err = parseBytes(v)
+		case "recv_bps":
+			c.RecvBps, err = parseBytes(v)
+		case "send_queue", "high_water", "recv_buffer":
+			var f float64
+			f, err = parseCount(v)
+			n := int(f)
+			if err == nil && float64(n) != f {
+				err = fmt.Errorf("%q is not a whole number of packets", v)
+			}
+			switch k {
+			case "send_queue":
+				c.SendQueue = n
+			case "high_water":
+				c.HighWater = n
+			default:
+				c.RecvBuffer = n
+			}
+		case "recv_buffer_bytes":
+			var f float64
+			f, err = parseBytes(v)
+			c.RecvBufferBytes = int(f)
+		default:
+			return Capacity{}, fmt.Errorf("capacity %q: unknown key %q; use send_pps, send_bps, send_queue, high_water, recv_pps, recv_bps, recv_buffer or recv_buffer_bytes", s, k)
+		}
+		if err != nil {
+			return Capacity{}, fmt.Errorf("capacity %q: %s: %v", s, k, err)
+		}
+	}
+	return c, nil
+}
+
+func parseCount(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) || f > 1e12 {
+		return 0, fmt.Errorf("%q is not a number between 0 and 1e12", v)
+	}
+	return f, nil
+}
+
+func parseBytes(v string) (float64, error) {
+	i := 0
+	for i < len(v) && (v[i] >= '0' && v[i] <= '9' || v[i] == '.') {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("%q is not a size such as 1500, 50KB or 1MiB", v)
+	}
+	mult := map[string]float64{"": 1, "B": 1, "KB": 1e3, "kB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}
+	m, ok := mult[strings.TrimSpace(v[i:])]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q in %q; use B, KB, MB, GB, KiB, MiB or GiB", strings.TrimSpace(v[i:]), v)
+	}
+	f, err := parseCount(v[:i])
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size such as 1500, 50KB or 1MiB", v)
+	}
+	return f * m, nil
 }

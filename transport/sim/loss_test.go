@@ -133,3 +133,28 @@ func TestParseLoss(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCapacity(t *testing.T) {
+	c, err := ParseCapacity("send_pps=20000, send_bps=125MB, send_queue=512, high_water=256, recv_pps=1e4, recv_bps=50KiB, recv_buffer=1000, recv_buffer_bytes=2MiB")
+	want := Capacity{SendPPS: 20000, SendBps: 125e6, SendQueue: 512, HighWater: 256, RecvPPS: 1e4, RecvBps: 50 * 1024, RecvBuffer: 1000, RecvBufferBytes: 2 << 20}
+	if err != nil || c != want {
+		t.Errorf("ParseCapacity = %+v, %v; want %+v", c, err, want)
+	}
+	if c, err := ParseCapacity("unlimited"); err != nil || c != (Capacity{}) {
+		t.Errorf("ParseCapacity(unlimited) = %+v, %v", c, err)
+	}
+	bad := map[string]string{
+		"":                    "empty capacity",
+		"recv_pps":            "is not key=value",
+		"recv_ppps=10":        `unknown key "recv_ppps"`,
+		"recv_pps=-1":         "not a number",
+		"recv_buffer=1.5":     "not a whole number",
+		"send_bps=10Mb":       `unknown unit "Mb"`,
+		"recv_buffer_bytes=x": "not a size",
+	}
+	for in, w := range bad {
+		if _, err := ParseCapacity(in); err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("ParseCapacity(%q) error %v, want one containing %q", in, err, w)
+		}
+	}
+}
