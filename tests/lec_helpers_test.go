@@ -62,3 +62,13 @@ func figures(rep *experiment.Report) lecFigures {
 func (f lecFigures) String() string {
 	return fmtFigures(f)
 }
+
+// ricochetSpec is specs/ricochet.stack as a spec string.
+func ricochetSpec(t testing.TB) string {
+	t.Helper()
+	sp, err := compose.Load("../specs/ricochet.stack")
+	if err != nil {
+		t.Fatalf("compose.Load(specs/ricochet.stack) = %v", err)
+	}
+	return sp.String()
+}

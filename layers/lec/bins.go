@@ -41,7 +41,7 @@ func (l *Layer) setNeighbourhood(nb *event.Neighbourhood) {
 		groups = append(groups, r.Groups)
 		sizes = append(sizes, len(ms))
 	}
-	plans := planBins(groups, sizes, l.cfg.C)
+	plans := planBins(groups, sizes, func(event.GroupID) float64 { return l.cfg.C })
 	l.bins = l.bins[:0]
 	clear(l.groupBins)
 	for _, p := range plans {

@@ -103,6 +103,8 @@ type Layer struct {
 	lostHd int
 
 	work    []id // newly present ids whose waiting repairs must be rechecked
+	idBuf   []id // a repair's ids while it is parsed
+	missBuf []id
 	scratch []byte
 	dests   []event.NodeID
 

@@ -25,14 +25,14 @@ const eps = 1e-9
 
 // planBins is Algorithm 1 of the paper (section 4.1.2). regions[i] are the
 // group sets of the node's regions and sizes[i] their sizes without the node
-// itself; c is the per-group c of the rate-of-fire. For each populated region
+// itself; c gives each group's c of its rate-of-fire (r, c). For each populated region
 // Ri, most groups first, and its group set Rt = Ri: the bin of Rt selects
 // cmin = min over G in Rt of c_G^Ri targets from Ri, the groups whose
 // remainder is cmin leave Rt, the others keep c_G^Ri - cmin, and the next
-// (smaller) Rt compensates. c_G^Ri = c * |Ri| / |G|: proportional to the
+// (smaller) Rt compensates. c_G^Ri = c_G * |Ri| / |G|: proportional to the
 // region's share of the group, so the targets over all regions of G sum to
 // c (stratified sampling).
-func planBins(regions [][]event.GroupID, sizes []int, c float64) []*binPlan {
+func planBins(regions [][]event.GroupID, sizes []int, c func(event.GroupID) float64) []*binPlan {
 	gsize := map[event.GroupID]int{}
 	for i, gs := range regions {
 		for _, g := range gs {
@@ -54,7 +54,7 @@ func planBins(regions [][]event.GroupID, sizes []int, c float64) []*binPlan {
 		clear(rem)
 		rt := slices.Clone(regions[ri])
 		for _, g := range rt {
-			rem[g] = c * float64(sizes[ri]) / float64(gsize[g])
+			rem[g] = c(g) * float64(sizes[ri]) / float64(gsize[g])
 		}
 		for len(rt) > 0 {
 			cmin := rem[rt[0]]

@@ -26,8 +26,9 @@ func (l *Layer) onRepair(b []byte) {
 		l.c.malformed.Inc()
 		return
 	}
-	ids := make([]id, n)
-	var missing []id
+	ids := slices.Grow(l.idBuf[:0], n)[:n]
+	missing := l.missBuf[:0]
+	defer func() { l.idBuf, l.missBuf = ids[:0], missing[:0] }()
 	for i := range ids {
 		p := body[i*idSize:]
 		k := id{group: event.GroupID(binary.BigEndian.Uint32(p)), sender: event.NodeID(binary.BigEndian.Uint32(p[4:])), seq: binary.BigEndian.Uint32(p[8:])}
@@ -53,7 +54,7 @@ func (l *Layer) onRepair(b []byte) {
 		l.recoverOne(ids, xor, lenx, missing[0], "lec", false)
 		l.drain()
 	default:
-		r := &repair{ids: ids, missing: missing, xor: slices.Clone(xor), lenx: lenx, at: now}
+		r := &repair{ids: slices.Clone(ids), missing: slices.Clone(missing), xor: slices.Clone(xor), lenx: lenx, at: now}
 		l.bufferUnusable(r)
 		l.tryPair(r)
 		l.drain()
