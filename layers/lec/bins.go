@@ -28,6 +28,10 @@ type instance struct {
 // runs on every membership change; partly filled bins are dropped.
 func (l *Layer) setNeighbourhood(nb *event.Neighbourhood) {
 	l.regions = l.regions[:0]
+	l.member = make(map[event.GroupID]bool, len(nb.Groups))
+	for _, g := range nb.Groups {
+		l.member[g] = true
+	}
 	groups := make([][]event.GroupID, 0, len(nb.Local))
 	sizes := make([]int, 0, len(nb.Local))
 	for _, r := range nb.Local {

@@ -5,6 +5,21 @@
 // that lost a packet usually gets it back from its neighbours within tens of
 // milliseconds, whatever the number of groups. It sits below a reactive NAK
 // layer (reliable) that fetches the rest.
+//
+// Regions and group sizes come from the Regions event's Neighbourhood (the
+// node itself excluded, section 4.2.3); Algorithm 1 (planBins) turns them
+// into repair bins. Repairs travel point-to-point as Control sends: QSM's
+// control-before-data lets them overtake queued data, which is what keeps
+// recovery in milliseconds, and a repair is never wrong to process early (a
+// packet it rebuilds that then arrives is dropped as a duplicate).
+//
+// Counters: data_in, data_sent, xors (two-input XORs into bins; XORs per
+// data packet, Figure 11, is xors/data_in), repairs_built, repairs_sent,
+// repairs_received, recovered (all LEC recoveries, tagged Recovery.By "lec"),
+// recovered_xor2 (those from two repairs, section 4.2.8), loss_discovered,
+// unusable_buffered, unusable_evicted, repairs_stale (a packet in it is no
+// longer held), repairs_redundant, repairs_foreign, duplicates, malformed,
+// peak_buffer_bytes (held data plus unusable repairs).
 package lec
 
 import (
@@ -80,6 +95,7 @@ type Layer struct {
 	// Regions (members without the node itself) and the repair bins of
 	// Algorithm 1, indexed by the groups whose data they collect.
 	regions   [][]event.NodeID
+	member    map[event.GroupID]bool // the node's groups, once a neighbourhood is in
 	bins      []*bin
 	groupBins map[event.GroupID][]*bin
 
@@ -114,7 +130,7 @@ type Layer struct {
 type counters struct {
 	dataIn, dataSent, repairsSent, repairsReceived, xors, recovered, recoveredXor2,
 	unusableBuffered, unusableEvicted, lossDiscovered, peakBuffer, repairsStale,
-	repairsRedundant, duplicates, malformed, repairsBuilt *stack.Counter
+	repairsRedundant, repairsForeign, duplicates, malformed, repairsBuilt *stack.Counter
 }
 
 type heldPkt struct {
@@ -165,7 +181,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		recoveredXor2: ctx.Counter("recovered_xor2"), unusableBuffered: ctx.Counter("unusable_buffered"),
 		unusableEvicted: ctx.Counter("unusable_evicted"), lossDiscovered: ctx.Counter("loss_discovered"),
 		peakBuffer: ctx.Counter("peak_buffer_bytes"), repairsStale: ctx.Counter("repairs_stale"),
-		repairsRedundant: ctx.Counter("repairs_redundant"), duplicates: ctx.Counter("duplicates"),
+		repairsRedundant: ctx.Counter("repairs_redundant"), repairsForeign: ctx.Counter("repairs_foreign"), duplicates: ctx.Counter("duplicates"),
 		malformed: ctx.Counter("malformed"),
 	}
 	return nil

@@ -33,6 +33,12 @@ func (l *Layer) onRepair(b []byte) {
 		p := body[i*idSize:]
 		k := id{group: event.GroupID(binary.BigEndian.Uint32(p)), sender: event.NodeID(binary.BigEndian.Uint32(p[4:])), seq: binary.BigEndian.Uint32(p[8:])}
 		ids[i] = k
+		if l.member != nil && !l.member[k.group] {
+			// A group this node is not in (views differ for a while
+			// around a change): never recover into it.
+			l.c.repairsForeign.Inc()
+			return
+		}
 		if l.stream(streamKey{k.group, k.sender}).has(k.seq) {
 			if l.held[k] == nil {
 				// Present but no longer kept: this repair can never be used.
