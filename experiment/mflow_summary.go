@@ -51,6 +51,8 @@ func SummarizeMflow(rep *Report, nodes []NodeCounters) {
 		s.AcksPerMsg = round6(float64(s.AcksSent) / float64(s.Casts))
 		s.Efficiency = round6(float64(s.Casts) / float64(s.Casts+s.AcksSent))
 	}
+	rep.SetLayerRatio("mflow", "acks_per_msg", s.AcksPerMsg)
+	rep.SetLayerRatio("mflow", "efficiency", s.Efficiency)
 	// Per receiver over all senders, from the summed counters: the one
 	// whose credit ran out most often (ties: the longer wait).
 	var best mflowHold

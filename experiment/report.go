@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"encoding/json"
+
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
@@ -47,6 +49,10 @@ type Report struct {
 	Backpressure int64 `json:"backpressure"`
 	// Layers holds every layer's counters summed over nodes.
 	Layers map[string]map[string]int64 `json:"layers"`
+	// LayerRatios are per-layer figures that are not sums (acks per
+	// message, efficiency), set by summarizers. In JSON they appear inside
+	// the layer's object under "layers", next to its counters.
+	LayerRatios map[string]map[string]float64 `json:"-"`
 	// Network-level counters (packets).
 	Net NetReport `json:"net"`
 	// Notes are remarks from the harness and the summarizers.
@@ -148,4 +154,48 @@ func (r *Report) Mask() *Report {
 	c := *r
 	c.WallSeconds = 0
 	return &c
+}
+
+// SetLayerRatio records a non-summable per-layer figure (see LayerRatios).
+func (r *Report) SetLayerRatio(layer, name string, v float64) {
+	if r.LayerRatios == nil {
+		r.LayerRatios = map[string]map[string]float64{}
+	}
+	m := r.LayerRatios[layer]
+	if m == nil {
+		m = map[string]float64{}
+		r.LayerRatios[layer] = m
+	}
+	m[name] = v
+}
+
+// MarshalJSON writes the report with LayerRatios merged into "layers", so
+// that e.g. layers.mflow.acks_per_msg sits beside layers.mflow.acks_sent.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	type plain Report // no methods: avoids recursion
+	if len(r.LayerRatios) == 0 {
+		return json.Marshal((*plain)(r))
+	}
+	merged := make(map[string]map[string]any, len(r.Layers))
+	for l, m := range r.Layers {
+		o := make(map[string]any, len(m))
+		for k, v := range m {
+			o[k] = v
+		}
+		merged[l] = o
+	}
+	for l, m := range r.LayerRatios {
+		o := merged[l]
+		if o == nil {
+			o = map[string]any{}
+			merged[l] = o
+		}
+		for k, v := range m {
+			o[k] = v
+		}
+	}
+	return json.Marshal(&struct {
+		*plain
+		Layers map[string]map[string]any `json:"layers"`
+	}{(*plain)(r), merged})
 }

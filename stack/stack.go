@@ -48,7 +48,7 @@ type Config struct {
 
 // Stack is one node's protocol stack: the steppable core. It is not safe for
 // concurrent use: the simulator drives many stacks from one goroutine, and
-// Node (runner.go) wraps one stack in a goroutine for real networks.
+// Node (node.go) wraps one stack in a goroutine for real networks.
 //
 // Every input method (Receive, Tick, Cast, Send, Join, Leave, InstallView,
 // Pump) runs every layer's reaction to completion before it returns: events
@@ -160,6 +160,9 @@ func (s *Stack) Next() event.Time { return s.timers.next() }
 
 // Tick fires every timer that is due.
 func (s *Stack) Tick() {
+	if s.closed {
+		return
+	}
 	s.now = s.clock.Now()
 	for {
 		layer, key, ok := s.timers.pop(s.now)

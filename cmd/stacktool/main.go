@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -34,7 +35,17 @@ func newApp() *cli.App {
 		// Errors are printed once, by main, as one line.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return fmt.Errorf("%v (see 'stacktool %s --help')", err, c.Command.Name)
+			return fmt.Errorf("%v (see 'stacktool --help')", err)
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			names := make([]string, 0, len(commands))
+			for _, cmd := range commands {
+				if !cmd.Hidden {
+					names = append(names, cmd.Name)
+				}
+			}
+			fmt.Fprintf(os.Stderr, "stacktool: unknown command %q; commands are: %s\n", name, strings.Join(names, ", "))
+			os.Exit(2)
 		},
 	}
 }
