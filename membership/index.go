@@ -87,6 +87,39 @@ func (x *Index) Join(n event.NodeID, g event.GroupID) bool {
 	return true
 }
 
+// JoinMany adds n to every group in gs and moves it to its new region once.
+// Joining d groups one at a time would create (and later drop) d
+// intermediate regions, each costing O(d); this costs O(d log d). It reports
+// whether anything changed.
+func (x *Index) JoinMany(n event.NodeID, gs []event.GroupID) bool {
+	nd := x.nodes[n]
+	if nd == nil {
+		nd = &node{id: n}
+		x.nodes[n] = nd
+	}
+	changed := false
+	for _, g := range gs {
+		i, found := slices.BinarySearch(nd.groups, g)
+		if found {
+			continue
+		}
+		changed = true
+		nd.groups = slices.Insert(nd.groups, i, g)
+		gr := x.groups[g]
+		if gr == nil {
+			gr = &group{id: g, regions: map[event.RegionID]*region{}}
+			x.groups[g] = gr
+		}
+		j, _ := slices.BinarySearch(gr.members, n)
+		gr.members = slices.Insert(gr.members, j, n)
+		x.touchGroup(gr)
+	}
+	if changed {
+		x.move(nd)
+	}
+	return changed
+}
+
 // Leave removes n from g. It reports whether anything changed.
 func (x *Index) Leave(n event.NodeID, g event.GroupID) bool {
 	nd := x.nodes[n]
@@ -479,9 +512,7 @@ func Static(views map[event.GroupID]*event.ViewInfo) map[event.NodeID]*event.Nei
 	}
 	slices.Sort(nodes)
 	for _, n := range nodes {
-		for _, g := range byNode[n] {
-			x.Join(n, g)
-		}
+		x.JoinMany(n, byNode[n])
 	}
 	x.Commit()
 	out := make(map[event.NodeID]*event.Neighbourhood, len(nodes))
