@@ -156,7 +156,12 @@ func (s *Stack) Self() event.NodeID { return s.self }
 func (s *Stack) Now() event.Time { return s.now }
 
 // Next is when the stack next needs Tick (event.Never if no timer is set).
-func (s *Stack) Next() event.Time { return s.timers.next() }
+func (s *Stack) Next() event.Time {
+	if s.closed {
+		return event.Never // a closed stack fires no more timers
+	}
+	return s.timers.next()
+}
 
 // Tick fires every timer that is due.
 func (s *Stack) Tick() {

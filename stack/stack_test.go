@@ -235,3 +235,17 @@ func TestHoldOffStopsCasts(t *testing.T) {
 		t.Fatalf("Flow callbacks = %v", flows)
 	}
 }
+
+func TestClosedStackFiresNoTimers(t *testing.T) {
+	net := sim.New(sim.Config{Seed: 1})
+	nd := net.AddNode(1)
+	tl := &timerLayer{}
+	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "t", Layer: tl}}})
+	nd.Attach(st)
+	net.At(0, func() { tl.Ctx.SetTimer(10*time.Millisecond, 1) })
+	net.At(event.Time(5*time.Millisecond), func() { st.Close() })
+	net.Run(time.Second) // must end: a closed stack asks for no wake-ups
+	if len(tl.fired) != 0 || st.Next() != event.Never {
+		t.Fatalf("after Close: fired %v, Next %v", tl.fired, st.Next())
+	}
+}
