@@ -23,44 +23,44 @@ func TestEveryMemberDeliversInSendOrder(t *testing.T) {
 				{Group: 3, ID: 1, Members: []event.NodeID{1, 3, 5, 7, 9}},
 			}
 			for _, v := range views {
-				c.install(v)
+				c.Install(v)
 			}
 			sent := map[event.GroupID]map[event.NodeID]uint32{}
 			const count = 300
 			for _, s := range []event.NodeID{1, 2, 3} {
-				c.castLoop(s, 1, count, time.Millisecond, 100, sent)
+				c.CastLoop(s, 1, count, time.Millisecond, 100, sent)
 			}
 			for _, s := range []event.NodeID{4, 9} {
-				c.castLoop(s, 2, count, time.Millisecond, 200, sent)
+				c.CastLoop(s, 2, count, time.Millisecond, 200, sent)
 			}
 			for _, s := range []event.NodeID{5, 7} {
-				c.castLoop(s, 3, count, time.Millisecond, 50, sent)
+				c.CastLoop(s, 3, count, time.Millisecond, 50, sent)
 			}
 			lastSend := event.Time(count * time.Millisecond)
-			c.net.Run(5 * time.Second)
-			c.checkExactlyOnce(views, sent, true)
-			if bound := lastSend + event.Time(time.Second); c.lastDel > bound {
-				t.Errorf("last delivery at %v, want by %v", c.lastDel, bound)
+			c.Net.Run(5 * time.Second)
+			c.CheckExactlyOnce(views, sent, true)
+			if bound := lastSend + event.Time(time.Second); c.LastDel > bound {
+				t.Errorf("last delivery at %v, want by %v", c.LastDel, bound)
 			}
-			all := c.all()
-			if r := c.counter("fifo", "reordered", all...); r == 0 {
+			all := c.All()
+			if r := c.Counter("fifo", "reordered", all...); r == 0 {
 				t.Errorf("reordered = 0: the test did not exercise the reorder buffer")
 			}
 			for _, id := range all {
-				if b := c.counter("fifo", "buffer_bytes", id); b != 0 {
+				if b := c.Counter("fifo", "buffer_bytes", id); b != 0 {
 					t.Errorf("node %v: fifo still holds %d bytes", id, b)
 				}
-				if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+				if b := c.Counter("reliable", "buffer_bytes", id); b != 0 {
 					t.Errorf("node %v: reliable still holds %d bytes", id, b)
 				}
 			}
-			if p := c.counter("fifo", "peak_buffer_bytes", all...); p == 0 {
+			if p := c.Counter("fifo", "peak_buffer_bytes", all...); p == 0 {
 				t.Errorf("peak_buffer_bytes = 0")
 			}
 			t.Logf("loss %v: loss_discovered %d, recovered_nak %d, naks %d, retransmissions %d, digests %d, reordered %d, last delivery %v",
-				tc.loss, c.counter("reliable", "loss_discovered", all...), c.counter("reliable", "recovered_nak", all...),
-				c.counter("reliable", "naks_sent", all...), c.counter("reliable", "retransmissions", all...),
-				c.counter("reliable", "stability_msgs", all...), c.counter("fifo", "reordered", all...), c.lastDel)
+				tc.loss, c.Counter("reliable", "loss_discovered", all...), c.Counter("reliable", "recovered_nak", all...),
+				c.Counter("reliable", "naks_sent", all...), c.Counter("reliable", "retransmissions", all...),
+				c.Counter("reliable", "stability_msgs", all...), c.Counter("fifo", "reordered", all...), c.LastDel)
 		})
 	}
 }
@@ -81,31 +81,31 @@ func TestJoinerStartsWhereItJoined(t *testing.T) {
 	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
 	loss := dropWhen{rx: map[event.NodeID]bool{5: true}, on: func() bool { return net.Now() >= from && net.Now() < to }}
 	c := newCluster(t, sim.Config{Seed: 8, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: loss}, 5, fifoEntries(nil))
-	net = c.net
+	net = c.Net
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.install(v1)
+	c.Install(v1)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(1, 1, 20, time.Millisecond, 64, sent)
-	c.castLoop(2, 1, 20, time.Millisecond, 64, sent)
-	c.net.RunUntil(from)
+	c.CastLoop(1, 1, 20, time.Millisecond, 64, sent)
+	c.CastLoop(2, 1, 20, time.Millisecond, 64, sent)
+	c.Net.RunUntil(from)
 	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}}
-	c.install(v2)
-	c.castLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40: all lost at node 5
-	c.net.RunUntil(to - event.Time(10*time.Millisecond))
-	if n := len(c.got[5][1][1]); n != 0 {
+	c.Install(v2)
+	c.CastLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40: all lost at node 5
+	c.Net.RunUntil(to - event.Time(10*time.Millisecond))
+	if n := len(c.Got[5][1][1]); n != 0 {
 		t.Fatalf("joiner delivered %d of sender 1's view-2 messages, want 0 (all lost)", n)
 	}
 	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
 	for _, id := range v3.Members {
-		c.stacks[id].InstallView(v3)
+		c.Stacks[id].InstallView(v3)
 	}
 	// 41..100, tagged view 3, slowly: some reach fifo at node 5 before
 	// reliable has recovered 21..40, so fifo must ask where 1's stream starts
-	c.castLoop(1, 1, 100, 5*time.Millisecond, 64, sent)
-	c.castLoop(2, 1, 50, time.Millisecond, 64, sent) // 21..50: sender 2 cast nothing in view 2
-	c.net.Run(2 * time.Second)
+	c.CastLoop(1, 1, 100, 5*time.Millisecond, 64, sent)
+	c.CastLoop(2, 1, 50, time.Millisecond, 64, sent) // 21..50: sender 2 cast nothing in view 2
+	c.Net.Run(2 * time.Second)
 	for s, first := range map[event.NodeID]uint32{1: 21, 2: 21} {
-		got := c.got[5][1][s]
+		got := c.Got[5][1][s]
 		want := sent[1][s] - first + 1
 		if uint32(len(got)) != want {
 			t.Errorf("joiner delivered %d messages from %v, want %d", len(got), s, want)
@@ -118,10 +118,10 @@ func TestJoinerStartsWhereItJoined(t *testing.T) {
 			}
 		}
 	}
-	if n := c.counter("fifo", "floor_requests", 5); n != 1 {
+	if n := c.Counter("fifo", "floor_requests", 5); n != 1 {
 		t.Errorf("joiner made %d floor requests, want 1 (for sender 1)", n)
 	}
-	c.checkExactlyOnce([]*event.ViewInfo{{Group: 1, Members: []event.NodeID{2, 3}}}, sent, true)
+	c.CheckExactlyOnce([]*event.ViewInfo{{Group: 1, Members: []event.NodeID{2, 3}}}, sent, true)
 }
 
 // A sender that leaves while a receiver holds its later messages behind a
@@ -132,34 +132,34 @@ func TestDepartedSenderIsReleased(t *testing.T) {
 		return net.Now() >= event.Time(10*time.Millisecond) && net.Now() < event.Time(11*time.Millisecond)
 	}}
 	c := newCluster(t, sim.Config{Seed: 2, Latency: time.Millisecond, Loss: loss}, 3, fifoEntries(nil))
-	net = c.net
+	net = c.Net
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}}
-	c.install(v1)
+	c.Install(v1)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(3, 1, 20, time.Millisecond, 64, sent)
-	c.net.At(event.Time(12*time.Millisecond), func() { c.net.Crash(3) })
-	c.net.Run(500 * time.Millisecond)
-	if b := c.counter("fifo", "buffer_bytes", 2); b == 0 {
+	c.CastLoop(3, 1, 20, time.Millisecond, 64, sent)
+	c.Net.At(event.Time(12*time.Millisecond), func() { c.Net.Crash(3) })
+	c.Net.Run(500 * time.Millisecond)
+	if b := c.Counter("fifo", "buffer_bytes", 2); b == 0 {
 		t.Fatalf("node 2 holds nothing behind the lost message; the test needs it to")
 	}
 	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2}}
-	c.install(v2)
-	if b := c.counter("fifo", "buffer_bytes", 2); b != 0 {
+	c.Install(v2)
+	if b := c.Counter("fifo", "buffer_bytes", 2); b != 0 {
 		t.Errorf("node 2 still holds %d bytes of a departed sender", b)
 	}
-	if r := c.counter("fifo", "released", 2); r == 0 {
+	if r := c.Counter("fifo", "released", 2); r == 0 {
 		t.Errorf("released = 0")
 	}
-	naks := c.counter("reliable", "naks_sent", 1, 2)
-	c.net.Run(time.Second)
-	if n := c.counter("reliable", "naks_sent", 1, 2); n != naks {
+	naks := c.Counter("reliable", "naks_sent", 1, 2)
+	c.Net.Run(time.Second)
+	if n := c.Counter("reliable", "naks_sent", 1, 2); n != naks {
 		t.Errorf("%d NAKs to the departed sender after the view", n-naks)
 	}
 }
 
 func TestMalformedHeadersAreDropped(t *testing.T) {
 	c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
-	c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	bad := []struct {
 		k event.Kind
 		b []byte
@@ -172,9 +172,9 @@ func TestMalformedHeadersAreDropped(t *testing.T) {
 		{event.Cast, []byte{77}},
 	}
 	for _, b := range bad {
-		c.stacks[1].Inject(0, true, event.Event{Kind: b.k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b.b)})
+		c.Stacks[1].Inject(0, true, event.Event{Kind: b.k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b.b)})
 	}
-	if n := c.counter("fifo", "malformed", 1); n != int64(len(bad)) {
+	if n := c.Counter("fifo", "malformed", 1); n != int64(len(bad)) {
 		t.Errorf("malformed = %d, want %d", n, len(bad))
 	}
 }
@@ -192,21 +192,21 @@ func TestBaselineShape(t *testing.T) {
 		}
 		slices.Sort(v.Members)
 		views = append(views, v)
-		c.install(v)
+		c.Install(v)
 	}
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
 	for _, v := range views {
 		for _, s := range v.Members {
-			c.castLoop(s, v.Group, 200, 10*time.Millisecond, 100, sent) // 100 msgs/s per sender per group, 2s
+			c.CastLoop(s, v.Group, 200, 10*time.Millisecond, 100, sent) // 100 msgs/s per sender per group, 2s
 		}
 	}
-	c.net.Run(4 * time.Second)
-	c.checkExactlyOnce(views, sent, true)
-	if bound := event.Time(2*time.Second + 500*time.Millisecond); c.lastDel > bound {
-		t.Errorf("last delivery at %v, want by %v", c.lastDel, bound)
+	c.Net.Run(4 * time.Second)
+	c.CheckExactlyOnce(views, sent, true)
+	if bound := event.Time(2*time.Second + 500*time.Millisecond); c.LastDel > bound {
+		t.Errorf("last delivery at %v, want by %v", c.LastDel, bound)
 	}
-	for _, id := range c.all() {
-		if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+	for _, id := range c.All() {
+		if b := c.Counter("reliable", "buffer_bytes", id); b != 0 {
 			t.Errorf("node %v: reliable still holds %d bytes", id, b)
 		}
 	}
@@ -220,14 +220,14 @@ func FuzzFifoUp(f *testing.F) {
 	f.Add([]byte{2, 'x'}, true)
 	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
 		c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
-		c.lax = true
-		c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+		c.Lax = true
+		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 		k := event.Send
 		if cast {
 			k = event.Cast
 		}
-		c.stacks[1].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
-		c.net.Run(time.Second)
-		c.stacks[1].Close()
+		c.Stacks[1].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
+		c.Net.Run(time.Second)
+		c.Stacks[1].Close()
 	})
 }

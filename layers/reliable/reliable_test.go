@@ -25,39 +25,39 @@ func TestEveryMemberDeliversEveryMessageOnce(t *testing.T) {
 			c := newCluster(t, sim.Config{Seed: 11, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: loss}}, 9, relEntries(nil))
 			views := threeGroups()
 			for _, v := range views {
-				c.install(v)
+				c.Install(v)
 			}
 			sent := map[event.GroupID]map[event.NodeID]uint32{}
 			const count = 300
 			for _, s := range []event.NodeID{1, 2, 3} {
-				c.castLoop(s, 1, count, time.Millisecond, 100, sent)
+				c.CastLoop(s, 1, count, time.Millisecond, 100, sent)
 			}
 			for _, s := range []event.NodeID{4, 9} {
-				c.castLoop(s, 2, count, 2*time.Millisecond, 200, sent)
+				c.CastLoop(s, 2, count, 2*time.Millisecond, 200, sent)
 			}
 			for _, s := range []event.NodeID{5, 7} {
-				c.castLoop(s, 3, count, time.Millisecond, 50, sent)
+				c.CastLoop(s, 3, count, time.Millisecond, 50, sent)
 			}
 			lastSend := event.Time(2 * count * time.Millisecond)
-			c.net.Run(5 * time.Second)
-			c.checkExactlyOnce(views, sent, false)
+			c.Net.Run(5 * time.Second)
+			c.CheckExactlyOnce(views, sent, false)
 			// recovery bound after the last send: a few NAK rounds
-			if bound := lastSend + event.Time(time.Second); c.lastDel > bound {
-				t.Errorf("last delivery at %v, want by %v", c.lastDel, bound)
+			if bound := lastSend + event.Time(time.Second); c.LastDel > bound {
+				t.Errorf("last delivery at %v, want by %v", c.LastDel, bound)
 			}
-			all := c.all()
-			if d := c.counter("reliable", "loss_discovered", all...); d == 0 {
+			all := c.All()
+			if d := c.Counter("reliable", "loss_discovered", all...); d == 0 {
 				t.Errorf("loss_discovered = 0 at %v loss", loss)
 			}
-			if r := c.counter("reliable", "recovered_nak", all...); r == 0 || int(r) != c.byNak {
-				t.Errorf("recovered_nak = %d, deliveries tagged nak = %d; want equal and > 0", r, c.byNak)
+			if r := c.Counter("reliable", "recovered_nak", all...); r == 0 || int(r) != c.ByNak {
+				t.Errorf("recovered_nak = %d, deliveries tagged nak = %d; want equal and > 0", r, c.ByNak)
 			}
 			for _, id := range all {
-				if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+				if b := c.Counter("reliable", "buffer_bytes", id); b != 0 {
 					t.Errorf("node %v: buffer_bytes = %d after stability, want 0", id, b)
 				}
 			}
-			if dup := c.counter("reliable", "malformed", all...); dup != 0 {
+			if dup := c.Counter("reliable", "malformed", all...); dup != 0 {
 				t.Errorf("malformed = %d, want 0", dup)
 			}
 		})
@@ -83,31 +83,31 @@ func TestTailLossIsRecovered(t *testing.T) {
 		return net.Now() >= last && net.Now() < last+event.Time(time.Millisecond)
 	}}
 	c := newCluster(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 4, relEntries(nil))
-	net = c.net
+	net = c.Net
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.install(v)
+	c.Install(v)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(1, 1, 6, 10*time.Millisecond, 10, sent) // casts at 0..50ms; the last one is lost at 3 and 4
-	c.net.RunUntil(last + event.Time(5*time.Millisecond))
-	if n := len(c.got[3][1][1]); n != 5 {
+	c.CastLoop(1, 1, 6, 10*time.Millisecond, 10, sent) // casts at 0..50ms; the last one is lost at 3 and 4
+	c.Net.RunUntil(last + event.Time(5*time.Millisecond))
+	if n := len(c.Got[3][1][1]); n != 5 {
 		t.Fatalf("node 3 delivered %d before recovery, want 5 (the last must be lost)", n)
 	}
-	c.net.Run(time.Second)
-	c.checkExactlyOnce([]*event.ViewInfo{v}, sent, false)
-	if c.byNak != 2 {
-		t.Errorf("%d deliveries recovered by nak, want 2 (the lost tail at two nodes)", c.byNak)
+	c.Net.Run(time.Second)
+	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if c.ByNak != 2 {
+		t.Errorf("%d deliveries recovered by nak, want 2 (the lost tail at two nodes)", c.ByNak)
 	}
 	// stable_interval 100ms + nak_delay 20ms + a round trip
-	if bound := last + event.Time(200*time.Millisecond); c.lastDel > bound {
-		t.Errorf("tail recovered at %v, want by %v", c.lastDel, bound)
+	if bound := last + event.Time(200*time.Millisecond); c.LastDel > bound {
+		t.Errorf("tail recovered at %v, want by %v", c.LastDel, bound)
 	}
-	if b := c.counter("reliable", "buffer_bytes", 1); b != 0 {
+	if b := c.Counter("reliable", "buffer_bytes", 1); b != 0 {
 		t.Errorf("sender buffer_bytes = %d, want 0", b)
 	}
 	// idle afterwards: no more traffic once everything is stable
-	before := c.net.Stats().Sent
-	c.net.Run(2 * time.Second)
-	if after := c.net.Stats().Sent; after != before {
+	before := c.Net.Stats().Sent
+	c.Net.Run(2 * time.Second)
+	if after := c.Net.Stats().Sent; after != before {
 		t.Errorf("idle group sent %d packets in 2s, want 0", after-before)
 	}
 }
@@ -116,30 +116,30 @@ func TestBackPressureBoundsTheBuffer(t *testing.T) {
 	const maxBuf = 20000
 	c := newCluster(t, sim.Config{Seed: 5, Latency: 5 * time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 8, relEntries(map[string]string{"max_buffer": "20000"}))
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}}
-	c.install(v)
+	c.Install(v)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(1, 1, 2000, 100*time.Microsecond, 1000, sent) // 10 MB/s, far above what stability frees (20 KB per digest round)
-	c.net.Run(20 * time.Second)
+	c.CastLoop(1, 1, 2000, 100*time.Microsecond, 1000, sent) // 10 MB/s, far above what stability frees (20 KB per digest round)
+	c.Net.Run(20 * time.Second)
 	if sent[1][1] != 2000 {
 		t.Fatalf("sender cast %d of 2000", sent[1][1])
 	}
-	c.checkExactlyOnce([]*event.ViewInfo{v}, sent, false)
-	if c.flow[1] == 0 || c.counter("reliable", "held_off", 1) == 0 {
-		t.Errorf("sender was never held off (flow %d)", c.flow[1])
+	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if c.Flow[1] == 0 || c.Counter("reliable", "held_off", 1) == 0 {
+		t.Errorf("sender was never held off (flow %d)", c.Flow[1])
 	}
-	if p := c.counter("reliable", "peak_buffer_bytes", 1); p > maxBuf || p == 0 {
+	if p := c.Counter("reliable", "peak_buffer_bytes", 1); p > maxBuf || p == 0 {
 		t.Errorf("peak_buffer_bytes = %d, want in (0, %d]", p, maxBuf)
 	}
-	if c.held[1] {
+	if c.Held[1] {
 		t.Errorf("sender still held off at the end")
 	}
 	// a held sender asks for digests every nak_retry instead of waiting
 	// for stable_interval (6.6 s here; 11.3 s when members wait for their round)
-	t.Logf("last delivery at %v", c.lastDel)
-	if bound := event.Time(8 * time.Second); c.lastDel > bound {
-		t.Errorf("last delivery at %v, want by %v", c.lastDel, bound)
+	t.Logf("last delivery at %v", c.LastDel)
+	if bound := event.Time(8 * time.Second); c.LastDel > bound {
+		t.Errorf("last delivery at %v, want by %v", c.LastDel, bound)
 	}
-	if b := c.counter("reliable", "buffer_bytes", 1); b != 0 {
+	if b := c.Counter("reliable", "buffer_bytes", 1); b != 0 {
 		t.Errorf("buffer_bytes = %d, want 0", b)
 	}
 }
@@ -147,28 +147,28 @@ func TestBackPressureBoundsTheBuffer(t *testing.T) {
 func TestDepartedMemberStopsBlockingStability(t *testing.T) {
 	c := newCluster(t, sim.Config{Seed: 9, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 5, relEntries(nil))
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5}}
-	c.install(v1)
+	c.Install(v1)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.net.At(event.Time(20*time.Millisecond), func() { c.net.Crash(5) })
-	c.castLoop(1, 1, 100, time.Millisecond, 100, sent)
-	c.castLoop(2, 1, 100, time.Millisecond, 100, sent)
-	c.net.Run(2 * time.Second)
-	if b := c.counter("reliable", "buffer_bytes", 1); b == 0 {
+	c.Net.At(event.Time(20*time.Millisecond), func() { c.Net.Crash(5) })
+	c.CastLoop(1, 1, 100, time.Millisecond, 100, sent)
+	c.CastLoop(2, 1, 100, time.Millisecond, 100, sent)
+	c.Net.Run(2 * time.Second)
+	if b := c.Counter("reliable", "buffer_bytes", 1); b == 0 {
 		t.Fatalf("buffer_bytes = 0 with a crashed member that never acknowledged; stability must wait for it")
 	}
 	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4}, Left: []event.NodeID{5}}
-	c.install(v2)
-	c.net.Run(time.Second)
+	c.Install(v2)
+	c.Net.Run(time.Second)
 	for _, id := range []event.NodeID{1, 2} {
-		if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+		if b := c.Counter("reliable", "buffer_bytes", id); b != 0 {
 			t.Errorf("node %v: buffer_bytes = %d after the crashed member left, want 0", id, b)
 		}
 	}
-	c.checkExactlyOnce([]*event.ViewInfo{v2}, sent, false)
+	c.CheckExactlyOnce([]*event.ViewInfo{v2}, sent, false)
 	// no NAKs to the departed member's stream any more
-	naks := c.counter("reliable", "naks_sent", 1, 2, 3, 4)
-	c.net.Run(time.Second)
-	if n := c.counter("reliable", "naks_sent", 1, 2, 3, 4); n != naks {
+	naks := c.Counter("reliable", "naks_sent", 1, 2, 3, 4)
+	c.Net.Run(time.Second)
+	if n := c.Counter("reliable", "naks_sent", 1, 2, 3, 4); n != naks {
 		t.Errorf("%d NAKs sent after the view settled, want 0", n-naks)
 	}
 }
@@ -176,21 +176,21 @@ func TestDepartedMemberStopsBlockingStability(t *testing.T) {
 func TestJoinerGetsMessagesFromItsJoinOn(t *testing.T) {
 	c := newCluster(t, sim.Config{Seed: 21, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 5, relEntries(nil))
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.install(v1)
+	c.Install(v1)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(1, 1, 50, time.Millisecond, 64, sent)
-	c.castLoop(2, 1, 50, time.Millisecond, 64, sent)
-	c.net.Run(200 * time.Millisecond)
+	c.CastLoop(1, 1, 50, time.Millisecond, 64, sent)
+	c.CastLoop(2, 1, 50, time.Millisecond, 64, sent)
+	c.Net.Run(200 * time.Millisecond)
 	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}, Joined: []event.NodeID{5}}
-	c.install(v2)
+	c.Install(v2)
 	// node 3 starts sending only now; 1 and 2 go on
-	c.castLoop(1, 1, 100, time.Millisecond, 64, sent)
-	c.castLoop(2, 1, 100, time.Millisecond, 64, sent)
-	c.castLoop(3, 1, 40, time.Millisecond, 64, sent)
-	c.net.Run(2 * time.Second)
-	c.checkExactlyOnce([]*event.ViewInfo{v1}, sent, false)
+	c.CastLoop(1, 1, 100, time.Millisecond, 64, sent)
+	c.CastLoop(2, 1, 100, time.Millisecond, 64, sent)
+	c.CastLoop(3, 1, 40, time.Millisecond, 64, sent)
+	c.Net.Run(2 * time.Second)
+	c.CheckExactlyOnce([]*event.ViewInfo{v1}, sent, false)
 	for _, s := range []event.NodeID{1, 2} {
-		got := c.got[5][1][s]
+		got := c.Got[5][1][s]
 		if len(got) != 50 {
 			t.Errorf("joiner delivered %d messages from %v, want the 50 sent after it joined", len(got), s)
 		}
@@ -201,11 +201,11 @@ func TestJoinerGetsMessagesFromItsJoinOn(t *testing.T) {
 			}
 		}
 	}
-	if err := checkSeqs(c.got[5][1][3], 40, false); err != nil {
+	if err := checkSeqs(c.Got[5][1][3], 40, false); err != nil {
 		t.Errorf("joiner, sender 3: %v", err)
 	}
-	for _, id := range c.all() {
-		if b := c.counter("reliable", "buffer_bytes", id); b != 0 {
+	for _, id := range c.All() {
+		if b := c.Counter("reliable", "buffer_bytes", id); b != 0 {
 			t.Errorf("node %v: buffer_bytes = %d, want 0", id, b)
 		}
 	}
@@ -213,8 +213,8 @@ func TestJoinerGetsMessagesFromItsJoinOn(t *testing.T) {
 
 func TestMalformedPacketsAreDroppedAndCounted(t *testing.T) {
 	c := newCluster(t, sim.Config{Seed: 1}, 2, relEntries(nil))
-	c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
-	st := c.stacks[1]
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+	st := c.Stacks[1]
 	bad := []struct {
 		kind event.Kind
 		b    []byte
@@ -237,10 +237,10 @@ func TestMalformedPacketsAreDroppedAndCounted(t *testing.T) {
 		msg := event.DefaultPool.FromBytes(b.b)
 		st.Inject(0, true, event.Event{Kind: b.kind, Group: 1, Peer: 2, Msg: msg})
 	}
-	if n := c.counter("reliable", "malformed", 1); n != int64(len(bad)) {
+	if n := c.Counter("reliable", "malformed", 1); n != int64(len(bad)) {
 		t.Errorf("malformed = %d, want %d", n, len(bad))
 	}
-	if n := c.counter("reliable", "delivered", 1); n != 0 {
+	if n := c.Counter("reliable", "delivered", 1); n != 0 {
 		t.Errorf("delivered = %d from garbage, want 0", n)
 	}
 }
@@ -253,22 +253,22 @@ func TestPointToPointSendsAreReliable(t *testing.T) {
 	var next uint32 = 1
 	var step func()
 	step = func() {
-		if err := c.stacks[1].Send(2, payload(next, 32)); err == nil {
+		if err := c.Stacks[1].Send(2, payload(next, 32)); err == nil {
 			next++
 		}
 		if next <= n {
-			c.net.After(200*time.Microsecond, step)
+			c.Net.After(200*time.Microsecond, step)
 		}
 	}
-	c.net.At(0, step)
-	c.net.Run(5 * time.Second)
-	if err := checkSeqs(c.got[2][event.NoGroup][1], n, true); err != nil {
+	c.Net.At(0, step)
+	c.Net.Run(5 * time.Second)
+	if err := checkSeqs(c.Got[2][event.NoGroup][1], n, true); err != nil {
 		t.Errorf("point-to-point: %v", err)
 	}
-	if r := c.counter("reliable", "p2p_retransmissions", 1); r == 0 {
+	if r := c.Counter("reliable", "p2p_retransmissions", 1); r == 0 {
 		t.Errorf("no retransmissions at 20%% loss")
 	}
-	if c.counter("reliable", "buffer_bytes", 1) != 0 {
+	if c.Counter("reliable", "buffer_bytes", 1) != 0 {
 		t.Errorf("buffer_bytes counts point-to-point sends")
 	}
 }
@@ -277,13 +277,13 @@ func TestSameSeedSameRun(t *testing.T) {
 	run := func() (int64, int64) {
 		c := newCluster(t, sim.Config{Seed: 77, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 9, relEntries(nil))
 		for _, v := range threeGroups() {
-			c.install(v)
+			c.Install(v)
 		}
 		sent := map[event.GroupID]map[event.NodeID]uint32{}
-		c.castLoop(1, 1, 100, time.Millisecond, 100, sent)
-		c.castLoop(9, 2, 100, time.Millisecond, 100, sent)
-		c.net.Run(2 * time.Second)
-		return c.counter("reliable", "naks_sent", c.all()...), c.net.Stats().Sent
+		c.CastLoop(1, 1, 100, time.Millisecond, 100, sent)
+		c.CastLoop(9, 2, 100, time.Millisecond, 100, sent)
+		c.Net.Run(2 * time.Second)
+		return c.Counter("reliable", "naks_sent", c.All()...), c.Net.Stats().Sent
 	}
 	a1, b1 := run()
 	a2, b2 := run()
@@ -302,29 +302,29 @@ func TestJoinerLearnsFloorFromDigest(t *testing.T) {
 	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
 	loss := dropWhen{rx: map[event.NodeID]bool{5: true}, on: func() bool { return net.Now() >= from && net.Now() < to }}
 	c := newCluster(t, sim.Config{Seed: 8, Latency: time.Millisecond, Loss: loss}, 5, relEntries(nil))
-	net = c.net
+	net = c.Net
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.install(v1)
+	c.Install(v1)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(1, 1, 20, time.Millisecond, 64, sent)
-	c.net.RunUntil(from)
+	c.CastLoop(1, 1, 20, time.Millisecond, 64, sent)
+	c.Net.RunUntil(from)
 	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}}
-	c.install(v2)
-	c.castLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40, all lost at node 5
-	c.net.RunUntil(to - event.Time(10*time.Millisecond))
-	if n := len(c.got[5][1][1]); n != 0 {
+	c.Install(v2)
+	c.CastLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40, all lost at node 5
+	c.Net.RunUntil(to - event.Time(10*time.Millisecond))
+	if n := len(c.Got[5][1][1]); n != 0 {
 		t.Fatalf("joiner delivered %d messages of view 2, want 0 (all lost)", n)
 	}
 	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
 	for _, id := range v3.Members {
-		c.stacks[id].InstallView(v3)
+		c.Stacks[id].InstallView(v3)
 	}
-	c.castLoop(1, 1, 60, time.Millisecond, 64, sent) // 41..60, tagged view 3
-	c.net.Run(2 * time.Second)
-	if err := checkSeqs(shift(c.got[5][1][1], 20), 40, false); err != nil {
+	c.CastLoop(1, 1, 60, time.Millisecond, 64, sent) // 41..60, tagged view 3
+	c.Net.Run(2 * time.Second)
+	if err := checkSeqs(shift(c.Got[5][1][1], 20), 40, false); err != nil {
 		t.Errorf("joiner: %v", err)
 	}
-	if c.counter("reliable", "buffer_bytes", 1) != 0 {
+	if c.Counter("reliable", "buffer_bytes", 1) != 0 {
 		t.Errorf("sender buffer not freed")
 	}
 }
@@ -360,15 +360,15 @@ func TestLowerLayersRecoveryTagIsKept(t *testing.T) {
 	}
 	c := newCluster(t, sim.Config{Seed: 6, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 4, mk)
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.install(v)
+	c.Install(v)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(1, 1, 200, time.Millisecond, 32, sent)
-	c.net.Run(3 * time.Second)
-	c.checkExactlyOnce([]*event.ViewInfo{v}, sent, false)
-	if c.byTag["lec"] != 3*200 || c.byNak != 0 {
-		t.Errorf("deliveries tagged lec %d, nak %d; want 600 and 0 (the lower layer's tag is kept)", c.byTag["lec"], c.byNak)
+	c.CastLoop(1, 1, 200, time.Millisecond, 32, sent)
+	c.Net.Run(3 * time.Second)
+	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if c.ByTag["lec"] != 3*200 || c.ByNak != 0 {
+		t.Errorf("deliveries tagged lec %d, nak %d; want 600 and 0 (the lower layer's tag is kept)", c.ByTag["lec"], c.ByNak)
 	}
-	if r := c.counter("reliable", "retransmissions", 1); r == 0 {
+	if r := c.Counter("reliable", "retransmissions", 1); r == 0 {
 		t.Errorf("no retransmissions at 10%% loss")
 	}
 }
@@ -384,31 +384,31 @@ func FuzzPacketUp(f *testing.F) {
 	f.Add([]byte{6, 0, 0, 0, 9}, false)
 	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
 		c := newCluster(t, sim.Config{Seed: 1}, 2, relEntries(nil))
-		c.lax = true
-		c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
-		_ = c.stacks[1].Cast(1, payload(1, 8))
+		c.Lax = true
+		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+		_ = c.Stacks[1].Cast(1, payload(1, 8))
 		k := event.Send
 		if cast {
 			k = event.Cast
 		}
-		c.stacks[1].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
-		c.net.Run(time.Second)
+		c.Stacks[1].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
+		c.Net.Run(time.Second)
 	})
 }
 
 func TestNonMembersAreIgnored(t *testing.T) {
 	c := newCluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, relEntries(nil))
-	c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	// node 3 has its own idea of the group and casts into it
-	c.stacks[3].InstallView(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
+	c.Stacks[3].InstallView(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.castLoop(3, 1, 5, time.Millisecond, 8, sent)
-	c.net.Run(500 * time.Millisecond)
+	c.CastLoop(3, 1, 5, time.Millisecond, 8, sent)
+	c.Net.Run(500 * time.Millisecond)
 	for _, id := range []event.NodeID{1, 2} {
-		if n := len(c.got[id][1][3]); n != 0 {
+		if n := len(c.Got[id][1][3]); n != 0 {
 			t.Errorf("node %v delivered %d messages from a non-member", id, n)
 		}
-		if n := c.counter("reliable", "non_member", id); n < 5 {
+		if n := c.Counter("reliable", "non_member", id); n < 5 {
 			t.Errorf("node %v: non_member = %d, want at least 5", id, n)
 		}
 	}
@@ -417,28 +417,28 @@ func TestNonMembersAreIgnored(t *testing.T) {
 // Sends to a node that crashed stop once no group of ours has it any more.
 func TestSendsToADepartedNodeStop(t *testing.T) {
 	c := newCluster(t, sim.Config{Seed: 2, Latency: time.Millisecond}, 3, relEntries(nil))
-	c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
-	c.net.Crash(3)
-	c.net.At(0, func() {
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
+	c.Net.Crash(3)
+	c.Net.At(0, func() {
 		for i := uint32(1); i <= 5; i++ {
-			if err := c.stacks[1].Send(3, payload(i, 8)); err != nil {
+			if err := c.Stacks[1].Send(3, payload(i, 8)); err != nil {
 				t.Error(err)
 			}
 		}
 	})
-	c.net.Run(500 * time.Millisecond)
-	if r := c.counter("reliable", "p2p_retransmissions", 1); r == 0 {
+	c.Net.Run(500 * time.Millisecond)
+	if r := c.Counter("reliable", "p2p_retransmissions", 1); r == 0 {
 		t.Fatalf("no retransmissions to the crashed node")
 	}
 	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2}}
-	c.net.At(c.net.Now(), func() { c.install(v2) })
-	c.net.Run(time.Millisecond)
-	if g := c.counter("reliable", "p2p_given_up", 1); g != 5 {
+	c.Net.At(c.Net.Now(), func() { c.Install(v2) })
+	c.Net.Run(time.Millisecond)
+	if g := c.Counter("reliable", "p2p_given_up", 1); g != 5 {
 		t.Errorf("p2p_given_up = %d, want 5", g)
 	}
-	r := c.counter("reliable", "p2p_retransmissions", 1)
-	c.net.Run(time.Second)
-	if n := c.counter("reliable", "p2p_retransmissions", 1); n != r {
+	r := c.Counter("reliable", "p2p_retransmissions", 1)
+	c.Net.Run(time.Second)
+	if n := c.Counter("reliable", "p2p_retransmissions", 1); n != r {
 		t.Errorf("%d retransmissions to the departed node after the view", n-r)
 	}
 }
