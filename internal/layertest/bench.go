@@ -1,0 +1,88 @@
+package layertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// pipe connects stacks directly: a packet sent is received at once.
+type pipe struct {
+	stacks map[event.NodeID]*stack.Stack
+	self   event.NodeID
+}
+
+func (p *pipe) Send(to event.NodeID, pkt []byte) {
+	if st := p.stacks[to]; st != nil {
+		_ = st.Receive(pkt)
+	}
+}
+
+func (p *pipe) Multicast(_ event.GroupID, pkt []byte) {
+	for id, st := range p.stacks {
+		if id != p.self {
+			_ = st.Receive(pkt)
+		}
+	}
+}
+
+func (p *pipe) Subscribe(event.GroupID) error   { return nil }
+func (p *pipe) Unsubscribe(event.GroupID) error { return nil }
+
+// BenchCastDeliver measures the per-message cost of a stack built by mk: a
+// cast at node 1, through the layers and the frame, received and delivered
+// at node 2 over a direct pipe, with a clock step every 256 messages so
+// stability digests free the buffers. It fails unless every cast is
+// delivered.
+func BenchCastDeliver(b *testing.B, size int, mk func() []stack.Entry) {
+	var now event.Time
+	clock := stack.ClockFunc(func() event.Time { return now })
+	stacks := map[event.NodeID]*stack.Stack{}
+	delivered := 0
+	pool := &event.Pool{}
+	for _, id := range []event.NodeID{1, 2} {
+		st, err := stack.New(stack.Config{
+			Self: id, Transport: &pipe{stacks: stacks, self: id}, Clock: clock, Layers: mk(), Pool: pool,
+			App: stack.AppFuncs{OnDeliver: func(stack.Delivery) { delivered++ }},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		stacks[id] = st
+	}
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
+	for _, st := range stacks {
+		st.InstallView(v)
+	}
+	payload := make([]byte, size)
+	settle := func() {
+		now += event.Time(100 * time.Millisecond)
+		stacks[1].Tick()
+		stacks[2].Tick()
+	}
+	for i := 0; i < 4096; i++ { // warm up pools and rings
+		_ = stacks[1].Cast(1, payload)
+		if i%256 == 255 {
+			settle()
+		}
+	}
+	settle()
+	delivered = 0
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := stacks[1].Cast(1, payload); err != nil {
+			b.Fatalf("Cast: %v", err)
+		}
+		if i%256 == 255 {
+			settle()
+		}
+	}
+	b.StopTimer()
+	if delivered != b.N {
+		b.Fatalf("delivered %d of %d", delivered, b.N)
+	}
+}
