@@ -156,7 +156,7 @@ func TestExplain(t *testing.T) {
 	}
 	want := map[string]string{
 		"tflow.window": "64KiB (given)", "tflow.stagger": "on", "tflow.mode": "bulk",
-		"tfifo.max_reorder": "4096",
+		"tfifo.max_reorder":   "4096",
 		"treliable.nak_delay": "20ms", "treliable.nak_retry": "20ms", "treliable.max_buffer": "4MB",
 		"treliable.loss": "7% (given)", "treliable.label": `"a b" (given)`,
 	}
