@@ -220,3 +220,30 @@ func TestFormatRoundTrip(t *testing.T) {
 		t.Error("ParseSize accepted a size past int64")
 	}
 }
+
+// FuzzFormatRoundTrip: whatever text a parameter accepts, Format writes a
+// value that a spec reads back to the same value.
+func FuzzFormatRoundTrip(f *testing.F) {
+	for _, s := range []string{"20ms", "1.5h", "0", "4MB", "1.5KB", "65536", "5%", "0.07", "0.123456789012345", "1e-3", "-12", "on", "x,y", `a"b`} {
+		f.Add(s)
+	}
+	types := []ParamType{Int, Float, Bool, Duration, Size, Percent, String}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, ty := range types {
+			p := Param{Name: "v", Type: ty}
+			v, err := p.ParseValue(text)
+			if err != nil {
+				continue
+			}
+			out := p.Format(v)
+			sp, err := Parse("x(v=" + out + ")")
+			if err != nil {
+				t.Fatalf("%s %q: Format gave %q, which does not parse: %v", ty, text, out, err)
+			}
+			back, err := p.ParseValue(sp.Layers[0].Args[0].Value)
+			if err != nil || back != v {
+				t.Fatalf("%s %q: Format gave %q, read back as %+v, %v; want %+v", ty, text, out, back, err, v)
+			}
+		}
+	})
+}

@@ -307,13 +307,21 @@ func (p *Param) Format(v Value) string {
 		}
 		return "off"
 	case Duration:
-		return v.D.String()
+		// The spec grammar is ASCII: microseconds are written us.
+		return strings.Replace(v.D.String(), "µs", "us", 1)
 	case Size:
 		return FormatSize(v.I)
 	case Percent:
-		// 12 significant digits hide the float error of f*100 (0.07 is
-		// 7.000000000000001 after it) and keep every value a spec can hold.
-		return strconv.FormatFloat(v.F*100, 'g', 12, 64) + "%"
+		// The shortest percentage that reads back as the same fraction
+		// (0.07 is 7%, not 7.000000000000001%); a fraction that no
+		// percentage rounds back to is written as the fraction itself.
+		for prec := 1; prec <= 17; prec++ {
+			t := strconv.FormatFloat(v.F*100, 'g', prec, 64) + "%"
+			if f, err := ParsePercent(t); err == nil && f == v.F {
+				return t
+			}
+		}
+		return strconv.FormatFloat(v.F, 'g', -1, 64)
 	}
 	return quoteValue(v.S)
 }
