@@ -187,6 +187,7 @@ func TestFormatRoundTrip(t *testing.T) {
 		{Param{Name: "b", Type: Bool}, "0", "off"},
 		{Param{Name: "d", Type: Duration}, "1500ms", "1.5s"},
 		{Param{Name: "d", Type: Duration}, "0", "0s"},
+		{Param{Name: "d", Type: Duration}, "0.1ms", "100us"}, // not 100µs: the spec grammar is ASCII
 		{Param{Name: "s", Type: Size}, "4MB", "4MB"},
 		{Param{Name: "s", Type: Size}, "65536", "64KiB"},
 		{Param{Name: "s", Type: Size}, "1.5KB", "1500B"},

@@ -3,9 +3,11 @@
 //	fifo : reliable(nak_delay=20ms) : lec(r=8, c=5) : gms
 //
 // into stacks. Layers register themselves (name, parameter schema,
-// properties, constructor); compose never names a layer. Parse reads a spec,
-// Check verifies it against the registry and the layers' properties, and
-// Build makes a fresh set of layers for one node.
+// properties, role, constructor); compose never names a layer. Parse reads a
+// spec, Check verifies it against the registry, the layers' properties and
+// roles, and each layer's own constructor (Check builds every layer once, so
+// it refuses exactly what Build refuses), Explain adds every parameter's
+// effective value, and Build makes a fresh set of layers for one node.
 package compose
 
 import (
