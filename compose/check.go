@@ -18,25 +18,80 @@ var propertyWords = map[Property]string{
 	FlowControl:           "flow control",
 }
 
-// Describe names the property in words ("reliable delivery").
+// Describe names the property in words ("reliable delivery"), as compose or
+// the layer that introduced it describes it.
 func (p Property) Describe() string {
+	regMu.RLock()
+	defer regMu.RUnlock()
 	if w, ok := propertyWords[p]; ok {
 		return w
 	}
 	return string(p)
 }
 
-// Check verifies a parsed spec against the registry: every layer is known,
-// appears once, its parameters exist and their values parse (units, ranges),
-// and every layer's needs are given by some layer below it. The error is a
-// *SpecError pointing at the offending name or value.
+// Check verifies a parsed member spec against the registry: every layer is
+// known, belongs in a member's stack, appears once, its parameters exist and
+// their values parse (units, ranges), every layer's needs are given by some
+// layer below it, and every layer's factory accepts its parameters together
+// (each layer is built once and dropped, so Check refuses exactly what Build
+// refuses). The error is a *SpecError pointing at the offending name or
+// value.
 func Check(spec *Spec) error {
-	_, err := check(spec)
+	_, err := Explain(spec)
 	return err
 }
 
-// check returns each layer's info and checked parameters, top first.
-func check(spec *Spec) ([]*LayerInfo, error) {
+// Checked is one layer of a checked spec: the call as written, what the
+// layer registered, and its effective parameters (defaults filled in).
+type Checked struct {
+	Call   *Call
+	Info   *LayerInfo
+	Params Params
+}
+
+// Explain checks the spec as Check does and returns its layers, top first,
+// with their effective parameters (what `stacktool check -v` prints).
+func Explain(spec *Spec) ([]Checked, error) {
+	return explain(spec, MemberRole)
+}
+
+// ExplainService is Explain for a service node's own stack: every layer must
+// have ServiceRole.
+func ExplainService(spec *Spec) ([]Checked, error) {
+	return explain(spec, ServiceRole)
+}
+
+func explain(spec *Spec, role Role) ([]Checked, error) {
+	ls, err := resolve(spec, role)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ls {
+		if _, err := ls[i].build(spec); err != nil {
+			return nil, err
+		}
+	}
+	return ls, nil
+}
+
+// Gives lists what a checked stack gives the application: every property
+// its layers give, bottom layer first, each once.
+func Gives(ls []Checked) []Property {
+	var out []Property
+	for i := len(ls) - 1; i >= 0; i-- {
+		for _, g := range ls[i].Info.Gives {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// resolve checks everything but the factories and returns each layer's info
+// and effective parameters, top first. A layer whose role is not role is
+// refused.
+func resolve(spec *Spec, role Role) ([]Checked, error) {
 	if spec == nil || len(spec.Layers) == 0 {
 		f := "spec"
 		if spec != nil {
@@ -44,13 +99,16 @@ func check(spec *Spec) ([]*LayerInfo, error) {
 		}
 		return nil, &SpecError{File: f, Msg: "empty spec: no layers"}
 	}
-	infos := make([]*LayerInfo, len(spec.Layers))
+	out := make([]Checked, len(spec.Layers))
 	first := map[string]Pos{}
 	for i := range spec.Layers {
 		c := &spec.Layers[i]
 		info, ok := Lookup(c.Name)
 		if !ok {
-			return nil, spec.errAt(c.Pos, "unknown layer %q; %s", c.Name, suggest(c.Name, layerNames(), "known layers"))
+			return nil, spec.errAt(c.Pos, "unknown layer %q; %s", c.Name, suggest(c.Name, layerNamesOf(role), "known layers"))
+		}
+		if info.Role != role {
+			return nil, spec.errAt(c.Pos, "%s", roleMismatch(info, role))
 		}
 		// A layer appears once: its instance keys its counters and state by
 		// its name, and no layer here gains from being stacked on itself
@@ -81,12 +139,16 @@ func check(spec *Spec) ([]*LayerInfo, error) {
 				return nil, spec.errAt(a.ValuePos, "%v", err)
 			}
 		}
-		infos[i] = info
+		params, err := NewParams(info, c.Given())
+		if err != nil { // every given value parsed above, so a default is bad
+			return nil, spec.errAt(c.Pos, "%v", err)
+		}
+		out[i] = Checked{Call: c, Info: info, Params: params}
 	}
 	// Bottom up: what the layers below give must cover each layer's needs.
 	given := map[Property]bool{}
-	for i := len(infos) - 1; i >= 0; i-- {
-		for _, need := range infos[i].Needs {
+	for i := len(out) - 1; i >= 0; i-- {
+		for _, need := range out[i].Info.Needs {
 			if given[need] {
 				continue
 			}
@@ -94,23 +156,63 @@ func check(spec *Spec) ([]*LayerInfo, error) {
 			msg := fmt.Sprintf("%s needs %s below it; nothing below gives it", c.Name, need.Describe())
 			above := ""
 			for j := i - 1; j >= 0 && above == ""; j-- {
-				if slices.Contains(infos[j].Gives, need) {
+				if slices.Contains(out[j].Info.Gives, need) {
 					above = spec.Layers[j].Name
 				}
 			}
 			if above != "" {
 				// Most likely a spec written bottom first.
 				msg += fmt.Sprintf("; %s gives it but is above %s (specs list layers top first)", above, c.Name)
-			} else if givers := giversOf(need, spec); len(givers) > 0 {
+			} else if givers := giversOf(need, spec, role); len(givers) > 0 {
 				msg += fmt.Sprintf(" (%s does: put it below %s)", strings.Join(givers, " or "), c.Name)
 			}
 			return nil, spec.errAt(c.Pos, "%s", msg)
 		}
-		for _, g := range infos[i].Gives {
+		for _, g := range out[i].Info.Gives {
 			given[g] = true
 		}
 	}
-	return infos, nil
+	return out, nil
+}
+
+// roleMismatch says why a layer cannot stand in a stack of the other role.
+func roleMismatch(info *LayerInfo, want Role) string {
+	if want == ServiceRole {
+		return fmt.Sprintf("%s is a member layer, not a service's: a service node's stack holds only service layers (%s)",
+			info.Name, strings.Join(layerNamesOf(ServiceRole), ", "))
+	}
+	msg := fmt.Sprintf("%s is a service layer: it is a service node's whole stack, never part of a member's (a member stack holding it delivers nothing)", info.Name)
+	// A member layer whose name the service's starts with is most likely
+	// the one meant (a service "x_service" is reached through "x").
+	for _, n := range layerNamesOf(MemberRole) {
+		if strings.HasPrefix(info.Name, n+"_") {
+			msg += fmt.Sprintf("; did you mean %s, the member's side?", n)
+			break
+		}
+	}
+	return msg
+}
+
+// build makes the layer from its checked parameters, reporting a factory's
+// refusal (or panic) at the layer's name.
+func (c *Checked) build(spec *Spec) (l stack.Layer, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			l, err = nil, spec.errAt(c.Call.Pos, "%s: its factory failed: %v", c.Call.Name, r)
+		}
+	}()
+	l, err = c.Info.New(c.Params)
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, c.Call.Name+":") && !strings.HasPrefix(msg, c.Call.Name+" ") {
+			msg = c.Call.Name + ": " + msg
+		}
+		return nil, spec.errAt(c.Call.Pos, "%s", msg)
+	}
+	if l == nil {
+		return nil, spec.errAt(c.Call.Pos, "%s: its factory returned no layer", c.Call.Name)
+	}
+	return l, nil
 }
 
 // ownerInSpec names a layer of the spec that has a parameter key, or "".
@@ -123,52 +225,53 @@ func ownerInSpec(spec *Spec, key string) string {
 	return ""
 }
 
-// giversOf lists the registered layers not in the spec that give p.
-func giversOf(p Property, spec *Spec) []string {
+// giversOf lists the registered layers of the role, not in the spec, that
+// give p.
+func giversOf(p Property, spec *Spec, role Role) []string {
 	var out []string
 	for _, l := range Layers() {
-		if slices.Contains(l.Gives, p) && !slices.ContainsFunc(spec.Layers, func(c Call) bool { return c.Name == l.Name }) {
+		if l.Role == role && slices.Contains(l.Gives, p) && !slices.ContainsFunc(spec.Layers, func(c Call) bool { return c.Name == l.Name }) {
 			out = append(out, l.Name)
 		}
 	}
 	return out
 }
 
-func layerNames() []string {
-	ls := Layers()
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.Name
+// layerNamesOf lists the registered layers of a role, sorted.
+func layerNamesOf(role Role) []string {
+	var out []string
+	for _, l := range Layers() {
+		if l.Role == role {
+			out = append(out, l.Name)
+		}
 	}
 	return out
 }
 
-// Build checks the spec and makes a fresh set of layers for one node, top
-// first: one call per node, since layers hold per-node state.
+// Build checks the member spec and makes a fresh set of layers for one
+// node, top first: one call per node, since layers hold per-node state.
 func Build(spec *Spec) ([]stack.Entry, error) {
-	infos, err := check(spec)
+	return build(spec, MemberRole)
+}
+
+// BuildService is Build for a service node's own stack (every layer has
+// ServiceRole).
+func BuildService(spec *Spec) ([]stack.Entry, error) {
+	return build(spec, ServiceRole)
+}
+
+func build(spec *Spec, role Role) ([]stack.Entry, error) {
+	ls, err := resolve(spec, role)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]stack.Entry, len(infos))
-	for i, info := range infos {
-		c := &spec.Layers[i]
-		params, err := NewParams(info, c.Given())
-		if err != nil { // Check parsed every value, so this is unexpected
-			return nil, spec.errAt(c.Pos, "%v", err)
-		}
-		l, err := info.New(params)
+	out := make([]stack.Entry, len(ls))
+	for i := range ls {
+		l, err := ls[i].build(spec)
 		if err != nil {
-			msg := err.Error()
-			if !strings.HasPrefix(msg, c.Name+":") && !strings.HasPrefix(msg, c.Name+" ") {
-				msg = c.Name + ": " + msg
-			}
-			return nil, spec.errAt(c.Pos, "%s", msg)
+			return nil, err
 		}
-		if l == nil {
-			return nil, spec.errAt(c.Pos, "%s: its factory returned no layer", c.Name)
-		}
-		out[i] = stack.Entry{Name: c.Name, Layer: l}
+		out[i] = stack.Entry{Name: ls[i].Call.Name, Layer: l}
 	}
 	return out, nil
 }

@@ -173,6 +173,9 @@ func ParseSize(t string) (int64, error) {
 	if mult == 0 {
 		return 0, fmt.Errorf("unknown size unit %q in %q (use B, KB, MB, GB, KiB, MiB, GiB)", unit, t)
 	}
+	if f*mult >= 1<<62 { // past what an int64 holds, with room to spare
+		return 0, fmt.Errorf("size %q is too large", t)
+	}
 	return int64(f * mult), nil
 }
 
@@ -203,18 +206,20 @@ type Params struct {
 	Layer  string
 	values map[string]Value
 	schema []Param
+	given  map[string]bool // set in the spec rather than defaulted
 }
 
 // NewParams checks the given values (name to text) against the schema and
 // fills in defaults. It is what Build uses; tests of a layer use it directly.
 func NewParams(info *LayerInfo, given map[string]string) (Params, error) {
-	p := Params{Layer: info.Name, values: map[string]Value{}, schema: info.Params}
+	p := Params{Layer: info.Name, values: map[string]Value{}, schema: info.Params, given: map[string]bool{}}
 	for i := range info.Params {
 		sp := &info.Params[i]
 		text, ok := given[sp.Name]
 		if !ok {
 			text = sp.Default
 		}
+		p.given[sp.Name] = ok
 		v, err := sp.parse(text)
 		if err != nil {
 			return p, err
@@ -264,3 +269,75 @@ func (p Params) Duration(name string) time.Duration { return p.get(name).D }
 
 // String returns a String or Enum parameter.
 func (p Params) String(name string) string { return p.get(name).S }
+
+// Schema returns the layer's parameter schema, in display order.
+func (p Params) Schema() []Param { return p.schema }
+
+// Given reports whether the parameter was set in the spec (rather than left
+// at its default).
+func (p Params) Given(name string) bool {
+	p.get(name) // panics on an undeclared name, as the getters do
+	return p.given[name]
+}
+
+// Text returns the parameter's effective value as it would be written in a
+// spec, with its unit (20ms, 50KB, 5%, on).
+func (p Params) Text(name string) string {
+	v := p.get(name)
+	for i := range p.schema {
+		if p.schema[i].Name == name {
+			return p.schema[i].Format(v)
+		}
+	}
+	return "" // unreachable: get found the name in the schema
+}
+
+// Format writes v as a spec would hold it, with the parameter's unit (a
+// string quoted when it must be): the spec parser and ParseValue read it
+// back to the same value.
+func (p *Param) Format(v Value) string {
+	switch p.Type {
+	case Int:
+		return strconv.FormatInt(v.I, 10)
+	case Float:
+		return strconv.FormatFloat(v.F, 'g', -1, 64)
+	case Bool:
+		if v.B {
+			return "on"
+		}
+		return "off"
+	case Duration:
+		// The spec grammar is ASCII: microseconds are written us.
+		return strings.Replace(v.D.String(), "µs", "us", 1)
+	case Size:
+		return FormatSize(v.I)
+	case Percent:
+		// The shortest percentage that reads back as the same fraction
+		// (0.07 is 7%, not 7.000000000000001%); a fraction that no
+		// percentage rounds back to is written as the fraction itself.
+		for prec := 1; prec <= 17; prec++ {
+			t := strconv.FormatFloat(v.F*100, 'g', prec, 64) + "%"
+			if f, err := ParsePercent(t); err == nil && f == v.F {
+				return t
+			}
+		}
+		return strconv.FormatFloat(v.F, 'g', -1, 64)
+	}
+	return quoteValue(v.S)
+}
+
+// FormatSize writes a byte count with the largest unit that keeps it whole
+// (4MB, 64KiB, 1500B), as ParseSize reads it.
+func FormatSize(n int64) string {
+	if n != 0 {
+		for _, u := range []struct {
+			name string
+			size int64
+		}{{"GiB", 1 << 30}, {"GB", 1e9}, {"MiB", 1 << 20}, {"MB", 1e6}, {"KiB", 1 << 10}, {"KB", 1e3}} {
+			if n%u.size == 0 {
+				return strconv.FormatInt(n/u.size, 10) + u.name
+			}
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}

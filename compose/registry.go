@@ -3,9 +3,11 @@
 //	fifo : reliable(nak_delay=20ms) : lec(r=8, c=5) : gms
 //
 // into stacks. Layers register themselves (name, parameter schema,
-// properties, constructor); compose never names a layer. Parse reads a spec,
-// Check verifies it against the registry and the layers' properties, and
-// Build makes a fresh set of layers for one node.
+// properties, role, constructor); compose never names a layer. Parse reads a
+// spec, Check verifies it against the registry, the layers' properties and
+// roles, and each layer's own constructor (Check builds every layer once, so
+// it refuses exactly what Build refuses), Explain adds every parameter's
+// effective value, and Build makes a fresh set of layers for one node.
 package compose
 
 import (
@@ -39,8 +41,24 @@ const (
 	FlowControl Property = "flow-control"
 )
 
-// Factory makes one fresh layer for one node from checked parameters.
+// Factory makes one fresh layer for one node from checked parameters. It is
+// also where a layer refuses parameters that do not fit together (mflow's
+// ack_thresh above its window): Check builds every layer once, so `check`
+// and `run` apply the same rules, kept in one place.
 type Factory func(p Params) (stack.Layer, error)
+
+// Role says in which stacks a layer may stand.
+type Role int
+
+const (
+	// MemberRole layers make up a group member's stack: every spec that
+	// check, run and compare take. It is the zero value.
+	MemberRole Role = iota
+	// ServiceRole layers make up a service node's own stack (the membership
+	// service's, for example) and never a member's: a member spec that names
+	// one is refused, since no member would ever hear from it.
+	ServiceRole
+)
 
 // LayerInfo is what a layer registers.
 type LayerInfo struct {
@@ -57,6 +75,13 @@ type LayerInfo struct {
 	Gives []Property
 	// New builds the layer.
 	New Factory
+	// Role says whether the layer belongs in a member's stack (the default)
+	// or only in a service node's own stack.
+	Role Role
+	// Properties describes, in words that fit "needs ... below it", the
+	// properties this layer introduces beyond compose's own (a layer may
+	// declare a new property without editing compose).
+	Properties map[Property]string
 }
 
 var (
@@ -79,6 +104,14 @@ func Register(info LayerInfo) {
 		if _, err := p.parse(p.Default); err != nil {
 			panic(fmt.Sprintf("compose: layer %q: default of %s: %v", info.Name, p.Name, err))
 		}
+	}
+	for p, words := range info.Properties {
+		if old, ok := propertyWords[p]; ok && old != words {
+			panic(fmt.Sprintf("compose: layer %q describes property %q as %q, already described as %q", info.Name, p, words, old))
+		}
+	}
+	for p, words := range info.Properties {
+		propertyWords[p] = words
 	}
 	c := info
 	registry[info.Name] = &c

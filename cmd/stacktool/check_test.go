@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/layercast/layercast/compose"
 )
 
@@ -90,7 +92,24 @@ func TestCheckErrors(t *testing.T) {
 		if out != "" {
 			t.Errorf("stacktool %q printed %q besides the error", c.args, out)
 		}
+		// Every check error is bad input: exit 2.
+		if c.args[0] == "check" {
+			if code := exitCode(err); code != 2 {
+				t.Errorf("stacktool %q exits %d, want 2 (bad input)", c.args, code)
+			}
+		}
 	}
+}
+
+// exitCode is the status main exits with for err.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ec, ok := err.(cli.ExitCoder); ok && ec.ExitCode() != 0 {
+		return ec.ExitCode()
+	}
+	return 1
 }
 
 func TestLayersCatalogue(t *testing.T) {
@@ -161,15 +180,206 @@ func TestLayersCatalogue(t *testing.T) {
 	}
 }
 
-// Every spec file shipped in specs/ passes check.
+// Every spec and scenario file shipped in specs/ passes check, and exits 0.
 func TestCheckShippedSpecs(t *testing.T) {
-	files, err := filepath.Glob("../../specs/*.stack")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no spec files found: %v", err)
+	stacks, err := filepath.Glob("../../specs/*.stack")
+	scenarios, err2 := filepath.Glob("../../specs/*.scenario")
+	if err != nil || err2 != nil || len(stacks) == 0 || len(scenarios) == 0 {
+		t.Fatalf("no spec or scenario files found: %v %v", err, err2)
 	}
-	for _, f := range files {
-		if out, err := runApp(t, "check", f); err != nil || !strings.HasPrefix(out, "ok: ") {
+	for _, f := range stacks {
+		if out, err := runApp(t, "check", f); exitCode(err) != 0 || !strings.HasPrefix(out, "ok: ") {
 			t.Errorf("stacktool check %s = %q, %v", f, out, err)
+		}
+	}
+	for _, f := range scenarios {
+		if out, err := runApp(t, "check", f); exitCode(err) != 0 || !strings.HasPrefix(out, "ok: scenario "+f+"\n") {
+			t.Errorf("stacktool check %s = %q, %v", f, out, err)
+		}
+	}
+}
+
+// check is as strict as run: what run refuses before running, check refuses
+// with the same error, and exits 2. Each case passed check before.
+func TestCheckAsStrictAsRun(t *testing.T) {
+	cases := []struct {
+		spec, want string
+	}{
+		// A service layer in a member's stack: run delivered 0 of 448.
+		{"fifo : reliable : gms_service", "spec:1:19: gms_service is a service layer: it is a service node's whole stack, never part of a member's (a member stack holding it delivers nothing); did you mean gms, the member's side?\n    fifo : reliable : gms_service\n                      ^"},
+		// Cross-parameter rules of the layers' own registration.
+		{"mflow(window=10KB, ack_thresh=20KB) : fifo : reliable", "spec:1:1: mflow: ack_thresh 20000 is larger than window 10000: receivers would never acknowledge before the sender stops\n    mflow(window=10KB, ack_thresh=20KB) : fifo : reliable\n    ^"},
+		{"fifo : reliable : gms(heartbeat=2s, fd_timeout=1s)", "spec:1:19: gms: fd_timeout 1s must be longer than heartbeat 2s\n    fifo : reliable : gms(heartbeat=2s, fd_timeout=1s)\n                      ^"},
+	}
+	for _, c := range cases {
+		want := c.want
+		out, err := runApp(t, "check", c.spec)
+		if err == nil || err.Error() != want || out != "" {
+			t.Errorf("check %q = %q, %v\nwant %s", c.spec, out, err, want)
+		}
+		if code := exitCode(err); code != 2 {
+			t.Errorf("check %q exits %d, want 2", c.spec, code)
+		}
+		// run refuses it with the same words, before running anything.
+		out, err = runApp(t, "run", c.spec, "--nodes", "4", "--group-size", "2", "--groups-per-node", "1", "--duration", "10ms", "--no-wall")
+		if err == nil || err.Error() != want || out != "" {
+			t.Errorf("run %q = %q, %v\nwant the error check gives", c.spec, out, err)
+		}
+	}
+	// The same layers with parameters that fit pass.
+	for _, ok := range []string{"mflow(window=20KB, ack_thresh=10KB) : fifo : reliable", "fifo : reliable : gms(heartbeat=1s, fd_timeout=2s)"} {
+		if out, err := runApp(t, "check", ok); exitCode(err) != 0 || !strings.HasPrefix(out, "ok: ") {
+			t.Errorf("check %q = %q, %v", ok, out, err)
+		}
+	}
+}
+
+// A scenario file is recognised by its extension or by its key: value
+// content and checked with run's loader; errors point at the line and the
+// key or value at fault.
+func TestCheckScenario(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.scenario", "# four nodes\nnodes: 4\ngroup-size: 2\nloss: uniform:5%\nfault: crash:2@1s\n")
+	out, err := runApp(t, "check", good)
+	if exitCode(err) != 0 || out != "ok: scenario "+good+"\n  nodes=4 groups-per-node=4 group-size=2 senders=all rate=100 msg-size=1000 duration=10s drain=2s loss=uniform:5% latency=1ms jitter=100µs seed=1 fault=crash:2@1s\n" {
+		t.Errorf("check good.scenario = %q, %v", out, err)
+	}
+	// Without the extension, the content decides; a one-line spec file
+	// stays a spec.
+	plain := write("plain", "nodes: 4\ngroup-size: 2\n")
+	if out, err := runApp(t, "check", plain); exitCode(err) != 0 || !strings.HasPrefix(out, "ok: scenario "+plain+"\n") {
+		t.Errorf("check plain = %q, %v", out, err)
+	}
+	spec := write("spec", "fifo : reliable\n")
+	if out, err := runApp(t, "check", spec); exitCode(err) != 0 || out != "ok: fifo : reliable ("+spec+")\n  fifo      gives FIFO order  (needs reliable delivery)\n  reliable  gives reliable delivery\n" {
+		t.Errorf("check spec = %q, %v", out, err)
+	}
+	bad := []struct {
+		name, text, want string
+	}{
+		{"key.scenario", "nodes: 4\n  nodez: 5\n", ":2:3: unknown scenario key \"nodez\"; did you mean \"nodes\"?\n      nodez: 5\n      ^"},
+		{"value.txt", "nodes: 4\nloss:  uniform:500%  # too much\n", ":2:8: loss: loss rate 500% is outside 0% to 100%\n    loss:  uniform:500%  # too much\n           ^"},
+		{"shape.scenario", "nodes: 4\nseed 7\n", `:2:1: want 'key: value', got "seed 7"` + "\n    seed 7\n    ^"},
+		// Whole-scenario checks, as run does them, name the file.
+		{"shape2.scenario", "nodes: 16\ngroup-size: 7\n", ": 16 nodes x 4 groups per node = 64 memberships, not divisible by group size 7; try --group-size 8 or 4 or 2, or --groups-per-node 7"},
+		{"fault.scenario", "nodes: 4\ngroup-size: 2\nfault: crash:9@1s\n", `: fault "crash:9@1s" names node n9, but nodes are n1..n4`},
+	}
+	for _, b := range bad {
+		p := write(b.name, b.text)
+		out, err := runApp(t, "check", p)
+		if err == nil || err.Error() != p+b.want || out != "" {
+			t.Errorf("check %s = %q, %v\nwant %s", b.name, out, err, p+b.want)
+		}
+		if code := exitCode(err); code != 2 {
+			t.Errorf("check %s exits %d, want 2", b.name, code)
+		}
+	}
+	missing := filepath.Join(dir, "missing.scenario")
+	if _, err := runApp(t, "check", missing); err == nil || err.Error() != "cannot read scenario file "+missing+": no such file or directory" || exitCode(err) != 2 {
+		t.Errorf("check missing.scenario = %v", err)
+	}
+}
+
+// check -v prints every layer's every parameter at its effective value with
+// its unit, whether the spec set it, what the stack gives, and the spec in
+// full, which checks back to the same values.
+func TestCheckVerbose(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "-v", "mflow(window=64KiB) : fifo : reliable(nak_delay=5ms) : lec(c=2.5) : gms"},
+		{"check", "mflow(window=64KiB) : fifo : reliable(nak_delay=5ms) : lec(c=2.5) : gms", "--verbose"},
+	} {
+		out, err := runApp(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := args[1]
+		if text == "-v" {
+			text = args[2]
+		}
+		sp, err := compose.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, err := compose.Explain(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(out, "\n")
+		row := map[string][]string{} // "layer.param" -> fields
+		layer := ""
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "    "):
+				f := strings.Fields(l)
+				row[layer+"."+f[0]] = f
+			case strings.HasPrefix(l, "  ") && strings.Contains(l, ": gives "):
+				layer = strings.TrimSpace(l[:strings.Index(l, ":")])
+			}
+		}
+		n := 0
+		for _, l := range ls {
+			for _, p := range l.Info.Params {
+				n++
+				f := row[l.Info.Name+"."+p.Name]
+				from := "default"
+				if l.Params.Given(p.Name) {
+					from = "set"
+				}
+				if len(f) < 4 || f[1] != l.Params.Text(p.Name) || f[2] != from || !strings.Contains(strings.Join(f[3:], " "), p.Doc) {
+					t.Errorf("%s %s: row %q, want value %s (%s)", l.Info.Name, p.Name, f, l.Params.Text(p.Name), from)
+				}
+			}
+		}
+		if len(row) != n || n < 20 {
+			t.Errorf("%d parameter rows, want %d:\n%s", len(row), n, out)
+		}
+		// Values carry their units; what was set reads as set.
+		for k, want := range map[string]string{"mflow.window": "64KiB set", "mflow.ack_thresh": "25KB default", "reliable.nak_delay": "5ms set",
+			"reliable.max_buffer": "4MB default", "lec.c": "2.5 set", "gms.fd_timeout": "1s default", "mflow.stagger": "on default"} {
+			if f := row[k]; len(f) < 3 || f[1]+" "+f[2] != want {
+				t.Errorf("%s: %q, want %s", k, f, want)
+			}
+		}
+		if !strings.Contains(out, "\n  stack gives: group views, region views, probabilistic recovery, reliable delivery, FIFO order, flow control\n") {
+			t.Errorf("no stack gives line:\n%s", out)
+		}
+		// The spec in full checks to the same values.
+		i := strings.Index(out, "\n  in full: ")
+		if i < 0 {
+			t.Fatalf("no in-full line:\n%s", out)
+		}
+		full := strings.TrimSpace(strings.SplitN(out[i+len("\n  in full: "):], "\n", 2)[0])
+		fsp, err := compose.Parse(full)
+		if err != nil {
+			t.Fatalf("in full %q: %v", full, err)
+		}
+		fls, err := compose.Explain(fsp)
+		if err != nil || len(fls) != len(ls) {
+			t.Fatalf("in full %q: %v", full, err)
+		}
+		for j := range ls {
+			for _, p := range ls[j].Info.Params {
+				if fls[j].Params.Text(p.Name) != ls[j].Params.Text(p.Name) || !fls[j].Params.Given(p.Name) {
+					t.Errorf("in full: %s %s = %s, want %s", ls[j].Info.Name, p.Name, fls[j].Params.Text(p.Name), ls[j].Params.Text(p.Name))
+				}
+			}
+		}
+	}
+	// -v on a scenario: every key on its own line.
+	out, err := runApp(t, "check", "-v", "../../specs/gms-crash.scenario")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n  nodes            12\n", "\n  groups-per-node  3\n", "\n  jitter           100µs\n", "\n  fault            crash:3@3s\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check -v gms-crash.scenario lacks %q:\n%s", want, out)
 		}
 	}
 }

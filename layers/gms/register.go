@@ -47,6 +47,7 @@ func init() {
 			{Name: "view_interval", Type: compose.Duration, Default: DefaultViewInterval.String(), Doc: "shortest time between two view installations (changes in between are batched)", Min: 0, Max: 3600},
 			{Name: "fd_timeout", Type: compose.Duration, Default: DefaultFDTimeout.String(), Doc: "failure timeout for nodes whose heartbeats declare none", Min: 0.001, Max: 3600},
 		},
+		Role: compose.ServiceRole, // the membership server's stack, never a member's
 		New: func(p compose.Params) (stack.Layer, error) {
 			return NewServiceLayer(ServiceConfig{ViewInterval: p.Duration("view_interval"), FDTimeout: p.Duration("fd_timeout")}), nil
 		},
