@@ -39,7 +39,7 @@ func setupGMS(env *SimEnv) error {
 	if slices.Contains(env.Nodes, cfg.Service) {
 		return fmt.Errorf("gms service id %v is one of the experiment's nodes; choose another with gms(service=N)", cfg.Service)
 	}
-	svc := gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: cfg.ViewInterval, FDTimeout: cfg.FDTimeout})
+	svc := gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: cfg.ViewInterval, FDTimeout: cfg.FDTimeout, SuspectTimeout: cfg.SuspectTimeout})
 	if _, err := env.AddNode(cfg.Service, []stack.Entry{{Name: "gms_service", Layer: svc}}); err != nil {
 		return fmt.Errorf("adding the membership service: %w", err)
 	}

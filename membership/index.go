@@ -141,6 +141,29 @@ func (x *Index) Leave(n event.NodeID, g event.GroupID) bool {
 	return true
 }
 
+// LeaveMany removes n from every group in gs and moves it to its new region
+// once (as JoinMany). It reports whether anything changed.
+func (x *Index) LeaveMany(n event.NodeID, gs []event.GroupID) bool {
+	nd := x.nodes[n]
+	if nd == nil {
+		return false
+	}
+	changed := false
+	for _, g := range gs {
+		i, found := slices.BinarySearch(nd.groups, g)
+		if !found {
+			continue
+		}
+		changed = true
+		nd.groups = slices.Delete(nd.groups, i, i+1)
+		x.takeOut(x.groups[g], n)
+	}
+	if changed {
+		x.move(nd)
+	}
+	return changed
+}
+
 // Remove takes n out of every group (a crash, or a node that leaves the
 // system) and returns the groups it was in.
 func (x *Index) Remove(n event.NodeID) []event.GroupID {

@@ -42,8 +42,12 @@ type Config struct {
 	// Heartbeat is the interval between heartbeats to the service.
 	Heartbeat time.Duration
 	// FDTimeout is how long the service waits for a heartbeat before it
-	// declares this node failed (sent along with every heartbeat).
+	// suspects this node (sent along with every heartbeat).
 	FDTimeout time.Duration
+	// SuspectTimeout is how long the service probes this node, once
+	// suspected, before it declares it failed and removes it (sent along
+	// with every heartbeat; 0: FDTimeout).
+	SuspectTimeout time.Duration
 	// Retry is how long a join or leave request waits for its
 	// acknowledgement before it is sent again.
 	Retry time.Duration
@@ -58,14 +62,17 @@ type Layer struct {
 	stack.Base
 	cfg Config
 
-	inc     uint64
-	desired map[event.GroupID]bool
-	pending map[event.GroupID]bool // not yet requested: true join, false leave
-	seq     uint64
-	flight  *wireMsg // the request waiting for its ack
-	since   event.Time
-	retryT  stack.TimerID
-	applied uint64
+	inc       uint64
+	desired   map[event.GroupID]bool
+	pending   map[event.GroupID]bool // not yet requested: true join, false leave
+	seq       uint64
+	since0    uint64   // the first request made by the last rejoin: older removal notices are stale
+	flight    *wireMsg // the request waiting for its ack
+	want      uint64   // digest of desired (valid while !wantDirty)
+	wantDirty bool
+	since     event.Time
+	retryT    stack.TimerID
+	applied   uint64
 
 	early map[uint64]*wireMsg // updates that arrived ahead of a missing one
 
@@ -79,7 +86,7 @@ type Layer struct {
 	codec  *codecState
 	in     wireMsg
 
-	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs *stack.Counter
+	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs, probes, refused *stack.Counter
 }
 
 // New makes a gms layer.
@@ -92,6 +99,9 @@ func New(cfg Config) *Layer {
 	}
 	if cfg.FDTimeout <= 0 {
 		cfg.FDTimeout = DefaultFDTimeout
+	}
+	if cfg.SuspectTimeout <= 0 {
+		cfg.SuspectTimeout = cfg.FDTimeout
 	}
 	if cfg.Retry <= 0 {
 		cfg.Retry = DefaultRetry
@@ -120,6 +130,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.early = map[uint64]*wireMsg{}
 	l.regions = map[event.RegionID]*event.RegionView{}
 	l.codec = newCodec()
+	l.wantDirty = true
 	l.heartbeats = ctx.Counter("heartbeats_sent")
 	l.requests = ctx.Counter("requests_sent")
 	l.retries = ctx.Counter("request_retries")
@@ -128,6 +139,8 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.removed = ctx.Counter("removed_rejoined")
 	l.malformed = ctx.Counter("malformed")
 	l.resyncs = ctx.Counter("full_updates")
+	l.probes = ctx.Counter("probes_answered")
+	l.refused = ctx.Counter("joins_refused")
 	ctx.SetTimer(0, keyHeartbeat)
 	return nil
 }
@@ -147,12 +160,14 @@ func (l *Layer) Down(ev *event.Event) {
 	case event.Join:
 		if ev.Group != event.NoGroup && !l.desired[ev.Group] {
 			l.desired[ev.Group] = true
+			l.wantDirty = true
 			l.pending[ev.Group] = true
 			l.request()
 		}
 	case event.Leave:
 		if l.desired[ev.Group] {
 			delete(l.desired, ev.Group)
+			l.wantDirty = true
 			l.pending[ev.Group] = false
 			l.request()
 		}
@@ -193,10 +208,21 @@ func (l *Layer) Up(ev *event.Event) {
 	case msgAck:
 		if l.flight != nil && m.Seq == l.flight.Seq {
 			l.flight = nil
+			l.refuse(m.Refused)
 			l.request()
 		}
 	case msgRemoved:
+		if m.Seq < l.since0 {
+			return // answers a heartbeat sent before our last rejoin
+		}
 		l.rejoin()
+	case msgProbe:
+		// Suspected: answer at once so that the service does not remove
+		// a live node whose heartbeats were lost.
+		if !l.gone {
+			l.probes.Inc()
+			l.heartbeat()
+		}
 	case msgUpdate:
 		l.receiveUpdate(m)
 	default:
@@ -212,8 +238,7 @@ func (l *Layer) Timer(key uint64) {
 	now := l.Ctx.Now()
 	switch key {
 	case keyHeartbeat:
-		l.heartbeats.Inc()
-		l.send(&wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout), Member: len(l.views) > 0})
+		l.heartbeat()
 		// The service answers requests (it does not answer heartbeats).
 		if l.flight != nil && !l.silent && now.Sub(max(l.since, l.heard)) > l.cfg.FDTimeout {
 			l.silent = true
@@ -225,6 +250,40 @@ func (l *Layer) Timer(key uint64) {
 			l.retries.Inc()
 			l.send(l.flight)
 			l.retryT = l.Ctx.SetTimer(l.cfg.Retry, keyRetry)
+		}
+	}
+}
+
+// heartbeat tells the service we are alive, and what we want once every
+// request is acknowledged: the service compares that with what it holds
+// of us and tells us to join again if they differ (a removal notice that
+// was lost, or a removal before our first view: issue 8 item 3).
+func (l *Layer) heartbeat() {
+	l.heartbeats.Inc()
+	m := &wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout),
+		Suspect: int64(l.cfg.SuspectTimeout), Interval: int64(l.cfg.Heartbeat), Member: len(l.views) > 0}
+	if l.flight == nil && len(l.pending) == 0 {
+		if l.wantDirty {
+			l.wantDirty = false
+			l.want = groupDigest(l.Groups())
+		}
+		m.Settled, m.Seq, m.Wants, m.Want = true, l.seq, uint64(len(l.desired)), l.want
+	}
+	l.send(m)
+}
+
+// refuse forgets joins the service refused (beyond its bounds), so that
+// what we want is what it holds.
+func (l *Layer) refuse(gs []event.GroupID) {
+	for _, g := range gs {
+		if l.desired[g] {
+			if _, again := l.pending[g]; again {
+				continue // asked for again since: the next request says so
+			}
+			delete(l.desired, g)
+			l.wantDirty = true
+			l.refused.Inc()
+			l.Ctx.Logf("the membership service refused to add this node to %v (its bounds)", g)
 		}
 	}
 }
@@ -254,9 +313,19 @@ func (l *Layer) request() {
 
 // rejoin handles the service's notice that this node is no longer a
 // member of anything: it asks again for every group it wants.
+//
+// First (R1 of the rejoin contract), for every group it held a view of, it
+// tells the layers above that it is out: a view with ID one past the held
+// one, without self, listing self in Left. They drop all their state for
+// the group, so that nothing of the old life (floors, buffers, FIFO
+// positions) survives into the view that readmits it.
 func (l *Layer) rejoin() {
 	l.removed.Inc()
 	l.Ctx.Logf("the membership service removed this node; joining %d groups again", len(l.desired))
+	self := l.Ctx.Self()
+	for _, g := range slices.Sorted(maps.Keys(l.views)) {
+		l.emitView(leftView(l.views[g], self))
+	}
 	l.applied = 0
 	clear(l.early)
 	clear(l.views)
@@ -265,8 +334,25 @@ func (l *Layer) rejoin() {
 	for g := range l.desired {
 		l.pending[g] = true
 	}
+	if l.dirty {
+		l.dirty = false
+		l.Ctx.Up(&event.Event{Kind: event.Regions, Aux: membership.Assemble(self, l.views, l.regions)})
+	}
 	l.flight = nil
+	l.since0 = l.seq + 1
 	l.request()
+}
+
+// leftView is the view a node installs when it learns it was removed:
+// old's successor without self, self in Left.
+func leftView(old *event.ViewInfo, self event.NodeID) *event.ViewInfo {
+	v := &event.ViewInfo{Group: old.Group, ID: old.ID + 1, Left: []event.NodeID{self}}
+	for _, n := range old.Members {
+		if n != self {
+			v.Members = append(v.Members, n)
+		}
+	}
+	return v
 }
 
 // maxEarly bounds the updates kept while one before them is missing.
@@ -319,14 +405,8 @@ func (l *Layer) update(m *wireMsg) {
 		// removed while the update saying so was lost.
 		for _, g := range slices.Sorted(maps.Keys(l.views)) {
 			if old := l.views[g]; !in[g] {
-				gone := &event.ViewInfo{Group: g, ID: old.ID + 1, Left: []event.NodeID{self}}
-				for _, n := range old.Members {
-					if n != self {
-						gone.Members = append(gone.Members, n)
-					}
-				}
 				delete(l.views, g)
-				l.emitView(gone)
+				l.emitView(leftView(old, self))
 			}
 		}
 	}
