@@ -17,9 +17,14 @@ import (
 type filter struct {
 	stack.Base
 	mute, deaf bool
+	// onDown, if set, sees every membership packet gms sends (muted or not).
+	onDown func(payload []byte)
 }
 
 func (f *filter) Down(ev *event.Event) {
+	if f.onDown != nil && ev.Kind == event.Membership {
+		f.onDown(ev.Msg.Bytes())
+	}
 	if f.mute && ev.Kind == event.Membership {
 		ev.Msg.Release()
 		return
@@ -70,7 +75,14 @@ type testNode struct {
 
 func newCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.Duration) *cluster {
 	t.Helper()
-	c := &cluster{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond}), nodes: map[event.NodeID]*testNode{}}
+	return newLossyCluster(t, seed, n, viewInterval, fdTimeout, nil)
+}
+
+// newLossyCluster is newCluster on a network that drops packets by loss
+// (nil: none).
+func newLossyCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.Duration, loss sim.LossModel) *cluster {
+	t.Helper()
+	c := &cluster{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond, Loss: loss}), nodes: map[event.NodeID]*testNode{}}
 	c.svc = NewServiceLayer(ServiceConfig{ViewInterval: viewInterval, FDTimeout: fdTimeout})
 	nd := c.net.AddNode(ServiceNode)
 	st, err := stack.New(stack.Config{Self: ServiceNode, Transport: nd, Clock: c.net, Layers: []stack.Entry{{Name: "gms_service", Layer: c.svc}}, Seed: seed})

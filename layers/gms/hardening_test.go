@@ -1,0 +1,211 @@
+package gms
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// R1 of the rejoin contract: a node that hears it was removed first
+// installs, for every group it held, a view without itself that lists it in
+// Left (ID one past the held one), and only then asks to join again; the
+// view that readmits it lists it in Joined.
+func TestRemovalViewsBeforeRejoin(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	c := newCluster(t, 11, 3, 50*time.Millisecond, timeout)
+	c.join(1, 7, 8)
+	c.join(2, 7)
+	c.join(3, 8)
+	c.net.Run(500 * time.Millisecond)
+	held := map[event.GroupID]uint64{}
+	for g, v := range c.nodes[1].gms.Views() {
+		held[g] = v.ID
+	}
+	if len(held) != 2 {
+		t.Fatalf("n1 holds views of %v, want g7 and g8", held)
+	}
+	// Trace, at n1, each request leaving gms with the number of views
+	// that had reached the top since the mute.
+	first := len(c.nodes[1].rec.history)
+	var trace []string
+	c.nodes[1].f.onDown = func(b []byte) {
+		var m wireMsg
+		if err := newCodec().decode(b, &m); err == nil && m.T == msgRequest {
+			trace = append(trace, fmt.Sprintf("request after %d views", len(c.nodes[1].rec.history)-first))
+		}
+	}
+	c.nodes[1].f.mute = true
+	c.net.Run(3 * timeout)
+	if got := c.svc.Service().Index().Groups(1); len(got) != 0 {
+		t.Fatalf("n1 muted for %v is still in %v", 3*timeout, got)
+	}
+	c.nodes[1].f.mute = false
+	c.net.Run(time.Second)
+	hist := c.nodes[1].rec.history[first:]
+	// The first two views are the removal views of g7 and g8.
+	if len(hist) < 4 {
+		t.Fatalf("n1 saw %d views after its removal, want 2 removal views and 2 readmissions: %+v", len(hist), hist)
+	}
+	for i, g := range []event.GroupID{7, 8} {
+		v := hist[i]
+		if v.Group != g || v.ID != held[g]+1 || v.Has(1) || !slices.Equal(v.Left, ids(1)) {
+			t.Errorf("view %d after removal = %+v, want g%d #%d without n1, Left [1]", i, v, g, held[g]+1)
+		}
+	}
+	// The requests to join again came after both removal views (the
+	// first request recorded must have seen at least 2 views).
+	if len(trace) == 0 || trace[0] != "request after 2 views" {
+		t.Errorf("requests since the mute: %v, want the first after the 2 removal views", trace)
+	}
+	for _, g := range []event.GroupID{7, 8} {
+		v := c.nodes[1].rec.views[g]
+		if v == nil || !v.Has(1) || !slices.Contains(v.Joined, 1) {
+			t.Errorf("n1's last view of g%d = %+v, want one readmitting it (n1 in Joined)", g, v)
+		}
+	}
+	c.checkConsistent(ids(1, 2, 3))
+}
+
+// R2 at the service: a node that restarts (new incarnation) within one
+// batching interval is removed and readmitted in one view, which lists it
+// in both Left and Joined; its neighbours get that view.
+func TestRestartInOneBatchListsJoined(t *testing.T) {
+	c := newCluster(t, 12, 3, 200*time.Millisecond, time.Second)
+	for n := 1; n <= 3; n++ {
+		c.join(event.NodeID(n), 4)
+	}
+	c.net.Run(500 * time.Millisecond)
+	before := c.nodes[1].rec.views[4]
+	// A change elsewhere is installed now, so the next waits a batch.
+	c.join(2, 9)
+	c.net.Run(10 * time.Millisecond)
+	// A new life of n3 (new incarnation) that joins g4 again at once (the
+	// old life crashed: it said no goodbye).
+	c.net.Crash(3)
+	codec := newCodec()
+	svcStack := c.net.Node(ServiceNode).Stack()
+	send := func(m *wireMsg) {
+		msg := event.NewMessage()
+		msg.SetPayload(codec.encode(m))
+		svcStack.Inject(0, true, event.Event{Kind: event.Membership, Peer: 3, Msg: msg})
+	}
+	send(&wireMsg{T: msgHeartbeat, Inc: 777, Timeout: int64(time.Second)})
+	send(&wireMsg{T: msgRequest, Inc: 777, Seq: 1, Join: []event.GroupID{4}})
+	c.net.Run(500 * time.Millisecond)
+	v := c.nodes[1].rec.views[4]
+	if v == nil || v.ID != before.ID+1 || !slices.Equal(v.Members, ids(1, 2, 3)) ||
+		!slices.Equal(v.Joined, ids(3)) || !slices.Equal(v.Left, ids(3)) {
+		t.Fatalf("n1's view of g4 after n3 restarted = %+v, want #%d members [1 2 3], n3 in Joined and Left", v, before.ID+1)
+	}
+}
+
+// Issue 8 item 3: a node removed before its first view arrives (its
+// request acknowledged, the view and the removal notice lost) used to
+// report itself a non-member and stay out for good. Its heartbeat now says
+// what it wants, and the service, which does not hold it, tells it to join
+// again.
+func TestRemovedBeforeFirstViewSettles(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	c := newCluster(t, 13, 2, 100*time.Millisecond, timeout)
+	c.join(2, 5)
+	c.net.Run(20 * time.Millisecond) // g5's first view is installed now: the next waits a batch
+	c.join(1, 5)
+	c.net.Run(10 * time.Millisecond) // n1's request is acknowledged...
+	if c.nodes[1].gms.flight != nil {
+		t.Fatal("n1's request not acknowledged after 10ms")
+	}
+	c.nodes[1].f.deaf = true // ...but the view (due in ~90ms) and the removal notice are lost
+	c.nodes[1].f.mute = true // and the service hears nothing more: it removes n1
+	c.net.Run(4 * timeout)
+	if st := c.svc.Service().Stats(); st.Failed != 1 {
+		t.Fatalf("service failed %d nodes, want n1", st.Failed)
+	}
+	if len(c.nodes[1].gms.Views()) != 0 {
+		t.Fatalf("n1 holds views %v though deaf", c.nodes[1].gms.Views())
+	}
+	c.nodes[1].f.deaf = false
+	c.nodes[1].f.mute = false
+	c.net.Run(time.Second)
+	if v := c.nodes[1].rec.views[5]; v == nil || !slices.Equal(v.Members, ids(1, 2)) {
+		t.Fatalf("1s after n1 was reachable again its view of g5 is %+v, want members [1 2]", v)
+	}
+	c.checkConsistent(ids(1, 2))
+}
+
+// Membership settles under loss and a partition during joining: 8 nodes,
+// 15% uniform loss, half of them cut off from the service for 1s while
+// joining; within 5s of the heal every node holds the view of its groups
+// with every node in it (deterministic by seed, several seeds).
+func TestMembershipSettlesUnderLoss(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			loss, err := sim.ParseLoss("uniform:15%")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newLossyCluster(t, seed, 8, 100*time.Millisecond, 500*time.Millisecond, loss)
+			c.net.Partition(ids(1, 2, 3, 4))
+			for n := 1; n <= 8; n++ {
+				c.join(event.NodeID(n), 1, event.GroupID(2+n%2))
+			}
+			c.net.At(event.Time(300*time.Millisecond), func() { c.net.Heal() })
+			c.net.At(event.Time(700*time.Millisecond), func() { c.net.Partition(ids(5, 6, 7, 8)) })
+			c.net.At(event.Time(1700*time.Millisecond), func() { c.net.Heal() })
+			c.net.Run(1700*time.Millisecond + 5*time.Second)
+			all := ids(1, 2, 3, 4, 5, 6, 7, 8)
+			for n := 1; n <= 8; n++ {
+				v := c.nodes[event.NodeID(n)].gms.Views()[1]
+				if v == nil || !slices.Equal(v.Members, all) {
+					t.Errorf("n%d's view of g1 5s after the heal: %+v, want every node", n, v)
+				}
+			}
+		})
+	}
+}
+
+// Issue 8 item 4: 20% uniform loss for 30 virtual seconds does not make the
+// service remove a live node (8 nodes, specs/gms.stack's heartbeat 100ms
+// and fd_timeout 500ms; several seeds), and a node that does crash is
+// still removed within fd_timeout + suspect_timeout + view_interval.
+func TestLossRemovesNoLiveNode(t *testing.T) {
+	const interval, timeout = 100 * time.Millisecond, 500 * time.Millisecond
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			loss, err := sim.ParseLoss("uniform:20%")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newLossyCluster(t, seed, 8, interval, timeout, loss)
+			for n := 1; n <= 8; n++ {
+				c.join(event.NodeID(n), 1, event.GroupID(2+n%3))
+			}
+			c.net.Run(30 * time.Second)
+			st := c.svc.Service().Stats()
+			if st.Failed != 0 {
+				t.Errorf("20%% loss for 30s: the service removed %d live nodes (suspected %d, probes %d)", st.Failed, st.Suspected, st.Probes)
+			}
+			t.Logf("suspected %d, cleared %d, probes %d, failed %d", st.Suspected, st.Cleared, st.Probes, st.Failed)
+			// Now crash n5: the service's view of g1 drops it in time.
+			crashAt := c.net.Now()
+			c.net.Crash(5)
+			idx := c.svc.Service().Index()
+			var gone event.Time
+			for c.net.Now() < crashAt.Add(3*time.Second) && gone == 0 {
+				c.net.Run(time.Millisecond)
+				if v := idx.View(1); v != nil && !v.Has(5) {
+					gone = c.net.Now()
+				}
+			}
+			// fd_timeout + suspect_timeout (= fd_timeout) + view_interval,
+			// plus this loop's 1ms polling.
+			bound := timeout + timeout + interval + time.Millisecond
+			if gone == 0 || gone.Sub(crashAt) > bound {
+				t.Errorf("crashed n5 left the service's view of g1 at %v after the crash, want within %v", gone.Sub(crashAt), bound)
+			}
+		})
+	}
+}
