@@ -209,3 +209,51 @@ func TestLossRemovesNoLiveNode(t *testing.T) {
 		})
 	}
 }
+
+// A node frozen for 3s (specs/gms.stack's timings) is removed; when it
+// thaws it installs a view of its group without itself (R1) and is then
+// readmitted, listed in Joined at every member (R2). A freeze of 800ms is
+// within fd_timeout + suspect_timeout: no removal at all.
+func TestFreezeRemovalAndReadmission(t *testing.T) {
+	for _, tc := range []struct {
+		freeze  time.Duration
+		removed bool
+	}{{800 * time.Millisecond, false}, {3 * time.Second, true}} {
+		t.Run(tc.freeze.String(), func(t *testing.T) {
+			c := newCluster(t, 15, 4, 100*time.Millisecond, 500*time.Millisecond)
+			for n := 1; n <= 4; n++ {
+				c.join(event.NodeID(n), 1)
+			}
+			c.net.Run(time.Second)
+			held := c.nodes[2].gms.Views()[1].ID
+			mark := map[event.NodeID]int{}
+			for n, tn := range c.nodes {
+				mark[n] = len(tn.rec.history)
+			}
+			c.net.Freeze(2, tc.freeze)
+			c.net.Run(tc.freeze + 2*time.Second)
+			st := c.svc.Service().Stats()
+			if !tc.removed {
+				if st.Failed != 0 || len(c.nodes[2].rec.history) != mark[2] {
+					t.Fatalf("frozen %v: %d failed, n2 saw views %v; want no removal", tc.freeze, st.Failed, c.nodes[2].rec.history[mark[2]:])
+				}
+				return
+			}
+			if st.Failed != 1 {
+				t.Fatalf("frozen %v: %d nodes failed, want n2", tc.freeze, st.Failed)
+			}
+			h := c.nodes[2].rec.history[mark[2]:]
+			if len(h) != 2 || h[0].ID != held+1 || h[0].Has(2) || !slices.Equal(h[0].Left, ids(2)) ||
+				!h[1].Has(2) || !slices.Contains(h[1].Joined, 2) || !slices.Equal(h[1].Members, ids(1, 2, 3, 4)) {
+				t.Fatalf("n2's views after the freeze: %+v; want its removal (#%d, Left [2]) then its readmission (Joined holds 2)", h, held+1)
+			}
+			for _, n := range ids(1, 3, 4) {
+				h := c.nodes[n].rec.history[mark[n]:]
+				if len(h) != 2 || h[0].Has(2) || !h[1].Has(2) || !slices.Equal(h[1].Joined, ids(2)) {
+					t.Errorf("%v's views after n2's freeze: %+v; want n2 out, then in Joined", n, h)
+				}
+			}
+			c.checkConsistent(ids(1, 2, 3, 4))
+		})
+	}
+}
