@@ -7,9 +7,13 @@
 // Join and Leave go down to gms, which turns them into requests to the
 // service (retried until acknowledged) and passes them on so the network
 // below subscribes to the group's channel. gms sends heartbeats; the service
-// declares a node that stays silent past its timeout failed and removes it
-// from every group (a node removed by mistake hears so and joins again). The
-// service batches changes, installs new numbered views at most once per
+// suspects a node that stays silent past its fd timeout, probes it directly
+// (gms answers at once), and declares it failed and removes it from every
+// group only if nothing is heard from it for its suspect timeout more (a
+// node removed by mistake hears so, installs views without itself, and
+// joins again). Heartbeats also say what the node wants, so a node whose
+// removal notice was lost is told again until the service holds its
+// wishes. The service batches changes, installs new numbered views at most once per
 // view_interval, and sends each affected node only what concerns it; gms
 // turns that into View events (one per group, with Joined and Left) and a
 // Regions event carrying the node's event.Neighbourhood (its Ricochet regions
