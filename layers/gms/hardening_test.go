@@ -2,7 +2,10 @@ package gms
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -256,4 +259,67 @@ func TestFreezeRemovalAndReadmission(t *testing.T) {
 			c.checkConsistent(ids(1, 2, 3, 4))
 		})
 	}
+}
+
+// TestMembershipSoak runs LAYERCAST_GMS_SOAK seeds (none by default: it is
+// long) of random faults during and after joining under random loss (up to
+// 20%): partitions that heal, freezes; after the last fault and 5s more,
+// every node must hold the view of its groups listing every node.
+func TestMembershipSoak(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("LAYERCAST_GMS_SOAK"))
+	if n == 0 {
+		t.Skip("set LAYERCAST_GMS_SOAK=N to run N seeds")
+	}
+	bad := 0
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		loss, err := sim.ParseLoss(fmt.Sprintf("uniform:%d%%", rng.IntN(21)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := 4 + rng.IntN(9)
+		c := newLossyCluster(t, seed, nodes, 100*time.Millisecond, 500*time.Millisecond, loss)
+		for i := 1; i <= nodes; i++ {
+			c.join(event.NodeID(i), 1, event.GroupID(2+i%3))
+		}
+		end := time.Duration(0)
+		var log []string
+		for f := 0; f < 1+rng.IntN(4); f++ {
+			at := time.Duration(rng.IntN(3000)) * time.Millisecond
+			d := time.Duration(100+rng.IntN(3000)) * time.Millisecond
+			if rng.IntN(2) == 0 {
+				var set []event.NodeID
+				for i := 1; i <= nodes; i++ {
+					if rng.IntN(2) == 0 {
+						set = append(set, event.NodeID(i))
+					}
+				}
+				c.net.At(event.Time(at), func() { c.net.Partition(set) })
+				c.net.At(event.Time(at+d), func() { c.net.Heal() })
+				log = append(log, fmt.Sprintf("partition %v@%v+%v", set, at, d))
+			} else {
+				v := event.NodeID(1 + rng.IntN(nodes))
+				c.net.At(event.Time(at), func() {
+					if !c.net.Node(v).Frozen() {
+						c.net.Freeze(v, d)
+					}
+				})
+				log = append(log, fmt.Sprintf("freeze %v@%v+%v", v, at, d))
+			}
+			end = max(end, at+d)
+		}
+		c.net.Run(end + 5*time.Second)
+		var all []event.NodeID
+		for i := 1; i <= nodes; i++ {
+			all = append(all, event.NodeID(i))
+		}
+		for i := 1; i <= nodes; i++ {
+			if v := c.nodes[event.NodeID(i)].gms.Views()[1]; v == nil || !slices.Equal(v.Members, all) {
+				bad++
+				t.Errorf("seed %d (%d nodes, %v, %v): n%d's view of g1 5s after the last fault: %+v", seed, nodes, loss, log, i, v)
+				break
+			}
+		}
+	}
+	t.Logf("%d seeds, %d unsettled", n, bad)
 }
