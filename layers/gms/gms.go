@@ -13,8 +13,8 @@
 // node removed by mistake hears so, installs views without itself, and
 // joins again). Heartbeats also say what the node wants, so a node whose
 // removal notice was lost is told again until the service holds its
-// wishes. The service batches changes, installs new numbered views at most once per
-// view_interval, and sends each affected node only what concerns it; gms
+// wishes. The service batches changes, installs new numbered views at most
+// once per view_interval, and sends each affected node only what concerns it; gms
 // turns that into View events (one per group, with Joined and Left) and a
 // Regions event carrying the node's event.Neighbourhood (its Ricochet regions
 // and the QSM region views overlapping its groups) for the multi-group layers
