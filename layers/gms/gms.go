@@ -78,7 +78,11 @@ type Layer struct {
 	retryT    stack.TimerID
 	applied   uint64
 
-	early map[uint64]*wireMsg // updates that arrived ahead of a missing one
+	early     map[uint64]*wireMsg // updates that arrived ahead of a missing one
+	earlyCost int                 // their entries, bounded by maxEarlyEntries
+	// fullIn collects the groups of a full update sent in parts: the groups
+	// held but missing from it are known only after its last part.
+	fullIn map[event.GroupID]bool
 
 	views   map[event.GroupID]*event.ViewInfo
 	regions map[event.RegionID]*event.RegionView
@@ -332,6 +336,8 @@ func (l *Layer) rejoin() {
 	}
 	l.applied = 0
 	clear(l.early)
+	l.earlyCost = 0
+	l.fullIn = nil
 	clear(l.views)
 	clear(l.regions)
 	clear(l.pending)
@@ -359,8 +365,25 @@ func leftView(old *event.ViewInfo, self event.NodeID) *event.ViewInfo {
 	return v
 }
 
-// maxEarly bounds the updates kept while one before them is missing.
-const maxEarly = 256
+// maxEarly bounds the updates kept while one before them is missing, and
+// maxEarlyEntries the node ids, group ids and region ids they hold (a
+// packet may carry up to 64K entries).
+const (
+	maxEarly        = 256
+	maxEarlyEntries = 1 << 17
+)
+
+// entries is what an update costs to keep.
+func entries(m *wireMsg) int {
+	n := len(m.Removed)
+	for _, v := range m.Views {
+		n += 2 + len(v.Members) + len(v.Joined) + len(v.Left)
+	}
+	for _, r := range m.Regions {
+		n += 2 + len(r.Groups) + len(r.Members)
+	}
+	return n
+}
 
 // receiveUpdate applies updates in sequence order. One that arrives ahead
 // of a missing one waits (packets may be reordered); if the missing one
@@ -371,9 +394,10 @@ func (l *Layer) receiveUpdate(m *wireMsg) {
 	case m.Full || m.Seq == l.applied+1:
 		l.update(m)
 	case m.Seq > l.applied+1:
-		if len(l.early) < maxEarly {
+		if c := entries(m); len(l.early) < maxEarly && l.earlyCost+c <= maxEarlyEntries && l.early[m.Seq] == nil {
 			cp := *m // the decoder gave it fresh slices: keeping them is safe
 			l.early[m.Seq] = &cp
+			l.earlyCost += c
 		}
 		return
 	default:
@@ -385,11 +409,13 @@ func (l *Layer) receiveUpdate(m *wireMsg) {
 			break
 		}
 		delete(l.early, l.applied+1)
+		l.earlyCost -= entries(next)
 		l.update(next)
 	}
-	for seq := range l.early {
+	for seq, m := range l.early {
 		if seq <= l.applied {
 			delete(l.early, seq)
+			l.earlyCost -= entries(m)
 		}
 	}
 }
@@ -401,17 +427,11 @@ func (l *Layer) update(m *wireMsg) {
 	self := l.Ctx.Self()
 	if m.Full {
 		l.resyncs.Inc()
-		in := map[event.GroupID]bool{}
+		l.fullIn = map[event.GroupID]bool{}
+	}
+	if l.fullIn != nil {
 		for _, v := range m.Views {
-			in[v.Group] = true
-		}
-		// Groups we hold a view of but are no longer in: we were
-		// removed while the update saying so was lost.
-		for _, g := range slices.Sorted(maps.Keys(l.views)) {
-			if old := l.views[g]; !in[g] {
-				delete(l.views, g)
-				l.emitView(leftView(old, self))
-			}
+			l.fullIn[v.Group] = true
 		}
 	}
 	if m.Full || m.FullRegions {
@@ -423,12 +443,20 @@ func (l *Layer) update(m *wireMsg) {
 		l.dirty = true
 	}
 	for _, r := range m.Regions {
+		// Only region views of groups we want are kept, and not too
+		// many: the bound holds whatever the packets say.
+		if !l.wants(r.Groups) || (l.regions[r.Region] == nil && len(l.regions) >= maxList) {
+			continue
+		}
 		l.regions[r.Region] = r
 		l.dirty = true
 	}
 	for _, v := range m.Views {
 		if old := l.views[v.Group]; old != nil && old.ID == v.ID && slices.Equal(old.Members, v.Members) {
 			continue // a full update repeating what we hold
+		}
+		if !l.desired[v.Group] && l.views[v.Group] == nil {
+			continue // a group we neither want nor hold (left before its first view)
 		}
 		if v.Has(self) {
 			l.views[v.Group] = v
@@ -437,11 +465,33 @@ func (l *Layer) update(m *wireMsg) {
 		}
 		l.emitView(v)
 	}
+	if l.fullIn != nil && !m.More {
+		// The last part of a full update: groups we hold a view of but
+		// are no longer in. We were removed while the update saying so
+		// was lost (R1: a view without us, then we are out).
+		for _, g := range slices.Sorted(maps.Keys(l.views)) {
+			if old := l.views[g]; !l.fullIn[g] {
+				delete(l.views, g)
+				l.emitView(leftView(old, self))
+			}
+		}
+		l.fullIn = nil
+	}
 	if !m.More && l.dirty {
 		l.dirty = false
 		nb := membership.Assemble(self, l.views, l.regions)
 		l.Ctx.Up(&event.Event{Kind: event.Regions, Aux: nb})
 	}
+}
+
+// wants reports whether one of gs is a group the node asked for or holds.
+func (l *Layer) wants(gs []event.GroupID) bool {
+	for _, g := range gs {
+		if l.desired[g] || l.views[g] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *Layer) emitView(v *event.ViewInfo) {

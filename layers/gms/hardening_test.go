@@ -323,3 +323,56 @@ func TestMembershipSoak(t *testing.T) {
 	}
 	t.Logf("%d seeds, %d unsettled", n, bad)
 }
+
+// A full update sent in parts (after a node lost updates) lists the node's
+// groups across its parts: the node must not take a group missing from the
+// first part for a removal (R1 views are for real removals only).
+func TestFullUpdateInPartsRemovesNothing(t *testing.T) {
+	c := newCluster(t, 16, 4, 50*time.Millisecond, time.Second)
+	c.svc.Service().cfg.MaxEntries = 8
+	for n := 1; n <= 4; n++ {
+		c.join(event.NodeID(n), 1, 2, 3, 4, 5, 6)
+	}
+	c.net.Run(500 * time.Millisecond)
+	c.nodes[2].f.deaf = true
+	c.nodes[3].st.Leave(5)
+	c.join(4, 9)
+	c.net.Run(200 * time.Millisecond)
+	mark := len(c.nodes[2].rec.history)
+	c.nodes[2].f.deaf = false
+	c.net.Run(time.Second)
+	if c.nodes[2].gms.resyncs.Value() == 0 || c.svc.Service().Stats().SplitParts == 0 {
+		t.Fatalf("no full update in parts (resyncs %d, split parts %d)", c.nodes[2].gms.resyncs.Value(), c.svc.Service().Stats().SplitParts)
+	}
+	for _, v := range c.nodes[2].rec.history[mark:] {
+		if !v.Has(2) {
+			t.Errorf("n2, still in every group, installed a view without itself: %+v", v)
+		}
+	}
+	c.checkConsistent(ids(1, 2, 3, 4))
+}
+
+// Updates (forged, until packets are authenticated) naming groups the node
+// neither wants nor holds leave nothing behind: the node's views and region
+// views stay within what it asked for.
+func TestUpdatesForOtherGroupsIgnored(t *testing.T) {
+	c := newCluster(t, 17, 2, 50*time.Millisecond, time.Second)
+	c.join(1, 1)
+	c.join(2, 1)
+	c.net.Run(300 * time.Millisecond)
+	l := c.nodes[1].gms
+	for i := 0; i < 50; i++ {
+		m := &wireMsg{T: msgUpdate, Seq: l.applied + 1}
+		for g := 0; g < 100; g++ {
+			grp := event.GroupID(1000 + i*100 + g)
+			m.Views = append(m.Views, &event.ViewInfo{Group: grp, ID: 1, Members: ids(1, 5)})
+			m.Regions = append(m.Regions, &event.RegionView{Region: event.RegionID(1000 + i*100 + g), ID: 1, Groups: []event.GroupID{grp}, Members: ids(1)})
+		}
+		msg := event.NewMessage()
+		msg.SetPayload(mustEncode(m))
+		c.nodes[1].st.Inject(1, true, event.Event{Kind: event.Membership, Peer: ServiceNode, Msg: msg})
+	}
+	if len(l.views) != 1 || len(l.regions) > 2 {
+		t.Fatalf("after 5000 forged views of other groups, n1 holds %d views and %d region views; want 1 and its own", len(l.views), len(l.regions))
+	}
+}
