@@ -193,3 +193,18 @@ func BenchmarkBigRequest(b *testing.B) {
 		svc.Tick(0)
 	}
 }
+
+// A heartbeat asking for a 1ms probe interval and a 1h suspicion period
+// buys at most maxProbes probes before its node is removed.
+func TestProbesPerSuspicionBounded(t *testing.T) {
+	h := newSvcHarness(t, ServiceConfig{})
+	h.recv(0, 7, &wireMsg{T: msgHeartbeat, Inc: 1, Timeout: int64(time.Millisecond), Suspect: int64(time.Hour), Interval: int64(time.Millisecond)})
+	now := event.Time(0)
+	for h.svc.Live() > 0 && now < event.Time(2*time.Hour) {
+		now = h.svc.Next()
+		h.svc.Tick(now)
+	}
+	if st := h.svc.Stats(); st.Failed != 1 || st.Probes > maxProbes+1 {
+		t.Fatalf("silent node with a 1ms probe interval and 1h suspicion: %d probes, failed %d; want at most %d probes, then removal", st.Probes, st.Failed, maxProbes+1)
+	}
+}

@@ -247,6 +247,9 @@ func (s *Service) Next() event.Time {
 	return t
 }
 
+// maxProbes bounds the probes sent to one suspect in its suspicion period.
+const maxProbes = 8
+
 // failAt is when a suspect is removed if nothing is heard from it.
 func (p *peer) failAt() event.Time { return p.heard.Add(p.timeout + p.suspectT) }
 
@@ -452,6 +455,9 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 		if m.Interval > 0 {
 			p.interval = min(s.clamp(time.Duration(m.Interval)), p.timeout)
 		}
+		// At most maxProbes probes per suspicion, whatever the packet
+		// says: a forged heartbeat must not buy a stream of probes.
+		p.interval = max(p.interval, p.suspectT/maxProbes)
 	}
 	if p.suspect {
 		s.stats.Cleared++
