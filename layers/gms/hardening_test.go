@@ -191,7 +191,7 @@ func TestLossRemovesNoLiveNode(t *testing.T) {
 			if st.Failed != 0 {
 				t.Errorf("20%% loss for 30s: the service removed %d live nodes (suspected %d, probes %d)", st.Failed, st.Suspected, st.Probes)
 			}
-			t.Logf("suspected %d, cleared %d, probes %d, failed %d", st.Suspected, st.Cleared, st.Probes, st.Failed)
+			t.Logf("suspected %d, cleared %d, probes %d, failed %d; network %+v", st.Suspected, st.Cleared, st.Probes, st.Failed, c.net.Stats())
 			// Now crash n5: the service's view of g1 drops it in time.
 			crashAt := c.net.Now()
 			c.net.Crash(5)
