@@ -124,6 +124,8 @@ type peer struct {
 	inc      uint64          // the node's incarnation
 	lastReq  uint64          // highest request applied
 	refused  []event.GroupID // joins of request lastReq refused (repeated in its acks)
+	digest   uint64          // groupDigest of its groups, if digestOK
+	digestOK bool            // (only apply changes a live peer's groups)
 	heard    event.Time      // last packet from it
 	timeout  time.Duration   // silence before it is suspected
 	suspectT time.Duration   // probing before a suspect is removed
@@ -331,7 +333,7 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 		if p == nil {
 			return fmt.Errorf("%w: heartbeat from %v: already %d nodes", ErrRefused, from, len(s.peers))
 		}
-		if m.Settled && (p.lastReq < m.Seq || (p.lastReq == m.Seq && groupDigest(s.idx.Groups(from)) != m.Want)) {
+		if m.Settled && (p.lastReq < m.Seq || (p.lastReq == m.Seq && s.digest(p) != m.Want)) {
 			// Its requests were all acknowledged, yet the service does
 			// not hold what it wants: its record was dropped and made
 			// again, or a removal notice was lost. Start it over: drop
@@ -379,6 +381,14 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 	return nil
 }
 
+// digest is groupDigest of p's groups, cached: heartbeats compare it often.
+func (s *Service) digest(p *peer) uint64 {
+	if !p.digestOK {
+		p.digest, p.digestOK = groupDigest(s.idx.Groups(p.id)), true
+	}
+	return p.digest
+}
+
 func (s *Service) sendRemoved(to event.NodeID, seq uint64) {
 	s.send(to, &wireMsg{T: msgRemoved, Seq: seq})
 	s.stats.RemovedSent++
@@ -394,6 +404,7 @@ func (s *Service) apply(now event.Time, p *peer, m *wireMsg) (refused []event.Gr
 		s.logf("%v: a request of %d joins and %d leaves refused (at most %d)", p.id, len(m.Join), len(m.Leave), s.cfg.MaxRequest)
 		return slices.Clone(m.Join)
 	}
+	p.digestOK = false
 	changed := s.idx.LeaveMany(p.id, m.Leave)
 	have := s.idx.Groups(p.id)
 	room := s.cfg.MaxGroupsPerNode - len(have)
