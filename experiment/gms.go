@@ -20,8 +20,11 @@ const settleLimit = 60 * time.Second
 // setupGMS runs the membership service for specs that end in gms: it adds
 // the service node (id and batching interval from the nodes' gms layer,
 // gms(service=..., view_interval=..., fd_timeout=...)), has every node join
-// its intended groups, and runs the network until every node holds the full
-// intended view of each of its groups. Senders start then.
+// its intended groups, and runs the network until every live node holds the
+// intended view of each of its groups, less the nodes that are down or
+// frozen. Senders start then; fault times count from that moment (runSim
+// schedules them after this hook, offset by env.SendStart), so a fault
+// never strikes while membership settles.
 func setupGMS(env *SimEnv) error {
 	layers := map[event.NodeID]*gms.Layer{}
 	for _, id := range env.Nodes {
@@ -39,7 +42,7 @@ func setupGMS(env *SimEnv) error {
 	if slices.Contains(env.Nodes, cfg.Service) {
 		return fmt.Errorf("gms service id %v is one of the experiment's nodes; choose another with gms(service=N)", cfg.Service)
 	}
-	svc := gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: cfg.ViewInterval, FDTimeout: cfg.FDTimeout})
+	svc := gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: cfg.ViewInterval, FDTimeout: cfg.FDTimeout, SuspectTimeout: cfg.SuspectTimeout})
 	if _, err := env.AddNode(cfg.Service, []stack.Entry{{Name: "gms_service", Layer: svc}}); err != nil {
 		return fmt.Errorf("adding the membership service: %w", err)
 	}
@@ -50,15 +53,35 @@ func setupGMS(env *SimEnv) error {
 			}
 		}
 	}
-	want := make(map[event.GroupID][]event.NodeID, len(env.Groups))
-	for g, ms := range env.Groups {
-		want[g] = slices.Sorted(slices.Values(ms))
+	// Only nodes that run can settle: a crashed or frozen node (a fault
+	// scheduled by a caller that did not defer faults) is neither waited
+	// for nor expected in the others' views.
+	up := func(id event.NodeID) bool {
+		nd := env.Net.Node(id)
+		return nd != nil && !nd.Down() && !nd.Frozen()
 	}
 	settled := func() bool {
 		for _, id := range env.Nodes {
+			if !up(id) {
+				continue
+			}
 			views := layers[id].Views()
 			for _, g := range env.Of[id] {
-				if v := views[g]; v == nil || !slices.Equal(v.Members, want[g]) {
+				v := views[g]
+				if v == nil {
+					return false
+				}
+				i := 0
+				for _, n := range slices.Sorted(slices.Values(env.Groups[g])) {
+					if !up(n) {
+						continue
+					}
+					if i >= len(v.Members) || v.Members[i] != n {
+						return false
+					}
+					i++
+				}
+				if i != len(v.Members) {
 					return false
 				}
 			}
@@ -96,7 +119,7 @@ func watchCrashes(env *SimEnv, svc *gms.ServiceLayer, layers map[event.NodeID]*g
 			return fmt.Errorf("fault %q: %w", f, err)
 		}
 		if ft.Kind == FaultCrash {
-			crashed[ft.Node] = ft.At
+			crashed[ft.Node] = env.SendStart.Add(ft.At.Duration()) // fault times count from the start of sending
 		}
 	}
 	cfg := layers[env.Nodes[0]].Config()
@@ -138,8 +161,8 @@ func watchCrashes(env *SimEnv, svc *gms.ServiceLayer, layers map[event.NodeID]*g
 			worst = max(worst, d)
 			svc.Record("crash_removals", int64(removals))
 			svc.Record("crash_removal_max_us", worst.Microseconds())
-			env.Notes = append(env.Notes, fmt.Sprintf("gms: %v crashed at %v; every surviving member of its %d groups installed views without it %v later (fd_timeout %v + view_interval %v = %v)",
-				victim, at, len(gs), d, cfg.FDTimeout, cfg.ViewInterval, cfg.FDTimeout+cfg.ViewInterval))
+			env.Notes = append(env.Notes, fmt.Sprintf("gms: %v crashed at %v; every surviving member of its %d groups installed views without it %v later (fd_timeout %v + suspect_timeout %v + view_interval %v = %v)",
+				victim, at, len(gs), d, cfg.FDTimeout, cfg.SuspectTimeout, cfg.ViewInterval, cfg.FDTimeout+cfg.SuspectTimeout+cfg.ViewInterval))
 		}
 		env.Net.At(at, poll)
 	}

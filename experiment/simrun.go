@@ -163,20 +163,6 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		}
 	}
 
-	// Faults are at absolute virtual times, scheduled before membership
-	// starts (which may run the network to let views settle).
-	frozen := map[event.NodeID][2]event.Time{}
-	for _, f := range sc.Faults {
-		ft, err := ParseFault(f)
-		if err != nil {
-			return nil, fmt.Errorf("fault %q: %w", f, err)
-		}
-		ft.Schedule(net)
-		if ft.Kind == FaultFreeze {
-			frozen[ft.Node] = [2]event.Time{ft.At, ft.At.Add(ft.For)}
-		}
-	}
-
 	alive := func(id event.NodeID) bool {
 		nd := net.Node(id)
 		return nd != nil && !nd.Down() && !nd.Frozen()
@@ -207,6 +193,21 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			if nb := nbs[id]; nb != nil {
 				st.InstallNeighbourhood(nb)
 			}
+		}
+	}
+
+	// Fault times count from the start of sending (after membership has
+	// settled), so a fault never strikes while views are being installed.
+	frozen := map[event.NodeID][2]event.Time{}
+	for _, f := range sc.Faults {
+		ft, err := ParseFault(f)
+		if err != nil {
+			return nil, fmt.Errorf("fault %q: %w", f, err)
+		}
+		ft.At = env.SendStart.Add(ft.At.Duration())
+		ft.Schedule(net)
+		if ft.Kind == FaultFreeze {
+			frozen[ft.Node] = [2]event.Time{ft.At, ft.At.Add(ft.For)}
 		}
 	}
 

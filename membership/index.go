@@ -36,6 +36,11 @@ type group struct {
 	lastID  uint64
 	regions map[event.RegionID]*region // live regions whose group set holds id
 	dirty   bool
+	// churn holds the members of the committed view taken out since the
+	// last Commit (sorted). Those back in members by the Commit were
+	// removed and readmitted in one batch: the new view lists them in both
+	// Left and Joined so that no member mistakes them for the same life.
+	churn []event.NodeID
 }
 
 type node struct {
@@ -131,13 +136,32 @@ func (x *Index) Leave(n event.NodeID, g event.GroupID) bool {
 		return false
 	}
 	nd.groups = slices.Delete(nd.groups, i, i+1)
-	gr := x.groups[g]
-	if j, ok := slices.BinarySearch(gr.members, n); ok {
-		gr.members = slices.Delete(gr.members, j, j+1)
-	}
-	x.touchGroup(gr)
+	x.takeOut(x.groups[g], n)
 	x.move(nd)
 	return true
+}
+
+// LeaveMany removes n from every group in gs and moves it to its new region
+// once (as JoinMany). It reports whether anything changed.
+func (x *Index) LeaveMany(n event.NodeID, gs []event.GroupID) bool {
+	nd := x.nodes[n]
+	if nd == nil {
+		return false
+	}
+	changed := false
+	for _, g := range gs {
+		i, found := slices.BinarySearch(nd.groups, g)
+		if !found {
+			continue
+		}
+		changed = true
+		nd.groups = slices.Delete(nd.groups, i, i+1)
+		x.takeOut(x.groups[g], n)
+	}
+	if changed {
+		x.move(nd)
+	}
+	return changed
 }
 
 // Remove takes n out of every group (a crash, or a node that leaves the
@@ -149,11 +173,7 @@ func (x *Index) Remove(n event.NodeID) []event.GroupID {
 	}
 	was := slices.Clone(nd.groups)
 	for _, g := range was {
-		gr := x.groups[g]
-		if j, ok := slices.BinarySearch(gr.members, n); ok {
-			gr.members = slices.Delete(gr.members, j, j+1)
-		}
-		x.touchGroup(gr)
+		x.takeOut(x.groups[g], n)
 	}
 	nd.groups = nd.groups[:0]
 	x.move(nd)
@@ -189,6 +209,20 @@ func (x *Index) NumGroups() int { return len(x.groups) }
 
 // NumRegions is the number of live regions (pending state).
 func (x *Index) NumRegions() int { return len(x.regions) }
+
+// takeOut removes n from gr's pending members, remembering it in churn if
+// the committed view lists it.
+func (x *Index) takeOut(gr *group, n event.NodeID) {
+	if j, ok := slices.BinarySearch(gr.members, n); ok {
+		gr.members = slices.Delete(gr.members, j, j+1)
+	}
+	if gr.view != nil && gr.view.Has(n) {
+		if j, ok := slices.BinarySearch(gr.churn, n); !ok {
+			gr.churn = slices.Insert(gr.churn, j, n)
+		}
+	}
+	x.touchGroup(gr)
+}
 
 func (x *Index) touchGroup(gr *group) {
 	if !gr.dirty {
@@ -266,10 +300,23 @@ func (x *Index) Commit() *Change {
 		if gr.view != nil {
 			old = gr.view.Members
 		}
-		if slices.Equal(old, gr.members) {
+		// Members removed and readmitted within this batch (R2 of the
+		// rejoin contract): listed in both Joined and Left.
+		var back []event.NodeID
+		for _, n := range gr.churn {
+			if _, ok := slices.BinarySearch(gr.members, n); ok {
+				back = append(back, n)
+			}
+		}
+		gr.churn = gr.churn[:0]
+		if len(back) == 0 && slices.Equal(old, gr.members) {
 			continue
 		}
 		joined, left := diff(old, gr.members)
+		if len(back) > 0 {
+			joined = union(joined, back)
+			left = union(left, back)
+		}
 		gr.lastID++
 		v := &event.ViewInfo{Group: gr.id, ID: gr.lastID, Members: slices.Clone(gr.members), Joined: joined, Left: left}
 		gr.view = v
@@ -340,6 +387,27 @@ func diff(a, b []event.NodeID) (added, removed []event.NodeID) {
 		}
 	}
 	return added, removed
+}
+
+// union merges two sorted lists without duplicates.
+func union(a, b []event.NodeID) []event.NodeID {
+	out := make([]event.NodeID, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
 }
 
 // RegionsOf returns the committed views of the live regions that overlap
@@ -453,7 +521,9 @@ func (x *Index) Updates(c *Change) []*Update {
 			get(n).Views = append(get(n).Views, v)
 		}
 		for _, n := range v.Left {
-			get(n).Views = append(get(n).Views, v)
+			if !v.Has(n) { // a node removed and readmitted got it above
+				get(n).Views = append(get(n).Views, v)
+			}
 		}
 	}
 	for _, r := range c.Regions {

@@ -7,10 +7,14 @@
 // Join and Leave go down to gms, which turns them into requests to the
 // service (retried until acknowledged) and passes them on so the network
 // below subscribes to the group's channel. gms sends heartbeats; the service
-// declares a node that stays silent past its timeout failed and removes it
-// from every group (a node removed by mistake hears so and joins again). The
-// service batches changes, installs new numbered views at most once per
-// view_interval, and sends each affected node only what concerns it; gms
+// suspects a node that stays silent past its fd timeout, probes it directly
+// (gms answers at once), and declares it failed and removes it from every
+// group only if nothing is heard from it for its suspect timeout more (a
+// node removed by mistake hears so, installs views without itself, and
+// joins again). Heartbeats also say what the node wants, so a node whose
+// removal notice was lost is told again until the service holds its
+// wishes. The service batches changes, installs new numbered views at most
+// once per view_interval, and sends each affected node only what concerns it; gms
 // turns that into View events (one per group, with Joined and Left) and a
 // Regions event carrying the node's event.Neighbourhood (its Ricochet regions
 // and the QSM region views overlapping its groups) for the multi-group layers
@@ -42,8 +46,12 @@ type Config struct {
 	// Heartbeat is the interval between heartbeats to the service.
 	Heartbeat time.Duration
 	// FDTimeout is how long the service waits for a heartbeat before it
-	// declares this node failed (sent along with every heartbeat).
+	// suspects this node (sent along with every heartbeat).
 	FDTimeout time.Duration
+	// SuspectTimeout is how long the service probes this node, once
+	// suspected, before it declares it failed and removes it (sent along
+	// with every heartbeat; 0: FDTimeout).
+	SuspectTimeout time.Duration
 	// Retry is how long a join or leave request waits for its
 	// acknowledgement before it is sent again.
 	Retry time.Duration
@@ -58,16 +66,23 @@ type Layer struct {
 	stack.Base
 	cfg Config
 
-	inc     uint64
-	desired map[event.GroupID]bool
-	pending map[event.GroupID]bool // not yet requested: true join, false leave
-	seq     uint64
-	flight  *wireMsg // the request waiting for its ack
-	since   event.Time
-	retryT  stack.TimerID
-	applied uint64
+	inc       uint64
+	desired   map[event.GroupID]bool
+	pending   map[event.GroupID]bool // not yet requested: true join, false leave
+	seq       uint64
+	since0    uint64   // the first request made by the last rejoin: older removal notices are stale
+	flight    *wireMsg // the request waiting for its ack
+	want      uint64   // digest of desired (valid while !wantDirty)
+	wantDirty bool
+	since     event.Time
+	retryT    stack.TimerID
+	applied   uint64
 
-	early map[uint64]*wireMsg // updates that arrived ahead of a missing one
+	early     map[uint64]*wireMsg // updates that arrived ahead of a missing one
+	earlyCost int                 // their entries, bounded by maxEarlyEntries
+	// fullIn collects the groups of a full update sent in parts: the groups
+	// held but missing from it are known only after its last part.
+	fullIn map[event.GroupID]bool
 
 	views   map[event.GroupID]*event.ViewInfo
 	regions map[event.RegionID]*event.RegionView
@@ -79,7 +94,7 @@ type Layer struct {
 	codec  *codecState
 	in     wireMsg
 
-	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs *stack.Counter
+	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs, probes, refused *stack.Counter
 }
 
 // New makes a gms layer.
@@ -92,6 +107,9 @@ func New(cfg Config) *Layer {
 	}
 	if cfg.FDTimeout <= 0 {
 		cfg.FDTimeout = DefaultFDTimeout
+	}
+	if cfg.SuspectTimeout <= 0 {
+		cfg.SuspectTimeout = cfg.FDTimeout
 	}
 	if cfg.Retry <= 0 {
 		cfg.Retry = DefaultRetry
@@ -120,6 +138,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.early = map[uint64]*wireMsg{}
 	l.regions = map[event.RegionID]*event.RegionView{}
 	l.codec = newCodec()
+	l.wantDirty = true
 	l.heartbeats = ctx.Counter("heartbeats_sent")
 	l.requests = ctx.Counter("requests_sent")
 	l.retries = ctx.Counter("request_retries")
@@ -128,6 +147,8 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.removed = ctx.Counter("removed_rejoined")
 	l.malformed = ctx.Counter("malformed")
 	l.resyncs = ctx.Counter("full_updates")
+	l.probes = ctx.Counter("probes_answered")
+	l.refused = ctx.Counter("joins_refused")
 	ctx.SetTimer(0, keyHeartbeat)
 	return nil
 }
@@ -147,12 +168,14 @@ func (l *Layer) Down(ev *event.Event) {
 	case event.Join:
 		if ev.Group != event.NoGroup && !l.desired[ev.Group] {
 			l.desired[ev.Group] = true
+			l.wantDirty = true
 			l.pending[ev.Group] = true
 			l.request()
 		}
 	case event.Leave:
 		if l.desired[ev.Group] {
 			delete(l.desired, ev.Group)
+			l.wantDirty = true
 			l.pending[ev.Group] = false
 			l.request()
 		}
@@ -193,10 +216,21 @@ func (l *Layer) Up(ev *event.Event) {
 	case msgAck:
 		if l.flight != nil && m.Seq == l.flight.Seq {
 			l.flight = nil
+			l.refuse(m.Refused)
 			l.request()
 		}
 	case msgRemoved:
+		if m.Seq < l.since0 {
+			return // answers a heartbeat sent before our last rejoin
+		}
 		l.rejoin()
+	case msgProbe:
+		// Suspected: answer at once so that the service does not remove
+		// a live node whose heartbeats were lost.
+		if !l.gone {
+			l.probes.Inc()
+			l.heartbeat()
+		}
 	case msgUpdate:
 		l.receiveUpdate(m)
 	default:
@@ -212,8 +246,7 @@ func (l *Layer) Timer(key uint64) {
 	now := l.Ctx.Now()
 	switch key {
 	case keyHeartbeat:
-		l.heartbeats.Inc()
-		l.send(&wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout), Member: len(l.views) > 0})
+		l.heartbeat()
 		// The service answers requests (it does not answer heartbeats).
 		if l.flight != nil && !l.silent && now.Sub(max(l.since, l.heard)) > l.cfg.FDTimeout {
 			l.silent = true
@@ -225,6 +258,40 @@ func (l *Layer) Timer(key uint64) {
 			l.retries.Inc()
 			l.send(l.flight)
 			l.retryT = l.Ctx.SetTimer(l.cfg.Retry, keyRetry)
+		}
+	}
+}
+
+// heartbeat tells the service we are alive, and what we want once every
+// request is acknowledged: the service compares that with what it holds
+// of us and tells us to join again if they differ (a removal notice that
+// was lost, or a removal before our first view: issue 8 item 3).
+func (l *Layer) heartbeat() {
+	l.heartbeats.Inc()
+	m := &wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout),
+		Suspect: int64(l.cfg.SuspectTimeout), Interval: int64(l.cfg.Heartbeat), Member: len(l.views) > 0}
+	if l.flight == nil && len(l.pending) == 0 {
+		if l.wantDirty {
+			l.wantDirty = false
+			l.want = groupDigest(l.Groups())
+		}
+		m.Settled, m.Seq, m.Wants, m.Want = true, l.seq, uint64(len(l.desired)), l.want
+	}
+	l.send(m)
+}
+
+// refuse forgets joins the service refused (beyond its bounds), so that
+// what we want is what it holds.
+func (l *Layer) refuse(gs []event.GroupID) {
+	for _, g := range gs {
+		if l.desired[g] {
+			if _, again := l.pending[g]; again {
+				continue // asked for again since: the next request says so
+			}
+			delete(l.desired, g)
+			l.wantDirty = true
+			l.refused.Inc()
+			l.Ctx.Logf("the membership service refused to add this node to %v (its bounds)", g)
 		}
 	}
 }
@@ -254,23 +321,69 @@ func (l *Layer) request() {
 
 // rejoin handles the service's notice that this node is no longer a
 // member of anything: it asks again for every group it wants.
+//
+// First (R1 of the rejoin contract), for every group it held a view of, it
+// tells the layers above that it is out: a view with ID one past the held
+// one, without self, listing self in Left. They drop all their state for
+// the group, so that nothing of the old life (floors, buffers, FIFO
+// positions) survives into the view that readmits it.
 func (l *Layer) rejoin() {
 	l.removed.Inc()
 	l.Ctx.Logf("the membership service removed this node; joining %d groups again", len(l.desired))
+	self := l.Ctx.Self()
+	for _, g := range slices.Sorted(maps.Keys(l.views)) {
+		l.emitView(leftView(l.views[g], self))
+	}
 	l.applied = 0
 	clear(l.early)
+	l.earlyCost = 0
+	l.fullIn = nil
 	clear(l.views)
 	clear(l.regions)
 	clear(l.pending)
 	for g := range l.desired {
 		l.pending[g] = true
 	}
+	if l.dirty {
+		l.dirty = false
+		l.Ctx.Up(&event.Event{Kind: event.Regions, Aux: membership.Assemble(self, l.views, l.regions)})
+	}
 	l.flight = nil
+	l.since0 = l.seq + 1
 	l.request()
 }
 
-// maxEarly bounds the updates kept while one before them is missing.
-const maxEarly = 256
+// leftView is the view a node installs when it learns it was removed:
+// old's successor without self, self in Left.
+func leftView(old *event.ViewInfo, self event.NodeID) *event.ViewInfo {
+	v := &event.ViewInfo{Group: old.Group, ID: old.ID + 1, Left: []event.NodeID{self}}
+	for _, n := range old.Members {
+		if n != self {
+			v.Members = append(v.Members, n)
+		}
+	}
+	return v
+}
+
+// maxEarly bounds the updates kept while one before them is missing, and
+// maxEarlyEntries the node ids, group ids and region ids they hold (a
+// packet may carry up to 64K entries).
+const (
+	maxEarly        = 256
+	maxEarlyEntries = 1 << 17
+)
+
+// entries is what an update costs to keep.
+func entries(m *wireMsg) int {
+	n := len(m.Removed)
+	for _, v := range m.Views {
+		n += 2 + len(v.Members) + len(v.Joined) + len(v.Left)
+	}
+	for _, r := range m.Regions {
+		n += 2 + len(r.Groups) + len(r.Members)
+	}
+	return n
+}
 
 // receiveUpdate applies updates in sequence order. One that arrives ahead
 // of a missing one waits (packets may be reordered); if the missing one
@@ -281,9 +394,10 @@ func (l *Layer) receiveUpdate(m *wireMsg) {
 	case m.Full || m.Seq == l.applied+1:
 		l.update(m)
 	case m.Seq > l.applied+1:
-		if len(l.early) < maxEarly {
+		if c := entries(m); len(l.early) < maxEarly && l.earlyCost+c <= maxEarlyEntries && l.early[m.Seq] == nil {
 			cp := *m // the decoder gave it fresh slices: keeping them is safe
 			l.early[m.Seq] = &cp
+			l.earlyCost += c
 		}
 		return
 	default:
@@ -295,11 +409,13 @@ func (l *Layer) receiveUpdate(m *wireMsg) {
 			break
 		}
 		delete(l.early, l.applied+1)
+		l.earlyCost -= entries(next)
 		l.update(next)
 	}
-	for seq := range l.early {
+	for seq, m := range l.early {
 		if seq <= l.applied {
 			delete(l.early, seq)
+			l.earlyCost -= entries(m)
 		}
 	}
 }
@@ -311,23 +427,11 @@ func (l *Layer) update(m *wireMsg) {
 	self := l.Ctx.Self()
 	if m.Full {
 		l.resyncs.Inc()
-		in := map[event.GroupID]bool{}
+		l.fullIn = map[event.GroupID]bool{}
+	}
+	if l.fullIn != nil {
 		for _, v := range m.Views {
-			in[v.Group] = true
-		}
-		// Groups we hold a view of but are no longer in: we were
-		// removed while the update saying so was lost.
-		for _, g := range slices.Sorted(maps.Keys(l.views)) {
-			if old := l.views[g]; !in[g] {
-				gone := &event.ViewInfo{Group: g, ID: old.ID + 1, Left: []event.NodeID{self}}
-				for _, n := range old.Members {
-					if n != self {
-						gone.Members = append(gone.Members, n)
-					}
-				}
-				delete(l.views, g)
-				l.emitView(gone)
-			}
+			l.fullIn[v.Group] = true
 		}
 	}
 	if m.Full || m.FullRegions {
@@ -339,12 +443,20 @@ func (l *Layer) update(m *wireMsg) {
 		l.dirty = true
 	}
 	for _, r := range m.Regions {
+		// Only region views of groups we want are kept, and not too
+		// many: the bound holds whatever the packets say.
+		if !l.wants(r.Groups) || (l.regions[r.Region] == nil && len(l.regions) >= maxList) {
+			continue
+		}
 		l.regions[r.Region] = r
 		l.dirty = true
 	}
 	for _, v := range m.Views {
 		if old := l.views[v.Group]; old != nil && old.ID == v.ID && slices.Equal(old.Members, v.Members) {
 			continue // a full update repeating what we hold
+		}
+		if !l.desired[v.Group] && l.views[v.Group] == nil {
+			continue // a group we neither want nor hold (left before its first view)
 		}
 		if v.Has(self) {
 			l.views[v.Group] = v
@@ -353,11 +465,33 @@ func (l *Layer) update(m *wireMsg) {
 		}
 		l.emitView(v)
 	}
+	if l.fullIn != nil && !m.More {
+		// The last part of a full update: groups we hold a view of but
+		// are no longer in. We were removed while the update saying so
+		// was lost (R1: a view without us, then we are out).
+		for _, g := range slices.Sorted(maps.Keys(l.views)) {
+			if old := l.views[g]; !l.fullIn[g] {
+				delete(l.views, g)
+				l.emitView(leftView(old, self))
+			}
+		}
+		l.fullIn = nil
+	}
 	if !m.More && l.dirty {
 		l.dirty = false
 		nb := membership.Assemble(self, l.views, l.regions)
 		l.Ctx.Up(&event.Event{Kind: event.Regions, Aux: nb})
 	}
+}
+
+// wants reports whether one of gs is a group the node asked for or holds.
+func (l *Layer) wants(gs []event.GroupID) bool {
+	for _, g := range gs {
+		if l.desired[g] || l.views[g] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *Layer) emitView(v *event.ViewInfo) {

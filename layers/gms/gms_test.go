@@ -17,9 +17,14 @@ import (
 type filter struct {
 	stack.Base
 	mute, deaf bool
+	// onDown, if set, sees every membership packet gms sends (muted or not).
+	onDown func(payload []byte)
 }
 
 func (f *filter) Down(ev *event.Event) {
+	if f.onDown != nil && ev.Kind == event.Membership {
+		f.onDown(ev.Msg.Bytes())
+	}
 	if f.mute && ev.Kind == event.Membership {
 		ev.Msg.Release()
 		return
@@ -70,7 +75,14 @@ type testNode struct {
 
 func newCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.Duration) *cluster {
 	t.Helper()
-	c := &cluster{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond}), nodes: map[event.NodeID]*testNode{}}
+	return newLossyCluster(t, seed, n, viewInterval, fdTimeout, nil)
+}
+
+// newLossyCluster is newCluster on a network that drops packets by loss
+// (nil: none).
+func newLossyCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.Duration, loss sim.LossModel) *cluster {
+	t.Helper()
+	c := &cluster{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond, Loss: loss}), nodes: map[event.NodeID]*testNode{}}
 	c.svc = NewServiceLayer(ServiceConfig{ViewInterval: viewInterval, FDTimeout: fdTimeout})
 	nd := c.net.AddNode(ServiceNode)
 	st, err := stack.New(stack.Config{Self: ServiceNode, Transport: nd, Clock: c.net, Layers: []stack.Entry{{Name: "gms_service", Layer: c.svc}}, Seed: seed})
@@ -230,7 +242,7 @@ func TestCrashRemovedWithinBound(t *testing.T) {
 	c.net.Crash(4)
 	// Watch for the view without n4 at every survivor.
 	seen := map[event.NodeID]event.Time{}
-	for end := crashAt.Add(3 * timeout); c.net.Now() < end; {
+	for end := crashAt.Add(4 * timeout); c.net.Now() < end; {
 		c.net.Run(time.Millisecond)
 		for _, n := range ids(1, 2, 3, 5, 6) {
 			if v := c.nodes[n].rec.views[1]; v != nil && !v.Has(4) && seen[n] == 0 {
@@ -238,10 +250,11 @@ func TestCrashRemovedWithinBound(t *testing.T) {
 			}
 		}
 	}
-	// The bound: failure timeout plus one batching interval, plus the
-	// network's one-way latency (with jitter) for the view to arrive and
-	// the 1ms polling of this loop.
-	bound := timeout + interval + 3*time.Millisecond
+	// The bound: failure timeout, then the suspicion period (equal to it
+	// by default), plus one batching interval, plus the network's one-way
+	// latency (with jitter) for the view to arrive and the 1ms polling of
+	// this loop.
+	bound := timeout + timeout + interval + 3*time.Millisecond
 	for _, n := range ids(1, 2, 3, 5, 6) {
 		if seen[n] == 0 {
 			t.Errorf("%v never installed a view of g1 without n4", n)
@@ -270,9 +283,9 @@ func TestMistakenRemovalRejoins(t *testing.T) {
 	c.join(3, 8)
 	c.net.Run(500 * time.Millisecond)
 	c.nodes[1].f.mute = true
-	c.net.Run(2 * timeout)
+	c.net.Run(3 * timeout) // fd timeout + suspect timeout + a batch
 	if got := c.svc.Service().Index().Groups(1); len(got) != 0 {
-		t.Fatalf("n1 muted for %v is still in %v", 2*timeout, got)
+		t.Fatalf("n1 muted for %v is still in %v", 3*timeout, got)
 	}
 	if v := c.nodes[2].rec.views[7]; v.Has(1) {
 		t.Fatalf("n2's view of g7 still lists n1: %+v", v)

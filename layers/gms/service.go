@@ -1,6 +1,7 @@
 package gms
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,9 +17,29 @@ type ServiceConfig struct {
 	// changes that arrive in between are batched into the next one (QSM
 	// 2005 section 2.1: changes at a predefined maximum rate).
 	ViewInterval time.Duration
-	// FDTimeout is how long a node may stay silent before it is declared
-	// failed, for nodes whose heartbeats declare no timeout of their own.
+	// FDTimeout is how long a node may stay silent before it is suspected,
+	// for nodes whose heartbeats declare no timeout of their own.
 	FDTimeout time.Duration
+	// SuspectTimeout is how long a suspected node is probed before it is
+	// declared failed and removed, for nodes whose heartbeats declare none
+	// (default FDTimeout). A node is removed only if nothing at all is
+	// heard from it for its fd timeout plus its suspect timeout.
+	SuspectTimeout time.Duration
+	// MinTimeout and MaxTimeout bound the fd and suspect timeouts a
+	// heartbeat may declare (defaults 1ms and 1h); values outside are
+	// clamped and counted (ServiceStats.Clamped).
+	MinTimeout, MaxTimeout time.Duration
+	// MaxNodes bounds the nodes the service keeps a record of (default
+	// 65536); packets from further nodes are refused and counted.
+	MaxNodes int
+	// MaxGroupsPerNode bounds the groups one node may be in (default
+	// 8192); MaxGroups bounds the groups in the system (default 1<<20).
+	// Joins beyond either are refused, counted, and named in the ack so
+	// the node stops asking.
+	MaxGroupsPerNode, MaxGroups int
+	// MaxRequest bounds the joins and leaves one request may carry
+	// (default 8192); a larger request is refused whole.
+	MaxRequest int
 	// MaxEntries bounds the node ids and group ids carried by one update
 	// packet; a larger update is split into parts (default 8000, about 40 KB).
 	MaxEntries int
@@ -26,9 +47,19 @@ type ServiceConfig struct {
 	// during the call. Required.
 	Send func(to event.NodeID, payload []byte)
 	// Log, if set, receives one line per view installed and per node that
-	// joined the system, failed or left.
+	// joined the system, was suspected, failed or left.
 	Log func(format string, args ...any)
 }
+
+// Defaults of the service's bounds.
+const (
+	DefaultMinTimeout       = time.Millisecond
+	DefaultMaxTimeout       = time.Hour
+	DefaultMaxNodes         = 1 << 16
+	DefaultMaxGroupsPerNode = 8192
+	DefaultMaxGroups        = 1 << 20
+	DefaultMaxRequest       = 8192
+)
 
 // ServiceStats counts what a Service did.
 type ServiceStats struct {
@@ -38,12 +69,22 @@ type ServiceStats struct {
 	Packets      int64 // membership packets sent
 	Resyncs      int64 // full state updates sent after a node fell behind
 	SplitParts   int64 // update packets followed by another part of the same update
+	Suspected    int64 // nodes suspected after fd timeout of silence
+	Probes       int64 // probes sent to suspected nodes
+	Cleared      int64 // suspicions cleared by a packet from the node
 	Failed       int64 // nodes declared failed by the failure detector
 	RemovedSent  int64 // "you were removed" notices sent
+	Resets       int64 // live nodes whose wishes the service did not hold: told to join again
+	Refused      int64 // nodes, requests and joins refused by a bound
+	Clamped      int64 // heartbeat timeouts outside [MinTimeout, MaxTimeout]
 	Malformed    int64 // packets that could not be decoded
 	Unexpected   int64 // well-formed packets of a type a service does not take
 	LastAffected int   // nodes updated by the last installation
 }
+
+// ErrRefused is wrapped by the error Receive returns for a packet refused
+// by one of the service's bounds.
+var ErrRefused = errors.New("gms: refused by the service's bounds")
 
 // Service is the centralised membership service of QSM and Ricochet as a
 // pure state machine: it keeps every group's member list (in a
@@ -59,9 +100,12 @@ type Service struct {
 	cfg   ServiceConfig
 	idx   *membership.Index
 	peers map[event.NodeID]*peer
-	// lists holds the live peers in heard order, one list per failure
-	// timeout, so the next deadline is always at the head of a list.
+	// lists holds the peers not suspected in heard order, one list per
+	// fd timeout, so the next suspicion is always at the head of a list.
 	lists map[time.Duration]*peerList
+	// suspects are the peers silent past their fd timeout, being probed
+	// (few: a slice in suspicion order keeps runs repeatable).
+	suspects []*peer
 
 	dirty      bool
 	commitAt   event.Time
@@ -77,11 +121,18 @@ type Service struct {
 // peer is what the service knows about one live node.
 type peer struct {
 	id       event.NodeID
-	inc      uint64        // the node's incarnation
-	lastReq  uint64        // highest request applied
-	heard    event.Time    // last packet from it
-	timeout  time.Duration // its failure timeout
-	sent     uint64        // last update sequence number sent
+	inc      uint64          // the node's incarnation
+	lastReq  uint64          // highest request applied
+	refused  []event.GroupID // joins of request lastReq refused (repeated in its acks)
+	digest   uint64          // groupDigest of its groups, if digestOK
+	digestOK bool            // (only apply changes a live peer's groups)
+	heard    event.Time      // last packet from it
+	timeout  time.Duration   // silence before it is suspected
+	suspectT time.Duration   // probing before a suspect is removed
+	interval time.Duration   // its heartbeat interval: suspects are probed at this pace
+	suspect  bool            // in Service.suspects, not in a list
+	probeAt  event.Time      // next probe, while suspect
+	sent     uint64          // last update sequence number sent
 	lastSend event.Time
 	needFull bool
 	list     *peerList
@@ -89,7 +140,10 @@ type peer struct {
 	next     *peer
 }
 
-type peerList struct{ head, tail *peer }
+type peerList struct {
+	head, tail *peer
+	d          time.Duration // the fd timeout of its peers (its key in Service.lists)
+}
 
 func (l *peerList) remove(p *peer) {
 	if p.prev != nil {
@@ -123,6 +177,38 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.ViewInterval < 0 || cfg.FDTimeout <= 0 {
 		return nil, fmt.Errorf("gms: view interval %v must be >= 0 and failure timeout %v > 0", cfg.ViewInterval, cfg.FDTimeout)
 	}
+	if cfg.SuspectTimeout < 0 {
+		return nil, fmt.Errorf("gms: suspect timeout %v must be >= 0", cfg.SuspectTimeout)
+	}
+	if cfg.SuspectTimeout == 0 {
+		cfg.SuspectTimeout = cfg.FDTimeout
+	}
+	if cfg.MinTimeout <= 0 {
+		cfg.MinTimeout = DefaultMinTimeout
+	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	if cfg.MinTimeout > cfg.MaxTimeout {
+		return nil, fmt.Errorf("gms: timeout range [%v, %v] is empty", cfg.MinTimeout, cfg.MaxTimeout)
+	}
+	for _, b := range []*int{&cfg.MaxNodes, &cfg.MaxGroupsPerNode, &cfg.MaxGroups, &cfg.MaxRequest} {
+		if *b < 0 {
+			return nil, fmt.Errorf("gms: negative bound %d", *b)
+		}
+	}
+	if cfg.MaxNodes == 0 {
+		cfg.MaxNodes = DefaultMaxNodes
+	}
+	if cfg.MaxGroupsPerNode == 0 {
+		cfg.MaxGroupsPerNode = DefaultMaxGroupsPerNode
+	}
+	if cfg.MaxGroups == 0 {
+		cfg.MaxGroups = DefaultMaxGroups
+	}
+	if cfg.MaxRequest == 0 {
+		cfg.MaxRequest = DefaultMaxRequest
+	}
 	if cfg.MaxEntries <= 0 {
 		cfg.MaxEntries = 8000
 	}
@@ -145,8 +231,8 @@ func (s *Service) Index() *membership.Index { return s.idx }
 // Live is the number of nodes the failure detector watches.
 func (s *Service) Live() int { return len(s.peers) }
 
-// Next is when the service next needs Tick: the earliest failure deadline or
-// the pending view installation.
+// Next is when the service next needs Tick: the earliest suspicion, probe
+// or removal deadline, or the pending view installation.
 func (s *Service) Next() event.Time {
 	t := event.Never
 	if s.dirty {
@@ -154,35 +240,74 @@ func (s *Service) Next() event.Time {
 	}
 	for _, l := range s.lists {
 		if l.head != nil {
-			if d := l.head.heard.Add(l.head.timeout); d < t {
-				t = d
-			}
+			t = min(t, l.head.heard.Add(l.head.timeout))
 		}
+	}
+	for _, p := range s.suspects {
+		t = min(t, p.probeAt, p.failAt())
 	}
 	return t
 }
 
+// maxProbes bounds the probes sent to one suspect in its suspicion period.
+const maxProbes = 8
+
+// failAt is when a suspect is removed if nothing is heard from it.
+func (p *peer) failAt() event.Time { return p.heard.Add(p.timeout + p.suspectT) }
+
 // Tick runs the failure detector and installs pending changes that are due.
+//
+// Silence past a node's fd timeout only makes it a suspect (SWIM, Spread):
+// the service probes it directly, once per heartbeat interval, and removes
+// it only if nothing at all is heard from it for its suspect timeout more.
+// One missed window under loss no longer removes a live node (issue 8 item
+// 4): with loss p per packet, a live node is removed only if every
+// heartbeat and every probe or its answer is lost for the whole period.
 func (s *Service) Tick(now event.Time) {
 	// In timeout order, so that runs repeat exactly.
 	for _, d := range slices.Sorted(maps.Keys(s.lists)) {
 		l := s.lists[d]
 		for l.head != nil && now >= l.head.heard.Add(l.head.timeout) {
 			p := l.head
-			s.stats.Failed++
-			s.logf("%v failed: silent since %v (timeout %v); removing it from %d groups", p.id, p.heard, p.timeout, len(s.idx.Groups(p.id)))
-			s.drop(p, now)
-			s.send(p.id, &wireMsg{T: msgRemoved})
-			s.stats.RemovedSent++
+			s.unlist(p)
+			p.suspect = true
+			s.suspects = append(s.suspects, p)
+			s.stats.Suspected++
+			s.logf("%v suspected: silent since %v (fd timeout %v); probing it for %v", p.id, p.heard, p.timeout, p.suspectT)
+			s.probe(p, now)
 		}
+	}
+	for i := 0; i < len(s.suspects); {
+		p := s.suspects[i]
+		if now >= p.failAt() {
+			s.stats.Failed++
+			s.logf("%v failed: silent since %v (fd timeout %v + suspect timeout %v); removing it from %d groups", p.id, p.heard, p.timeout, p.suspectT, len(s.idx.Groups(p.id)))
+			lastReq := p.lastReq
+			s.drop(p, now) // takes it out of suspects: i now names the next one
+			s.send(p.id, &wireMsg{T: msgRemoved, Seq: lastReq})
+			s.stats.RemovedSent++
+			continue
+		}
+		if now >= p.probeAt {
+			s.probe(p, now)
+		}
+		i++
 	}
 	if s.dirty && now >= s.commitAt {
 		s.commit(now)
 	}
 }
 
+// probe asks a suspect to answer at once.
+func (s *Service) probe(p *peer, now event.Time) {
+	s.stats.Probes++
+	p.probeAt = now.Add(p.interval)
+	s.send(p.id, &wireMsg{T: msgProbe})
+}
+
 // Receive handles one membership packet from node from. A malformed packet
-// is counted and its error returned; nothing else happens.
+// is counted and its error returned (wrapping ErrMalformed), as is one
+// refused by a bound (ErrRefused); nothing else happens.
 func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 	m := &s.in
 	if err := s.codec.decode(b, m); err != nil {
@@ -195,17 +320,33 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 	}
 	switch m.T {
 	case msgHeartbeat:
-		p := s.peers[from]
-		if p == nil && m.Member {
-			// It believes it is in groups we do not know it in: we
-			// removed it (wrongly, since it is alive) or we restarted.
-			// It must join again. No record yet, so the notice repeats
-			// until its joins arrive.
-			s.send(from, &wireMsg{T: msgRemoved})
-			s.stats.RemovedSent++
+		if s.peers[from] == nil && m.Settled && m.Seq > 0 {
+			// It believes the service holds its requests up to m.Seq,
+			// but the service has no record of it: it was removed (its
+			// notice may have been lost) or the service restarted. No
+			// record is made, so the notice repeats with every
+			// heartbeat until its joins arrive.
+			s.sendRemoved(from, m.Seq)
 			return nil
 		}
-		p = s.hear(now, from, m)
+		p := s.hear(now, from, m)
+		if p == nil {
+			return fmt.Errorf("%w: heartbeat from %v: already %d nodes", ErrRefused, from, len(s.peers))
+		}
+		if m.Settled && (p.lastReq < m.Seq || (p.lastReq == m.Seq && s.digest(p) != m.Want)) {
+			// Its requests were all acknowledged, yet the service does
+			// not hold what it wants: its record was dropped and made
+			// again, or a removal notice was lost. Start it over: drop
+			// its memberships and tell it to join again; it will, and
+			// the views that readmit it list it in Joined (R2). This is
+			// what makes membership settle under loss (issue 8 item 3):
+			// every heartbeat compares, so one lost notice only delays.
+			s.stats.Resets++
+			s.logf("%v wants %d groups the service does not hold (request %d, service applied %d); telling it to join again", from, m.Wants, m.Seq, p.lastReq)
+			s.drop(p, now)
+			s.sendRemoved(from, m.Seq)
+			return nil
+		}
 		if m.Applied > p.sent || (m.Applied < p.sent && now.Sub(p.lastSend) >= s.resyncAfter(p)) {
 			// It lost an update (or holds another life's numbers).
 			if !p.needFull {
@@ -216,20 +357,18 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 		}
 	case msgRequest:
 		p := s.hear(now, from, m)
+		if p == nil {
+			return fmt.Errorf("%w: request from %v: already %d nodes", ErrRefused, from, len(s.peers))
+		}
 		if m.Seq > p.lastReq {
 			p.lastReq = m.Seq
-			changed := false
-			for _, g := range m.Leave {
-				changed = s.idx.Leave(from, g) || changed
-			}
-			for _, g := range m.Join {
-				changed = s.idx.Join(from, g) || changed
-			}
-			if changed {
-				s.schedule(now)
-			}
+			p.refused = s.apply(now, p, m)
 		}
-		s.send(from, &wireMsg{T: msgAck, Seq: m.Seq})
+		if m.Seq == p.lastReq {
+			s.send(from, &wireMsg{T: msgAck, Seq: m.Seq, Refused: p.refused})
+		} else {
+			s.send(from, &wireMsg{T: msgAck, Seq: m.Seq})
+		}
 	case msgBye:
 		if p := s.peers[from]; p != nil && p.inc == m.Inc {
 			s.logf("%v leaves the system; removing it from %d groups", from, len(s.idx.Groups(from)))
@@ -242,12 +381,63 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 	return nil
 }
 
-// hear records a packet from a node, creating or renewing its record.
-func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
-	timeout := s.cfg.FDTimeout
-	if m.T == msgHeartbeat && m.Timeout > 0 {
-		timeout = time.Duration(m.Timeout)
+// digest is groupDigest of p's groups, cached: heartbeats compare it often.
+func (s *Service) digest(p *peer) uint64 {
+	if !p.digestOK {
+		p.digest, p.digestOK = groupDigest(s.idx.Groups(p.id)), true
 	}
+	return p.digest
+}
+
+func (s *Service) sendRemoved(to event.NodeID, seq uint64) {
+	s.send(to, &wireMsg{T: msgRemoved, Seq: seq})
+	s.stats.RemovedSent++
+}
+
+// apply takes one request's leaves and joins, all in one batch (joining d
+// groups one at a time moved the node through d intermediate regions, each
+// costing O(d): a 23.7 KB request took 10 s), within the service's bounds.
+// It returns the joins refused.
+func (s *Service) apply(now event.Time, p *peer, m *wireMsg) (refused []event.GroupID) {
+	if len(m.Join)+len(m.Leave) > s.cfg.MaxRequest {
+		s.stats.Refused++
+		s.logf("%v: a request of %d joins and %d leaves refused (at most %d)", p.id, len(m.Join), len(m.Leave), s.cfg.MaxRequest)
+		return slices.Clone(m.Join)
+	}
+	p.digestOK = false
+	changed := s.idx.LeaveMany(p.id, m.Leave)
+	have := s.idx.Groups(p.id)
+	room := s.cfg.MaxGroupsPerNode - len(have)
+	newGroups := 0
+	join := m.Join[:0]
+	for _, g := range m.Join {
+		if _, in := slices.BinarySearch(have, g); in {
+			continue
+		}
+		fresh := s.idx.Members(g) == nil
+		if room <= 0 || (fresh && s.idx.NumGroups()+newGroups >= s.cfg.MaxGroups) {
+			refused = append(refused, g)
+			continue
+		}
+		room--
+		if fresh {
+			newGroups++
+		}
+		join = append(join, g)
+	}
+	if len(refused) > 0 {
+		s.stats.Refused += int64(len(refused))
+		s.logf("%v: %d joins refused (node in %d groups, at most %d; %d groups in the system, at most %d)", p.id, len(refused), len(have), s.cfg.MaxGroupsPerNode, s.idx.NumGroups(), s.cfg.MaxGroups)
+	}
+	if s.idx.JoinMany(p.id, join) || changed {
+		s.schedule(now)
+	}
+	return refused
+}
+
+// hear records a packet from a node, creating or renewing its record. It
+// returns nil if the node is new and the service holds MaxNodes already.
+func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 	p := s.peers[from]
 	if p != nil && p.inc != m.Inc {
 		// A new life of the same node: the old one failed.
@@ -256,19 +446,38 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 		p = nil
 	}
 	if p == nil {
-		p = &peer{id: from, inc: m.Inc, timeout: timeout, lastSend: now}
+		if len(s.peers) >= s.cfg.MaxNodes {
+			s.stats.Refused++
+			return nil
+		}
+		p = &peer{id: from, inc: m.Inc, timeout: s.cfg.FDTimeout, suspectT: s.cfg.SuspectTimeout, lastSend: now}
+		p.interval = p.timeout / 4
 		s.peers[from] = p
 		s.logf("%v is up", from)
 	}
-	if p.list != nil {
-		p.list.remove(p)
+	if m.T == msgHeartbeat {
+		if m.Timeout > 0 {
+			p.timeout = s.clamp(time.Duration(m.Timeout))
+		}
+		if m.Suspect > 0 {
+			p.suspectT = s.clamp(time.Duration(m.Suspect))
+		}
+		p.interval = p.timeout / 4
+		if m.Interval > 0 {
+			p.interval = min(s.clamp(time.Duration(m.Interval)), p.timeout)
+		}
+		// At most maxProbes probes per suspicion, whatever the packet
+		// says: a forged heartbeat must not buy a stream of probes.
+		p.interval = max(p.interval, p.suspectT/maxProbes)
 	}
-	if m.T == msgHeartbeat && m.Timeout > 0 {
-		p.timeout = timeout
+	if p.suspect {
+		s.stats.Cleared++
+		s.logf("%v answered: no longer suspected", from)
 	}
+	s.unlist(p)
 	l := s.lists[p.timeout]
 	if l == nil {
-		l = &peerList{}
+		l = &peerList{d: p.timeout}
 		s.lists[p.timeout] = l
 	}
 	p.heard = now
@@ -277,10 +486,38 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 	return p
 }
 
+// clamp brings a declared timeout into [MinTimeout, MaxTimeout]: a 2^62 ns
+// timeout would never expire, and a tiny one would have the service probe
+// and remove at will.
+func (s *Service) clamp(d time.Duration) time.Duration {
+	if d < s.cfg.MinTimeout || d > s.cfg.MaxTimeout {
+		s.stats.Clamped++
+		return min(max(d, s.cfg.MinTimeout), s.cfg.MaxTimeout)
+	}
+	return d
+}
+
+// unlist takes p out of its list (dropping the list if it empties) or out
+// of the suspects.
+func (s *Service) unlist(p *peer) {
+	if p.list != nil {
+		p.list.remove(p)
+		if p.list.head == nil {
+			delete(s.lists, p.list.d) // timeouts come from the network: keep the map small
+		}
+		p.list = nil
+	}
+	if p.suspect {
+		p.suspect = false
+		if i := slices.Index(s.suspects, p); i >= 0 {
+			s.suspects = slices.Delete(s.suspects, i, i+1)
+		}
+	}
+}
+
 // drop forgets a node and takes it out of every group.
 func (s *Service) drop(p *peer, now event.Time) {
-	p.list.remove(p)
-	p.list = nil
+	s.unlist(p)
 	delete(s.peers, p.id)
 	if len(s.idx.Remove(p.id)) > 0 {
 		s.schedule(now)

@@ -95,7 +95,7 @@ func BenchmarkServiceChange(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			// The victim gets a short timeout with its last heartbeat
+			// The victim gets short fd and suspect timeouts with its last heartbeat
 			// (untimed); the next Tick detects the crash, removes it from
 			// its 50 groups, installs the views and sends the updates
 			// (timed). It then comes back in the same groups (untimed).
@@ -103,7 +103,7 @@ func BenchmarkServiceChange(b *testing.B) {
 			victim := event.NodeID(1 + i%nodes)
 			inc := max(incs[victim], 1)
 			groupsOf := slices.Clone(svc.Index().Groups(victim))
-			svc.Receive(now, victim, c.encode(&wireMsg{T: msgHeartbeat, Inc: inc, Timeout: int64(time.Millisecond)}))
+			svc.Receive(now, victim, c.encode(&wireMsg{T: msgHeartbeat, Inc: inc, Timeout: int64(time.Millisecond), Suspect: int64(time.Millisecond)}))
 			now = now.Add(time.Second)
 			b.StartTimer()
 			svc.Tick(now)

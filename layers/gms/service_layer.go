@@ -21,7 +21,8 @@ type ServiceLayer struct {
 	timer   stack.TimerID
 	timerAt event.Time
 
-	views, updates, failed, malformed, packets *stack.Counter
+	views, updates, failed, malformed, packets           *stack.Counter
+	suspected, cleared, probes, resets, refused, clamped *stack.Counter
 }
 
 // NewServiceLayer makes a service layer; Init builds the Service.
@@ -53,6 +54,12 @@ func (l *ServiceLayer) Init(ctx *stack.Context) error {
 	l.failed = ctx.Counter("nodes_failed")
 	l.malformed = ctx.Counter("malformed")
 	l.packets = ctx.Counter("packets_sent")
+	l.suspected = ctx.Counter("nodes_suspected")
+	l.cleared = ctx.Counter("suspicions_cleared")
+	l.probes = ctx.Counter("probes_sent")
+	l.resets = ctx.Counter("nodes_told_to_rejoin")
+	l.refused = ctx.Counter("refused_by_bounds")
+	l.clamped = ctx.Counter("timeouts_clamped")
 	return nil
 }
 
@@ -94,6 +101,12 @@ func (l *ServiceLayer) after() {
 	l.failed.Set(st.Failed)
 	l.malformed.Set(st.Malformed + st.Unexpected)
 	l.packets.Set(st.Packets)
+	l.suspected.Set(st.Suspected)
+	l.cleared.Set(st.Cleared)
+	l.probes.Set(st.Probes)
+	l.resets.Set(st.Resets)
+	l.refused.Set(st.Refused)
+	l.clamped.Set(st.Clamped)
 	t := l.svc.Next()
 	if t == l.timerAt {
 		return

@@ -17,12 +17,17 @@ type msgType uint8
 const (
 	// msgHeartbeat, node to service: I am alive. Carries Inc, Applied (the
 	// last update sequence number applied), Timeout (the node's failure
-	// detection timeout) and Member (the node believes it is in groups).
+	// detection timeout), Suspect (its suspicion period), Interval (its
+	// heartbeat interval), Member (the node believes it is in groups), and
+	// what it wants: Settled (every request acknowledged, none pending),
+	// then Seq (its last request), Wants and Want (the number and digest of
+	// the groups it asked for). Also the answer to a probe.
 	msgHeartbeat msgType = 1
 	// msgRequest, node to service: join and leave groups. Seq numbers the
 	// request; the service acknowledges it with msgAck.
 	msgRequest msgType = 2
-	// msgAck, service to node: request Seq was accepted.
+	// msgAck, service to node: request Seq was accepted, except the joins
+	// listed in Refused (beyond the service's bounds).
 	msgAck msgType = 3
 	// msgUpdate, service to node: new views of the node's groups and the
 	// QSM region views that concern it. Seq numbers updates per node,
@@ -31,14 +36,19 @@ const (
 	msgUpdate msgType = 4
 	// msgRemoved, service to node: you were declared failed and removed
 	// from every group (or the service does not know you): join again.
+	// Seq is the node's last request the service held (a node that has
+	// asked to join again since ignores an older notice).
 	msgRemoved msgType = 5
 	// msgBye, node to service: I am leaving the system now; remove me.
 	msgBye msgType = 6
+	// msgProbe, service to node: you are suspected; answer at once (with a
+	// heartbeat).
+	msgProbe msgType = 7
 	// msgLimit is one past the last type.
-	msgLimit = msgBye + 1
+	msgLimit = msgProbe + 1
 )
 
-var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye"}
+var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye", msgProbe: "probe"}
 
 func (t msgType) String() string {
 	if t > 0 && t < msgLimit {
@@ -58,6 +68,16 @@ type wireMsg struct {
 	Member  bool
 	Join    []event.GroupID
 	Leave   []event.GroupID
+	// Suspect and Interval: the node's suspicion period and heartbeat
+	// interval (nanoseconds), with its heartbeats.
+	Suspect  int64
+	Interval int64
+	// Settled, Wants and Want: see msgHeartbeat.
+	Settled bool
+	Wants   uint64
+	Want    uint64
+	// Refused: joins an ack refuses.
+	Refused []event.GroupID
 	Full    bool
 	More    bool
 	Views   []*event.ViewInfo
@@ -127,7 +147,7 @@ func (m *wireMsg) check() error {
 	if m.T == 0 || m.T >= msgLimit {
 		return fmt.Errorf("%w: unknown type %d", ErrMalformed, uint8(m.T))
 	}
-	if len(m.Join)+len(m.Leave)+len(m.Views)+len(m.Regions)+len(m.Removed) > maxList {
+	if len(m.Join)+len(m.Leave)+len(m.Refused)+len(m.Views)+len(m.Regions)+len(m.Removed) > maxList {
 		return bad("too many entries")
 	}
 	for _, g := range m.Join {
@@ -153,7 +173,7 @@ func (m *wireMsg) check() error {
 			return bad("region view %d: groups or members empty or unsorted", i)
 		}
 	}
-	if m.Timeout < 0 {
+	if m.Timeout < 0 || m.Suspect < 0 || m.Interval < 0 {
 		return bad("negative timeout")
 	}
 	return nil
@@ -166,4 +186,18 @@ func sortedNodes(ns []event.NodeID) bool {
 		}
 	}
 	return true
+}
+
+// groupDigest is a 64-bit FNV-1a hash of a sorted group list: what a
+// heartbeat says a node wants and what the service holds of it are compared
+// by it.
+func groupDigest(gs []event.GroupID) uint64 {
+	h := uint64(14695981039346656037)
+	for _, g := range gs {
+		for i := 0; i < 4; i++ {
+			h ^= uint64(byte(g >> (8 * i)))
+			h *= 1099511628211
+		}
+	}
+	return h
 }
