@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
@@ -40,10 +41,17 @@ const (
 	// tPass is anything fifo does not order (control casts, sends).
 	tPass byte = 2
 	// tFloorReq asks a sender where its stream starts for the asker
-	// (bytes 1-4: group).
+	// (bytes 1-4: group, bytes 5-8: the view tag since which the asker is
+	// in the group with the sender).
 	tFloorReq byte = 3
-	// tFloor answers it (bytes 1-4: group, bytes 5-8: first sequence number).
+	// tFloor answers it (bytes 1-4: group, bytes 5-8: that view tag, bytes
+	// 9-12: first sequence number).
 	tFloor byte = 4
+)
+
+const (
+	floorReqSize = 9
+	floorSize    = 13
 )
 
 const headerSize = 17
@@ -82,12 +90,21 @@ type group struct {
 	id      event.GroupID
 	view    *event.ViewInfo
 	tag     uint32
-	joinTag uint32
 	// own stream
 	next, base, baseView uint32
-	floors               map[event.NodeID]uint32 // where our stream starts for each member
+	floors               map[event.NodeID]floor // where our stream starts for each member
 	// others' streams
 	senders map[event.NodeID]*sender
+	// floor requests for a view we have not installed yet, answered when
+	// we do (at most one per member)
+	asked map[event.NodeID]uint32
+}
+
+// floor is where our stream starts for a member, and the view tag since
+// which we are in the group together (our first view, or the view that
+// listed it as joined).
+type floor struct {
+	seq, since uint32
 }
 
 // sender is one member's stream at this receiver.
@@ -192,7 +209,7 @@ func (l *Layer) bad(ev *event.Event, err error) {
 func (l *Layer) groupFor(id event.GroupID) *group {
 	g := l.groups[id]
 	if g == nil {
-		g = &group{id: id, next: 1, base: 1, floors: map[event.NodeID]uint32{}, senders: map[event.NodeID]*sender{}}
+		g = &group{id: id, next: 1, base: 1, floors: map[event.NodeID]floor{}, senders: map[event.NodeID]*sender{}}
 		l.groups[id] = g
 	}
 	return g
@@ -207,43 +224,57 @@ func (l *Layer) installView(v *event.ViewInfo) {
 	}
 	g := l.groups[v.Group]
 	if !v.Has(l.self) {
+		// we left or were removed (R1): drop everything for the group
 		if g != nil {
-			for id, s := range g.senders {
-				l.release(s)
-				delete(g.senders, id)
-			}
-			delete(l.groups, v.Group)
+			l.dropGroup(g)
 		}
 		return
 	}
-	g = l.groupFor(v.Group)
 	tag := uint32(v.ID)
-	if g.view != nil && tag <= g.tag {
+	if g != nil && g.view != nil && tag <= g.tag {
 		return
 	}
-	if g.view == nil {
-		g.joinTag = tag
+	if g != nil && g.view != nil && slices.Contains(v.Joined, l.self) {
+		// re-admitted without having seen our removal (R3): start over as
+		// a first-time joiner
+		l.dropGroup(g)
 	}
+	g = l.groupFor(v.Group)
 	if g.next != g.base {
 		g.base, g.baseView = g.next, tag
 	}
 	for id, s := range g.senders {
-		if !v.Has(id) {
+		if !v.Has(id) || slices.Contains(v.Joined, id) {
 			l.release(s)
 			delete(g.senders, id)
 		}
 	}
 	for id := range g.floors {
-		if !v.Has(id) {
+		if !v.Has(id) || slices.Contains(v.Joined, id) {
 			delete(g.floors, id)
 		}
 	}
 	for _, id := range v.Members {
 		if _, ok := g.floors[id]; !ok && id != l.self {
-			g.floors[id] = g.next
+			g.floors[id] = floor{seq: g.next, since: tag}
 		}
 	}
 	g.view, g.tag = v, tag
+	for id, t := range g.asked {
+		if t <= tag {
+			delete(g.asked, id)
+			l.answerFloor(g, id, t)
+		}
+	}
+}
+
+// dropGroup releases every sender's held messages and forgets the group.
+func (l *Layer) dropGroup(g *group) {
+	for id, s := range g.senders {
+		l.release(s)
+		delete(g.senders, id)
+	}
+	delete(l.groups, g.id)
 }
 
 // release drops a departed sender's held messages.
@@ -284,24 +315,32 @@ func (l *Layer) dataUp(ev *event.Event) {
 		return
 	}
 	g := l.groups[ev.Group]
-	if g == nil || g.view == nil || !g.view.Has(ev.Peer) {
+	if g == nil || g.view == nil {
 		l.nonMember.Inc()
+		m.Release()
+		return
+	}
+	f, ok := g.floors[ev.Peer]
+	if !ok {
+		l.nonMember.Inc()
+		m.Release()
+		return
+	}
+	if tag < f.since {
+		// cast before we were in the group together: not owed to us
+		l.beforeJoin.Inc()
 		m.Release()
 		return
 	}
 	s := g.senders[ev.Peer]
 	if s == nil {
-		if tag < g.joinTag {
-			l.beforeJoin.Inc()
-			m.Release()
-			return
-		}
 		s = &sender{}
 		g.senders[ev.Peer] = s
-		if baseView <= g.joinTag {
+		if baseView <= f.since {
+			// it cast nothing between our start and base
 			s.known, s.next = true, base
 		} else {
-			l.askFloor(g, ev.Peer)
+			l.askFloor(g, ev.Peer, f.since)
 		}
 	}
 	_, _ = m.Consume(headerSize)
@@ -382,51 +421,73 @@ func (l *Layer) lost(ev *event.Event) {
 	l.Ctx.Up(&event.Event{Kind: event.Lost, Group: ev.Group, Peer: ev.Peer})
 }
 
-// askFloor asks a sender where its stream starts for us.
-func (l *Layer) askFloor(g *group, to event.NodeID) {
+// askFloor asks a sender where its stream starts for us, since the view
+// tagged since.
+func (l *Layer) askFloor(g *group, to event.NodeID, since uint32) {
 	l.floorReqs.Inc()
 	m := l.Ctx.NewMessage()
-	b := m.Append(5)
+	b := m.Append(floorReqSize)
 	b[0] = tFloorReq
 	binary.BigEndian.PutUint32(b[1:], uint32(g.id))
+	binary.BigEndian.PutUint32(b[5:], since)
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
+// floorReqUp answers a member asking where our stream starts for it; a
+// request for a view we have not installed yet waits for it.
 func (l *Layer) floorReqUp(ev *event.Event) {
 	b := ev.Msg.Bytes()
-	if len(b) != 5 {
+	if len(b) != floorReqSize {
 		l.bad(ev, fmt.Errorf("%w: floor request of %d bytes", errHeader, len(b)))
 		return
 	}
 	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
+	since := binary.BigEndian.Uint32(b[5:])
 	ev.Msg.Release()
 	g := l.groups[gid]
-	if g == nil {
+	if g == nil || g.view == nil {
 		l.nonMember.Inc()
 		return
 	}
-	f, ok := g.floors[ev.Peer]
-	if !ok {
+	if since > g.tag {
+		if g.asked == nil {
+			g.asked = map[event.NodeID]uint32{}
+		}
+		// bounded: one per member of a view we will install (a
+		// non-member's request is dropped when that view comes)
+		if _, ok := g.asked[ev.Peer]; ok || len(g.asked) < len(g.view.Members)+8 {
+			g.asked[ev.Peer] = since
+		}
+		return
+	}
+	l.answerFloor(g, ev.Peer, since)
+}
+
+func (l *Layer) answerFloor(g *group, to event.NodeID, since uint32) {
+	f, ok := g.floors[to]
+	if !ok || f.since != since {
+		// not a member, or a request from a relationship that ended
 		l.nonMember.Inc()
 		return
 	}
 	m := l.Ctx.NewMessage()
-	r := m.Append(9)
+	r := m.Append(floorSize)
 	r[0] = tFloor
-	binary.BigEndian.PutUint32(r[1:], uint32(gid))
-	binary.BigEndian.PutUint32(r[5:], f)
-	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: ev.Peer, Control: true, Msg: m})
+	binary.BigEndian.PutUint32(r[1:], uint32(g.id))
+	binary.BigEndian.PutUint32(r[5:], since)
+	binary.BigEndian.PutUint32(r[9:], f.seq)
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
 // floorUp places a stream we were holding messages of.
 func (l *Layer) floorUp(ev *event.Event) {
 	b := ev.Msg.Bytes()
-	if len(b) != 9 {
+	if len(b) != floorSize {
 		l.bad(ev, fmt.Errorf("%w: floor answer of %d bytes", errHeader, len(b)))
 		return
 	}
 	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
-	f := binary.BigEndian.Uint32(b[5:])
+	since, f := binary.BigEndian.Uint32(b[5:]), binary.BigEndian.Uint32(b[9:])
 	from := ev.Peer
 	ev.Msg.Release()
 	g := l.groups[gid]
@@ -434,8 +495,8 @@ func (l *Layer) floorUp(ev *event.Event) {
 		return
 	}
 	s := g.senders[from]
-	if s == nil || s.known {
-		return
+	if s == nil || s.known || g.floors[from].since != since {
+		return // not asked, already placed, or an answer for an ended relationship
 	}
 	s.known, s.next = true, f
 	early := s.early

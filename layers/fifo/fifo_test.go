@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -230,4 +231,32 @@ func FuzzFifoUp(f *testing.F) {
 		c.Net.Run(time.Second)
 		c.Stacks[1].Close()
 	})
+}
+
+// Issue 8 item 2: a node removed and re-admitted (R1-R3 of the rejoin
+// contract) gets everything cast after its re-admission and its casts reach
+// the others, in send order, with no duplicate and nothing left held,
+// whichever views it and the others saw.
+func TestRejoinAfterRemoval(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    layertest.Rejoin
+	}{
+		{"notice", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true}},
+		{"lost-notice", layertest.Rejoin{OthersSeeRemoval: true}},
+		{"same-members", layertest.Rejoin{RemovalNotice: true}},
+		{"lost-notice-same-members", layertest.Rejoin{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := layertest.RunRejoin(t, 1, fifoEntries(nil), tc.r)
+			res.Check(t, true)
+			for _, id := range res.C.All() {
+				for _, layer := range []string{"reliable", "fifo"} {
+					if b := res.C.Counter(layer, "buffer_bytes", id); b != 0 {
+						t.Errorf("node %v: %s still holds %d bytes", id, layer, b)
+					}
+				}
+			}
+		})
+	}
 }

@@ -100,15 +100,17 @@ func (l *Layer) dataUp(ev *event.Event) {
 		m.Release()
 		return
 	}
+	if h.view < mb.since {
+		// sent before we were in the group together (before we joined,
+		// or before it was re-admitted): not owed to us
+		l.c.beforeJoin.Inc()
+		m.Release()
+		return
+	}
 	rs := mb.rs
 	if rs == nil {
 		switch {
-		case h.view < g.joinTag:
-			// sent before we joined: not owed to us
-			l.c.beforeJoin.Inc()
-			m.Release()
-			return
-		case h.baseView <= g.joinTag:
+		case h.baseView <= mb.since:
 			// the sender sent nothing between our joining and base
 			rs = l.newRecv(g, mb, h.base)
 		default:

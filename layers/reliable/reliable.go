@@ -91,6 +91,7 @@ type counters struct {
 	duplicates, stabilityMsgs, acksSent, bufferBytes, peakBufferBytes, heldOff *stack.Counter
 	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
 	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
+	staleDigest, nakRefused, p2pHeldDropped                                    *stack.Counter
 }
 
 // New returns a layer with the given configuration (already checked).
@@ -141,6 +142,9 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	c.p2pGivenUp = ctx.Counter("p2p_given_up")
 	c.nakUnavailable = ctx.Counter("nak_unavailable")
 	c.noView = ctx.Counter("no_view")
+	c.staleDigest = ctx.Counter("stale_digest")
+	c.nakRefused = ctx.Counter("nak_refused")
+	c.p2pHeldDropped = ctx.Counter("p2p_held_dropped")
 	return nil
 }
 
