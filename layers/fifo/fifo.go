@@ -87,9 +87,9 @@ type Layer struct {
 }
 
 type group struct {
-	id      event.GroupID
-	view    *event.ViewInfo
-	tag     uint32
+	id   event.GroupID
+	view *event.ViewInfo
+	tag  uint32
 	// own stream
 	next, base, baseView uint32
 	floors               map[event.NodeID]floor // where our stream starts for each member
