@@ -66,11 +66,14 @@ func init() {
 			"below fills the gap; a joining member starts each sender's stream where the sender stood when it joined.",
 		Params: []compose.Param{
 			{Name: "max_reorder", Type: compose.Int, Default: "4096", Doc: "messages held per sender while waiting for an earlier one", Min: 1, Max: 1 << 24},
+			{Name: "max_reorder_bytes", Type: compose.Size, Default: "4MB", Doc: "bytes held per sender while waiting for an earlier one (a lone larger message is still held). " +
+				"On overflow of either bound the missing messages at the head of the stream are given up and reported lost (counters overflow, skipped; " +
+				"late counts those that arrive afterwards) and the held ones delivered in order: the stream never waits for a message it dropped", Min: 1, Max: 1 << 40},
 		},
 		Needs: []compose.Property{compose.Reliable},
 		Gives: []compose.Property{compose.FIFO},
 		New: func(p compose.Params) (stack.Layer, error) {
-			return New(p.Int("max_reorder")), nil
+			return New(p.Int("max_reorder"), int64(p.Int("max_reorder_bytes"))), nil
 		},
 	})
 }
@@ -78,12 +81,14 @@ func init() {
 // Layer is the fifo layer of one node.
 type Layer struct {
 	stack.Base
-	maxReorder int
-	self       event.NodeID
-	groups     map[event.GroupID]*group
-	held       int64 // bytes in every reorder buffer
+	maxReorder      int
+	maxReorderBytes int64
+	self            event.NodeID
+	groups          map[event.GroupID]*group
+	held            int64 // bytes in every reorder buffer
 
 	delivered, reordered, peak, bufBytes, dropped, malformed, beforeJoin, overflow, nonMember, floorReqs *stack.Counter
+	skipped, late                                                                                        *stack.Counter
 }
 
 type group struct {
@@ -114,12 +119,18 @@ type sender struct {
 	ring  []*event.Message // ring[(head+i)%len] holds sequence number next+i
 	head  int
 	count int
+	bytes int64            // held in ring and early
 	early []*event.Message // held before next was known
+	// gaveUp: messages from skipFrom on were given up on overflow (those
+	// arriving afterwards, below next, are counted late)
+	gaveUp   bool
+	skipFrom uint32
 }
 
-// New returns a fifo layer holding at most maxReorder messages per sender.
-func New(maxReorder int) *Layer {
-	return &Layer{maxReorder: maxReorder, groups: map[event.GroupID]*group{}}
+// New returns a fifo layer holding at most maxReorder messages and
+// maxReorderBytes bytes per sender (at least one message).
+func New(maxReorder int, maxReorderBytes int64) *Layer {
+	return &Layer{maxReorder: max(1, maxReorder), maxReorderBytes: maxReorderBytes, groups: map[event.GroupID]*group{}}
 }
 
 var _ stack.Layer = (*Layer)(nil)
@@ -140,6 +151,8 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.overflow = ctx.Counter("overflow")
 	l.nonMember = ctx.Counter("non_member")
 	l.floorReqs = ctx.Counter("floor_requests")
+	l.skipped = ctx.Counter("skipped")
+	l.late = ctx.Counter("late")
 	return nil
 }
 
@@ -293,6 +306,7 @@ func (l *Layer) release(s *sender) {
 		l.dropped.Inc()
 	}
 	s.early = nil
+	s.count, s.bytes = 0, 0
 }
 
 func (l *Layer) hold(d int64) {
@@ -345,47 +359,80 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	_, _ = m.Consume(headerSize)
 	if !s.known {
-		if len(s.early) >= l.maxReorder {
-			l.lost(ev)
+		if len(s.early) < l.maxReorder && (len(s.early) == 0 || s.bytes+int64(m.Len()) <= l.maxReorderBytes) {
+			s.early = append(s.early, m)
+			s.bytes += int64(m.Len())
+			l.hold(int64(m.Len()))
 			return
 		}
-		s.early = append(s.early, m)
-		l.hold(int64(m.Len()))
-		return
+		// no room to wait for the floor any longer: start the stream at
+		// the lowest sequence number held (every message here was cast
+		// after we were in the group together, so none is delivered
+		// twice); what comes below it is reported lost
+		lowest := seq
+		for _, e := range s.early {
+			lowest = min(lowest, earlySeq(e))
+		}
+		l.overflow.Inc()
+		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g.id, Peer: ev.Peer})
+		s.gaveUp, s.skipFrom = true, 0 // anything below lowest arriving later is late
+		l.place(g, ev.Peer, s, lowest)
 	}
 	l.accept(g, ev.Peer, s, seq, m)
 }
 
+// earlySeq is the sequence number of a message held before its stream was
+// placed: it was consumed past our header, which is still just before the
+// payload.
+func earlySeq(m *event.Message) uint32 {
+	m.Restore(headerSize)
+	h, _ := m.Consume(headerSize)
+	return binary.BigEndian.Uint32(h[13:])
+}
+
+// place starts a stream held while its floor was unknown at next, and
+// passes on what was held.
+func (l *Layer) place(g *group, from event.NodeID, s *sender, next uint32) {
+	s.known, s.next = true, next
+	early := s.early
+	s.early = nil
+	for _, m := range early {
+		s.bytes -= int64(m.Len())
+		l.hold(-int64(m.Len()))
+	}
+	for _, m := range early {
+		l.accept(g, from, s, earlySeq(m), m)
+	}
+}
+
 // accept delivers m (sequence number seq) if it is next, with whatever it
-// unblocks, or holds it.
+// unblocks, or holds it. When holding it would pass max_reorder messages or
+// max_reorder_bytes, the gap at the head of the stream is given up (the
+// layer below delivers each message once, so dropping the newcomer instead
+// would leave a hole the stream waits at forever).
 func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *event.Message) {
-	switch {
-	case seq < s.next:
-		m.Release() // before our start, or a duplicate the layer below let through
+	if seq < s.next {
+		// before our start, or given up on overflow and arriving late
+		if s.gaveUp && seq >= s.skipFrom {
+			l.late.Inc()
+		}
+		m.Release()
 		return
-	case seq == s.next:
+	}
+	if seq != s.next {
+		l.makeRoom(g, from, s, seq, int64(m.Len()))
+	}
+	if seq == s.next {
 		l.deliver(g, from, m)
 		s.next++
 		if s.count > 0 {
 			s.ring[s.head] = nil
 			s.head = (s.head + 1) % len(s.ring)
-			for s.count > 0 && s.ring[s.head] != nil {
-				d := s.ring[s.head]
-				s.ring[s.head] = nil
-				s.head = (s.head + 1) % len(s.ring)
-				s.count--
-				s.next++
-				l.hold(-int64(d.Len()))
-				l.deliver(g, from, d)
-			}
+			l.drain(g, from, s)
 		}
 		return
 	}
 	off := int(seq - s.next)
-	if off >= l.maxReorder {
-		l.lost(&event.Event{Kind: event.Cast, Group: g.id, Peer: from, Msg: m})
-		return
-	}
 	if off >= len(s.ring) {
 		n := max(16, len(s.ring))
 		for n <= off {
@@ -405,20 +452,62 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 	}
 	s.ring[i] = m
 	s.count++
+	s.bytes += int64(m.Len())
 	l.reordered.Inc()
 	l.hold(int64(m.Len()))
+}
+
+// drain delivers the held messages that follow next without a gap.
+func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
+	for s.count > 0 && s.ring[s.head] != nil {
+		d := s.ring[s.head]
+		s.ring[s.head] = nil
+		s.head = (s.head + 1) % len(s.ring)
+		s.count--
+		s.next++
+		s.bytes -= int64(d.Len())
+		l.hold(-int64(d.Len()))
+		l.deliver(g, from, d)
+	}
+}
+
+// makeRoom gives up gaps at the head of the stream until a message of size
+// bytes with sequence number seq fits the reorder buffer: the missing
+// messages are reported lost (event.Lost, counters overflow and skipped),
+// the held ones after them delivered. A lone message larger than
+// max_reorder_bytes is still held.
+func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, size int64) {
+	for seq != s.next {
+		off := int64(seq - s.next)
+		if off < int64(l.maxReorder) && (s.count == 0 || s.bytes+size <= l.maxReorderBytes) {
+			return
+		}
+		var to uint32 // the new next
+		if s.count == 0 {
+			to = seq - uint32(l.maxReorder-1)
+			s.head = 0
+		} else {
+			k := 1 // ring[head] is empty: next is missing
+			for s.ring[(s.head+k)%len(s.ring)] == nil {
+				k++
+			}
+			to = s.next + uint32(k)
+			s.head = (s.head + k) % len(s.ring)
+		}
+		l.overflow.Inc()
+		l.skipped.Add(int64(to - s.next))
+		if !s.gaveUp {
+			s.gaveUp, s.skipFrom = true, s.next
+		}
+		s.next = to
+		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g.id, Peer: from})
+		l.drain(g, from, s)
+	}
 }
 
 func (l *Layer) deliver(g *group, from event.NodeID, m *event.Message) {
 	l.delivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g.id, Peer: from, Msg: m})
-}
-
-// lost reports a message the reorder buffer had no room for.
-func (l *Layer) lost(ev *event.Event) {
-	l.overflow.Inc()
-	ev.Msg.Release()
-	l.Ctx.Up(&event.Event{Kind: event.Lost, Group: ev.Group, Peer: ev.Peer})
 }
 
 // askFloor asks a sender where its stream starts for us, since the view
@@ -498,19 +587,7 @@ func (l *Layer) floorUp(ev *event.Event) {
 	if s == nil || s.known || g.floors[from].since != since {
 		return // not asked, already placed, or an answer for an ended relationship
 	}
-	s.known, s.next = true, f
-	early := s.early
-	s.early = nil
-	for _, m := range early {
-		l.hold(-int64(m.Len()))
-	}
-	// the held messages were consumed past our header: re-read their
-	// sequence numbers from the bytes just before the payload
-	for _, m := range early {
-		m.Restore(headerSize)
-		h, _ := m.Consume(headerSize)
-		l.accept(g, from, s, binary.BigEndian.Uint32(h[13:]), m)
-	}
+	l.place(g, from, s, f)
 }
 
 // Close releases every held message.

@@ -362,20 +362,36 @@ func (l *Layer) nakUp(ev *event.Event) {
 	}
 	now := l.Ctx.Now()
 	recent := now - event.Time(l.cfg.NakRetry/2)
-	budget := l.cfg.Window
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
 		if lo > hi || lo == 0 || hi > maxSeq {
 			l.c.malformed.Inc()
 			return
 		}
+	}
+	// one NAK causes at most max_nak_retrans retransmissions: a 12-byte
+	// packet must not buy a window's worth of traffic; the receiver asks
+	// again for the rest
+	budget := l.cfg.MaxNakRetrans
+	for i := 0; i < len(msg.R); i += 2 {
+		lo, hi := msg.R[i], msg.R[i+1]
 		// only what we still hold: freed messages were held by every
 		// member, and nothing beyond next exists
 		if lo <= g.stable || hi >= g.next {
 			l.c.nakUnavailable.Inc()
 			lo, hi = max(lo, g.stable+1), min(hi, g.next-1)
 		}
-		for seq := lo; seq <= hi && budget > 0; seq++ {
+		if lo > hi {
+			continue
+		}
+		if n := int64(hi-lo) + 1; n > int64(budget) {
+			l.c.nakRefused.Add(n - int64(budget))
+			if budget == 0 {
+				continue
+			}
+			hi = lo + uint32(budget) - 1
+		}
+		for seq := lo; seq <= hi; seq++ {
 			s := g.sentAt(seq)
 			budget--
 			to := from

@@ -51,6 +51,11 @@ type Config struct {
 	P2PTimeout     time.Duration
 	P2PWindow      int
 	P2PMaxTries    int
+	// P2PMaxHeldBytes bounds the bytes of early point-to-point arrivals
+	// held per peer (their count is bounded by P2PWindow).
+	P2PMaxHeldBytes int64
+	// MaxNakRetrans bounds the retransmissions one NAK can cause.
+	MaxNakRetrans int
 }
 
 // Timer key kinds (top byte of the key); the rest is an index.
@@ -247,10 +252,7 @@ func (l *Layer) Close() {
 	}
 	for _, p := range l.pslots {
 		l.dropPeer(p)
-		for i := range p.rhold {
-			p.rhold[i].m.Release()
-			p.rhold[i] = p2pHeld{}
-		}
+		l.releaseHeld(p)
 	}
 }
 

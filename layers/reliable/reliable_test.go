@@ -250,6 +250,8 @@ func TestMalformedPacketsAreDroppedAndCounted(t *testing.T) {
 // control protocols above rely on the order) at 20% loss with reordering.
 func TestPointToPointSendsAreReliable(t *testing.T) {
 	c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.2}}, 2, relEntries(nil))
+	// point-to-point state is only for members of a group we share
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	const n = 300
 	var next uint32 = 1
 	var step func()
