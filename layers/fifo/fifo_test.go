@@ -216,8 +216,9 @@ func TestBaselineShape(t *testing.T) {
 // FuzzFifoUp feeds arbitrary bytes to fifo as casts and sends: no panic.
 func FuzzFifoUp(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2}, true)
-	f.Add([]byte{3, 0, 0, 0, 1}, false)
-	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 9}, false)
+	f.Add([]byte{3, 0, 0, 0, 1, 0, 0, 0, 1}, false)
+	f.Add([]byte{3, 0, 0, 0, 1, 0, 0, 0, 7}, false)
+	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9}, false)
 	f.Add([]byte{2, 'x'}, true)
 	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
 		c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
