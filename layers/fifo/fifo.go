@@ -12,6 +12,19 @@
 // asks the sender once with a point-to-point control message (made reliable
 // by the layer below), holding the sender's messages meanwhile.
 //
+// A member listed in a view's Joined starts afresh (issue 8's rejoin
+// contract): its stream and our floor for it are reset, and its casts tagged
+// with an earlier view are not owed. A node that finds itself in Joined, or
+// gets a view without itself, drops the group and starts as a first-time
+// joiner. Floor requests and answers name the view they are about, so
+// neither side uses a floor of a relationship that ended.
+//
+// The reorder buffer is bounded per sender by max_reorder messages and
+// max_reorder_bytes; on overflow the gap at the head of the stream is given
+// up (reported with event.Lost) rather than the newcomer dropped, because
+// the layer below delivers each message once and the stream would otherwise
+// wait forever.
+//
 // Control casts and point-to-point sends pass through unnumbered (reliable
 // already delivers sends in order per peer).
 package fifo

@@ -510,6 +510,10 @@ func (l *Layer) digestUp(ev *event.Event) {
 		l.c.nonMember.Inc()
 		return
 	}
+	if len(d.E)/3 > len(g.view.Members) {
+		l.c.malformed.Inc() // more entries than members
+		return
+	}
 	if d.V != g.tag {
 		// what it holds of our stream and where it starts its own for us
 		// are only comparable within one view: an older view may be a
@@ -531,7 +535,8 @@ func (l *Layer) digestUp(ev *event.Event) {
 			if c > fm.acked && c < g.next {
 				fm.acked = c
 			}
-			if fm.rs == nil && f > 0 {
+			// its stream starts for us at most one past what it sent
+			if fm.rs == nil && f > 0 && f <= highest+1 {
 				fm.waitFloor = false
 				l.newRecv(g, fm, f)
 			}

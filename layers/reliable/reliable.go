@@ -28,6 +28,19 @@
 // that joins is owed the stream of every sender from the sender's sequence
 // number at the moment the sender installed the view (its floor), learnt
 // from the data header (base, base view) or from the sender's digest.
+//
+// Rejoins (issue 8's contract): a member listed in a view's Joined starts
+// afresh even if we knew it (removed and re-admitted, or restarted): its
+// stream, what it acknowledged of ours and its floor are discarded, and
+// casts or digests it made before that view are ignored. A node that finds
+// itself in Joined, or gets a view without itself, drops the group's state
+// and starts as a first-time joiner.
+//
+// Hostile input: only members of a group we share get point-to-point state
+// (early arrivals held within p2p_window messages and p2p_max_held bytes,
+// released when the peer leaves every shared group); a NAK causes at most
+// max_nak_retrans retransmissions; a digest counts only from a current
+// member for our current view, and never acknowledges beyond what we sent.
 package reliable
 
 import (
