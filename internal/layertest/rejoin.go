@@ -21,6 +21,8 @@ type Rejoin struct {
 	// the re-admitting one; otherwise they only see the re-admitting view,
 	// with the same members and the node in both Left and Joined (R2).
 	OthersSeeRemoval bool
+	// Loss, if set, drops packets (the rejoin must still hold).
+	Loss sim.LossModel
 }
 
 // RejoinResult is what RunRejoin observed.
@@ -39,7 +41,7 @@ const RejoinNode event.NodeID = 2
 // meanwhile, then re-admitted in view 3 at 2 s, as r says. The run drains
 // until 8 s.
 func RunRejoin(t *testing.T, seed uint64, mk func() []stack.Entry, r Rejoin) RejoinResult {
-	c := New(t, sim.Config{Seed: seed, Latency: time.Millisecond}, 4, mk)
+	c := New(t, sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: r.Loss}, 4, mk)
 	all := []event.NodeID{1, 2, 3, 4}
 	others := []event.NodeID{1, 3, 4}
 	const g = event.GroupID(1)

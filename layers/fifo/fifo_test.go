@@ -247,6 +247,9 @@ func TestRejoinAfterRemoval(t *testing.T) {
 		{"lost-notice", layertest.Rejoin{OthersSeeRemoval: true}},
 		{"same-members", layertest.Rejoin{RemovalNotice: true}},
 		{"lost-notice-same-members", layertest.Rejoin{}},
+		{"notice-5%-loss", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"lost-notice-5%-loss", layertest.Rejoin{OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"same-members-5%-loss", layertest.Rejoin{RemovalNotice: true, Loss: sim.Uniform{P: 0.05}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := layertest.RunRejoin(t, 1, fifoEntries(nil), tc.r)
