@@ -12,6 +12,19 @@
 // asks the sender once with a point-to-point control message (made reliable
 // by the layer below), holding the sender's messages meanwhile.
 //
+// A member listed in a view's Joined starts afresh (issue 8's rejoin
+// contract): its stream and our floor for it are reset, and its casts tagged
+// with an earlier view are not owed. A node that finds itself in Joined, or
+// gets a view without itself, drops the group and starts as a first-time
+// joiner. Floor requests and answers name the view they are about, so
+// neither side uses a floor of a relationship that ended.
+//
+// The reorder buffer is bounded per sender by max_reorder messages and
+// max_reorder_bytes; on overflow the gap at the head of the stream is given
+// up (reported with event.Lost) rather than the newcomer dropped, because
+// the layer below delivers each message once and the stream would otherwise
+// wait forever.
+//
 // Control casts and point-to-point sends pass through unnumbered (reliable
 // already delivers sends in order per peer).
 package fifo
@@ -20,6 +33,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
@@ -40,10 +54,17 @@ const (
 	// tPass is anything fifo does not order (control casts, sends).
 	tPass byte = 2
 	// tFloorReq asks a sender where its stream starts for the asker
-	// (bytes 1-4: group).
+	// (bytes 1-4: group, bytes 5-8: the view tag since which the asker is
+	// in the group with the sender).
 	tFloorReq byte = 3
-	// tFloor answers it (bytes 1-4: group, bytes 5-8: first sequence number).
+	// tFloor answers it (bytes 1-4: group, bytes 5-8: that view tag, bytes
+	// 9-12: first sequence number).
 	tFloor byte = 4
+)
+
+const (
+	floorReqSize = 9
+	floorSize    = 13
 )
 
 const headerSize = 17
@@ -58,11 +79,14 @@ func init() {
 			"below fills the gap; a joining member starts each sender's stream where the sender stood when it joined.",
 		Params: []compose.Param{
 			{Name: "max_reorder", Type: compose.Int, Default: "4096", Doc: "messages held per sender while waiting for an earlier one", Min: 1, Max: 1 << 24},
+			{Name: "max_reorder_bytes", Type: compose.Size, Default: "4MB", Doc: "bytes held per sender while waiting for an earlier one (a lone larger message is still held). " +
+				"On overflow of either bound the missing messages at the head of the stream are given up and reported lost (counters overflow, skipped; " +
+				"late counts those that arrive afterwards) and the held ones delivered in order: the stream never waits for a message it dropped", Min: 1, Max: 1 << 40},
 		},
 		Needs: []compose.Property{compose.Reliable},
 		Gives: []compose.Property{compose.FIFO},
 		New: func(p compose.Params) (stack.Layer, error) {
-			return New(p.Int("max_reorder")), nil
+			return New(p.Int("max_reorder"), int64(p.Int("max_reorder_bytes"))), nil
 		},
 	})
 }
@@ -70,24 +94,35 @@ func init() {
 // Layer is the fifo layer of one node.
 type Layer struct {
 	stack.Base
-	maxReorder int
-	self       event.NodeID
-	groups     map[event.GroupID]*group
-	held       int64 // bytes in every reorder buffer
+	maxReorder      int
+	maxReorderBytes int64
+	self            event.NodeID
+	groups          map[event.GroupID]*group
+	held            int64 // bytes in every reorder buffer
 
 	delivered, reordered, peak, bufBytes, dropped, malformed, beforeJoin, overflow, nonMember, floorReqs *stack.Counter
+	skipped, late                                                                                        *stack.Counter
 }
 
 type group struct {
-	id      event.GroupID
-	view    *event.ViewInfo
-	tag     uint32
-	joinTag uint32
+	id   event.GroupID
+	view *event.ViewInfo
+	tag  uint32
 	// own stream
 	next, base, baseView uint32
-	floors               map[event.NodeID]uint32 // where our stream starts for each member
+	floors               map[event.NodeID]floor // where our stream starts for each member
 	// others' streams
 	senders map[event.NodeID]*sender
+	// floor requests for a view we have not installed yet, answered when
+	// we do (at most one per member)
+	asked map[event.NodeID]uint32
+}
+
+// floor is where our stream starts for a member, and the view tag since
+// which we are in the group together (our first view, or the view that
+// listed it as joined).
+type floor struct {
+	seq, since uint32
 }
 
 // sender is one member's stream at this receiver.
@@ -97,12 +132,18 @@ type sender struct {
 	ring  []*event.Message // ring[(head+i)%len] holds sequence number next+i
 	head  int
 	count int
+	bytes int64            // held in ring and early
 	early []*event.Message // held before next was known
+	// gaveUp: messages from skipFrom on were given up on overflow (those
+	// arriving afterwards, below next, are counted late)
+	gaveUp   bool
+	skipFrom uint32
 }
 
-// New returns a fifo layer holding at most maxReorder messages per sender.
-func New(maxReorder int) *Layer {
-	return &Layer{maxReorder: maxReorder, groups: map[event.GroupID]*group{}}
+// New returns a fifo layer holding at most maxReorder messages and
+// maxReorderBytes bytes per sender (at least one message).
+func New(maxReorder int, maxReorderBytes int64) *Layer {
+	return &Layer{maxReorder: max(1, maxReorder), maxReorderBytes: maxReorderBytes, groups: map[event.GroupID]*group{}}
 }
 
 var _ stack.Layer = (*Layer)(nil)
@@ -123,6 +164,8 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.overflow = ctx.Counter("overflow")
 	l.nonMember = ctx.Counter("non_member")
 	l.floorReqs = ctx.Counter("floor_requests")
+	l.skipped = ctx.Counter("skipped")
+	l.late = ctx.Counter("late")
 	return nil
 }
 
@@ -192,7 +235,7 @@ func (l *Layer) bad(ev *event.Event, err error) {
 func (l *Layer) groupFor(id event.GroupID) *group {
 	g := l.groups[id]
 	if g == nil {
-		g = &group{id: id, next: 1, base: 1, floors: map[event.NodeID]uint32{}, senders: map[event.NodeID]*sender{}}
+		g = &group{id: id, next: 1, base: 1, floors: map[event.NodeID]floor{}, senders: map[event.NodeID]*sender{}}
 		l.groups[id] = g
 	}
 	return g
@@ -207,43 +250,57 @@ func (l *Layer) installView(v *event.ViewInfo) {
 	}
 	g := l.groups[v.Group]
 	if !v.Has(l.self) {
+		// we left or were removed (R1): drop everything for the group
 		if g != nil {
-			for id, s := range g.senders {
-				l.release(s)
-				delete(g.senders, id)
-			}
-			delete(l.groups, v.Group)
+			l.dropGroup(g)
 		}
 		return
 	}
-	g = l.groupFor(v.Group)
 	tag := uint32(v.ID)
-	if g.view != nil && tag <= g.tag {
+	if g != nil && g.view != nil && tag <= g.tag {
 		return
 	}
-	if g.view == nil {
-		g.joinTag = tag
+	if g != nil && g.view != nil && slices.Contains(v.Joined, l.self) {
+		// re-admitted without having seen our removal (R3): start over as
+		// a first-time joiner
+		l.dropGroup(g)
 	}
+	g = l.groupFor(v.Group)
 	if g.next != g.base {
 		g.base, g.baseView = g.next, tag
 	}
 	for id, s := range g.senders {
-		if !v.Has(id) {
+		if !v.Has(id) || slices.Contains(v.Joined, id) {
 			l.release(s)
 			delete(g.senders, id)
 		}
 	}
 	for id := range g.floors {
-		if !v.Has(id) {
+		if !v.Has(id) || slices.Contains(v.Joined, id) {
 			delete(g.floors, id)
 		}
 	}
 	for _, id := range v.Members {
 		if _, ok := g.floors[id]; !ok && id != l.self {
-			g.floors[id] = g.next
+			g.floors[id] = floor{seq: g.next, since: tag}
 		}
 	}
 	g.view, g.tag = v, tag
+	for id, t := range g.asked {
+		if t <= tag {
+			delete(g.asked, id)
+			l.answerFloor(g, id, t)
+		}
+	}
+}
+
+// dropGroup releases every sender's held messages and forgets the group.
+func (l *Layer) dropGroup(g *group) {
+	for id, s := range g.senders {
+		l.release(s)
+		delete(g.senders, id)
+	}
+	delete(l.groups, g.id)
 }
 
 // release drops a departed sender's held messages.
@@ -262,6 +319,7 @@ func (l *Layer) release(s *sender) {
 		l.dropped.Inc()
 	}
 	s.early = nil
+	s.count, s.bytes = 0, 0
 }
 
 func (l *Layer) hold(d int64) {
@@ -284,69 +342,110 @@ func (l *Layer) dataUp(ev *event.Event) {
 		return
 	}
 	g := l.groups[ev.Group]
-	if g == nil || g.view == nil || !g.view.Has(ev.Peer) {
+	if g == nil || g.view == nil {
 		l.nonMember.Inc()
+		m.Release()
+		return
+	}
+	f, ok := g.floors[ev.Peer]
+	if !ok {
+		l.nonMember.Inc()
+		m.Release()
+		return
+	}
+	if tag < f.since {
+		// cast before we were in the group together: not owed to us
+		l.beforeJoin.Inc()
 		m.Release()
 		return
 	}
 	s := g.senders[ev.Peer]
 	if s == nil {
-		if tag < g.joinTag {
-			l.beforeJoin.Inc()
-			m.Release()
-			return
-		}
 		s = &sender{}
 		g.senders[ev.Peer] = s
-		if baseView <= g.joinTag {
+		if baseView <= f.since {
+			// it cast nothing between our start and base
 			s.known, s.next = true, base
 		} else {
-			l.askFloor(g, ev.Peer)
+			l.askFloor(g, ev.Peer, f.since)
 		}
 	}
 	_, _ = m.Consume(headerSize)
 	if !s.known {
-		if len(s.early) >= l.maxReorder {
-			l.lost(ev)
+		if len(s.early) < l.maxReorder && (len(s.early) == 0 || s.bytes+int64(m.Len()) <= l.maxReorderBytes) {
+			s.early = append(s.early, m)
+			s.bytes += int64(m.Len())
+			l.hold(int64(m.Len()))
 			return
 		}
-		s.early = append(s.early, m)
-		l.hold(int64(m.Len()))
-		return
+		// no room to wait for the floor any longer: start the stream at
+		// the lowest sequence number held (every message here was cast
+		// after we were in the group together, so none is delivered
+		// twice); what comes below it is reported lost
+		lowest := seq
+		for _, e := range s.early {
+			lowest = min(lowest, earlySeq(e))
+		}
+		l.overflow.Inc()
+		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g.id, Peer: ev.Peer})
+		s.gaveUp, s.skipFrom = true, 0 // anything below lowest arriving later is late
+		l.place(g, ev.Peer, s, lowest)
 	}
 	l.accept(g, ev.Peer, s, seq, m)
 }
 
+// earlySeq is the sequence number of a message held before its stream was
+// placed: it was consumed past our header, which is still just before the
+// payload.
+func earlySeq(m *event.Message) uint32 {
+	m.Restore(headerSize)
+	h, _ := m.Consume(headerSize)
+	return binary.BigEndian.Uint32(h[13:])
+}
+
+// place starts a stream held while its floor was unknown at next, and
+// passes on what was held.
+func (l *Layer) place(g *group, from event.NodeID, s *sender, next uint32) {
+	s.known, s.next = true, next
+	early := s.early
+	s.early = nil
+	for _, m := range early {
+		s.bytes -= int64(m.Len())
+		l.hold(-int64(m.Len()))
+	}
+	for _, m := range early {
+		l.accept(g, from, s, earlySeq(m), m)
+	}
+}
+
 // accept delivers m (sequence number seq) if it is next, with whatever it
-// unblocks, or holds it.
+// unblocks, or holds it. When holding it would pass max_reorder messages or
+// max_reorder_bytes, the gap at the head of the stream is given up (the
+// layer below delivers each message once, so dropping the newcomer instead
+// would leave a hole the stream waits at forever).
 func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *event.Message) {
-	switch {
-	case seq < s.next:
-		m.Release() // before our start, or a duplicate the layer below let through
+	if seq < s.next {
+		// before our start, or given up on overflow and arriving late
+		if s.gaveUp && seq >= s.skipFrom {
+			l.late.Inc()
+		}
+		m.Release()
 		return
-	case seq == s.next:
+	}
+	if seq != s.next {
+		l.makeRoom(g, from, s, seq, int64(m.Len()))
+	}
+	if seq == s.next {
 		l.deliver(g, from, m)
 		s.next++
 		if s.count > 0 {
 			s.ring[s.head] = nil
 			s.head = (s.head + 1) % len(s.ring)
-			for s.count > 0 && s.ring[s.head] != nil {
-				d := s.ring[s.head]
-				s.ring[s.head] = nil
-				s.head = (s.head + 1) % len(s.ring)
-				s.count--
-				s.next++
-				l.hold(-int64(d.Len()))
-				l.deliver(g, from, d)
-			}
+			l.drain(g, from, s)
 		}
 		return
 	}
 	off := int(seq - s.next)
-	if off >= l.maxReorder {
-		l.lost(&event.Event{Kind: event.Cast, Group: g.id, Peer: from, Msg: m})
-		return
-	}
 	if off >= len(s.ring) {
 		n := max(16, len(s.ring))
 		for n <= off {
@@ -366,8 +465,57 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 	}
 	s.ring[i] = m
 	s.count++
+	s.bytes += int64(m.Len())
 	l.reordered.Inc()
 	l.hold(int64(m.Len()))
+}
+
+// drain delivers the held messages that follow next without a gap.
+func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
+	for s.count > 0 && s.ring[s.head] != nil {
+		d := s.ring[s.head]
+		s.ring[s.head] = nil
+		s.head = (s.head + 1) % len(s.ring)
+		s.count--
+		s.next++
+		s.bytes -= int64(d.Len())
+		l.hold(-int64(d.Len()))
+		l.deliver(g, from, d)
+	}
+}
+
+// makeRoom gives up gaps at the head of the stream until a message of size
+// bytes with sequence number seq fits the reorder buffer: the missing
+// messages are reported lost (event.Lost, counters overflow and skipped),
+// the held ones after them delivered. A lone message larger than
+// max_reorder_bytes is still held.
+func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, size int64) {
+	for seq != s.next {
+		off := int64(seq - s.next)
+		if off < int64(l.maxReorder) && (s.count == 0 || s.bytes+size <= l.maxReorderBytes) {
+			return
+		}
+		var to uint32 // the new next
+		if s.count == 0 {
+			to = seq - uint32(l.maxReorder-1)
+			s.head = 0
+		} else {
+			k := 1 // ring[head] is empty: next is missing
+			for s.ring[(s.head+k)%len(s.ring)] == nil {
+				k++
+			}
+			to = s.next + uint32(k)
+			s.head = (s.head + k) % len(s.ring)
+		}
+		l.overflow.Inc()
+		l.skipped.Add(int64(to - s.next))
+		if !s.gaveUp {
+			s.gaveUp, s.skipFrom = true, s.next
+		}
+		s.next = to
+		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g.id, Peer: from})
+		l.drain(g, from, s)
+	}
 }
 
 func (l *Layer) deliver(g *group, from event.NodeID, m *event.Message) {
@@ -375,58 +523,73 @@ func (l *Layer) deliver(g *group, from event.NodeID, m *event.Message) {
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g.id, Peer: from, Msg: m})
 }
 
-// lost reports a message the reorder buffer had no room for.
-func (l *Layer) lost(ev *event.Event) {
-	l.overflow.Inc()
-	ev.Msg.Release()
-	l.Ctx.Up(&event.Event{Kind: event.Lost, Group: ev.Group, Peer: ev.Peer})
-}
-
-// askFloor asks a sender where its stream starts for us.
-func (l *Layer) askFloor(g *group, to event.NodeID) {
+// askFloor asks a sender where its stream starts for us, since the view
+// tagged since.
+func (l *Layer) askFloor(g *group, to event.NodeID, since uint32) {
 	l.floorReqs.Inc()
 	m := l.Ctx.NewMessage()
-	b := m.Append(5)
+	b := m.Append(floorReqSize)
 	b[0] = tFloorReq
 	binary.BigEndian.PutUint32(b[1:], uint32(g.id))
+	binary.BigEndian.PutUint32(b[5:], since)
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
+// floorReqUp answers a member asking where our stream starts for it; a
+// request for a view we have not installed yet waits for it.
 func (l *Layer) floorReqUp(ev *event.Event) {
 	b := ev.Msg.Bytes()
-	if len(b) != 5 {
+	if len(b) != floorReqSize {
 		l.bad(ev, fmt.Errorf("%w: floor request of %d bytes", errHeader, len(b)))
 		return
 	}
 	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
+	since := binary.BigEndian.Uint32(b[5:])
 	ev.Msg.Release()
 	g := l.groups[gid]
-	if g == nil {
+	if g == nil || g.view == nil {
 		l.nonMember.Inc()
 		return
 	}
-	f, ok := g.floors[ev.Peer]
-	if !ok {
+	if since > g.tag {
+		if g.asked == nil {
+			g.asked = map[event.NodeID]uint32{}
+		}
+		// bounded: one per member of a view we will install (a
+		// non-member's request is dropped when that view comes)
+		if _, ok := g.asked[ev.Peer]; ok || len(g.asked) < len(g.view.Members)+8 {
+			g.asked[ev.Peer] = since
+		}
+		return
+	}
+	l.answerFloor(g, ev.Peer, since)
+}
+
+func (l *Layer) answerFloor(g *group, to event.NodeID, since uint32) {
+	f, ok := g.floors[to]
+	if !ok || f.since != since {
+		// not a member, or a request from a relationship that ended
 		l.nonMember.Inc()
 		return
 	}
 	m := l.Ctx.NewMessage()
-	r := m.Append(9)
+	r := m.Append(floorSize)
 	r[0] = tFloor
-	binary.BigEndian.PutUint32(r[1:], uint32(gid))
-	binary.BigEndian.PutUint32(r[5:], f)
-	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: ev.Peer, Control: true, Msg: m})
+	binary.BigEndian.PutUint32(r[1:], uint32(g.id))
+	binary.BigEndian.PutUint32(r[5:], since)
+	binary.BigEndian.PutUint32(r[9:], f.seq)
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
 // floorUp places a stream we were holding messages of.
 func (l *Layer) floorUp(ev *event.Event) {
 	b := ev.Msg.Bytes()
-	if len(b) != 9 {
+	if len(b) != floorSize {
 		l.bad(ev, fmt.Errorf("%w: floor answer of %d bytes", errHeader, len(b)))
 		return
 	}
 	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
-	f := binary.BigEndian.Uint32(b[5:])
+	since, f := binary.BigEndian.Uint32(b[5:]), binary.BigEndian.Uint32(b[9:])
 	from := ev.Peer
 	ev.Msg.Release()
 	g := l.groups[gid]
@@ -434,22 +597,10 @@ func (l *Layer) floorUp(ev *event.Event) {
 		return
 	}
 	s := g.senders[from]
-	if s == nil || s.known {
-		return
+	if s == nil || s.known || g.floors[from].since != since {
+		return // not asked, already placed, or an answer for an ended relationship
 	}
-	s.known, s.next = true, f
-	early := s.early
-	s.early = nil
-	for _, m := range early {
-		l.hold(-int64(m.Len()))
-	}
-	// the held messages were consumed past our header: re-read their
-	// sequence numbers from the bytes just before the payload
-	for _, m := range early {
-		m.Restore(headerSize)
-		h, _ := m.Consume(headerSize)
-		l.accept(g, from, s, binary.BigEndian.Uint32(h[13:]), m)
-	}
+	l.place(g, from, s, f)
 }
 
 // Close releases every held message.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -215,8 +216,9 @@ func TestBaselineShape(t *testing.T) {
 // FuzzFifoUp feeds arbitrary bytes to fifo as casts and sends: no panic.
 func FuzzFifoUp(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2}, true)
-	f.Add([]byte{3, 0, 0, 0, 1}, false)
-	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 9}, false)
+	f.Add([]byte{3, 0, 0, 0, 1, 0, 0, 0, 1}, false)
+	f.Add([]byte{3, 0, 0, 0, 1, 0, 0, 0, 7}, false)
+	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9}, false)
 	f.Add([]byte{2, 'x'}, true)
 	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
 		c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
@@ -230,4 +232,35 @@ func FuzzFifoUp(f *testing.F) {
 		c.Net.Run(time.Second)
 		c.Stacks[1].Close()
 	})
+}
+
+// Issue 8 item 2: a node removed and re-admitted (R1-R3 of the rejoin
+// contract) gets everything cast after its re-admission and its casts reach
+// the others, in send order, with no duplicate and nothing left held,
+// whichever views it and the others saw.
+func TestRejoinAfterRemoval(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    layertest.Rejoin
+	}{
+		{"notice", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true}},
+		{"lost-notice", layertest.Rejoin{OthersSeeRemoval: true}},
+		{"same-members", layertest.Rejoin{RemovalNotice: true}},
+		{"lost-notice-same-members", layertest.Rejoin{}},
+		{"notice-5%-loss", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"lost-notice-5%-loss", layertest.Rejoin{OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"same-members-5%-loss", layertest.Rejoin{RemovalNotice: true, Loss: sim.Uniform{P: 0.05}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := layertest.RunRejoin(t, 1, fifoEntries(nil), tc.r)
+			res.Check(t, true)
+			for _, id := range res.C.All() {
+				for _, layer := range []string{"reliable", "fifo"} {
+					if b := res.C.Counter(layer, "buffer_bytes", id); b != 0 {
+						t.Errorf("node %v: %s still holds %d bytes", id, layer, b)
+					}
+				}
+			}
+		})
+	}
 }

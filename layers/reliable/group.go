@@ -1,6 +1,8 @@
 package reliable
 
 import (
+	"slices"
+
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
@@ -13,7 +15,6 @@ type group struct {
 	idx     int
 	view    *event.ViewInfo // nil until the first view arrives
 	tag     uint32          // view tag of view
-	joinTag uint32          // view tag of the first view that included us
 	members map[event.NodeID]*member
 
 	// own stream
@@ -43,6 +44,11 @@ type member struct {
 	rs    *recvState // its stream at this node; nil before first contact
 	acked uint32     // it holds our stream up to here (from its digests)
 	floor uint32     // our stream starts here for it
+	// since is the view tag from which it and we are in the group together
+	// (our first view, or the view that listed it as joined): its casts
+	// tagged with an earlier view, and its digests of an earlier view,
+	// belong to a relationship that ended.
+	since uint32
 	// waitFloor: we heard from it but cannot tell where its stream starts
 	// for us; its digest will say.
 	waitFloor bool
@@ -79,30 +85,52 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 
 // dropGroup releases everything held for a group (we left it).
 func (l *Layer) dropGroup(g *group) {
+	l.clearGroup(g)
+	for i := g.pendHead; i < len(g.pending); i++ {
+		g.pending[i].Release()
+	}
+	if g.held {
+		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
+	}
+	delete(l.groups, g.id)
+	l.gslots[g.idx] = nil
+	l.gfree = append(l.gfree, g.idx)
+	gone := g.members
+	g.members = nil
+	for id := range gone {
+		l.forgetPeer(id)
+	}
+}
+
+// clearGroup releases our retransmission buffer and every member's state,
+// and stops the gossip timer; casts waiting for room stay.
+func (l *Layer) clearGroup(g *group) {
 	for i := 0; i < int(g.next-1-g.stable); i++ {
 		s := &g.buf[(g.bufHead+i)%len(g.buf)]
 		s.m.Release()
 		*s = sentMsg{}
 	}
 	l.setBuf(-g.bufBytes)
-	for i := g.pendHead; i < len(g.pending); i++ {
-		g.pending[i].Release()
-	}
+	g.bufBytes = 0
 	for _, m := range g.members {
 		if m.rs != nil {
 			l.freeRecv(m.rs)
 		}
 	}
-	if g.held {
-		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
-	}
 	if g.gossip {
 		l.Ctx.CancelTimer(g.gtid)
+		g.gossip = false
 	}
-	delete(l.groups, g.id)
-	l.gslots[g.idx] = nil
-	l.gfree = append(l.gfree, g.idx)
-	g.members = nil
+}
+
+// restartGroup makes a group we were re-admitted to (we are in the view's
+// Joined: our removal notice was lost) start as a first-time joiner would:
+// a new stream from sequence number 1, no member state, no view. Casts
+// waiting for room stay and go out in the new stream.
+func (l *Layer) restartGroup(g *group) {
+	l.clearGroup(g)
+	*g = group{id: g.id, idx: g.idx, members: map[event.NodeID]*member{}, next: 1, base: 1,
+		buf: g.buf, pending: g.pending, pendHead: g.pendHead, held: g.held}
 }
 
 // installView reconfigures a group for a new view: departed members are no
@@ -126,8 +154,15 @@ func (l *Layer) installView(v *event.ViewInfo) {
 	if g.view != nil && tag <= g.tag {
 		return // old or repeated view
 	}
-	if g.view == nil {
-		g.joinTag = tag
+	if g.view != nil && slices.Contains(v.Joined, l.self) {
+		// re-admitted without having seen our removal (R3): start over
+		old := g.members
+		l.restartGroup(g)
+		for id := range old {
+			if !v.Has(id) {
+				l.forgetPeer(id)
+			}
+		}
 	}
 	// our stream's base moves to this view if we sent since the last move
 	if g.next != g.base {
@@ -145,11 +180,22 @@ func (l *Layer) installView(v *event.ViewInfo) {
 			}
 		}
 	}
+	// a member listed as joined starts afresh even if we knew it (it was
+	// removed and re-admitted, or restarted): nothing of its old stream or
+	// of what it held of ours carries over (R3)
+	for _, id := range v.Joined {
+		if m := g.members[id]; m != nil && id != l.self {
+			if m.rs != nil {
+				l.freeRecv(m.rs)
+			}
+			delete(g.members, id)
+		}
+	}
 	for _, id := range v.Members {
 		if id == l.self || g.members[id] != nil {
 			continue
 		}
-		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1}
+		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1, since: tag}
 	}
 	g.view, g.tag = v, tag
 	for _, id := range gone {
@@ -316,20 +362,36 @@ func (l *Layer) nakUp(ev *event.Event) {
 	}
 	now := l.Ctx.Now()
 	recent := now - event.Time(l.cfg.NakRetry/2)
-	budget := l.cfg.Window
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
 		if lo > hi || lo == 0 || hi > maxSeq {
 			l.c.malformed.Inc()
 			return
 		}
+	}
+	// one NAK causes at most max_nak_retrans retransmissions: a 12-byte
+	// packet must not buy a window's worth of traffic; the receiver asks
+	// again for the rest
+	budget := l.cfg.MaxNakRetrans
+	for i := 0; i < len(msg.R); i += 2 {
+		lo, hi := msg.R[i], msg.R[i+1]
 		// only what we still hold: freed messages were held by every
 		// member, and nothing beyond next exists
 		if lo <= g.stable || hi >= g.next {
 			l.c.nakUnavailable.Inc()
 			lo, hi = max(lo, g.stable+1), min(hi, g.next-1)
 		}
-		for seq := lo; seq <= hi && budget > 0; seq++ {
+		if lo > hi {
+			continue
+		}
+		if n := int64(hi-lo) + 1; n > int64(budget) {
+			l.c.nakRefused.Add(n - int64(budget))
+			if budget == 0 {
+				continue
+			}
+			hi = lo + uint32(budget) - 1
+		}
+		for seq := lo; seq <= hi; seq++ {
 			s := g.sentAt(seq)
 			budget--
 			to := from
@@ -448,6 +510,18 @@ func (l *Layer) digestUp(ev *event.Event) {
 		l.c.nonMember.Inc()
 		return
 	}
+	if len(d.E)/3 > len(g.view.Members) {
+		l.c.malformed.Inc() // more entries than members
+		return
+	}
+	if d.V != g.tag {
+		// what it holds of our stream and where it starts its own for us
+		// are only comparable within one view: an older view may be a
+		// relationship that ended (before its re-admission), a newer one
+		// floors we have not set yet. Both of us gossip again in the next.
+		l.c.staleDigest.Inc()
+		return
+	}
 	if d.U {
 		g.answerOwed = true
 		l.touchQuiet(g)
@@ -461,7 +535,8 @@ func (l *Layer) digestUp(ev *event.Event) {
 			if c > fm.acked && c < g.next {
 				fm.acked = c
 			}
-			if fm.rs == nil && f > 0 {
+			// its stream starts for us at most one past what it sent
+			if fm.rs == nil && f > 0 && f <= highest+1 {
 				fm.waitFloor = false
 				l.newRecv(g, fm, f)
 			}

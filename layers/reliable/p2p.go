@@ -27,8 +27,10 @@ type peer struct {
 	timer   bool
 	tid     stack.TimerID
 
-	rnext uint32
-	rhold []p2pHeld // ring over the window: early arrivals
+	rnext     uint32
+	rhold     []p2pHeld // ring over the window: early arrivals
+	rheld     int       // messages in rhold
+	rheldSize int64     // their bytes
 }
 
 type p2pMsg struct {
@@ -76,22 +78,44 @@ func (l *Layer) dropPeer(p *peer) {
 	}
 }
 
-// forgetPeer stops retransmitting to a node that left a group and is in
-// none of ours any more (it crashed or left): what it has not acknowledged
-// is given up.
-func (l *Layer) forgetPeer(id event.NodeID) {
-	p := l.peers[id]
-	if p == nil || p.inflight()+len(p.pending)-p.pHead == 0 {
-		return
-	}
+// shares says whether id is a member of a group we have a view of.
+func (l *Layer) shares(id event.NodeID) bool {
 	for _, g := range l.gslots {
 		if g != nil && g.members[id] != nil {
-			return
+			return true
 		}
+	}
+	return false
+}
+
+// forgetPeer stops retransmitting to a node that left a group and is in
+// none of ours any more (it crashed or left): what it has not acknowledged
+// is given up, and what it sent us early is released.
+func (l *Layer) forgetPeer(id event.NodeID) {
+	p := l.peers[id]
+	if p == nil || l.shares(id) {
+		return
+	}
+	l.releaseHeld(p)
+	if p.inflight()+len(p.pending)-p.pHead == 0 {
+		return
 	}
 	l.c.p2pGivenUp.Add(int64(p.inflight() + len(p.pending) - p.pHead))
 	l.dropPeer(p)
 	l.p2pFlush(p)
+}
+
+// releaseHeld drops the early arrivals held from a peer and their ring.
+// Where its stream stands (rnext) is kept: what it sends again starts
+// from its low mark.
+func (l *Layer) releaseHeld(p *peer) {
+	for i := range p.rhold {
+		if p.rhold[i].m != nil {
+			p.rhold[i].m.Release()
+			l.c.p2pHeldDropped.Inc()
+		}
+	}
+	p.rhold, p.rheld, p.rheldSize = nil, 0, 0
 }
 
 func (p *peer) inflight() int { return int(p.next - 1 - p.acked) }
@@ -163,10 +187,20 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		l.drop(ev)
 		return
 	}
+	p := l.peers[ev.Peer]
+	if (p == nil || p.rhold == nil) && !l.shares(ev.Peer) {
+		// only members of our groups get state here (it retries once
+		// we install the view that has it)
+		l.c.nonMember.Inc()
+		m.Release()
+		return
+	}
 	_, _ = m.Consume(p2pFullHeader)
-	p := l.peerFor(ev.Peer)
+	if p == nil {
+		p = l.peerFor(ev.Peer)
+	}
 	// the sender keeps at most p2p_window messages in flight, so nothing
-	// arrives further ahead than that
+	// legitimate arrives further ahead than that
 	w := uint32(l.p2pRing)
 	if p.rhold == nil {
 		p.rhold = make([]p2pHeld, w)
@@ -186,12 +220,20 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	case seq < p.rnext || (seq < p.rnext+w && p.rhold[seq&(w-1)].m != nil):
 		l.c.duplicates.Inc()
 		m.Release()
-	case seq >= p.rnext+w:
+	case seq >= p.rnext+uint32(l.cfg.P2PWindow):
 		l.c.outOfWindow.Inc()
+		m.Release()
+		return
+	case seq != p.rnext && p.rheldSize+int64(m.Len()) > l.cfg.P2PMaxHeldBytes:
+		// early, and no room for its bytes: not acknowledged, so the
+		// sender sends it again
+		l.c.p2pHeldDropped.Inc()
 		m.Release()
 		return
 	default:
 		p.rhold[seq&(w-1)] = p2pHeld{m: m, ctrl: ev.Control}
+		p.rheld++
+		p.rheldSize += int64(m.Len())
 	}
 	for hm := &p.rhold[p.rnext&(w-1)]; hm.m != nil; hm = &p.rhold[p.rnext&(w-1)] {
 		l.p2pDeliver(p, hm)
@@ -212,6 +254,8 @@ type p2pHeld struct {
 }
 
 func (l *Layer) p2pDeliver(p *peer, hm *p2pHeld) {
+	p.rheld--
+	p.rheldSize -= int64(hm.m.Len())
 	l.c.p2pDelivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Send, Peer: p.id, Control: hm.ctrl, Msg: hm.m})
 	*hm = p2pHeld{}

@@ -25,6 +25,10 @@ type recvState struct {
 	epochs []gapEpoch
 	timer  bool // a NAK timer is set
 	tid    stack.TimerID
+	// retransmissions received, in all and when we last NAKed: a sender
+	// answers a NAK with at most max_nak_retrans messages, so a NAK round
+	// that brought some back is progress, not a failed try
+	recovered, recoveredAtNak uint32
 }
 
 type gapEpoch struct {
@@ -100,15 +104,17 @@ func (l *Layer) dataUp(ev *event.Event) {
 		m.Release()
 		return
 	}
+	if h.view < mb.since {
+		// sent before we were in the group together (before we joined,
+		// or before it was re-admitted): not owed to us
+		l.c.beforeJoin.Inc()
+		m.Release()
+		return
+	}
 	rs := mb.rs
 	if rs == nil {
 		switch {
-		case h.view < g.joinTag:
-			// sent before we joined: not owed to us
-			l.c.beforeJoin.Inc()
-			m.Release()
-			return
-		case h.baseView <= g.joinTag:
+		case h.baseView <= mb.since:
 			// the sender sent nothing between our joining and base
 			rs = l.newRecv(g, mb, h.base)
 		default:
@@ -144,6 +150,9 @@ func (l *Layer) dataUp(ev *event.Event) {
 		l.c.lossDiscovered.Add(-1)
 	}
 	rs.set(seq, w)
+	if h.flags&flagRetrans != 0 {
+		rs.recovered++
+	}
 	if h.flags&flagRetrans != 0 && m.Recovery.By == "" {
 		m.Recovery = event.Recovery{By: "nak", Discovered: rs.discovered(seq, now)}
 		l.c.recoveredNak.Inc()
@@ -235,6 +244,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 	nk := &l.nak
 	nk.G, nk.R = uint32(rs.g.id), nk.R[:0]
 	nextDue := event.Never
+	progress := rs.recovered != rs.recoveredAtNak
 	for i := range rs.epochs {
 		e := &rs.epochs[i]
 		lo, hi := max(e.from, rs.next), limit
@@ -267,11 +277,16 @@ func (l *Layer) nakTimer(rs *recvState) {
 		}
 		if added {
 			e.naked = now
-			e.tries++
+			if progress && e.tries > 0 {
+				e.tries = 1 // the last round was answered: keep the pace
+			} else {
+				e.tries++
+			}
 			nextDue = min(nextDue, now.Add(l.retryAfter(e.tries)))
 		}
 	}
 	if len(nk.R) > 0 {
+		rs.recoveredAtNak = rs.recovered
 		body := l.wc.encode(nk)
 		msg := l.Ctx.NewMessage()
 		msg.SetPayload(body)

@@ -24,23 +24,28 @@ func init() {
 			{Name: "window", Type: compose.Int, Default: "8192", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two)", Min: 64, Max: 1 << 20},
 			{Name: "max_nak_ranges", Type: compose.Int, Default: "32", Doc: "missing ranges listed in one NAK", Min: 1, Max: 4096},
 			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends", Min: 0.0001, Max: 600},
-			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer before sends wait", Min: 1, Max: 1 << 20},
+			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer before sends wait; also the most early arrivals held from one peer", Min: 1, Max: 1 << 20},
 			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before the peer is presumed gone", Min: 1, Max: 1e6},
+			{Name: "p2p_max_held", Type: compose.Size, Default: "1MB", Doc: "bytes of early point-to-point arrivals held per peer while an earlier one is missing (at most p2p_window messages); " +
+				"more are not acknowledged and come again. Only members of a group we share get point-to-point state, released when they leave every shared group", Min: 1, Max: 1 << 40},
+			{Name: "max_nak_retrans", Type: compose.Int, Default: "256", Doc: "retransmissions one NAK can cause (the rest of what it asks for is refused and counted as nak_refused; the receiver asks again)", Min: 1, Max: 1 << 20},
 		},
 		Gives: []compose.Property{compose.Reliable},
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
-				NakDelay:       p.Duration("nak_delay"),
-				NakRetry:       p.Duration("nak_retry"),
-				NakMaxTries:    p.Int("nak_max_tries"),
-				NakSlow:        p.Duration("nak_slow"),
-				StableInterval: p.Duration("stable_interval"),
-				MaxBuffer:      int64(p.Int("max_buffer")),
-				Window:         p.Int("window"),
-				MaxNakRanges:   p.Int("max_nak_ranges"),
-				P2PTimeout:     p.Duration("p2p_timeout"),
-				P2PWindow:      p.Int("p2p_window"),
-				P2PMaxTries:    p.Int("p2p_max_tries"),
+				NakDelay:        p.Duration("nak_delay"),
+				NakRetry:        p.Duration("nak_retry"),
+				NakMaxTries:     p.Int("nak_max_tries"),
+				NakSlow:         p.Duration("nak_slow"),
+				StableInterval:  p.Duration("stable_interval"),
+				MaxBuffer:       int64(p.Int("max_buffer")),
+				Window:          p.Int("window"),
+				MaxNakRanges:    p.Int("max_nak_ranges"),
+				P2PTimeout:      p.Duration("p2p_timeout"),
+				P2PWindow:       p.Int("p2p_window"),
+				P2PMaxTries:     p.Int("p2p_max_tries"),
+				P2PMaxHeldBytes: int64(p.Int("p2p_max_held")),
+				MaxNakRetrans:   p.Int("max_nak_retrans"),
 			}
 			if err := cfg.Check(); err != nil {
 				return nil, err
@@ -59,8 +64,10 @@ func (c Config) Check() error {
 		return fmt.Errorf("reliable: max_buffer must be positive, got %d", c.MaxBuffer)
 	case c.Window < 64:
 		return fmt.Errorf("reliable: window must be at least 64, got %d", c.Window)
-	case c.MaxNakRanges < 1 || c.P2PWindow < 1 || c.P2PMaxTries < 1 || c.NakMaxTries < 1:
-		return fmt.Errorf("reliable: max_nak_ranges, p2p_window, p2p_max_tries and nak_max_tries must be at least 1")
+	case c.MaxNakRanges < 1 || c.P2PWindow < 1 || c.P2PMaxTries < 1 || c.NakMaxTries < 1 || c.MaxNakRetrans < 1:
+		return fmt.Errorf("reliable: max_nak_ranges, p2p_window, p2p_max_tries, nak_max_tries and max_nak_retrans must be at least 1")
+	case c.P2PMaxHeldBytes < 1:
+		return fmt.Errorf("reliable: p2p_max_held must be positive, got %d", c.P2PMaxHeldBytes)
 	}
 	return nil
 }

@@ -28,6 +28,19 @@
 // that joins is owed the stream of every sender from the sender's sequence
 // number at the moment the sender installed the view (its floor), learnt
 // from the data header (base, base view) or from the sender's digest.
+//
+// Rejoins (issue 8's contract): a member listed in a view's Joined starts
+// afresh even if we knew it (removed and re-admitted, or restarted): its
+// stream, what it acknowledged of ours and its floor are discarded, and
+// casts or digests it made before that view are ignored. A node that finds
+// itself in Joined, or gets a view without itself, drops the group's state
+// and starts as a first-time joiner.
+//
+// Hostile input: only members of a group we share get point-to-point state
+// (early arrivals held within p2p_window messages and p2p_max_held bytes,
+// released when the peer leaves every shared group); a NAK causes at most
+// max_nak_retrans retransmissions; a digest counts only from a current
+// member for our current view, and never acknowledges beyond what we sent.
 package reliable
 
 import (
@@ -51,6 +64,11 @@ type Config struct {
 	P2PTimeout     time.Duration
 	P2PWindow      int
 	P2PMaxTries    int
+	// P2PMaxHeldBytes bounds the bytes of early point-to-point arrivals
+	// held per peer (their count is bounded by P2PWindow).
+	P2PMaxHeldBytes int64
+	// MaxNakRetrans bounds the retransmissions one NAK can cause.
+	MaxNakRetrans int
 }
 
 // Timer key kinds (top byte of the key); the rest is an index.
@@ -91,6 +109,7 @@ type counters struct {
 	duplicates, stabilityMsgs, acksSent, bufferBytes, peakBufferBytes, heldOff *stack.Counter
 	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
 	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
+	staleDigest, nakRefused, p2pHeldDropped                                    *stack.Counter
 }
 
 // New returns a layer with the given configuration (already checked).
@@ -141,6 +160,9 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	c.p2pGivenUp = ctx.Counter("p2p_given_up")
 	c.nakUnavailable = ctx.Counter("nak_unavailable")
 	c.noView = ctx.Counter("no_view")
+	c.staleDigest = ctx.Counter("stale_digest")
+	c.nakRefused = ctx.Counter("nak_refused")
+	c.p2pHeldDropped = ctx.Counter("p2p_held_dropped")
 	return nil
 }
 
@@ -243,10 +265,7 @@ func (l *Layer) Close() {
 	}
 	for _, p := range l.pslots {
 		l.dropPeer(p)
-		for i := range p.rhold {
-			p.rhold[i].m.Release()
-			p.rhold[i] = p2pHeld{}
-		}
+		l.releaseHeld(p)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -249,6 +250,8 @@ func TestMalformedPacketsAreDroppedAndCounted(t *testing.T) {
 // control protocols above rely on the order) at 20% loss with reordering.
 func TestPointToPointSendsAreReliable(t *testing.T) {
 	c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.2}}, 2, relEntries(nil))
+	// point-to-point state is only for members of a group we share
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	const n = 300
 	var next uint32 = 1
 	var step func()
@@ -440,5 +443,34 @@ func TestSendsToADepartedNodeStop(t *testing.T) {
 	c.Net.Run(time.Second)
 	if n := c.Counter("reliable", "p2p_retransmissions", 1); n != r {
 		t.Errorf("%d retransmissions to the departed node after the view", n-r)
+	}
+}
+
+// Issue 8 item 2: a node removed and re-admitted (R1-R3 of the rejoin
+// contract) gets everything cast after its re-admission and its casts reach
+// the others, with no duplicate and no stall, whichever views it and the
+// others saw.
+func TestRejoinAfterRemoval(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    layertest.Rejoin
+	}{
+		{"notice", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true}},
+		{"lost-notice", layertest.Rejoin{OthersSeeRemoval: true}},
+		{"same-members", layertest.Rejoin{RemovalNotice: true}},
+		{"lost-notice-same-members", layertest.Rejoin{}},
+		{"notice-5%-loss", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"lost-notice-5%-loss", layertest.Rejoin{OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"same-members-5%-loss", layertest.Rejoin{RemovalNotice: true, Loss: sim.Uniform{P: 0.05}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := layertest.RunRejoin(t, 1, relEntries(nil), tc.r)
+			res.Check(t, false)
+			for _, id := range res.C.All() {
+				if b := res.C.Counter("reliable", "buffer_bytes", id); b != 0 {
+					t.Errorf("node %v: reliable still holds %d bytes", id, b)
+				}
+			}
+		})
 	}
 }
