@@ -127,3 +127,46 @@ func FuzzLearnFromPacket(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkUDPLoopbackLearning is BenchmarkUDPLoopback with a receiver
+// that learns addresses from every frame: a known sender at its known
+// address costs a read lock and no allocation.
+func BenchmarkUDPLoopbackLearning(b *testing.B) {
+	got := make(countSink, 1024)
+	rx, err := New(Config{Self: 2, Learn: 16}, got)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rx.Close()
+	tx, err := New(Config{Self: 1, Book: map[event.NodeID]*net.UDPAddr{2: rx.LocalAddr()}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tx.Close()
+	pkt := frameFrom(1, string(make([]byte, 990)))
+	recv := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tx.Send(2, pkt)
+		for more := true; more; {
+			select {
+			case n := <-got:
+				recv += n
+			default:
+				more = false
+			}
+		}
+	}
+	for deadline := time.After(time.Second); recv+int(tx.Stats().SendDrops) < b.N; {
+		select {
+		case n := <-got:
+			recv += n
+		case <-deadline:
+			recv = b.N
+		}
+	}
+	if rx.Addr(1) == nil {
+		b.Fatal("the sender was not learned")
+	}
+}
