@@ -183,3 +183,41 @@ func TestUDPNodesAndWorkerShareGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestUDPNodeLogLevels: at the default level a node logs views and
+// delivery counts and none of its layers' protocol lines; with
+// --log-level debug the layers' lines (reliable's digests and NAKs) are
+// there too, as records naming their layer.
+func TestUDPNodeLogLevels(t *testing.T) {
+	ns := newNetns(t)
+	bin := stacktool(t)
+	const svcAddr = "127.0.0.1:7700"
+	const spec = "fifo : reliable : gms(heartbeat=100ms, fd_timeout=3s)"
+	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr))
+	svc.waitFor(t, regexp.MustCompile(`msg=listening`), 10*time.Second, "listening record")
+	level := map[int]string{1: "info", 2: "debug"}
+	nodes := map[int]*proc{}
+	for i := 1; i <= 2; i++ {
+		nodes[i] = start(t, fmt.Sprintf("node%d", i), ns.command(bin, "node", "--spec", spec, "--gms", svcAddr,
+			"--join", "news", "--id", strconv.Itoa(i), "--cast", "50", "--report", "200ms", "--log-level", level[i]))
+	}
+	for i := 1; i <= 2; i++ {
+		nodes[i].waitFor(t, regexp.MustCompile(`msg=delivered .*from=n\d:[1-9]`), 10*time.Second, "a delivery count")
+	}
+	layerLine := regexp.MustCompile(`level=DEBUG .* layer=reliable `)
+	nodes[2].waitFor(t, layerLine, 5*time.Second, "reliable's debug records")
+	for i := 1; i <= 2; i++ {
+		nodes[i].cmd.Process.Signal(syscall.SIGTERM)
+		<-nodes[i].done
+	}
+	for _, l := range nodes[1].lines() {
+		if strings.Contains(l, "layer=") || !strings.Contains(l, "level=INFO") {
+			t.Errorf("node1 at --log-level info printed %q; want only its own info records", l)
+			break
+		}
+	}
+	out, err := ns.command(bin, "node", "--spec", spec, "--gms", svcAddr, "--join", "news", "--log-level", "loud").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--log-level") || strings.Contains(string(out), "panic") {
+		t.Errorf("--log-level loud: err %v, output %q; want one error naming the flag", err, out)
+	}
+}
