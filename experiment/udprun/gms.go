@@ -134,6 +134,11 @@ func (v *Views) Join(ctx context.Context, nd *stack.Node, svc *net.UDPAddr, wait
 			return err
 		}
 	}
+	select {
+	case <-v.all:
+		return nil // joined already: that wins over a stop at the same time
+	default:
+	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
