@@ -268,6 +268,11 @@ func TestGMSBadInput(t *testing.T) {
 		{"no answer", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7599", "--join", "news", "--id", "1", "--wait", "1s"}, "did not answer"},
 		{"bad gms address", []string{"node", "--spec", "../specs/gms.stack", "--gms", "nowhere:x", "--join", "news", "--id", "1"}, "--gms"},
 		{"no gms listen", []string{"gms"}, "--listen"},
+		{"zero report", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7500", "--join", "news", "--report", "0s"}, "--report"},
+		{"cast rate", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7500", "--join", "news", "--cast", "1e12"}, "--cast"},
+		{"multicast port", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7500", "--join", "news", "--mcast-port", "70000"}, "multicast port"},
+		{"no gms in spec", []string{"node", "--spec", "fifo : reliable", "--gms", "127.0.0.1:7500", "--join", "news"}, "does not end in gms"},
+		{"service id", []string{"node", "--spec", "fifo : reliable : gms(service=9)", "--gms", "127.0.0.1:7500", "--join", "news", "--id", "9"}, "reserved"},
 	}
 	for _, c := range cases {
 		out, err := run(c.args...)

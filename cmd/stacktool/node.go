@@ -58,6 +58,15 @@ func init() {
 	})
 }
 
+// Bounds of a node's own workload.
+const (
+	maxCastRate = 1000000
+	maxCastSize = 60000
+	// castBurst bounds the casts made in one wake-up when the node is
+	// behind its rate; the rest of the backlog is skipped.
+	castBurst = 1000
+)
+
 // newLogger is the real-network commands' logger: text records on
 // standard output at the level of --log-level.
 func newLogger(c *cli.Context) (*slog.Logger, error) {
@@ -87,6 +96,15 @@ func nodeCmd(c *cli.Context) error {
 		if groups, names, err = udprun.ParseGroups(c.String("join")); err != nil {
 			return fmt.Errorf("--join: %v", err)
 		}
+	}
+	if c.Duration("report") <= 0 || c.Duration("wait") <= 0 {
+		return fmt.Errorf("--report %v and --wait %v must be positive", c.Duration("report"), c.Duration("wait"))
+	}
+	if r := c.Float64("cast"); r < 0 || r > maxCastRate || math.IsNaN(r) {
+		return fmt.Errorf("--cast %v: want 0 to %d messages per second", r, maxCastRate)
+	}
+	if sz := c.Int("size"); sz > maxCastSize {
+		return fmt.Errorf("--size %d: at most %d bytes", sz, maxCastSize)
 	}
 	gmsAddr, err := net.ResolveUDPAddr("udp4", c.String("gms"))
 	if err != nil {
@@ -212,7 +230,11 @@ func nodeCmd(c *cli.Context) error {
 		case <-timer.C:
 		}
 		now := time.Now()
-		for castEvery > 0 && !now.Before(nextCast) {
+		for burst := 0; castEvery > 0 && !now.Before(nextCast); burst++ {
+			if burst == castBurst {
+				nextCast = now.Add(castEvery) // too far behind: skip the backlog
+				break
+			}
 			i := k % len(groups)
 			k++
 			nextCast = nextCast.Add(castEvery)
