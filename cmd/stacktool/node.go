@@ -29,7 +29,8 @@ var (
 		Usage: "debug (every protocol line of every layer), info (views, joins, failures, delivery counts), warn or error"}
 	mcastIfFlag   = &cli.StringFlag{Name: "mcast-if", Usage: "network interface for multicast", Value: "lo"}
 	mcastPortFlag = &cli.IntFlag{Name: "mcast-port", Usage: "UDP port of every group's multicast channel (the same for every node of a system)", Value: udp.DefaultMulticastPort}
-	seedFlag      = &cli.Uint64Flag{Name: "seed", Usage: "seed of the stack's random sources (default: the node id, so the same node draws the same numbers on every run)"}
+	seedFlag      = &cli.Uint64Flag{Name: "seed", Usage: "seed of the stack's random sources (default: the node id, so the same node draws the same numbers on every run; " +
+		"gms draws the node's incarnation from it, so a node restarted under the same id before the service declared its previous life failed needs another seed)"}
 )
 
 func init() {
