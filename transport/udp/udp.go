@@ -29,6 +29,7 @@ package udp
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -88,6 +89,10 @@ type Stats struct {
 	Truncated int64
 	// BatchReads counts ReadBatch calls that returned packets.
 	BatchReads int64
+	// KernelDrops counts packets the kernel dropped because a socket's
+	// receive queue was full (SO_RXQ_OVFL; a drop shows once a later
+	// packet arrives on the same socket).
+	KernelDrops int64
 	// Learned counts addresses learned or changed from incoming frames;
 	// Forgotten counts learned addresses dropped to keep within
 	// Config.Learn.
@@ -132,7 +137,7 @@ type Transport struct {
 
 	packetsSent, bytesSent, sendDrops, sendErrors atomic.Int64
 	packetsRecv, bytesRecv, truncated, batches    atomic.Int64
-	learnedN, forgotten                           atomic.Int64
+	learnedN, forgotten, kernelDrops              atomic.Int64
 }
 
 // bookEntry is one node's unicast address.
@@ -244,6 +249,47 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 func setBuffers(c *net.UDPConn, n int) {
 	_ = c.SetReadBuffer(n)
 	_ = c.SetWriteBuffer(n)
+	// Ask for the socket's drop counter with every packet (rxqOverflow).
+	if raw, err := c.SyscallConn(); err == nil {
+		_ = raw.Control(func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RXQ_OVFL, 1)
+		})
+	}
+}
+
+// oobSize is the control-message space one packet needs for its
+// SO_RXQ_OVFL counter.
+var oobSize = syscall.CmsgSpace(4)
+
+// rxqOverflow finds the SO_RXQ_OVFL control message in oob (a packet's
+// control messages as recvmmsg wrote them) and returns the socket's drop
+// counter. It reads the headers by hand, allocating nothing.
+func rxqOverflow(oob []byte) (uint32, bool) {
+	hs := syscall.SizeofCmsghdr
+	for len(oob) >= hs {
+		var n int
+		var level, typ int32
+		if hs == 16 { // 64-bit: Len is 8 bytes
+			n = int(min(binary.NativeEndian.Uint64(oob), uint64(len(oob))+1))
+			level, typ = int32(binary.NativeEndian.Uint32(oob[8:])), int32(binary.NativeEndian.Uint32(oob[12:]))
+		} else {
+			n = int(binary.NativeEndian.Uint32(oob))
+			level, typ = int32(binary.NativeEndian.Uint32(oob[4:])), int32(binary.NativeEndian.Uint32(oob[8:]))
+		}
+		if n < hs || n > len(oob) {
+			return 0, false
+		}
+		if level == syscall.SOL_SOCKET && typ == syscall.SO_RXQ_OVFL && n >= hs+4 {
+			return binary.NativeEndian.Uint32(oob[hs:]), true
+		}
+		// The next header starts at the aligned end of this one.
+		step := syscall.CmsgSpace(n - hs)
+		if step > len(oob) {
+			return 0, false
+		}
+		oob = oob[step:]
+	}
+	return 0, false
 }
 
 // LocalAddr is the unicast address the node listens on.
@@ -486,6 +532,8 @@ func (t *Transport) read(pc *ipv4.PacketConn) {
 		free <- b
 	}
 	msgs := make([]ipv4.Message, bs)
+	oob := make([]byte, bs*oobSize)
+	var drops uint32 // the socket's drop counter as last seen
 	for {
 		b := <-free
 		slab := bufs[b]
@@ -494,7 +542,8 @@ func (t *Transport) read(pc *ipv4.PacketConn) {
 				msgs[i].Buffers = make([][]byte, 1)
 			}
 			msgs[i].Buffers[0] = slab[i*mp : (i+1)*mp]
-			msgs[i].N, msgs[i].Flags = 0, 0
+			msgs[i].OOB = oob[i*oobSize : (i+1)*oobSize]
+			msgs[i].N, msgs[i].NN, msgs[i].Flags = 0, 0, 0
 		}
 		n, err := pc.ReadBatch(msgs, 0)
 		if err != nil {
@@ -502,6 +551,10 @@ func (t *Transport) read(pc *ipv4.PacketConn) {
 		}
 		t.batches.Add(1)
 		for _, m := range msgs[:n] {
+			if v, ok := rxqOverflow(m.OOB[:m.NN]); ok && v != drops {
+				t.kernelDrops.Add(int64(v - drops)) // the counter only grows (mod 2^32)
+				drops = v
+			}
 			if m.Flags&syscall.MSG_TRUNC != 0 || m.N > mp {
 				t.truncated.Add(1)
 				continue
@@ -533,7 +586,7 @@ func (t *Transport) Stats() Stats {
 		SendDrops: t.sendDrops.Load(), SendErrors: t.sendErrors.Load(),
 		PacketsReceived: t.packetsRecv.Load(), BytesReceived: t.bytesRecv.Load(),
 		Truncated: t.truncated.Load(), BatchReads: t.batches.Load(),
-		Learned: t.learnedN.Load(), Forgotten: t.forgotten.Load(),
+		Learned: t.learnedN.Load(), Forgotten: t.forgotten.Load(), KernelDrops: t.kernelDrops.Load(),
 	}
 }
 
