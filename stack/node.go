@@ -1,7 +1,10 @@
 package stack
 
 import (
+	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -332,4 +335,28 @@ func (n *Node) arm() {
 		return
 	}
 	n.timer.Reset(time.Duration(next - n.now()))
+}
+
+// SlogLogger routes a stack's log lines (Context.Logf) to l at level, as
+// records with the layer and the stack's clock as attributes. It returns
+// nil when l discards that level, so layers that check Context.Logging
+// do not even build their lines: a real node's protocol chatter costs
+// nothing unless asked for (stacktool --log-level debug).
+func SlogLogger(l *slog.Logger, level slog.Level) Logger {
+	if l == nil || !l.Enabled(context.Background(), level) {
+		return nil
+	}
+	return func(line string) {
+		// Context.Logf writes "TIME NODE LAYER: TEXT"; the node is the
+		// logger's own, so only the layer and the time are kept.
+		if at, rest, ok := strings.Cut(line, " "); ok {
+			if _, rest, ok := strings.Cut(rest, " "); ok {
+				if layer, text, ok := strings.Cut(rest, ": "); ok && !strings.Contains(layer, " ") {
+					l.Log(context.Background(), level, text, "layer", layer, "t", at)
+					return
+				}
+			}
+		}
+		l.Log(context.Background(), level, line)
+	}
 }

@@ -167,10 +167,19 @@ func (p *proc) lastMatch(re *regexp.Regexp) []string {
 	return nil
 }
 
-var (
-	viewLine      = regexp.MustCompile(`^view (\S+)#(\d+) members \[([^\]]*)\]`)
-	deliveredLine = regexp.MustCompile(`^delivered (\d+) messages`)
-)
+// The log records of stacktool node (log/slog text) the tests read.
+var deliveredLine = regexp.MustCompile(`level=INFO msg=delivered node=\S+ messages=(\d+) `)
+
+// viewRe matches a node's record of a view of groups (a regexp
+// alternative) whose members are members ("n1 n2") and the rest of the
+// record matches rest.
+func viewRe(groups, members, rest string) *regexp.Regexp {
+	q := members
+	if strings.Contains(members, " ") {
+		q = `"` + members + `"`
+	}
+	return regexp.MustCompile(`level=INFO msg=view node=\S+ group=(` + groups + `) id=\d+ members=` + q + ` ` + rest)
+}
 
 // TestGMSOverUDP is issue 3's multi-process check: a gms process and four
 // node processes over UDP in a network namespace; one node is killed with
@@ -187,7 +196,7 @@ func TestGMSOverUDP(t *testing.T) {
 			"--spec", "../specs/gms.stack", "--gms", svcAddr, "--join", "news,sports",
 			"--id", strconv.Itoa(i), "--listen", fmt.Sprintf("127.0.0.1:%d", 7400+i), "--cast", "50", "--report", "200ms"))
 	}
-	full := regexp.MustCompile(`^view (news|sports)#\d+ members \[n1 n2 n3 n4\]`)
+	full := viewRe("news|sports", "n1 n2 n3 n4", "")
 	for i := 1; i <= 4; i++ {
 		nodes[i].waitFor(t, full, 15*time.Second, "view with all four nodes")
 	}
@@ -197,7 +206,7 @@ func TestGMSOverUDP(t *testing.T) {
 		t.Fatalf("kill node4 (pid %d): %v", nodes[4].cmd.Process.Pid, err)
 	}
 	killed := time.Now()
-	without := regexp.MustCompile(`^view (news|sports)#\d+ members \[n1 n2 n3\] .*left \[n4\]`)
+	without := viewRe("news|sports", "n1 n2 n3", `.*left=n4$`)
 	for i := 1; i <= 3; i++ {
 		nodes[i].waitFor(t, without, 10*time.Second, "view without n4")
 	}
@@ -259,6 +268,11 @@ func TestGMSBadInput(t *testing.T) {
 		{"no answer", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7599", "--join", "news", "--id", "1", "--wait", "1s"}, "did not answer"},
 		{"bad gms address", []string{"node", "--spec", "../specs/gms.stack", "--gms", "nowhere:x", "--join", "news", "--id", "1"}, "--gms"},
 		{"no gms listen", []string{"gms"}, "--listen"},
+		{"zero report", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7500", "--join", "news", "--report", "0s"}, "--report"},
+		{"cast rate", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7500", "--join", "news", "--cast", "1e12"}, "--cast"},
+		{"multicast port", []string{"node", "--spec", "../specs/gms.stack", "--gms", "127.0.0.1:7500", "--join", "news", "--mcast-port", "70000"}, "multicast port"},
+		{"no gms in spec", []string{"node", "--spec", "fifo : reliable", "--gms", "127.0.0.1:7500", "--join", "news"}, "does not end in gms"},
+		{"service id", []string{"node", "--spec", "fifo : reliable : gms(service=9)", "--gms", "127.0.0.1:7500", "--join", "news", "--id", "9"}, "reserved"},
 	}
 	for _, c := range cases {
 		out, err := run(c.args...)
@@ -285,5 +299,5 @@ func TestGMSBadInput(t *testing.T) {
 	}
 	svc.waitFor(t, regexp.MustCompile(`malformed`), 5*time.Second, "malformed packet report")
 	node := start(t, "node1", ns.command(bin, "node", "--spec", "../specs/gms.stack", "--gms", svcAddr, "--join", "news", "--id", "1", "--listen", "127.0.0.1:7502"))
-	node.waitFor(t, regexp.MustCompile(`^view news#\d+ members \[n1\]`), 10*time.Second, "view after the garbage")
+	node.waitFor(t, viewRe("news", "n1", ""), 10*time.Second, "view after the garbage")
 }

@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"math"
 	"os/signal"
+	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/layercast/layercast/layers/gms"
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/experiment/udprun"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -19,49 +23,96 @@ func init() {
 		Usage: "run the membership service over UDP (what stacktool node --gms talks to)",
 		Description: "Keeps every group's member list, takes join and leave requests, declares nodes whose heartbeats\n" +
 			"stop for longer than their fd_timeout failed, and installs new views at most every --view-interval,\n" +
-			"sending each node only what concerns it. Prints every view installed and every node that comes up,\n" +
-			"fails or leaves. SIGINT or SIGTERM stop it.\n" +
+			"sending each node only what concerns it. It learns each node's address from the node's own packets\n" +
+			"(at most --max-nodes at a time). Logs every view installed and every node that comes up, fails or\n" +
+			"leaves. SIGINT or SIGTERM stop it.\n" +
 			"Example: stacktool gms --listen 127.0.0.1:7000",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Usage: "UDP address to serve on, e.g. 127.0.0.1:7000"},
-			&cli.DurationFlag{Name: "view-interval", Usage: "shortest time between two view installations", Value: gms.DefaultViewInterval},
-			&cli.DurationFlag{Name: "fd-timeout", Usage: "failure timeout for nodes whose heartbeats declare none", Value: gms.DefaultFDTimeout},
+			&cli.DurationFlag{Name: "view-interval", Usage: "shortest time between two view installations (default: gms_service's view_interval)"},
+			&cli.DurationFlag{Name: "fd-timeout", Usage: "failure timeout for nodes whose heartbeats declare none (default: gms_service's fd_timeout)"},
+			&cli.UintFlag{Name: "id", Usage: "the service's node id, as the nodes' specs name it (gms(service=N); default: gms's default)"},
+			&cli.IntFlag{Name: "max-nodes", Usage: "node addresses the service keeps (the oldest heard is forgotten first)", Value: udprun.ServiceLearn},
+			mcastIfFlag, seedFlag, logLevelFlag,
 		},
 		Action: gmsCmd,
 	})
 }
 
 func gmsCmd(c *cli.Context) error {
+	log, err := newLogger(c)
+	if err != nil {
+		return err
+	}
 	if c.String("listen") == "" {
 		return fmt.Errorf("--listen ADDR is required (e.g. --listen 127.0.0.1:7000)")
 	}
-	if c.Duration("fd-timeout") <= 0 || c.Duration("view-interval") < 0 {
+	if c.IsSet("fd-timeout") && c.Duration("fd-timeout") <= 0 || c.Duration("view-interval") < 0 {
 		return fmt.Errorf("--fd-timeout must be positive and --view-interval not negative")
 	}
-	tr, err := newUDPNet(c.String("listen"), nil)
+	if c.Int("max-nodes") <= 0 {
+		return fmt.Errorf("--max-nodes %d: want at least 1", c.Int("max-nodes"))
+	}
+	self, err := udprun.DefaultService()
 	if err != nil {
 		return err
 	}
-	defer tr.close()
-	start := time.Now()
-	logf := func(format string, args ...any) {
-		fmt.Printf("%v %s\n", time.Since(start).Round(time.Millisecond), fmt.Sprintf(format, args...))
+	if c.IsSet("id") {
+		if id := c.Uint("id"); id == 0 || id > math.MaxUint32 {
+			return fmt.Errorf("--id %d: want 1 to %d", id, uint32(math.MaxUint32))
+		}
+		self = event.NodeID(c.Uint("id"))
 	}
-	svc := gms.NewServiceLayer(gms.ServiceConfig{
-		ViewInterval: c.Duration("view-interval"), FDTimeout: c.Duration("fd-timeout"), Log: logf,
-	})
-	r, err := newRunner(gms.ServiceNode, []stack.Entry{{Name: "gms_service", Layer: svc}}, tr, nil)
+	seed := uint64(self)
+	if c.IsSet("seed") {
+		seed = c.Uint64("seed")
+	}
+	// The service is the gms_service layer alone, built like any spec:
+	// its parameters' defaults apply where a flag is not given.
+	var params []string
+	for _, f := range [][2]string{{"view-interval", "view_interval"}, {"fd-timeout", "fd_timeout"}} {
+		if c.IsSet(f[0]) {
+			params = append(params, fmt.Sprintf("%s=%v", f[1], c.Duration(f[0])))
+		}
+	}
+	spec := "gms_service(" + strings.Join(params, ", ") + ")"
+	entries, err := compose.BuildString(spec)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("gms listening on %v (view interval %v, default fd_timeout %v)\n", tr.conn.LocalAddr(), c.Duration("view-interval"), c.Duration("fd-timeout"))
+	tr, err := udprun.NewTransport(self, c.String("listen"), c.String("mcast-if"), 0, 0, nil, c.Int("max-nodes"))
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	log = log.With("node", "service")
+	// The service's own log lines are the membership events a user runs
+	// it for (views installed, nodes joined, failed, left, malformed
+	// packets): they go out at info, unlike a node's protocol lines.
+	nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
+		Self: self, Layers: entries, Transport: tr, Seed: seed, Log: stack.SlogLogger(log, slog.LevelInfo),
+	}})
+	if err != nil {
+		return err
+	}
+	tr.SetSink(nd)
+	defer nd.Close()
+	log.Info("listening", "addr", tr.LocalAddr(), "id", uint32(self), "spec", spec)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := r.runUntil(ctx, func() bool { return false }); err != nil {
-		return err
+	select {
+	case <-ctx.Done():
+	case <-nd.Done():
 	}
-	st := svc.Service().Stats()
-	fmt.Printf("stopped: %d view installations, %d views, %d nodes failed, %d malformed packets, %d nodes live\n",
-		st.Commits, st.Views, st.Failed, st.Malformed+st.Unexpected, svc.Service().Live())
+	// The service layer's counters, as it names them.
+	args := []any{}
+	_ = nd.Do(func(st *stack.Stack) {
+		for _, lc := range st.Counters() {
+			for i, n := range lc.Names {
+				args = append(args, n, lc.Values[i])
+			}
+		}
+	})
+	log.Info("stopped", append(args, "addresses_learned", tr.Stats().Learned)...)
 	return nil
 }

@@ -15,7 +15,13 @@
 //	worker: report JSON             its WorkerReport, then it exits
 //
 // Membership is static (views installed at start, as the simulator's static
-// source does). Every worker also stops by itself at its deadline or when
+// source does), unless the worker is given --gms ADDR and --join GROUPS: it
+// then joins those groups through that membership service, learns its
+// peers' addresses from their traffic (the parent's book may be "-",
+// empty), casts at the scenario's Rate over the groups it joined, and
+// reports once its views list it; this is how a worker takes part in a
+// system of `stacktool node` processes (same channels, udp.GroupAddr at
+// --mcast-port). Every worker also stops by itself at its deadline or when
 // its stdin closes; the parent kills its children by PID only if they
 // overrun.
 package udprun

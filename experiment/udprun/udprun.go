@@ -255,7 +255,7 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 	}
 	payload := make([]byte, experiment.PayloadHeader)
 	var nodes []experiment.NodeCounters
-	var sendDrops, truncated, lossData, lossCtrl int64
+	var sendDrops, kernelDrops, truncated, lossData, lossCtrl int64
 	for _, w := range ws {
 		for _, r := range w.rep.Deliveries {
 			experiment.PutStamp(payload, experiment.Stamp{Sender: r.Sender, Group: r.Group, Index: r.Index, Sent: r.Sent})
@@ -265,6 +265,7 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 		}
 		nodes = append(nodes, experiment.NodeCounters{Node: w.id, Alive: true, Layers: w.rep.Layers, Net: w.rep.Net})
 		sendDrops += w.rep.Transport.SendDrops
+		kernelDrops += w.rep.Transport.KernelDrops
 		lossData += w.rep.LossData
 		lossCtrl += w.rep.LossControl
 		truncated += w.rep.Transport.Truncated
@@ -273,13 +274,13 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 		}
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Node < nodes[j].Node })
-	notes = append(notes, fmt.Sprintf("udp: %d processes on %s, multicast on %s; times are wall-clock, latency and jitter are the host's own (the scenario's latency only sets the arrival estimate recovery latencies count from); drops in the kernel's receive buffers are not counted (dropped_overflow counts only send-side drops: %d)", len(ws), "127.0.0.1", Interface, sendDrops))
+	notes = append(notes, fmt.Sprintf("udp: %d processes on %s, multicast on %s; times are wall-clock, latency and jitter are the host's own (the scenario's latency only sets the arrival estimate recovery latencies count from); dropped_overflow counts the kernel's drops: %d from full receive queues (SO_RXQ_OVFL), %d refused at the send", len(ws), "127.0.0.1", Interface, kernelDrops, sendDrops))
 	if truncated > 0 {
 		notes = append(notes, fmt.Sprintf("udp: %d datagrams longer than the transport's MaxPacket dropped", truncated))
 	}
 	return col.Finish(experiment.Outcome{
 		Spec: spec.String(), Network: "udp", End: end, Wall: wall,
-		Nodes: nodes, DroppedByModel: lossData, DroppedControl: lossCtrl, DroppedOverflow: sendDrops, Notes: notes,
+		Nodes: nodes, DroppedByModel: lossData, DroppedControl: lossCtrl, DroppedOverflow: sendDrops + kernelDrops, Notes: notes,
 	})
 }
 

@@ -2,6 +2,7 @@ package udprun
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -41,6 +42,8 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	ifName := fs.String("mcast-if", "lo", "multicast interface")
 	mport := fs.Int("mcast-port", 0, "multicast port")
 	deadline := fs.Duration("deadline", time.Minute, "stop by then whatever happens")
+	gmsText := fs.String("gms", "", "membership service address: join --join through it instead of static views")
+	joinText := fs.String("join", "", "with --gms: comma-separated group names to join")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("worker: %v", err)
 	}
@@ -60,13 +63,38 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("worker: %v", err)
 	}
-	asg, err := experiment.Assign(sc)
-	if err != nil {
+	// With --gms the worker is a node like `stacktool node`: it joins
+	// groups through the service, learns its peers from their traffic and
+	// casts (at a fixed Rate only) over the groups it joined; the
+	// scenario gives only the workload.
+	var (
+		gms     *net.UDPAddr
+		service event.NodeID
+		joining []event.GroupID
+		asg     *experiment.Assignment
+		learn   int
+	)
+	if *gmsText != "" {
+		if gms, err = net.ResolveUDPAddr("udp4", *gmsText); err != nil {
+			return fmt.Errorf("worker: --gms %q: %v", *gmsText, err)
+		}
+		if service, err = ServiceOf(spec); err != nil {
+			return fmt.Errorf("worker: %v", err)
+		}
+		if joining, _, err = ParseGroups(*joinText); err != nil {
+			return fmt.Errorf("worker: --join: %v", err)
+		}
+		asg = &experiment.Assignment{Of: map[event.NodeID][]event.GroupID{self: joining}}
+		if sc.Rate > 0 {
+			asg.Senders = []event.NodeID{self}
+		}
+		learn = NodeLearn
+	} else if asg, err = experiment.Assign(sc); err != nil {
 		return fmt.Errorf("worker: %v", err)
 	}
 	stopAt := time.Now().Add(*deadline)
 
-	tr, err := udp.New(udp.Config{Self: self, Interface: *ifName, MulticastPort: *mport}, nil)
+	tr, err := NewTransport(self, "", *ifName, *mport, service, gms, learn)
 	if err != nil {
 		return fmt.Errorf("worker %v: %v", self, err)
 	}
@@ -109,6 +137,9 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("worker %v: epoch %q: %v", self, f[0], err)
 	}
 	for _, kv := range strings.Split(f[1], ",") {
+		if kv == "-" {
+			continue // an empty book
+		}
 		k, v, _ := strings.Cut(kv, "=")
 		n, err1 := strconv.ParseUint(k, 10, 32)
 		a, err2 := net.ResolveUDPAddr("udp4", v)
@@ -131,10 +162,14 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 		rep       = WorkerReport{Node: self}
 		nd        *stack.Node
 	)
-	expected := expectedDeliveries(sc, asg, self)
+	expected := int64(-1) // joined through a service: nobody knows in advance
+	if gms == nil {
+		expected = expectedDeliveries(sc, asg, self)
+	}
 	if expected >= 0 {
 		recs = make([]Record, 0, expected)
 	}
+	views := NewViews(self, joining)
 	app := stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
 		st, err := experiment.ReadStamp(d.Payload)
 		if err != nil || st.Group != d.Group || st.Sender != d.From {
@@ -145,7 +180,10 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 		recs = append(recs, Record{Group: st.Group, Sender: st.Sender, Index: st.Index, Sent: st.Sent, At: now,
 			By: d.Recovery.By, Discovered: d.Recovery.Discovered})
 		k := [2]uint32{uint32(st.Group), uint32(st.Sender)}
-		next := streams[k]
+		next, seen := streams[k]
+		if !seen && gms != nil {
+			next = st.Index // joined a running group: its streams start where we came in
+		}
 		switch {
 		case st.Index < next || ahead[[3]uint64{uint64(k[0]), uint64(k[1]), st.Index}]:
 			rep.Duplicates++
@@ -163,7 +201,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 		}
 		delivered.Add(1)
 		lastAt.Store(int64(now))
-	}}
+	}, OnView: views.View}
 	nd, err = stack.NewNode(stack.NodeConfig{
 		Epoch: time.Unix(0, epochNs), BlockOnBackpressure: true,
 		Stack: stack.Config{Self: self, Layers: entries, Transport: tr, App: app, Seed: sc.Seed},
@@ -184,25 +222,12 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	} else {
 		tr.SetSink(nd)
 	}
-	views := make(map[event.GroupID]*event.ViewInfo, len(asg.Groups))
-	for g, ms := range asg.Groups {
-		views[g] = &event.ViewInfo{Group: g, ID: 1, Members: ms, Joined: ms}
-	}
-	nbs := membership.Static(views)
-	var subErr error
-	_ = nd.Do(func(st *stack.Stack) {
-		for _, g := range asg.Of[self] {
-			st.InstallView(views[g])
-			if err := tr.Subscribe(g); err != nil && subErr == nil {
-				subErr = err
-			}
+	if gms != nil {
+		if err := views.Join(context.Background(), nd, gms, time.Until(stopAt)); err != nil {
+			return fmt.Errorf("worker %v: %v", self, err)
 		}
-		if nb := nbs[self]; nb != nil {
-			st.InstallNeighbourhood(nb)
-		}
-	})
-	if subErr != nil {
-		return fmt.Errorf("worker %v: %v", self, subErr)
+	} else if err := installStatic(nd, tr, asg, self); err != nil {
+		return fmt.Errorf("worker %v: %v", self, err)
 	}
 	say("joined")
 	f, err = expect("go")
@@ -270,6 +295,29 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	}
 	say("report %s", b)
 	return nil
+}
+
+// installStatic installs the scenario's views at start, as the
+// simulator's static membership does.
+func installStatic(nd *stack.Node, tr *udp.Transport, asg *experiment.Assignment, self event.NodeID) error {
+	views := make(map[event.GroupID]*event.ViewInfo, len(asg.Groups))
+	for g, ms := range asg.Groups {
+		views[g] = &event.ViewInfo{Group: g, ID: 1, Members: ms, Joined: ms}
+	}
+	nbs := membership.Static(views)
+	var subErr error
+	_ = nd.Do(func(st *stack.Stack) {
+		for _, g := range asg.Of[self] {
+			st.InstallView(views[g])
+			if err := tr.Subscribe(g); err != nil && subErr == nil {
+				subErr = err
+			}
+		}
+		if nb := nbs[self]; nb != nil {
+			st.InstallNeighbourhood(nb)
+		}
+	})
+	return subErr
 }
 
 func isSender(asg *experiment.Assignment, id event.NodeID) bool {

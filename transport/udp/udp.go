@@ -5,9 +5,19 @@
 // (NodeID -> UDP address), which it also sends multicasts from. Each joined
 // group has its own socket bound to the group's multicast address and port
 // (GroupAddr: 239.0.0.0/8, administratively scoped, derived from the
-// GroupID) and joined on the configured interface. The multicast interface
-// is always set explicitly (default "lo"), TTL is 1 and loopback is on so
-// several processes on one host hear each other.
+// GroupID; the one channel-to-address map of every command) and joined on
+// the configured interface. The multicast interface is always set
+// explicitly (default "lo"), TTL is 1 and loopback is on so several
+// processes on one host hear each other.
+//
+// The address book holds entries given by the caller (Config.Book, SetAddr:
+// pinned, never changed by traffic) and, when Config.Learn is set, entries
+// learned from incoming packets: the frame's source node and the packet's
+// source address (every node sends from its unicast socket, multicasts
+// included). That is how a membership service replies to nodes nobody told
+// it about, and how nodes find each other for NAKs and repairs. Learned
+// entries are bounded by Config.Learn; the oldest is forgotten first (a live
+// node is learned again from its next packet).
 //
 // Reader goroutines read with ReadBatch (recvmmsg) into buffers owned by the
 // transport and hand each batch to the Node runner (stack.Node.Input);
@@ -19,6 +29,7 @@ package udp
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -57,7 +68,14 @@ type Config struct {
 	// MaxPacket is the largest datagram accepted (default 65536); longer
 	// ones are counted as truncated and dropped.
 	MaxPacket int
+	// Learn bounds the addresses learned from incoming frames (0: learn
+	// none; only Book and SetAddr entries are used).
+	Learn int
 }
+
+// DefaultMulticastPort is the UDP port of every group's channel unless
+// Config.MulticastPort says otherwise.
+const DefaultMulticastPort = 47000
 
 // Stats counts what the transport did.
 type Stats struct {
@@ -71,6 +89,14 @@ type Stats struct {
 	Truncated int64
 	// BatchReads counts ReadBatch calls that returned packets.
 	BatchReads int64
+	// KernelDrops counts packets the kernel dropped because a socket's
+	// receive queue was full (SO_RXQ_OVFL; a drop shows once a later
+	// packet arrives on the same socket).
+	KernelDrops int64
+	// Learned counts addresses learned or changed from incoming frames;
+	// Forgotten counts learned addresses dropped to keep within
+	// Config.Learn.
+	Learned, Forgotten int64
 }
 
 // Sink receives packet batches from the reader goroutines; stack.Node
@@ -95,8 +121,14 @@ type Transport struct {
 	werr    error
 	full    atomic.Bool // a send was refused lately (see Writable)
 	resume  *time.Timer
-	book    sync.Map // event.NodeID -> *syscall.SockaddrInet4
 	chans   sync.Map // event.GroupID -> *syscall.SockaddrInet4 (multicast channel)
+
+	// The address book: read for every send and, when learning, for every
+	// packet received; written rarely. Entries are never changed in place.
+	bookMu  sync.RWMutex
+	book    map[event.NodeID]*bookEntry
+	learned []event.NodeID // learned ids, oldest first from head (a ring)
+	head    int
 
 	mu     sync.Mutex
 	groups map[event.GroupID]*groupSock
@@ -105,6 +137,13 @@ type Transport struct {
 
 	packetsSent, bytesSent, sendDrops, sendErrors atomic.Int64
 	packetsRecv, bytesRecv, truncated, batches    atomic.Int64
+	learnedN, forgotten, kernelDrops              atomic.Int64
+}
+
+// bookEntry is one node's unicast address.
+type bookEntry struct {
+	sa     syscall.SockaddrInet4
+	pinned bool // given by the caller: traffic never changes it
 }
 
 type groupSock struct {
@@ -134,7 +173,13 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 		cfg.Interface = "lo"
 	}
 	if cfg.MulticastPort == 0 {
-		cfg.MulticastPort = 47000
+		cfg.MulticastPort = DefaultMulticastPort
+	}
+	if cfg.MulticastPort < 0 || cfg.MulticastPort > 65535 {
+		return nil, fmt.Errorf("udp: multicast port %d out of range 1-65535", cfg.MulticastPort)
+	}
+	if cfg.Learn < 0 {
+		return nil, fmt.Errorf("udp: Config.Learn %d is negative", cfg.Learn)
 	}
 	if cfg.SocketBuffer <= 0 {
 		cfg.SocketBuffer = 8 << 20
@@ -167,7 +212,8 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("udp: node %v: %v", cfg.Self, err)
 	}
-	t := &Transport{cfg: cfg, ifi: ifi, sink: sink, uc: uc, groups: map[event.GroupID]*groupSock{}}
+	t := &Transport{cfg: cfg, ifi: ifi, sink: sink, uc: uc, groups: map[event.GroupID]*groupSock{},
+		book: map[event.NodeID]*bookEntry{}}
 	t.pc = ipv4.NewPacketConn(uc)
 	setBuffers(uc, cfg.SocketBuffer)
 	if err := t.pc.SetMulticastInterface(ifi); err != nil {
@@ -203,21 +249,124 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 func setBuffers(c *net.UDPConn, n int) {
 	_ = c.SetReadBuffer(n)
 	_ = c.SetWriteBuffer(n)
+	// Ask for the socket's drop counter with every packet (rxqOverflow).
+	if raw, err := c.SyscallConn(); err == nil {
+		_ = raw.Control(func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RXQ_OVFL, 1)
+		})
+	}
+}
+
+// oobSize is the control-message space one packet needs for its
+// SO_RXQ_OVFL counter.
+var oobSize = syscall.CmsgSpace(4)
+
+// rxqOverflow finds the SO_RXQ_OVFL control message in oob (a packet's
+// control messages as recvmmsg wrote them) and returns the socket's drop
+// counter. It reads the headers by hand, allocating nothing.
+func rxqOverflow(oob []byte) (uint32, bool) {
+	hs := syscall.SizeofCmsghdr
+	for len(oob) >= hs {
+		var n int
+		var level, typ int32
+		if hs == 16 { // 64-bit: Len is 8 bytes
+			n = int(min(binary.NativeEndian.Uint64(oob), uint64(len(oob))+1))
+			level, typ = int32(binary.NativeEndian.Uint32(oob[8:])), int32(binary.NativeEndian.Uint32(oob[12:]))
+		} else {
+			n = int(binary.NativeEndian.Uint32(oob))
+			level, typ = int32(binary.NativeEndian.Uint32(oob[4:])), int32(binary.NativeEndian.Uint32(oob[8:]))
+		}
+		if n < hs || n > len(oob) {
+			return 0, false
+		}
+		if level == syscall.SOL_SOCKET && typ == syscall.SO_RXQ_OVFL && n >= hs+4 {
+			return binary.NativeEndian.Uint32(oob[hs:]), true
+		}
+		// The next header starts at the aligned end of this one.
+		step := syscall.CmsgSpace(n - hs)
+		if step > len(oob) {
+			return 0, false
+		}
+		oob = oob[step:]
+	}
+	return 0, false
 }
 
 // LocalAddr is the unicast address the node listens on.
 func (t *Transport) LocalAddr() *net.UDPAddr { return t.uc.LocalAddr().(*net.UDPAddr) }
 
 // SetAddr adds or changes a node's unicast address in the address book.
+// The entry is pinned: packets from elsewhere claiming to be id never
+// change it.
 func (t *Transport) SetAddr(id event.NodeID, a *net.UDPAddr) error {
 	ip4 := a.IP.To4()
 	if ip4 == nil {
 		return fmt.Errorf("udp: address of node %v: %v is not IPv4", id, a)
 	}
-	sa := &syscall.SockaddrInet4{Port: a.Port}
-	copy(sa.Addr[:], ip4)
-	t.book.Store(id, sa)
+	e := &bookEntry{sa: syscall.SockaddrInet4{Port: a.Port}, pinned: true}
+	copy(e.sa.Addr[:], ip4)
+	t.bookMu.Lock()
+	t.book[id] = e
+	t.bookMu.Unlock()
 	return nil
+}
+
+// Addr returns a node's unicast address from the address book, or nil.
+func (t *Transport) Addr(id event.NodeID) *net.UDPAddr {
+	t.bookMu.RLock()
+	e := t.book[id]
+	t.bookMu.RUnlock()
+	if e == nil {
+		return nil
+	}
+	return &net.UDPAddr{IP: net.IPv4(e.sa.Addr[0], e.sa.Addr[1], e.sa.Addr[2], e.sa.Addr[3]), Port: e.sa.Port}
+}
+
+// observe learns the address of a packet's source node from its frame;
+// packets without a valid frame teach nothing (the stack counts them).
+func (t *Transport) observe(pkt []byte, from *net.UDPAddr) {
+	if f, err := stack.ParseFrame(pkt); err == nil {
+		t.learn(f.Src, from)
+	}
+}
+
+// learn records that node src sent from address from (Config.Learn > 0).
+// The common case, a known node at its known address, takes a read lock
+// and allocates nothing.
+func (t *Transport) learn(src event.NodeID, from *net.UDPAddr) {
+	ip4 := from.IP.To4()
+	if src == t.cfg.Self || ip4 == nil {
+		return
+	}
+	t.bookMu.RLock()
+	e := t.book[src]
+	t.bookMu.RUnlock()
+	if e != nil && (e.pinned || e.sa.Port == from.Port && [4]byte(ip4) == e.sa.Addr) {
+		return
+	}
+	t.bookMu.Lock()
+	defer t.bookMu.Unlock()
+	old := t.book[src]
+	if old != nil && old.pinned {
+		return
+	}
+	if old == nil {
+		// A new id takes a slot of the ring; a full ring forgets its
+		// oldest (a slot whose id was pinned since frees nothing).
+		if len(t.learned) < t.cfg.Learn {
+			t.learned = append(t.learned, src)
+		} else {
+			gone := t.learned[t.head]
+			if g := t.book[gone]; g != nil && !g.pinned {
+				delete(t.book, gone)
+				t.forgotten.Add(1)
+			}
+			t.learned[t.head] = src
+			t.head = (t.head + 1) % len(t.learned)
+		}
+	}
+	t.book[src] = &bookEntry{sa: syscall.SockaddrInet4{Port: from.Port, Addr: [4]byte(ip4)}}
+	t.learnedN.Add(1)
 }
 
 // SetSink sets where packets go (if New was given nil).
@@ -229,12 +378,14 @@ func (t *Transport) SetSink(s Sink) {
 
 // Send transmits pkt to node to, without blocking.
 func (t *Transport) Send(to event.NodeID, pkt []byte) {
-	v, ok := t.book.Load(to)
-	if !ok {
+	t.bookMu.RLock()
+	e := t.book[to]
+	t.bookMu.RUnlock()
+	if e == nil {
 		t.sendErrors.Add(1)
 		return
 	}
-	t.write(pkt, v.(*syscall.SockaddrInet4))
+	t.write(pkt, &e.sa)
 }
 
 // Multicast transmits pkt on group g's channel, without blocking.
@@ -381,6 +532,8 @@ func (t *Transport) read(pc *ipv4.PacketConn) {
 		free <- b
 	}
 	msgs := make([]ipv4.Message, bs)
+	oob := make([]byte, bs*oobSize)
+	var drops uint32 // the socket's drop counter as last seen
 	for {
 		b := <-free
 		slab := bufs[b]
@@ -389,7 +542,8 @@ func (t *Transport) read(pc *ipv4.PacketConn) {
 				msgs[i].Buffers = make([][]byte, 1)
 			}
 			msgs[i].Buffers[0] = slab[i*mp : (i+1)*mp]
-			msgs[i].N, msgs[i].Flags = 0, 0
+			msgs[i].OOB = oob[i*oobSize : (i+1)*oobSize]
+			msgs[i].N, msgs[i].NN, msgs[i].Flags = 0, 0, 0
 		}
 		n, err := pc.ReadBatch(msgs, 0)
 		if err != nil {
@@ -397,11 +551,21 @@ func (t *Transport) read(pc *ipv4.PacketConn) {
 		}
 		t.batches.Add(1)
 		for _, m := range msgs[:n] {
+			if v, ok := rxqOverflow(m.OOB[:m.NN]); ok && v != drops {
+				t.kernelDrops.Add(int64(v - drops)) // the counter only grows (mod 2^32)
+				drops = v
+			}
 			if m.Flags&syscall.MSG_TRUNC != 0 || m.N > mp {
 				t.truncated.Add(1)
 				continue
 			}
-			b.Pkts = append(b.Pkts, m.Buffers[0][:m.N])
+			p := m.Buffers[0][:m.N]
+			if t.cfg.Learn > 0 {
+				if from, ok := m.Addr.(*net.UDPAddr); ok {
+					t.observe(p, from)
+				}
+			}
+			b.Pkts = append(b.Pkts, p)
 			t.packetsRecv.Add(1)
 			t.bytesRecv.Add(int64(m.N))
 		}
@@ -422,6 +586,7 @@ func (t *Transport) Stats() Stats {
 		SendDrops: t.sendDrops.Load(), SendErrors: t.sendErrors.Load(),
 		PacketsReceived: t.packetsRecv.Load(), BytesReceived: t.bytesRecv.Load(),
 		Truncated: t.truncated.Load(), BatchReads: t.batches.Load(),
+		Learned: t.learnedN.Load(), Forgotten: t.forgotten.Load(), KernelDrops: t.kernelDrops.Load(),
 	}
 }
 
