@@ -191,22 +191,18 @@ func (l *Layer) pump(s *sender) {
 func (l *Layer) acked(r event.NodeID, a ack) {
 	s := l.send[a.group]
 	if s == nil {
+		l.foreign.Inc()
 		return
 	}
 	i, ok := s.slot[r]
 	if !ok {
-		return // not a receiver in this view (it left)
+		l.foreign.Inc()
+		return // not a receiver in this view (it left, or never was)
 	}
 	if !s.transit[i] && a.epoch != s.epoch {
 		// Counted in an earlier view by a receiver that is new in this
 		// one (it started here with a full window): never charged to it.
 		return
-	}
-	if a.off != s.off[i] {
-		// The receiver keeps back a different offset than assumed (it
-		// moved to a new view, or placed itself differently).
-		s.cr.adjust(int(i), a.off-s.off[i])
-		s.off[i] = a.off
 	}
 	amount := a.amount
 	if a.sw && !s.transit[i] {
@@ -215,6 +211,16 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 		// charged to it here.
 		amount = 0
 	}
+	if !l.plausible(s, int(i), a.off, amount) {
+		l.badAcks.Inc()
+		return
+	}
+	if a.off != s.off[i] {
+		// The receiver keeps back a different offset than assumed (it
+		// moved to a new view, or placed itself differently).
+		s.cr.adjust(int(i), a.off-s.off[i])
+		s.off[i] = a.off
+	}
 	if s.transit[i] && a.epoch == s.epoch {
 		s.transit[i] = false
 		s.nTransit--
@@ -222,6 +228,24 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 	}
 	s.cr.ack(int(i), amount)
 	l.pump(s)
+}
+
+// plausible checks an acknowledgement's fields against what the protocol
+// can produce, so that no acknowledgement (forged, or from a confused peer)
+// creates credit the receiver never had: a stagger offset is below
+// ack_thresh (r*ack_thresh/(n-1) with r < n-1), an amount is never negative,
+// and a receiver's credit never runs ahead of the sender's total by more
+// than window plus its offset (limit = window + sent - count, count >=
+// -offset). The bound is checked against the offset it claims and the
+// largest one possible, so that it holds across view changes whatever the
+// order of the switch acknowledgements. amount is what the acknowledgement
+// would add (after the switch rule).
+func (l *Layer) plausible(s *sender, slot int, off, amount int64) bool {
+	if amount < 0 || off < 0 || off >= l.cfg.AckThresh || (!l.cfg.Stagger && off != 0) {
+		return false
+	}
+	room := s.cr.sent + l.cfg.Window + l.cfg.AckThresh - s.cr.credited(slot) - (off - s.off[slot])
+	return amount <= room
 }
 
 // msgRing is the bounded queue of multicasts waiting for credit: at most
