@@ -137,3 +137,34 @@ func TestForgedDataKeepsNoState(t *testing.T) {
 		t.Fatalf("node 2 delivered %d of 10 after the flood", c.delivered[2][1])
 	}
 }
+
+// TestForgedEpochDoesNotStall: one multicast forged in a member's name
+// with an epoch far ahead of the group's moves a receiver's count to that
+// epoch; the sender still takes that receiver's acknowledgements, so its
+// flow goes on (it stopped for good after one window before), and the
+// credit it gains is at most the forged bytes.
+func TestForgedEpochDoesNotStall(t *testing.T) {
+	cfg := DefaultConfig()
+	c := newCluster(t, 3, cfg, time.Millisecond)
+	c.lax = true
+	c.castEvery(1, 1000, 20, time.Millisecond, 0)
+	c.net.Run(50 * time.Millisecond)
+	s := c.layers[1].send[c.g]
+	b := make([]byte, dataHeaderSize+8)
+	b[0] = tagData
+	binary.BigEndian.PutUint32(b[1:], s.epoch+1000)
+	inject(c.stacks[2], event.Cast, c.g, 1, b)
+	sent := c.castEvery(1, 1000, 500, time.Millisecond, c.net.Now())
+	c.net.Run(2 * time.Second)
+	if *sent != 500 || c.delivered[2][1] != 520 || c.delivered[3][1] != 520 {
+		t.Fatalf("after one forged epoch: sent %d of 500, delivered %d and %d of 520", *sent, c.delivered[2][1], c.delivered[3][1])
+	}
+	forged := int64(8) + cfg.Overhead
+	for i, n := range s.nodes {
+		r := c.layers[n].recv[rkey{c.g, 1}]
+		exact := cfg.Window + s.cr.sent - r.c
+		if extra := s.cr.limit[i] - exact; extra < 0 || extra > forged {
+			t.Errorf("receiver %v: limit %d, exact %d: %d more, want 0..%d", n, s.cr.limit[i], exact, extra, forged)
+		}
+	}
+}

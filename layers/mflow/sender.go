@@ -199,13 +199,20 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 		l.foreign.Inc()
 		return // not a receiver in this view (it left, or never was)
 	}
-	if !s.transit[i] && a.epoch != s.epoch {
+	// An epoch ahead of ours was never ours: a forged multicast in our
+	// name moved the receiver's count there, and it keeps counting our
+	// messages in it (mflow.received). Its acknowledgements return our
+	// bytes: take them as current ones, or one forged packet would stop
+	// this sender's credit for good.
+	ahead := int32(a.epoch-s.epoch) > 0
+	current := a.epoch == s.epoch || ahead
+	if !s.transit[i] && !current {
 		// Counted in an earlier view by a receiver that is new in this
 		// one (it started here with a full window): never charged to it.
 		return
 	}
 	amount := a.amount
-	if a.sw && !s.transit[i] {
+	if a.sw && !s.transit[i] && !ahead {
 		// A receiver new in this view started with a full window at our
 		// switch point; what it counted of earlier views was never
 		// charged to it here.
@@ -221,7 +228,7 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 		s.cr.adjust(int(i), a.off-s.off[i])
 		s.off[i] = a.off
 	}
-	if s.transit[i] && a.epoch == s.epoch {
+	if s.transit[i] && current {
 		s.transit[i] = false
 		s.nTransit--
 		s.cr.noFast = s.nTransit > 0
