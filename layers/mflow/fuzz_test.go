@@ -32,9 +32,9 @@ func FuzzParseAck(f *testing.F) {
 }
 
 // FuzzReceive feeds raw mflow input from below to a sender and receiver of
-// a three-member group in steady state: each input is one event, kind
-// (multicast or point to point), claimed source (a member or not) and
-// group chosen by its first bytes. Nothing panics, every receiver's credit
+// a three-member group in steady state (or just after a view change): each
+// input is one event, kind (multicast or point to point), claimed source (a
+// member or not), group and view change chosen by its first bytes. Nothing panics, every receiver's credit
 // stays within window + ack_thresh of what the sender sent, the counts stay
 // bounded, and the group still delivers afterwards.
 func FuzzReceive(f *testing.F) {
@@ -45,6 +45,8 @@ func FuzzReceive(f *testing.F) {
 	f.Add(byte(4), byte(2), append([]byte{tagData}, append(ep, make([]byte, 1000)...)...))
 	f.Add(byte(2), byte(2), []byte{tagPass, 1, 2, 3})
 	f.Add(byte(1), byte(2), ackBytes(ack{group: 1, epoch: 0, off: 0, amount: 1000, sw: true}))
+	f.Add(byte(8|4), byte(1), append([]byte{tagData}, append(ep, make([]byte, 100)...)...))
+	f.Add(byte(8|1), byte(3), ackBytes(ack{group: 1, epoch: 0, off: 0, amount: 30000}))
 	f.Fuzz(func(t *testing.T, sel, peer byte, b []byte) {
 		cfg := DefaultConfig()
 		c := newCluster(t, 3, cfg, time.Millisecond)
@@ -56,6 +58,10 @@ func FuzzReceive(f *testing.F) {
 		b = bytes.Clone(b)
 		if ep := c.layers[1].send[c.g].epoch; sel&4 != 0 && len(b) >= dataHeaderSize && b[0] == tagData {
 			b[1], b[2], b[3], b[4] = byte(ep>>24), byte(ep>>16), byte(ep>>8), byte(ep)
+		}
+		if sel&8 != 0 {
+			// A view change just before: receivers in transit.
+			c.install([]event.NodeID{1, 2, 3})
 		}
 		k := event.Cast
 		if sel&1 != 0 {
