@@ -20,9 +20,9 @@ const (
 	opCount
 )
 
-// Packet selector bits: target (sel%5: node 1-4, or the group's channel),
-// then how the frame's source is set (sel>>3 & 3): as given, a member
-// (1+(sel>>5)%3), the outsider, or a forged id.
+// Packet selector bits: target (sel%6: node 1-4, the group's channel, or
+// the membership service), then how the frame's source is set (sel>>3 & 3):
+// as given, a member (1+(sel>>5)%3), the outsider, or a forged id.
 func packetSource(sel byte) (event.NodeID, bool) {
 	switch sel >> 3 & 3 {
 	case 1:
@@ -58,9 +58,14 @@ func play(w *world, in []byte) {
 			if src, ok := packetSource(sel); ok && len(pkt) >= stack.FrameSize {
 				binary.BigEndian.PutUint32(pkt[6:], uint32(src))
 			}
-			to := event.NodeID(1 + sel%5)
-			if to == 5 {
+			to := event.NodeID(1 + sel%6)
+			switch {
+			case to == 5:
 				to = event.NoNode
+			case to == 6 && w.svc != nil:
+				to = w.service // the membership service's own stack
+			case to == 6:
+				to = 1
 			}
 			w.forge(to, pkt)
 			w.run(time.Millisecond)
@@ -127,6 +132,10 @@ func FuzzStack(f *testing.F) {
 			seed = append(seed, pkt...)
 			seed = append(seed, opCast, 0, 10, opTime, 50)
 			f.Add(seed)
+			if pkt[1] == byte(event.Membership) {
+				seed = append([]byte{byte(si)}, hdr(5|1<<3)...) // to the service, from a member
+				f.Add(append(seed, pkt...))
+			}
 		}
 		f.Add([]byte{byte(si), opCast, 0, 4, opView, 0b0111, opTime, 100, opView, 0b1110, opCast, 1, 8, opTime, 255})
 	}

@@ -83,6 +83,7 @@ type world struct {
 	stacks  map[event.NodeID]*stack.Stack
 	gms     map[event.NodeID]*gms.Layer
 	svc     *gms.ServiceLayer
+	service event.NodeID          // the service's node id (gms stacks)
 	members map[event.NodeID]bool // intended membership of group
 	viewID  uint64
 	out     *sim.Node // the outsider's interface
@@ -143,6 +144,7 @@ func newWorld(tb testing.TB, spec string, seed uint64, loss sim.LossModel, captu
 	}
 	if len(w.gms) > 0 {
 		cfg := w.gms[1].Config()
+		w.service = cfg.Service
 		w.svc = gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: cfg.ViewInterval, FDTimeout: cfg.FDTimeout})
 		nd := w.net.AddNode(cfg.Service)
 		st, err := stack.New(stack.Config{Self: cfg.Service, Transport: tap{nd, w}, Clock: w.net, Seed: seed, Layers: []stack.Entry{{Name: "gms_service", Layer: w.svc}}})
