@@ -168,3 +168,50 @@ func TestForgedEpochDoesNotStall(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlyCountsOnlyInWantedGroups: a sender that installs a view before
+// the receivers do is counted early by them, so its credit stays exact;
+// forged multicasts for thousands of groups the receivers are not in (and
+// not joining) take none of the maxEarly early counts first.
+func TestEarlyCountsOnlyInWantedGroups(t *testing.T) {
+	cfg := DefaultConfig()
+	c := newCluster(t, 3, cfg, time.Millisecond)
+	c.addNode(4, cfg)
+	for i := 0; i < 3000; i++ {
+		b := make([]byte, dataHeaderSize+10)
+		b[0] = tagData
+		binary.BigEndian.PutUint32(b[1:], 1<<20)
+		for _, id := range []event.NodeID{1, 2, 3} {
+			inject(c.stacks[id], event.Cast, event.GroupID(100+i), event.NodeID(1000+i), b)
+		}
+	}
+	for _, id := range []event.NodeID{1, 2, 3} {
+		if e := c.layers[id].early; e != 0 {
+			t.Errorf("node %v: %d early counts for groups it is not in", id, e)
+		}
+	}
+	// Node 4 moves to the new view first and casts; the others follow.
+	viewID++
+	v := &event.ViewInfo{Group: c.g, ID: viewID, Members: []event.NodeID{1, 2, 3, 4}}
+	c.stacks[4].InstallView(v)
+	sent := c.castEvery(4, 1000, 10, time.Millisecond, c.net.Now())
+	c.net.Run(20 * time.Millisecond)
+	for _, id := range []event.NodeID{1, 2, 3} {
+		if e := c.layers[id].early; e != 1 {
+			t.Errorf("node %v: %d early counts, want node 4's", id, e)
+		}
+		c.stacks[id].InstallView(v)
+	}
+	more := c.castEvery(4, 1000, 200, time.Millisecond, c.net.Now())
+	c.net.Run(time.Second)
+	if *sent != 10 || *more != 200 {
+		t.Fatalf("node 4 cast %d+%d of 10+200", *sent, *more)
+	}
+	s := c.layers[4].send[c.g]
+	for i, n := range s.nodes {
+		r := c.layers[n].recv[rkey{c.g, 4}]
+		if want := cfg.Window + s.cr.sent - r.c; s.cr.limit[i] != want {
+			t.Errorf("receiver %v: node 4's limit %d, want window+sent-count = %d", n, s.cr.limit[i], want)
+		}
+	}
+}

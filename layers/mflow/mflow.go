@@ -86,8 +86,12 @@ type Layer struct {
 	badAcks, foreign *stack.Counter
 	// early is how many receiver counts exist for senders that are not
 	// members of this node's current view of their group (a view this
-	// node has not installed yet); at most maxEarly.
-	early             int
+	// node has not installed yet); at most maxEarly, and only in groups
+	// this node is in or has asked to join.
+	early int
+	// joining holds the groups the application asked to join (and has
+	// not left).
+	joining           map[event.GroupID]bool
 	blockedNs, blocks map[event.NodeID]*stack.Counter
 }
 
@@ -100,6 +104,7 @@ func New(cfg Config) *Layer {
 		send:      map[event.GroupID]*sender{},
 		recv:      map[rkey]*receiver{},
 		views:     map[event.GroupID]*views{},
+		joining:   map[event.GroupID]bool{},
 		blockedNs: map[event.NodeID]*stack.Counter{},
 		blocks:    map[event.NodeID]*stack.Counter{},
 	}
@@ -186,6 +191,13 @@ func (vs *views) ahead(epoch uint32) bool {
 	return int32(epoch-uint32(vs.cur.ID)) > 0
 }
 
+// wanted reports whether this node is in group g or has asked to join
+// it: the only groups where a sender this node does not know yet may be
+// owed a count.
+func (l *Layer) wanted(g event.GroupID, vs *views) bool {
+	return l.joining[g] || (vs != nil && vs.cur != nil && vs.cur.Has(l.Ctx.Self()))
+}
+
 // viewFor returns the view with that epoch if known, else the current one.
 func (vs *views) viewFor(epoch uint32) *event.ViewInfo {
 	if vs == nil {
@@ -214,6 +226,13 @@ func (l *Layer) Down(ev *event.Event) {
 		l.Ctx.Down(ev)
 	case event.Send:
 		ev.Msg.Prepend(1)[0] = tagPass
+		l.Ctx.Down(ev)
+	case event.Join, event.Leave:
+		if ev.Kind == event.Join {
+			l.joining[ev.Group] = true
+		} else {
+			delete(l.joining, ev.Group)
+		}
 		l.Ctx.Down(ev)
 	default:
 		l.Ctx.Down(ev)
@@ -314,10 +333,11 @@ func (l *Layer) received(ev *event.Event) {
 		off := l.offset(vs.viewFor(epoch), ev.Peer, l.Ctx.Self())
 		if r == nil {
 			early := !vs.member(ev.Peer, l.Ctx.Self())
-			if early && (l.early >= maxEarly || !vs.ahead(epoch)) {
+			if early && (l.early >= maxEarly || !vs.ahead(epoch) || !l.wanted(ev.Group, vs)) {
 				// Not a member, and not a sender of a view this node
-				// has yet to install (or no room for one): pass it up
-				// uncounted, keep no state for it.
+				// has yet to install in a group it is in or joining
+				// (or no room for one): pass it up uncounted, keep
+				// no state for it.
 				l.foreign.Inc()
 				l.Ctx.Up(ev)
 				return
