@@ -194,7 +194,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		// The hook adds the service, has every node join its groups and
 		// may run the network until the first views are in.
 		if err := GMSSetup(env); err != nil {
-			return nil, fmt.Errorf("membership service: %w", err)
+			return nil, fmt.Errorf("membership service: %w (%w)", err, ErrRunFailed)
 		}
 	} else {
 		// Static membership: every group's view, and each node's
