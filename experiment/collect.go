@@ -175,7 +175,9 @@ func (c *Collector) LeftStack(tx event.NodeID, g event.GroupID, index uint64) {
 		return
 	}
 	k := c.off[g-1] + r
-	if index < c.sent[k] {
+	// index == sent: the cast in progress (a stack may send it before
+	// Cast returns, and so before Sent).
+	if index <= c.sent[k] {
 		c.out[k] = max(c.out[k], index+1)
 	}
 }
