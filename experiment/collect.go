@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/bits"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/layercast/layercast/event"
@@ -45,6 +46,7 @@ type Collector struct {
 	epochs  [][]epoch   // by off[g-1] + sender rank: the sender's views while casting
 	views   [][]viewRec // by off[g-1] + node rank: every view the node's application saw
 	resets  [][]uint64  // by off[g-1] + node rank: senders' cast counts at the node's last removal or rejoin
+	drops   [][]uint64  // by off[g-1] + node rank: each sender's cast count when the node last saw it removed or readmitted
 	rx      []rxStat    // by node id - 1
 
 	trackOut bool // LeftStack is called: never-sent casts can be told apart
@@ -119,6 +121,7 @@ func NewCollector(sc Scenario, asg *Assignment) *Collector {
 	c.epochs = make([][]epoch, slots)
 	c.views = make([][]viewRec, slots)
 	c.resets = make([][]uint64, slots)
+	c.drops = make([][]uint64, slots)
 	c.rx = make([]rxStat, len(asg.Nodes))
 	return c
 }
@@ -215,12 +218,25 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 	} else {
 		c.epochs[k] = append(es, epoch{start: c.sent[k], view: ev})
 	}
+	size := len(c.groups[gi])
+	if len(hist) > 0 {
+		// A sender this view removes or readmits: the node's stack drops
+		// what it held of it, so what it had cast by now is not coming.
+		for ti, tx := range c.groups[gi] {
+			if tx == n || (v.Has(tx) && !slices.Contains(v.Joined, tx)) {
+				continue
+			}
+			if c.drops[k] == nil {
+				c.drops[k] = make([]uint64, size)
+			}
+			c.drops[k][ti] = c.sent[c.off[gi]+ti]
+		}
+	}
 	rejoin := in && len(hist) > 0 && (!prevIn || slices.Contains(v.Joined, n))
 	removed := !in && prevIn
 	if !rejoin && !removed {
 		return
 	}
-	size := len(c.groups[gi])
 	snap := c.resets[k]
 	if snap == nil {
 		snap = make([]uint64, size)
@@ -268,9 +284,12 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 	}
 	s.got.set(st.Index)
 	s.n++
-	if st.Index+1 < s.hi {
+	switch {
+	case !c.inViewAtCast(c.off[st.Group-1]+tr, rx, st.Index):
+		// not owed: neither checked nor a reference for what follows
+	case st.Index+1 < s.hi:
 		c.fifo++ // below one delivered since the receiver (re)joined
-	} else {
+	default:
 		s.hi = st.Index + 1
 	}
 	c.deliveries++
@@ -430,16 +449,36 @@ func (c *Collector) explain(gi, ti, ri int, idx uint64, e *endState) string {
 	if snap := c.resets[rk]; snap != nil && idx < snap[ti] {
 		return fmt.Sprintf("cast before %v's removal from %v: its state for the group was dropped", rx, g)
 	}
+	if d := c.drops[rk]; d != nil && idx < d[ti] {
+		return fmt.Sprintf("cast before %v saw %v removed from %v: its state for the sender was dropped", rx, tx, g)
+	}
 	// The sender may have queued the cast just before it removed (or
-	// readmitted) the receiver: the epoch after the cast's changes rx.
+	// readmitted) the receiver, or was removed itself: the epoch after the
+	// cast's changes one of them.
 	es := c.epochs[tk]
 	j, _ := slices.BinarySearchFunc(es, idx+1, func(ep epoch, t uint64) int { return cmp.Compare(ep.start, t) })
 	if j < len(es) {
-		if nv := es[j].view; nv == nil || !nv.Has(rx) || slices.Contains(nv.Joined, rx) || slices.Contains(nv.Left, rx) {
+		nv := es[j].view
+		switch {
+		case nv == nil || slices.Contains(nv.Joined, tx):
+			return fmt.Sprintf("cast just before %v was removed from %v", tx, g)
+		case !nv.Has(rx) || slices.Contains(nv.Joined, rx) || slices.Contains(nv.Left, rx):
 			return fmt.Sprintf("cast just before %v removed %v from %v", tx, rx, g)
 		}
 	}
 	return ""
+}
+
+// inViewAtCast reports whether rx was in the view of sender slot k when it
+// cast message idx (before any view: yes).
+func (c *Collector) inViewAtCast(k int, rx event.NodeID, idx uint64) bool {
+	es := c.epochs[k]
+	j, _ := slices.BinarySearchFunc(es, idx+1, func(ep epoch, t uint64) int { return cmp.Compare(ep.start, t) })
+	if j == 0 {
+		return true
+	}
+	v := es[j-1].view
+	return v != nil && v.Has(rx)
 }
 
 // owedRanges calls fn for each stretch [a, b) of sender k's casts to group
@@ -559,15 +598,21 @@ func (c *Collector) Finish(o Outcome) *Report {
 	if rep.NeverSent != nil && *rep.NeverSent > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d casts the stacks accepted were never sent: still queued in the stack or its layers at the end", *rep.NeverSent))
 	}
-	reasons := slices.SortedFunc(maps.Keys(explained), func(a, b string) int {
-		return cmp.Or(cmp.Compare(explained[b], explained[a]), cmp.Compare(a, b))
-	})
-	for i, why := range reasons {
-		if i == 6 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("missing explained: %d more reasons", len(reasons)-i))
-			break
+	// Explained: one note per kind of explanation, with its most
+	// frequent case.
+	kinds := map[string]int64{}
+	top := map[string]string{}
+	for _, why := range slices.Sorted(maps.Keys(explained)) {
+		k := explanationKind(why)
+		kinds[k] += explained[why]
+		if t, ok := top[k]; !ok || explained[why] > explained[t] {
+			top[k] = why
 		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("missing explained: %s (%d)", why, explained[why]))
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(kinds), func(a, b string) int {
+		return cmp.Or(cmp.Compare(kinds[b], kinds[a]), cmp.Compare(a, b))
+	}) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("missing explained by %s: %d; most: %s (%d)", k, kinds[k], top[k], explained[top[k]]))
 	}
 	if len(short) > 0 {
 		worst := slices.SortedFunc(maps.Keys(short), func(a, b [3]event.NodeID) int {
@@ -673,6 +718,19 @@ func (c *Collector) Finish(o Outcome) *Report {
 		s(rep, o.Nodes)
 	}
 	return rep
+}
+
+// explanationKind sorts the explanations of explain and heldBy.
+func explanationKind(why string) string {
+	switch {
+	case strings.HasPrefix(why, "never sent: "):
+		return "casts the sender held back"
+	case strings.HasPrefix(why, "cast "):
+		return "removals (state dropped when a node was removed or readmitted)"
+	case strings.Contains(why, "for good") || strings.Contains(why, "at the end"):
+		return "nodes removed for good"
+	}
+	return "faults in force at the end"
 }
 
 // rank1 reports whether n is a node of the run.
