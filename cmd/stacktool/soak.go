@@ -119,7 +119,7 @@ func soakCmd(c *cli.Context) error {
 		}
 	} else {
 		for _, f := range res.Failures {
-			fmt.Fprintf(out, "FAIL seed %d %s: %s: %s\n  replay: %s\n", f.Seed, f.Spec, strings.Join(f.Kinds, ","), f.Detail, f.Replay)
+			fmt.Fprintf(out, "FAIL seed %d %s: %s: %s; replay: %s\n", f.Seed, f.Spec, strings.Join(f.Kinds, ","), f.Detail, f.Replay)
 		}
 		kinds := make([]string, 0, len(res.ByKind))
 		for _, k := range []string{experiment.SoakPanic, experiment.SoakError, experiment.SoakTimeout,
