@@ -47,10 +47,12 @@ func rows(reps []*Report) []row {
 		}},
 		{"owed deliveries made / owed", func(r *Report) string { return pair(i64(r.DeliveriesOfExpected), i64(r.DeliveriesExpected)) }},
 		{"every member delivered every owed message", func(r *Report) string { return yesNo(r.DeliveredAll) }},
-		{"missing: never sent / lost, explained", func(r *Report) string {
-			return fmt.Sprintf("%d / %d, %d", r.MissingNeverSent, r.Missing-r.MissingNeverSent, r.MissingExplained)
+		{"owed missing: of casts never sent / sent", func(r *Report) string {
+			return pair(i64(r.MissingNeverSent), i64(r.Missing-r.MissingNeverSent))
 		}},
-		{"missing unexplained", func(r *Report) string { return i64(r.MissingUnexplained) }},
+		{"owed missing: explained / unexplained", func(r *Report) string {
+			return pair(i64(r.MissingExplained), i64(r.MissingUnexplained))
+		}},
 		{"deliveries not owed", func(r *Report) string { return i64(r.NotOwed) }},
 		{"duplicates", func(r *Report) string { return i64(r.Duplicates) }},
 		{"FIFO violations", func(r *Report) string { return i64(r.FIFOViolations) }},
