@@ -12,7 +12,7 @@ func init() {
 			"milliseconds, whatever the number of groups per node. Receivers XOR every r data packets of the groups " +
 			"a region shares into repair bins and send each repair to random members of that region (Algorithm 1), " +
 			"so on average c repairs per received packet reach its group; a receiver missing one packet of a repair " +
-			"rebuilds it. Losses it cannot fix are left to a NAK layer above. Only members of the node's views get state "+
+			"rebuilds it. Losses it cannot fix are left to a NAK layer above. Only members of the node's views get state " +
 			"(their data is held, their repairs read); everything it keeps is bounded by count and bytes.",
 		Params: []compose.Param{
 			{Name: "r", Type: compose.Int, Default: "8", Doc: "data packets XORed into one repair", Min: 1, Max: 255},
