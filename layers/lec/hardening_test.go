@@ -77,7 +77,7 @@ func (hn *hardNode) repair(from event.NodeID, ids []id, xorLen int) {
 // state is what lec keeps, in counts and bytes.
 type state struct {
 	streams, remote, words, held, heldQ, unusable, unusableQ, byMissing, lost, lostQ int
-	heldBytes, unBytes                                                            int64
+	heldBytes, unBytes                                                               int64
 }
 
 func (l *Layer) state() state {
