@@ -19,12 +19,13 @@ type hardNode struct {
 	st        *stack.Stack
 	l         *Layer
 	delivered int
+	now       event.Time
 }
 
 func newHardNode(t testing.TB, cfg Config) *hardNode {
-	hn := &hardNode{l: New(cfg)}
+	hn := &hardNode{l: New(cfg), now: 1e9}
 	app := stack.AppFuncs{OnDeliver: func(stack.Delivery) { hn.delivered++ }}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 1e9 }),
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return hn.now }),
 		Layers: []stack.Entry{{Name: "lec", Layer: hn.l}}, App: app, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
