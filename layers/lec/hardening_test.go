@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
@@ -300,5 +301,39 @@ func TestStreamsOfLeaversArePruned(t *testing.T) {
 	hn.data(9, 5, 2, []byte("d"))
 	if got := hn.l.state().remote; got != 2 {
 		t.Errorf("data from a leaver: %d streams of others, want 2", got)
+	}
+}
+
+// TestRegistrationBounds: the registration's defaults are the documented
+// defaults, and a spec's values reach the layer.
+func TestRegistrationBounds(t *testing.T) {
+	info, ok := compose.Lookup("lec")
+	if !ok {
+		t.Fatal("lec not registered")
+	}
+	build := func(given map[string]string) Config {
+		p, err := compose.NewParams(info, given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := info.New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.(*Layer).cfg
+	}
+	d := build(nil)
+	if d.MaxStreams != DefaultMaxStreams || d.MaxUnusableBytes != DefaultMaxUnusableBytes || d.MaxHeldBytes != DefaultMaxHeldBytes {
+		t.Errorf("defaults: max_streams %d, max_unusable_bytes %d, max_held_bytes %d; want %d, %d, %d",
+			d.MaxStreams, d.MaxUnusableBytes, d.MaxHeldBytes, DefaultMaxStreams, DefaultMaxUnusableBytes, DefaultMaxHeldBytes)
+	}
+	c := build(map[string]string{"max_streams": "100", "max_unusable_bytes": "1MB", "max_held_bytes": "2KiB"})
+	if c.MaxStreams != 100 || c.MaxUnusableBytes != 1e6 || c.MaxHeldBytes != 2048 {
+		t.Errorf("given values: %d, %d, %d; want 100, 1000000, 2048", c.MaxStreams, c.MaxUnusableBytes, c.MaxHeldBytes)
+	}
+	for _, bad := range []map[string]string{{"max_streams": "0"}, {"max_unusable_bytes": "0"}, {"max_held_bytes": "-1"}} {
+		if _, err := compose.NewParams(info, bad); err == nil {
+			t.Errorf("NewParams(%v) accepted", bad)
+		}
 	}
 }
