@@ -103,6 +103,9 @@ func checkInvariants(t *testing.T, l *Layer, cfg Config) {
 	if s.words > s.streams*maxWords {
 		t.Fatalf("%d window words for %d streams", s.words, s.streams)
 	}
+	if s.unusableQ > maxUnusableQueue(cfg.MaxUnusable) {
+		t.Fatalf("%d slots in the unusable queue, bound %d", s.unusableQ, maxUnusableQueue(cfg.MaxUnusable))
+	}
 	for k, st := range l.streams {
 		if k.sender != l.self && !l.admits(k) {
 			t.Fatalf("stream %v kept for a non-member", k)

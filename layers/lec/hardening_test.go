@@ -107,6 +107,9 @@ func within(t *testing.T, what string, s state, cfg Config, ownStreams int) {
 	if s.unusable > cfg.MaxUnusable || s.unBytes > cfg.MaxUnusableBytes {
 		t.Errorf("%s: %d unusable repairs (%d bytes), bounds %d and %d", what, s.unusable, s.unBytes, cfg.MaxUnusable, cfg.MaxUnusableBytes)
 	}
+	if s.unusableQ > maxUnusableQueue(cfg.MaxUnusable) {
+		t.Errorf("%s: %d slots in the unusable queue for %d live repairs, bound %d", what, s.unusableQ, s.unusable, maxUnusableQueue(cfg.MaxUnusable))
+	}
 	if s.lost > cfg.MaxHeld || s.lostQ > cfg.MaxHeld {
 		t.Errorf("%s: %d discovered losses remembered (queue %d), bound %d", what, s.lost, s.lostQ, cfg.MaxHeld)
 	}
@@ -334,6 +337,33 @@ func TestRegistrationBounds(t *testing.T) {
 	for _, bad := range []map[string]string{{"max_streams": "0"}, {"max_unusable_bytes": "0"}, {"max_held_bytes": "-1"}} {
 		if _, err := compose.NewParams(info, bad); err == nil {
 			t.Errorf("NewParams(%v) accepted", bad)
+		}
+	}
+}
+
+// TestUsedRepairsLeaveNoSlots: repairs that wait and are then made usable
+// (a member names two of its next packets, then sends one) used to leave
+// their slots, XOR bytes included, in the unusable queue until the window
+// expired: 20,000 of them within a window kept 20,000 slots. The queue
+// stays within twice the bound, and used repairs keep no bytes.
+func TestUsedRepairsLeaveNoSlots(t *testing.T) {
+	cfg := hardConfig()
+	hn := newHardNode(t, cfg)
+	const n = 20_000
+	p := []byte("0123456789abcdef")
+	for i := range n {
+		seq := uint32(2*i + 1)
+		hn.repair(3, []id{{9, 2, seq}, {9, 2, seq + 1}}, 0)
+		hn.data(9, 2, seq, p)
+	}
+	s := hn.l.state()
+	within(t, "used repairs", s, cfg, 0)
+	if got := hn.l.c.unusableBuffered.Value(); got != n {
+		t.Errorf("unusable_buffered = %d, want %d", got, n)
+	}
+	for _, r := range hn.l.unusable[hn.l.unHead:] {
+		if r.dead && (r.xor != nil || r.ids != nil) {
+			t.Fatalf("a used repair keeps %d XOR bytes and %d ids", len(r.xor), len(r.ids))
 		}
 	}
 }

@@ -161,9 +161,9 @@ func (l *Layer) drain() {
 			case 0:
 				l.killUnusable(r)
 			case 1:
-				last := r.missing[0]
+				last, ids, xor, lenx := r.missing[0], r.ids, r.xor, r.lenx
 				l.killUnusable(r)
-				l.recoverOne(r.ids, r.xor, r.lenx, last, "lec", false)
+				l.recoverOne(ids, xor, lenx, last, "lec", false)
 			default:
 				l.tryPair(r)
 			}
@@ -248,6 +248,9 @@ func (l *Layer) bufferUnusable(r *repair) {
 	for l.unCount > l.cfg.MaxUnusable || l.unBytes > l.cfg.MaxUnusableBytes {
 		l.evictUnusable()
 	}
+	if len(l.unusable)-l.unHead > maxUnusableQueue(l.cfg.MaxUnusable) {
+		l.compactUnusable()
+	}
 	l.notePeak()
 }
 
@@ -268,7 +271,28 @@ func (l *Layer) evictUnusable() {
 	}
 }
 
-// killUnusable takes r out of the index (its queue slot goes lazily).
+// maxUnusableQueue bounds the queue of unusable repairs, live and dead: a
+// repair made usable leaves a dead slot behind until the slot reaches the
+// head, so without compaction the queue would grow with the rate of
+// repairs times the window.
+func maxUnusableQueue(maxLive int) int { return 2*maxLive + 64 }
+
+// compactUnusable drops the dead slots of the queue, keeping the order.
+func (l *Layer) compactUnusable() {
+	n := 0
+	for _, r := range l.unusable[l.unHead:] {
+		if !r.dead {
+			l.unusable[n] = r
+			n++
+		}
+	}
+	clear(l.unusable[n:])
+	l.unusable = l.unusable[:n]
+	l.unHead = 0
+}
+
+// killUnusable takes r out of the index and drops its bytes (its queue slot
+// goes lazily).
 func (l *Layer) killUnusable(r *repair) {
 	if r.dead {
 		return
@@ -287,4 +311,5 @@ func (l *Layer) killUnusable(r *repair) {
 			l.byMissing[k] = rs
 		}
 	}
+	r.ids, r.missing, r.xor = nil, nil, nil
 }
