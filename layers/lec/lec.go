@@ -24,7 +24,8 @@
 // repairs), data_untracked (data from a sender outside the node's views, or
 // beyond max_streams, passed up without LEC state), streams_pruned (windows
 // of senders that left the views), streams_full (windows refused at
-// max_streams), lost_evicted (discovered losses forgotten at max_held).
+// max_streams: counted per packet), lost_evicted (discovered losses
+// forgotten at max_held).
 //
 // Only members of the views the node holds get state: a receive window per
 // (group, sender), held data, read repairs. What the layer keeps is bounded
