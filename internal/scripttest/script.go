@@ -1,0 +1,209 @@
+// Package scripttest runs scripted scenarios against real stacks on the
+// simulator and compares what happened with golden output, in the manner of
+// raft's datadriven interaction tests.
+//
+// A script (testdata/*.txt) is a list of cases. Each case is one command
+// line, a separator line "----", and the expected output: every event the
+// command caused, one per line, ending at the first blank line or at the end
+// of the file. Lines starting with '#' before a command are comments.
+//
+//	seed 7
+//	----
+//
+//	cast 1 g1 "x"
+//	----
+//	0ms n1 cast g1 #1 "x"
+//
+// Run the tests with -rewrite to regenerate the expected output of every
+// script in place (review the diff before committing it):
+//
+//	go test ./layers/reliable/ ./layers/fifo/ ./layers/gms/ -run TestScripts -rewrite
+package scripttest
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// rewrite is a flag of every test binary that imports this package, as
+// datadriven's -rewrite is.
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of scenario scripts in testdata")
+
+// Case is one command of a script and its expected output.
+type Case struct {
+	// Pre is the text before the command (comments and blank lines), kept
+	// verbatim when the file is rewritten.
+	Pre string
+	// Line is the command's line number (from 1).
+	Line int
+	// Cmd is the command line as written.
+	Cmd string
+	// Want is the expected output, one event per line, without a final
+	// newline.
+	Want string
+}
+
+// Script is a parsed script file.
+type Script struct {
+	File  string
+	Cases []Case
+	// Tail is the text after the last case (comments, blank lines).
+	Tail string
+}
+
+// Parse reads a script. The only error is a command without its "----"
+// separator line.
+func Parse(file string, src []byte) (*Script, error) {
+	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1] // the file's final newline
+	}
+	s := &Script{File: file}
+	var pre strings.Builder
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "#") {
+			pre.WriteString(l)
+			pre.WriteByte('\n')
+			continue
+		}
+		c := Case{Pre: pre.String(), Line: i + 1, Cmd: strings.TrimSpace(l)}
+		pre.Reset()
+		if i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "----" {
+			return nil, fmt.Errorf("%s:%d: command %q is not followed by a line \"----\"", file, i+1, c.Cmd)
+		}
+		i += 2
+		var want []string
+		for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
+			want = append(want, lines[i])
+		}
+		i-- // the blank line (if any) starts the next case's Pre
+		c.Want = strings.Join(want, "\n")
+		s.Cases = append(s.Cases, c)
+	}
+	s.Tail = pre.String()
+	return s, nil
+}
+
+// Format prints the script with the given outputs in place of the expected
+// ones (outs[i] for Cases[i]).
+func (s *Script) Format(outs []string) []byte {
+	var b bytes.Buffer
+	for i, c := range s.Cases {
+		b.WriteString(c.Pre)
+		b.WriteString(c.Cmd)
+		b.WriteString("\n----\n")
+		if outs[i] != "" {
+			b.WriteString(outs[i])
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteString(s.Tail)
+	return b.Bytes()
+}
+
+// Runner executes one command and returns its output (no blank lines).
+type Runner interface {
+	Run(cmd string) string
+}
+
+// Exec runs every case of s with r and returns the outputs.
+func Exec(s *Script, r Runner) []string {
+	outs := make([]string, len(s.Cases))
+	for i, c := range s.Cases {
+		outs[i] = tidy(r.Run(c.Cmd))
+	}
+	return outs
+}
+
+// tidy drops trailing spaces and blank lines, which would end the output
+// early when the file is read back.
+func tidy(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimRight(l, " \t")
+		if l != "" {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// Glob lists the scripts matching pattern, sorted; it fails the test if
+// there are none.
+func Glob(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no scripts match %s", pattern)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// RunFiles runs every script matching pattern as a subtest, each in a fresh
+// Env, twice: both runs must print the same (determinism), and the output
+// must match the file (or, with -rewrite, replaces it). At the end of each
+// script every live member must have delivered every message owed to it.
+func RunFiles(t *testing.T, pattern string) {
+	for _, file := range Glob(t, pattern) {
+		t.Run(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), func(t *testing.T) {
+			RunFile(t, file)
+		})
+	}
+}
+
+// RunFile runs one script as RunFiles does.
+func RunFile(t *testing.T, file string) {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(file, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs [2][]string
+	var envs [2]*Env
+	for k := range runs {
+		envs[k] = NewEnv()
+		runs[k] = Exec(s, envs[k])
+	}
+	for i, c := range s.Cases {
+		if runs[0][i] != runs[1][i] {
+			t.Errorf("%s:%d: %s: two runs of the same script differ:\n--- first\n%s\n--- second\n%s", file, c.Line, c.Cmd, runs[0][i], runs[1][i])
+		}
+	}
+	env := envs[0]
+	for _, v := range env.Violations() {
+		t.Errorf("%s: invariant broken: %s", file, v)
+	}
+	if missing := env.Missing(); len(missing) > 0 {
+		t.Errorf("%s: at the end of the script, members lack messages owed to them:\n%s", file, strings.Join(missing, "\n"))
+	}
+	if *rewrite {
+		if err := os.WriteFile(file, s.Format(runs[0]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for i, c := range s.Cases {
+		if runs[0][i] != c.Want {
+			t.Errorf("%s:%d: %s: output differs (go test -rewrite regenerates it)\n--- want\n%s\n--- got\n%s", file, c.Line, c.Cmd, c.Want, runs[0][i])
+		}
+	}
+}
+
+// errUsage is wrapped by every error about a malformed command.
+var errUsage = errors.New("usage")
