@@ -860,6 +860,16 @@ func (e *Env) cmdCheck(args []string) error {
 	if len(args) != 1 || args[0] != "delivered" {
 		return fmt.Errorf("%w: check delivered", errUsage)
 	}
+	if e.net == nil {
+		return fmt.Errorf("nothing has run yet")
+	}
+	for _, id := range e.ids {
+		if nd := e.net.Node(id); nd.Down() {
+			e.printf("skipped n%d: down", id)
+		} else if nd.Frozen() {
+			e.printf("skipped n%d: frozen", id)
+		}
+	}
 	missing := e.Missing()
 	if len(missing) == 0 {
 		e.printf("ok: every live member delivered every message owed to it")
