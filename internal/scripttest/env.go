@@ -291,17 +291,23 @@ func (e *Env) cmdNodes(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: no node ids", errUsage)
 	}
+	n := len(e.ids)
 	for _, a := range args {
 		id, err := parseNode(a)
-		if err != nil {
-			return err
+		if err == nil && (slices.Contains(e.ids, id) || id == e.service) {
+			err = fmt.Errorf("node %v exists already", id)
 		}
-		if slices.Contains(e.ids, id) || id == e.service {
-			return fmt.Errorf("node %v exists already", id)
+		if err != nil {
+			e.ids = e.ids[:n]
+			return err
 		}
 		e.ids = append(e.ids, id)
 	}
-	return e.build()
+	if err := e.build(); err != nil {
+		e.ids = e.ids[:n]
+		return err
+	}
+	return nil
 }
 
 func (e *Env) cmdSpec(args []string) error {
@@ -344,7 +350,11 @@ func (e *Env) cmdSpec(args []string) error {
 		}
 	}
 	e.spec, e.specText = sp, sp.String()
-	return e.build()
+	if err := e.build(); err != nil {
+		e.spec, e.specText, e.service, e.svcSpec = nil, "", event.NoNode, nil
+		return err
+	}
+	return nil
 }
 
 // build makes the stacks that do not exist yet, once both the spec and the
@@ -398,6 +408,7 @@ func (e *Env) addStack(id event.NodeID, ls []stack.Entry, member bool) (*stack.S
 	return st, nil
 }
 
+// ready says whether the stacks exist: a spec and nodes were given.
 func (e *Env) ready() error {
 	if e.spec == nil {
 		return fmt.Errorf("no spec yet (spec LAYER : LAYER ...)")
@@ -860,11 +871,13 @@ func (e *Env) cmdCheck(args []string) error {
 	if len(args) != 1 || args[0] != "delivered" {
 		return fmt.Errorf("%w: check delivered", errUsage)
 	}
-	if e.net == nil {
-		return fmt.Errorf("nothing has run yet")
+	if err := e.ready(); err != nil {
+		return err
 	}
 	for _, id := range e.ids {
-		if nd := e.net.Node(id); nd.Down() {
+		if nd := e.net.Node(id); nd == nil {
+			continue
+		} else if nd.Down() {
 			e.printf("skipped n%d: down", id)
 		} else if nd.Frozen() {
 			e.printf("skipped n%d: frozen", id)
@@ -901,7 +914,7 @@ func (e *Env) Missing() []string {
 	lack := map[key][]uint32{}
 	var keys []key
 	for i, c := range e.casts {
-		if e.net.Node(c.s).Down() {
+		if nd := e.net.Node(c.s); nd == nil || nd.Down() {
 			continue
 		}
 		for _, r := range c.members {
