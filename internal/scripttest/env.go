@@ -1,8 +1,10 @@
 package scripttest
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -54,6 +56,7 @@ type Env struct {
 	seqs  map[event.GroupID]map[event.NodeID]uint32
 	got   map[msgID]map[event.NodeID]int // deliveries of each message per receiver
 	last  map[event.NodeID]map[streamID]uint32
+	lost  map[event.NodeID]map[streamID]int // Lost events per receiver and stream
 
 	out        strings.Builder // the current command's output
 	drops      map[string]int  // drops by reason during the current command
@@ -109,6 +112,7 @@ func NewEnv() *Env {
 		seqs:   map[event.GroupID]map[event.NodeID]uint32{},
 		got:    map[msgID]map[event.NodeID]int{},
 		last:   map[event.NodeID]map[streamID]uint32{},
+		lost:   map[event.NodeID]map[streamID]int{},
 		drops:  map[string]int{},
 	}
 }
@@ -202,20 +206,10 @@ func (e *Env) flushDrops() {
 		return
 	}
 	var parts []string
-	for _, r := range slices.Sorted(mapsKeys(e.drops)) {
+	for _, r := range slices.Sorted(maps.Keys(e.drops)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", r, e.drops[r]))
 	}
 	e.printf("drops: %s", strings.Join(parts, " "))
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // network makes the simulator on first use: seed, latency and jitter are
@@ -270,8 +264,8 @@ func (e *Env) cmdNet(args []string) error {
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: unexpected %q", errUsage, rest[0])
 	}
-	for k, v := range kv {
-		d, err := parseDuration(v)
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		d, err := parseDuration(kv[k])
 		if err != nil {
 			return fmt.Errorf("%s: %v", k, err)
 		}
@@ -567,8 +561,8 @@ func (e *Env) cmdCast(args []string) error {
 		}
 		delete(kv, "count")
 	}
-	for k := range kv {
-		return fmt.Errorf("%w: unknown setting %q", errUsage, k)
+	if len(kv) > 0 {
+		return fmt.Errorf("%w: unknown setting %q", errUsage, slices.Sorted(maps.Keys(kv))[0])
 	}
 	nd := e.net.Node(id)
 	if nd.Down() || nd.Frozen() {
@@ -635,7 +629,8 @@ func (e *Env) cmdStabilize(args []string) error {
 		return fmt.Errorf("%w: unexpected %q", errUsage, rest[0])
 	}
 	bound := defaultBound
-	for k, v := range kv {
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		v := kv[k]
 		if k != "max" {
 			return fmt.Errorf("%w: unknown setting %q", errUsage, k)
 		}
@@ -776,7 +771,8 @@ func (e *Env) cmdLoss(args []string) error {
 		return fmt.Errorf("%w: loss takes one model", errUsage)
 	}
 	var to []event.NodeID
-	for k, v := range kv {
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		v := kv[k]
 		if k != "to" {
 			return fmt.Errorf("%w: unknown setting %q", errUsage, k)
 		}
@@ -855,7 +851,7 @@ func (e *Env) cmdPrint(args []string) error {
 	case "views":
 		for _, id := range e.ids {
 			vs := e.views[id]
-			for _, g := range slices.Sorted(mapsKeys(vs)) {
+			for _, g := range slices.Sorted(maps.Keys(vs)) {
 				e.printf("n%d %s", id, DescribeView(vs[g]))
 			}
 		}
@@ -883,12 +879,16 @@ func (e *Env) cmdCheck(args []string) error {
 			e.printf("skipped n%d: frozen", id)
 		}
 	}
-	missing := e.Missing()
-	if len(missing) == 0 {
+	ls := e.lacking()
+	if len(ls) == 0 {
 		e.printf("ok: every live member delivered every message owed to it")
 	}
-	for _, m := range missing {
-		e.printf("missing: %s", m)
+	for _, l := range ls {
+		if l.reported >= len(l.seqs) {
+			e.printf("reported lost: %s", l)
+		} else {
+			e.printf("missing: %s", l)
+		}
 	}
 	return nil
 }
@@ -898,12 +898,40 @@ func (e *Env) cmdCheck(args []string) error {
 func (e *Env) Violations() []string { return e.violations }
 
 // Missing lists, per receiver and stream, the messages a live member has
-// not delivered though they are owed to it. A message is owed to r when r
-// was in the sender's view of the group when it was cast, r is alive (not
-// crashed; a frozen node is skipped), r is in its own latest view of the
-// group, r has not seen itself outside the group since the cast, and the
-// sender has not crashed (what a crashed sender cast may be lost with it).
+// not delivered though they are owed to it, and of which its stack has not
+// reported as many lost (a Lost event names the stream, not the message). A
+// message is owed to r when r was in the sender's view of the group when it
+// was cast, r is alive (not crashed; a frozen node is skipped), r is in its
+// own latest view of the group, r has not seen itself outside the group
+// since the cast, and the sender has not crashed (what a crashed sender cast
+// may be lost with it).
 func (e *Env) Missing() []string {
+	var out []string
+	for _, l := range e.lacking() {
+		if l.reported < len(l.seqs) {
+			out = append(out, l.String())
+		}
+	}
+	return out
+}
+
+// lack is what one receiver lacks of one stream.
+type lack struct {
+	r event.NodeID
+	streamID
+	seqs     []uint32
+	reported int // Lost events r's stack raised for the stream
+}
+
+func (l lack) String() string {
+	s := fmt.Sprintf("n%d lacks n%d g%d %s", l.r, l.s, l.g, DescribeSeqs(l.seqs))
+	if l.reported > 0 {
+		s += fmt.Sprintf(" (its stack reported %d lost)", l.reported)
+	}
+	return s
+}
+
+func (e *Env) lacking() []lack {
 	if e.net == nil {
 		return nil
 	}
@@ -911,38 +939,35 @@ func (e *Env) Missing() []string {
 		r event.NodeID
 		streamID
 	}
-	lack := map[key][]uint32{}
+	seqs := map[key][]uint32{}
 	var keys []key
 	for i, c := range e.casts {
 		if nd := e.net.Node(c.s); nd == nil || nd.Down() {
 			continue
 		}
 		for _, r := range c.members {
-			if r == c.s || !e.owes(r, c.g, i) {
-				continue
-			}
-			if e.got[c.msgID][r] > 0 {
+			if r == c.s || !e.owes(r, c.g, i) || e.got[c.msgID][r] > 0 {
 				continue
 			}
 			k := key{r, c.streamID}
-			if lack[k] == nil {
+			if seqs[k] == nil {
 				keys = append(keys, k)
 			}
-			lack[k] = append(lack[k], c.seq)
+			seqs[k] = append(seqs[k], c.seq)
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
 		if a.r != b.r {
-			return int(a.r) - int(b.r)
+			return cmp.Compare(a.r, b.r)
 		}
 		if a.g != b.g {
-			return int(a.g) - int(b.g)
+			return cmp.Compare(a.g, b.g)
 		}
-		return int(a.s) - int(b.s)
+		return cmp.Compare(a.s, b.s)
 	})
-	var out []string
+	var out []lack
 	for _, k := range keys {
-		out = append(out, fmt.Sprintf("n%d lacks n%d g%d %s", k.r, k.s, k.g, DescribeSeqs(lack[k])))
+		out = append(out, lack{r: k.r, streamID: k.streamID, seqs: seqs[k], reported: e.lost[k.r][k.streamID]})
 	}
 	return out
 }
@@ -1042,6 +1067,12 @@ func (p *probe) Up(ev *event.Event) {
 		if ev.View != nil {
 			e.view(p.self, ev.View)
 		}
+	case event.Lost:
+		if e.lost[p.self] == nil {
+			e.lost[p.self] = map[streamID]int{}
+		}
+		e.lost[p.self][streamID{ev.Group, ev.Peer}]++
+		e.event("n%d %s", p.self, DescribeEvent(ev))
 	case event.Regions, event.Membership:
 		// derived structures and service traffic: not the application's
 	default:
