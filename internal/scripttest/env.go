@@ -63,6 +63,7 @@ type Env struct {
 	traceDrops bool
 	tracePkts  bool
 	lastPkt    event.Time // last send or delivery on the network
+	anyPkt     bool       // lastPkt is set
 	violations []string
 }
 
@@ -224,7 +225,7 @@ func (e *Env) network() *sim.Network {
 func (e *Env) trace(ev sim.TraceEvent) {
 	switch ev.Kind {
 	case sim.TraceSend, sim.TraceDeliver:
-		e.lastPkt = ev.At
+		e.lastPkt, e.anyPkt = ev.At, true
 		if e.tracePkts {
 			e.printf("%s", DescribeTrace(ev, e.service))
 		}
@@ -658,7 +659,7 @@ func (e *Env) cmdStabilize(args []string) error {
 // busy says what keeps the network from being idle (nothing: idle).
 func (e *Env) busy() []string {
 	var why []string
-	if e.net.Now().Sub(e.lastPkt) <= e.latency+e.jitter && e.lastPkt != 0 {
+	if e.anyPkt && e.net.Now().Sub(e.lastPkt) <= e.latency+e.jitter {
 		why = append(why, "packets in flight")
 	}
 	var frozen, timers []string

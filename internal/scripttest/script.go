@@ -14,6 +14,49 @@
 //	----
 //	0ms n1 cast g1 #1 "x"
 //
+// # Commands
+//
+// Node ids are numbers (1 or n1), groups g1, g2, ..., durations Go's (5ms,
+// 1.5s). Every line of output an event causes starts with the virtual time.
+//
+//	seed N                 seed of the network and the stacks (before use)
+//	net latency=D jitter=D the network's link delay (before use; 1ms, 0)
+//	nodes ID...            add member nodes (stacks built once spec is known)
+//	spec SPEC              the members' stack, e.g. fifo : reliable : gms;
+//	                       a layer that gives views and has a service
+//	                       parameter (gms) brings its service node (gms_service
+//	                       with the parameters both share), printed as svc
+//	view G ID...           install a static view at its members and at the
+//	                       members of the previous one (no service only)
+//	join ID[,ID...] G      the application joins (leave: leaves) the group
+//	cast ID G ["text"] [count=N]
+//	                       cast N messages ("text1".."textN" when N > 1)
+//	advance D              run the simulator for D
+//	stabilize [max=D]      run until idle: nothing sent or received for a
+//	                       link delay, no node frozen, no timer pending; at
+//	                       most D (10s), saying so if it stops there
+//	partition A,B | C      split the network; heal ends it
+//	crash ID, freeze ID D  faults of transport/sim
+//	loss MODEL [to=ID,...] loss model of sim.ParseLoss (or none), for
+//	                       packets to the listed nodes only if to= is given
+//	trace drops|packets|off print every drop (or packet) too, not only counts
+//	print counters LAYER [ID...] | print views | print net
+//	check delivered        what live members lack of what is owed to them
+//
+// Deliveries print as `n2 <- n1 g1 #3 "x" (nak)`: receiver, sender, group,
+// the script's number of the message in its sender's stream, its text, and
+// how it was recovered if it was. Views print with who joined (+) and left
+// (-); other events reaching the application (holdoff, resume, lost,
+// suspect, fail) by kind, group and peer; faults as the simulator names
+// them; drops as counts by cause after each command.
+//
+// After every delivery the harness checks that no message arrives twice
+// and, when the stack gives FIFO order, none before an earlier one of its
+// sender; a broken invariant prints a "violation:" line and fails the test.
+// At the end of a script every live member in its view must hold every
+// message owed to it (see Env.Missing), and the script must print the same
+// twice (determinism).
+//
 // Run the tests with -rewrite to regenerate the expected output of every
 // script in place (review the diff before committing it):
 //

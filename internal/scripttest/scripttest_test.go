@@ -192,3 +192,18 @@ func FuzzScript(f *testing.F) {
 		}
 	})
 }
+
+// TestStabilizeWaitsForPackets: a packet sent at time 0 to a stack with no
+// timers is still in flight, so stabilize runs until it has arrived.
+func TestStabilizeWaitsForPackets(t *testing.T) {
+	e := NewEnv()
+	run(t, e, "net latency=5ms", "nodes 1 2", "spec reliable")
+	e.net.Node(1).Send(2, []byte{0}) // a malformed frame: no timer follows it
+	if b := e.busy(); len(b) != 1 || b[0] != "packets in flight" {
+		t.Fatalf("busy %q", b)
+	}
+	out := run(t, e, "stabilize")
+	if !strings.Contains(out, "idle after") || e.now() <= 5e6 || e.net.Stats().Deliveries != 1 {
+		t.Fatalf("stabilize stopped at %v before the packet arrived:\n%s", e.now(), out)
+	}
+}
