@@ -61,6 +61,11 @@ type Env struct {
 	out        strings.Builder // the current command's output
 	drops      map[string]int  // drops by reason during the current command
 	traceDrops bool
+	quiet      bool                 // count casts and deliveries instead of printing them
+	nCast      map[event.NodeID]int // casts during the current command (quiet)
+	nDeliv     map[event.NodeID]int // deliveries during the current command (quiet)
+	nRecov     map[event.NodeID]int // of which recovered (quiet)
+	nSkip      map[event.NodeID]int // casts skipped, the node down or frozen (quiet)
 	tracePkts  bool
 	lastPkt    event.Time // last send or delivery on the network
 	anyPkt     bool       // lastPkt is set
@@ -115,6 +120,10 @@ func NewEnv() *Env {
 		last:   map[event.NodeID]map[streamID]uint32{},
 		lost:   map[event.NodeID]map[streamID]int{},
 		drops:  map[string]int{},
+		nCast:  map[event.NodeID]int{},
+		nDeliv: map[event.NodeID]int{},
+		nRecov: map[event.NodeID]int{},
+		nSkip:  map[event.NodeID]int{},
 	}
 }
 
@@ -123,6 +132,10 @@ func NewEnv() *Env {
 func (e *Env) Run(line string) string {
 	e.out.Reset()
 	clear(e.drops)
+	clear(e.nCast)
+	clear(e.nDeliv)
+	clear(e.nRecov)
+	clear(e.nSkip)
 	args, err := split(line)
 	if err == nil && len(args) == 0 {
 		err = fmt.Errorf("%w: empty command", errUsage)
@@ -133,6 +146,7 @@ func (e *Env) Run(line string) string {
 	if err != nil {
 		e.printf("error: %v", err)
 	}
+	e.flushCounts()
 	e.flushDrops()
 	return e.out.String()
 }
@@ -149,7 +163,7 @@ var commands = map[string]struct {
 	"view":      {(*Env).cmdView, "view GROUP ID..."},
 	"join":      {(*Env).cmdJoin, "join ID[,ID...] GROUP"},
 	"leave":     {(*Env).cmdLeave, "leave ID[,ID...] GROUP"},
-	"cast":      {(*Env).cmdCast, "cast ID GROUP [\"text\"] [count=N]"},
+	"cast":      {(*Env).cmdCast, "cast ID GROUP [\"text\"] [count=N] [every=D]"},
 	"advance":   {(*Env).cmdAdvance, "advance D"},
 	"stabilize": {(*Env).cmdStabilize, "stabilize [max=D]"},
 	"partition": {(*Env).cmdPartition, "partition ID,ID | ID,ID ..."},
@@ -158,6 +172,7 @@ var commands = map[string]struct {
 	"freeze":    {(*Env).cmdFreeze, "freeze ID D"},
 	"loss":      {(*Env).cmdLoss, "loss MODEL|none [to=ID,ID...]"},
 	"trace":     {(*Env).cmdTrace, "trace drops|packets|off"},
+	"quiet":     {(*Env).cmdQuiet, "quiet on|off"},
 	"print":     {(*Env).cmdPrint, "print counters LAYER [ID...] | print views | print net"},
 	"check":     {(*Env).cmdCheck, "check delivered"},
 }
@@ -200,6 +215,28 @@ func (e *Env) now() event.Time {
 		return 0
 	}
 	return e.net.Now()
+}
+
+// flushCounts prints, in quiet mode, how many casts and deliveries each
+// node made during the command.
+func (e *Env) flushCounts() {
+	line := func(what string, m map[event.NodeID]int) {
+		if len(m) == 0 {
+			return
+		}
+		var parts []string
+		for _, id := range slices.Sorted(maps.Keys(m)) {
+			p := fmt.Sprintf("n%d=%d", id, m[id])
+			if what == "delivered" && e.nRecov[id] > 0 {
+				p += fmt.Sprintf("(%d recovered)", e.nRecov[id])
+			}
+			parts = append(parts, p)
+		}
+		e.printf("%s: %s", what, strings.Join(parts, " "))
+	}
+	line("cast", e.nCast)
+	line("cast skipped (down or frozen)", e.nSkip)
+	line("delivered", e.nDeliv)
 }
 
 func (e *Env) flushDrops() {
@@ -562,6 +599,13 @@ func (e *Env) cmdCast(args []string) error {
 		}
 		delete(kv, "count")
 	}
+	var every time.Duration
+	if v, ok := kv["every"]; ok {
+		if every, err = parseDuration(v); err != nil || every == 0 {
+			return fmt.Errorf("every %q: want a duration above zero", v)
+		}
+		delete(kv, "every")
+	}
 	if len(kv) > 0 {
 		return fmt.Errorf("%w: unknown setting %q", errUsage, slices.Sorted(maps.Keys(kv))[0])
 	}
@@ -569,30 +613,48 @@ func (e *Env) cmdCast(args []string) error {
 	if nd.Down() || nd.Frozen() {
 		return fmt.Errorf("%v is %s: it casts nothing", id, map[bool]string{true: "down", false: "frozen"}[nd.Down()])
 	}
+	for i := 0; i < count; i++ {
+		t := text
+		if count > 1 {
+			t = fmt.Sprintf("%s%d", text, i+1)
+		}
+		e.net.At(e.net.Now().Add(time.Duration(i)*every), func() { e.castOne(id, st, g, t) })
+	}
+	e.net.RunUntil(e.net.Now()) // the casts due now
+	return nil
+}
+
+// castOne casts one message, as a scheduled function of the simulator (so
+// it reschedules the stacks it touched). A node that is down or frozen when
+// the time comes casts nothing, as a stopped process would not.
+func (e *Env) castOne(id event.NodeID, st *stack.Stack, g event.GroupID, text string) {
+	if nd := e.net.Node(id); nd.Down() || nd.Frozen() {
+		if e.quiet {
+			e.nSkip[id]++
+			return
+		}
+		e.event("n%d cast g%d %q skipped: %s", id, g, text, map[bool]string{true: "down", false: "frozen"}[nd.Down()])
+		return
+	}
+	if e.seqs[g] == nil {
+		e.seqs[g] = map[event.NodeID]uint32{}
+	}
+	seq := e.seqs[g][id] + 1
+	if err := st.Cast(g, encode(seq, text)); err != nil {
+		e.event("n%d cast g%d %q refused: %v", id, g, text, err)
+		return
+	}
 	var members []event.NodeID
 	if v := e.views[id][g]; v != nil {
 		members = slices.Clone(v.Members)
 	}
-	e.step(func() {
-		for i := 0; i < count; i++ {
-			t := text
-			if count > 1 {
-				t = fmt.Sprintf("%s%d", text, i+1)
-			}
-			if e.seqs[g] == nil {
-				e.seqs[g] = map[event.NodeID]uint32{}
-			}
-			seq := e.seqs[g][id] + 1
-			if err := st.Cast(g, encode(seq, t)); err != nil {
-				e.event("n%d cast g%d %q refused: %v", id, g, t, err)
-				continue
-			}
-			e.seqs[g][id] = seq
-			e.casts = append(e.casts, cast{msgID: msgID{streamID{g, id}, seq}, text: t, members: members})
-			e.event("n%d cast g%d #%d %q", id, g, seq, t)
-		}
-	})
-	return nil
+	e.seqs[g][id] = seq
+	e.casts = append(e.casts, cast{msgID: msgID{streamID{g, id}, seq}, text: text, members: members})
+	if e.quiet {
+		e.nCast[id]++
+		return
+	}
+	e.event("n%d cast g%d #%d %q", id, g, seq, text)
 }
 
 // encode is an application payload: the script's number for the message,
@@ -814,6 +876,14 @@ func (e *Env) cmdTrace(args []string) error {
 	return nil
 }
 
+func (e *Env) cmdQuiet(args []string) error {
+	if len(args) != 1 || args[0] != "on" && args[0] != "off" {
+		return fmt.Errorf("%w: quiet on or off", errUsage)
+	}
+	e.quiet = args[0] == "on"
+	return nil
+}
+
 func (e *Env) cmdPrint(args []string) error {
 	if err := e.ready(); err != nil {
 		return err
@@ -999,7 +1069,14 @@ func (e *Env) deliver(r event.NodeID, ev *event.Event) {
 	if by := ev.Msg.Recovery.By; by != "" {
 		how = " (" + by + ")"
 	}
-	e.event("n%d <- n%d g%d #%d %q%s", r, ev.Peer, ev.Group, id.seq, b[4:], how)
+	if e.quiet {
+		e.nDeliv[r]++
+		if how != "" {
+			e.nRecov[r]++
+		}
+	} else {
+		e.event("n%d <- n%d g%d #%d %q%s", r, ev.Peer, ev.Group, id.seq, b[4:], how)
+	}
 	if e.got[id] == nil {
 		e.got[id] = map[event.NodeID]int{}
 	}

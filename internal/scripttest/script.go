@@ -29,8 +29,9 @@
 //	view G ID...           install a static view at its members and at the
 //	                       members of the previous one (no service only)
 //	join ID[,ID...] G      the application joins (leave: leaves) the group
-//	cast ID G ["text"] [count=N]
-//	                       cast N messages ("text1".."textN" when N > 1)
+//	cast ID G ["text"] [count=N] [every=D]
+//	                       cast N messages ("text1".."textN" when N > 1),
+//	                       one every D (the later ones as time advances)
 //	advance D              run the simulator for D
 //	stabilize [max=D]      run until idle: nothing sent or received for a
 //	                       link delay, no node frozen, no timer pending; at
@@ -40,6 +41,8 @@
 //	loss MODEL [to=ID,...] loss model of sim.ParseLoss (or none), for
 //	                       packets to the listed nodes only if to= is given
 //	trace drops|packets|off print every drop (or packet) too, not only counts
+//	quiet on|off           count casts and deliveries per node and command
+//	                       instead of printing each (long runs)
 //	print counters LAYER [ID...] | print views | print net
 //	check delivered        what live members lack of what is owed to them
 //
