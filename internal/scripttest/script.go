@@ -216,10 +216,44 @@ func RunFile(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Parse(file, src)
+	res, err := Check(file, src)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range res.Failures {
+		t.Error(f)
+	}
+	if *rewrite {
+		if err := os.WriteFile(file, res.Rewritten, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, d := range res.Diffs {
+		t.Error(d)
+	}
+}
+
+// Result is what Check found in one script.
+type Result struct {
+	// Failures are broken promises: two runs that differ, invariants
+	// broken, messages owed and never delivered. -rewrite does not excuse
+	// them.
+	Failures []string
+	// Diffs are cases whose output is not the expected one.
+	Diffs []string
+	// Rewritten is the script with the output of this run as expected.
+	Rewritten []byte
+}
+
+// Check runs the script src (named file in messages) twice, each in a fresh
+// Env, and compares the runs with each other and with the expected output.
+func Check(file string, src []byte) (*Result, error) {
+	s, err := Parse(file, src)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
 	var runs [2][]string
 	var envs [2]*Env
 	for k := range runs {
@@ -228,27 +262,23 @@ func RunFile(t *testing.T, file string) {
 	}
 	for i, c := range s.Cases {
 		if runs[0][i] != runs[1][i] {
-			t.Errorf("%s:%d: %s: two runs of the same script differ:\n--- first\n%s\n--- second\n%s", file, c.Line, c.Cmd, runs[0][i], runs[1][i])
+			res.Failures = append(res.Failures, fmt.Sprintf("%s:%d: %s: two runs of the same script differ:\n--- first\n%s\n--- second\n%s", file, c.Line, c.Cmd, runs[0][i], runs[1][i]))
 		}
 	}
 	env := envs[0]
 	for _, v := range env.Violations() {
-		t.Errorf("%s: invariant broken: %s", file, v)
+		res.Failures = append(res.Failures, fmt.Sprintf("%s: invariant broken: %s", file, v))
 	}
 	if missing := env.Missing(); len(missing) > 0 {
-		t.Errorf("%s: at the end of the script, members lack messages owed to them:\n%s", file, strings.Join(missing, "\n"))
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, s.Format(runs[0]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
+		res.Failures = append(res.Failures, fmt.Sprintf("%s: at the end of the script, members lack messages owed to them:\n%s", file, strings.Join(missing, "\n")))
 	}
 	for i, c := range s.Cases {
 		if runs[0][i] != c.Want {
-			t.Errorf("%s:%d: %s: output differs (go test -rewrite regenerates it)\n--- want\n%s\n--- got\n%s", file, c.Line, c.Cmd, c.Want, runs[0][i])
+			res.Diffs = append(res.Diffs, fmt.Sprintf("%s:%d: %s: output differs (go test -rewrite regenerates it)\n--- want\n%s\n--- got\n%s", file, c.Line, c.Cmd, c.Want, runs[0][i]))
 		}
 	}
+	res.Rewritten = s.Format(runs[0])
+	return res, nil
 }
 
 // errUsage is wrapped by every error about a malformed command.

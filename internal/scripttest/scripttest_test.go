@@ -207,3 +207,29 @@ func TestStabilizeWaitsForPackets(t *testing.T) {
 		t.Fatalf("stabilize stopped at %v before the packet arrived:\n%s", e.now(), out)
 	}
 }
+
+// TestCheck: a script whose expected output is stale is reported (and its
+// rewrite matches the run); a script whose members end lacking messages
+// fails whatever its expected output says.
+func TestCheck(t *testing.T) {
+	src := []byte("nodes 1 2\n----\n\nspec reliable\n----\n\nview g1 1 2\n----\nstale\n\ncast 1 g1 x\n----\n\nstabilize\n----\n")
+	res, err := Check("stale.txt", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 0 || len(res.Diffs) != 3 || !strings.Contains(res.Diffs[0], "stale.txt:7: view g1 1 2: output differs") {
+		t.Fatalf("failures %q, diffs %q", res.Failures, res.Diffs)
+	}
+	again, err := Check("stale.txt", res.Rewritten)
+	if err != nil || len(again.Failures)+len(again.Diffs) != 0 || string(again.Rewritten) != string(res.Rewritten) {
+		t.Fatalf("the rewritten script does not pass: %v %q %q", err, again.Failures, again.Diffs)
+	}
+	cut := []byte("nodes 1 2\n----\n\nspec reliable\n----\n\nview g1 1 2\n----\n\npartition 1 | 2\n----\n\ncast 1 g1 x\n----\n")
+	res, err = Check("cut.txt", cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 1 || !strings.Contains(res.Failures[0], "n2 lacks n1 g1 #1") {
+		t.Fatalf("failures %q", res.Failures)
+	}
+}
