@@ -25,6 +25,9 @@ const (
 	defaultBound = 10 * time.Second
 	// maxCount bounds one cast command's count=N.
 	maxCount = 10000
+	// maxRun bounds one advance or stabilize, so a typo (advance 10h)
+	// cannot keep a test busy for minutes.
+	maxRun = 10 * time.Minute
 )
 
 // Env is one scripted scenario: a simulated network, one stack per node
@@ -674,6 +677,9 @@ func (e *Env) cmdAdvance(args []string) error {
 	if err != nil {
 		return err
 	}
+	if d > maxRun {
+		return fmt.Errorf("advance %v: at most %v at a time", d, maxRun)
+	}
 	e.network().Run(d)
 	return nil
 }
@@ -699,6 +705,9 @@ func (e *Env) cmdStabilize(args []string) error {
 		}
 		if bound, err = parseDuration(v); err != nil {
 			return err
+		}
+		if bound > maxRun {
+			return fmt.Errorf("stabilize max=%v: at most %v", bound, maxRun)
 		}
 	}
 	net := e.network()

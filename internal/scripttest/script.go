@@ -32,7 +32,7 @@
 //	cast ID G ["text"] [count=N] [every=D]
 //	                       cast N messages ("text1".."textN" when N > 1),
 //	                       one every D (the later ones as time advances)
-//	advance D              run the simulator for D
+//	advance D              run the simulator for D (at most 10m)
 //	stabilize [max=D]      run until idle: nothing sent or received for a
 //	                       link delay, no node frozen, no timer pending; at
 //	                       most D (10s), saying so if it stops there
