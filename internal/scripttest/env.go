@@ -614,7 +614,7 @@ func (e *Env) cmdCast(args []string) error {
 	}
 	nd := e.net.Node(id)
 	if nd.Down() || nd.Frozen() {
-		return fmt.Errorf("%v is %s: it casts nothing", id, map[bool]string{true: "down", false: "frozen"}[nd.Down()])
+		return fmt.Errorf("%v is %s: it casts nothing", id, stopped(nd))
 	}
 	for i := 0; i < count; i++ {
 		t := text
@@ -627,6 +627,14 @@ func (e *Env) cmdCast(args []string) error {
 	return nil
 }
 
+// stopped says why a node that is down or frozen does nothing.
+func stopped(nd *sim.Node) string {
+	if nd.Down() {
+		return "down"
+	}
+	return "frozen"
+}
+
 // castOne casts one message, as a scheduled function of the simulator (so
 // it reschedules the stacks it touched). A node that is down or frozen when
 // the time comes casts nothing, as a stopped process would not.
@@ -636,7 +644,7 @@ func (e *Env) castOne(id event.NodeID, st *stack.Stack, g event.GroupID, text st
 			e.nSkip[id]++
 			return
 		}
-		e.event("n%d cast g%d %q skipped: %s", id, g, text, map[bool]string{true: "down", false: "frozen"}[nd.Down()])
+		e.event("n%d cast g%d %q skipped: %s", id, g, text, stopped(nd))
 		return
 	}
 	if e.seqs[g] == nil {
