@@ -227,12 +227,18 @@ func (nd *Node) Attach(st *stack.Stack) {
 // clock, which tells the network the stack may have new timers to schedule.
 // Only the node's stack should use it.
 func (nd *Node) Now() event.Time {
-	nd.clocked = true
-	if !nd.touched && nd != nd.net.cur {
-		nd.touched = true
-		nd.net.touched = append(nd.net.touched, nd)
+	n := nd.net
+	if !nd.touched && nd != n.cur {
+		nd.touch()
 	}
-	return nd.net.now
+	return n.now
+}
+
+// touch notes that the node's stack was called from outside its own event.
+func (nd *Node) touch() {
+	nd.clocked = true // stack.New reads it, always from outside
+	nd.touched = true
+	nd.net.touched = append(nd.net.touched, nd)
 }
 
 // ID is the node's id.
