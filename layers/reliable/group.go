@@ -346,7 +346,7 @@ func (l *Layer) nakUp(ev *event.Event) {
 	from := ev.Peer
 	msg := &l.nak
 	msg.G, msg.R = 0, msg.R[:0]
-	err := l.wc.decode(ev.Msg.Bytes(), msg)
+	err := l.wc.Decode(ev.Msg.Bytes(), msg)
 	ev.Msg.Release()
 	if err != nil || len(msg.R)%2 != 0 || len(msg.R) > 2*l.cfg.MaxNakRanges {
 		l.c.malformed.Inc()
@@ -469,7 +469,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 		}
 		d.E = append(d.E, uint32(id), c, m.floor)
 	}
-	body := l.wc.encode(d)
+	body := l.wc.Encode(d)
 	msg := l.Ctx.NewMessage()
 	msg.SetPayload(body)
 	msg.Prepend(1)[0] = tDigest
@@ -485,7 +485,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 	from := ev.Peer
 	d := &l.digest
 	d.G, d.V, d.U, d.H, d.E = 0, 0, false, false, d.E[:0]
-	err := l.wc.decode(ev.Msg.Bytes(), d)
+	err := l.wc.Decode(ev.Msg.Bytes(), d)
 	ev.Msg.Release()
 	if err != nil || len(d.E)%3 != 0 || len(d.E) < 3 || event.NodeID(d.E[0]) != from {
 		l.c.malformed.Inc()

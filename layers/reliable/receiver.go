@@ -287,7 +287,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 	}
 	if len(nk.R) > 0 {
 		rs.recoveredAtNak = rs.recovered
-		body := l.wc.encode(nk)
+		body := l.wc.Encode(nk)
 		msg := l.Ctx.NewMessage()
 		msg.SetPayload(body)
 		msg.Prepend(1)[0] = tNak
