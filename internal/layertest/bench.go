@@ -31,6 +31,13 @@ func (p *pipe) Multicast(_ event.GroupID, pkt []byte) {
 func (p *pipe) Subscribe(event.GroupID) error   { return nil }
 func (p *pipe) Unsubscribe(event.GroupID) error { return nil }
 
+// BenchCastDeliverSizes runs BenchCastDeliver with 64-byte and 1 KiB
+// payloads as sub-benchmarks 64B and 1KiB.
+func BenchCastDeliverSizes(b *testing.B, mk func() []stack.Entry) {
+	b.Run("64B", func(b *testing.B) { BenchCastDeliver(b, 64, mk) })
+	b.Run("1KiB", func(b *testing.B) { BenchCastDeliver(b, 1024, mk) })
+}
+
 // BenchCastDeliver measures the per-message cost of a stack built by mk: a
 // cast at node 1, through the layers and the frame, received and delivered
 // at node 2 over a direct pipe, with a clock step every 256 messages so

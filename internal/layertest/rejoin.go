@@ -139,3 +139,44 @@ func checkSuffix(seqs []uint32, from, n uint32, ordered bool) error {
 	}
 	return nil
 }
+
+// RejoinCases are the seven combinations of views and loss a layer's rejoin
+// test runs: the removal notice delivered or lost, the others seeing the
+// removal or only the re-admission, without loss and with 5% loss.
+func RejoinCases() []struct {
+	Name string
+	R    Rejoin
+} {
+	return []struct {
+		Name string
+		R    Rejoin
+	}{
+		{"notice", Rejoin{RemovalNotice: true, OthersSeeRemoval: true}},
+		{"lost-notice", Rejoin{OthersSeeRemoval: true}},
+		{"same-members", Rejoin{RemovalNotice: true}},
+		{"lost-notice-same-members", Rejoin{}},
+		{"notice-5%-loss", Rejoin{RemovalNotice: true, OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"lost-notice-5%-loss", Rejoin{OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"same-members-5%-loss", Rejoin{RemovalNotice: true, Loss: sim.Uniform{P: 0.05}}},
+	}
+}
+
+// TestRejoin runs every RejoinCases case on stacks made by mk (seed 1) and
+// checks the rejoin contract (in send order if ordered) and that none of
+// the named layers still holds buffered bytes (counter buffer_bytes) at
+// the end.
+func TestRejoin(t *testing.T, mk func() []stack.Entry, ordered bool, layers ...string) {
+	for _, tc := range RejoinCases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			res := RunRejoin(t, 1, mk, tc.R)
+			res.Check(t, ordered)
+			for _, id := range res.C.All() {
+				for _, layer := range layers {
+					if b := res.C.Counter(layer, "buffer_bytes", id); b != 0 {
+						t.Errorf("node %v: %s still holds %d bytes", id, layer, b)
+					}
+				}
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ func TestEveryMemberDeliversInSendOrder(t *testing.T) {
 		loss float64
 	}{{"5pct", 0.05}, {"20pct", 0.20}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t, sim.Config{Seed: 12, Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Loss: sim.Uniform{P: tc.loss}}, 9, fifoEntries(nil))
+			c := layertest.New(t, sim.Config{Seed: 12, Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Loss: sim.Uniform{P: tc.loss}}, 9, fifoEntries(nil))
 			views := []*event.ViewInfo{
 				{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}},
 				{Group: 2, ID: 1, Members: []event.NodeID{2, 3, 4, 5, 6, 7, 8, 9}},
@@ -81,7 +81,7 @@ func TestJoinerStartsWhereItJoined(t *testing.T) {
 	var net *sim.Network
 	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
 	loss := dropWhen{rx: map[event.NodeID]bool{5: true}, on: func() bool { return net.Now() >= from && net.Now() < to }}
-	c := newCluster(t, sim.Config{Seed: 8, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: loss}, 5, fifoEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 8, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: loss}, 5, fifoEntries(nil))
 	net = c.Net
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
 	c.Install(v1)
@@ -132,7 +132,7 @@ func TestDepartedSenderIsReleased(t *testing.T) {
 	loss := dropWhen{rx: map[event.NodeID]bool{2: true}, on: func() bool {
 		return net.Now() >= event.Time(10*time.Millisecond) && net.Now() < event.Time(11*time.Millisecond)
 	}}
-	c := newCluster(t, sim.Config{Seed: 2, Latency: time.Millisecond, Loss: loss}, 3, fifoEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 2, Latency: time.Millisecond, Loss: loss}, 3, fifoEntries(nil))
 	net = c.Net
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}}
 	c.Install(v1)
@@ -159,7 +159,7 @@ func TestDepartedSenderIsReleased(t *testing.T) {
 }
 
 func TestMalformedHeadersAreDropped(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
 	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	bad := []struct {
 		k event.Kind
@@ -184,7 +184,7 @@ func TestMalformedHeadersAreDropped(t *testing.T) {
 // every member casting, 5% loss with jitter.
 func TestBaselineShape(t *testing.T) {
 	const nodes, groups, size = 16, 8, 8
-	c := newCluster(t, sim.Config{Seed: 31, Latency: 500 * time.Microsecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, nodes, fifoEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 31, Latency: 500 * time.Microsecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, nodes, fifoEntries(nil))
 	var views []*event.ViewInfo
 	for g := 0; g < groups; g++ {
 		v := &event.ViewInfo{Group: event.GroupID(g + 1), ID: 1}
@@ -221,7 +221,7 @@ func FuzzFifoUp(f *testing.F) {
 	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9}, false)
 	f.Add([]byte{2, 'x'}, true)
 	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
-		c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
+		c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
 		c.Lax = true
 		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 		k := event.Send
@@ -239,28 +239,5 @@ func FuzzFifoUp(f *testing.F) {
 // the others, in send order, with no duplicate and nothing left held,
 // whichever views it and the others saw.
 func TestRejoinAfterRemoval(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		r    layertest.Rejoin
-	}{
-		{"notice", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true}},
-		{"lost-notice", layertest.Rejoin{OthersSeeRemoval: true}},
-		{"same-members", layertest.Rejoin{RemovalNotice: true}},
-		{"lost-notice-same-members", layertest.Rejoin{}},
-		{"notice-5%-loss", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
-		{"lost-notice-5%-loss", layertest.Rejoin{OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
-		{"same-members-5%-loss", layertest.Rejoin{RemovalNotice: true, Loss: sim.Uniform{P: 0.05}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res := layertest.RunRejoin(t, 1, fifoEntries(nil), tc.r)
-			res.Check(t, true)
-			for _, id := range res.C.All() {
-				for _, layer := range []string{"reliable", "fifo"} {
-					if b := res.C.Counter(layer, "buffer_bytes", id); b != 0 {
-						t.Errorf("node %v: %s still holds %d bytes", id, layer, b)
-					}
-				}
-			}
-		})
-	}
+	layertest.TestRejoin(t, fifoEntries(nil), true, "reliable", "fifo")
 }
