@@ -370,43 +370,42 @@ func (x *Index) Commit() *Change {
 	return c
 }
 
-// diff returns the members of b not in a and of a not in b (both sorted).
-func diff(a, b []event.NodeID) (added, removed []event.NodeID) {
+// walk merges two sorted lists, calling onlyA, onlyB or both (each may be
+// nil) for every element, in order.
+func walk(a, b []event.NodeID, onlyA, onlyB, both func(event.NodeID)) {
+	call := func(f func(event.NodeID), n event.NodeID) {
+		if f != nil {
+			f(n)
+		}
+	}
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
 		case j == len(b) || (i < len(a) && a[i] < b[j]):
-			removed = append(removed, a[i])
+			call(onlyA, a[i])
 			i++
 		case i == len(a) || b[j] < a[i]:
-			added = append(added, b[j])
+			call(onlyB, b[j])
 			j++
 		default:
+			call(both, a[i])
 			i++
 			j++
 		}
 	}
+}
+
+// diff returns the members of b not in a and of a not in b (both sorted).
+func diff(a, b []event.NodeID) (added, removed []event.NodeID) {
+	walk(a, b, func(n event.NodeID) { removed = append(removed, n) }, func(n event.NodeID) { added = append(added, n) }, nil)
 	return added, removed
 }
 
 // union merges two sorted lists without duplicates.
 func union(a, b []event.NodeID) []event.NodeID {
 	out := make([]event.NodeID, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || (i < len(a) && a[i] < b[j]):
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j] < a[i]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
+	add := func(n event.NodeID) { out = append(out, n) }
+	walk(a, b, add, add, add)
 	return out
 }
 
