@@ -70,26 +70,7 @@ func NewIndex() *Index {
 
 // Join adds n to g. It reports whether anything changed.
 func (x *Index) Join(n event.NodeID, g event.GroupID) bool {
-	nd := x.nodes[n]
-	if nd == nil {
-		nd = &node{id: n}
-		x.nodes[n] = nd
-	}
-	i, found := slices.BinarySearch(nd.groups, g)
-	if found {
-		return false
-	}
-	nd.groups = slices.Insert(nd.groups, i, g)
-	gr := x.groups[g]
-	if gr == nil {
-		gr = &group{id: g, regions: map[event.RegionID]*region{}}
-		x.groups[g] = gr
-	}
-	j, _ := slices.BinarySearch(gr.members, n)
-	gr.members = slices.Insert(gr.members, j, n)
-	x.touchGroup(gr)
-	x.move(nd)
-	return true
+	return x.JoinMany(n, []event.GroupID{g})
 }
 
 // JoinMany adds n to every group in gs and moves it to its new region once.
