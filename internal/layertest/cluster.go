@@ -6,6 +6,7 @@ package layertest
 import (
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -149,21 +150,50 @@ func CheckSeqs(seqs []uint32, n uint32, ordered bool) error {
 	if uint32(len(seqs)) != n {
 		return fmt.Errorf("delivered %d messages, want %d", len(seqs), n)
 	}
-	seen := make([]bool, n+1)
-	for i, s := range seqs {
-		if s == 0 || s > n {
-			return fmt.Errorf("delivered unknown message %d", s)
-		}
-		if seen[s] {
-			return fmt.Errorf("delivered %d twice", s)
-		}
-		seen[s] = true
-		if ordered && s != uint32(i+1) {
-			return fmt.Errorf("delivery %d is message %d: out of order", i, s)
-		}
-	}
-	return nil
+	return checkSuffix(seqs, 0, n, ordered)
 }
+
+// ThreeGroups is 9 nodes in three overlapping groups, in their first views.
+func ThreeGroups() []*event.ViewInfo {
+	return []*event.ViewInfo{
+		{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}},
+		{Group: 2, ID: 1, Members: []event.NodeID{2, 3, 4, 5, 6, 7, 8, 9}},
+		{Group: 3, ID: 1, Members: []event.NodeID{1, 3, 5, 7, 9}},
+	}
+}
+
+// CastThreeGroups installs ThreeGroups (the cluster needs 9 nodes) and
+// starts count casts by each of nodes 1, 2 and 3 to group 1 (100 bytes,
+// one a millisecond), 4 and 9 to group 2 (200 bytes, one every gap2), and
+// 5 and 7 to group 3 (50 bytes, one a millisecond). It returns the views
+// and where the casts are recorded (see CastLoop).
+func (c *Cluster) CastThreeGroups(count int, gap2 time.Duration) ([]*event.ViewInfo, map[event.GroupID]map[event.NodeID]uint32) {
+	views := ThreeGroups()
+	for _, v := range views {
+		c.Install(v)
+	}
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	for _, s := range []event.NodeID{1, 2, 3} {
+		c.CastLoop(s, 1, count, time.Millisecond, 100, sent)
+	}
+	for _, s := range []event.NodeID{4, 9} {
+		c.CastLoop(s, 2, count, gap2, 200, sent)
+	}
+	for _, s := range []event.NodeID{5, 7} {
+		c.CastLoop(s, 3, count, time.Millisecond, 50, sent)
+	}
+	return views, sent
+}
+
+// DropWhen is a loss model dropping every packet to the receivers in Rx
+// while On() says so.
+type DropWhen struct {
+	Rx map[event.NodeID]bool
+	On func() bool
+}
+
+// Drop implements sim.LossModel.
+func (d DropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return d.Rx[rx] && d.On() }
 
 // CastLoop makes sender s cast count messages of size bytes to g, one every
 // gap, retrying on back-pressure. It records what was sent in sent.

@@ -1,7 +1,6 @@
 package fifo_test
 
 import (
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -18,25 +17,8 @@ func TestEveryMemberDeliversInSendOrder(t *testing.T) {
 	}{{"5pct", 0.05}, {"20pct", 0.20}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := layertest.New(t, sim.Config{Seed: 12, Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Loss: sim.Uniform{P: tc.loss}}, 9, fifoEntries(nil))
-			views := []*event.ViewInfo{
-				{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}},
-				{Group: 2, ID: 1, Members: []event.NodeID{2, 3, 4, 5, 6, 7, 8, 9}},
-				{Group: 3, ID: 1, Members: []event.NodeID{1, 3, 5, 7, 9}},
-			}
-			for _, v := range views {
-				c.Install(v)
-			}
-			sent := map[event.GroupID]map[event.NodeID]uint32{}
 			const count = 300
-			for _, s := range []event.NodeID{1, 2, 3} {
-				c.CastLoop(s, 1, count, time.Millisecond, 100, sent)
-			}
-			for _, s := range []event.NodeID{4, 9} {
-				c.CastLoop(s, 2, count, time.Millisecond, 200, sent)
-			}
-			for _, s := range []event.NodeID{5, 7} {
-				c.CastLoop(s, 3, count, time.Millisecond, 50, sent)
-			}
+			views, sent := c.CastThreeGroups(count, time.Millisecond)
 			lastSend := event.Time(count * time.Millisecond)
 			c.Net.Run(5 * time.Second)
 			c.CheckExactlyOnce(views, sent, true)
@@ -66,21 +48,13 @@ func TestEveryMemberDeliversInSendOrder(t *testing.T) {
 	}
 }
 
-// dropWhen drops every packet to the listed receivers while on() says so.
-type dropWhen struct {
-	rx map[event.NodeID]bool
-	on func() bool
-}
-
-func (d dropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return d.rx[rx] && d.on() }
-
 // A joiner delivers, in order, exactly what each sender cast from its
 // joining on, including when it first hears from a sender in a later view
 // (it then asks the sender where its stream starts).
 func TestJoinerStartsWhereItJoined(t *testing.T) {
 	var net *sim.Network
 	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
-	loss := dropWhen{rx: map[event.NodeID]bool{5: true}, on: func() bool { return net.Now() >= from && net.Now() < to }}
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{5: true}, On: func() bool { return net.Now() >= from && net.Now() < to }}
 	c := layertest.New(t, sim.Config{Seed: 8, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: loss}, 5, fifoEntries(nil))
 	net = c.Net
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
@@ -129,7 +103,7 @@ func TestJoinerStartsWhereItJoined(t *testing.T) {
 // gap: the receiver releases them.
 func TestDepartedSenderIsReleased(t *testing.T) {
 	var net *sim.Network
-	loss := dropWhen{rx: map[event.NodeID]bool{2: true}, on: func() bool {
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool {
 		return net.Now() >= event.Time(10*time.Millisecond) && net.Now() < event.Time(11*time.Millisecond)
 	}}
 	c := layertest.New(t, sim.Config{Seed: 2, Latency: time.Millisecond, Loss: loss}, 3, fifoEntries(nil))

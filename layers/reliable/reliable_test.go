@@ -1,7 +1,6 @@
 package reliable_test
 
 import (
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -11,34 +10,12 @@ import (
 	"github.com/layercast/layercast/transport/sim"
 )
 
-// threeGroups is 9 nodes in three overlapping groups.
-func threeGroups() []*event.ViewInfo {
-	return []*event.ViewInfo{
-		{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}},
-		{Group: 2, ID: 1, Members: []event.NodeID{2, 3, 4, 5, 6, 7, 8, 9}},
-		{Group: 3, ID: 1, Members: []event.NodeID{1, 3, 5, 7, 9}},
-	}
-}
-
 func TestEveryMemberDeliversEveryMessageOnce(t *testing.T) {
 	for _, loss := range []float64{0.05, 0.20} {
 		t.Run(fmtLoss(loss), func(t *testing.T) {
 			c := layertest.New(t, sim.Config{Seed: 11, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: loss}}, 9, relEntries(nil))
-			views := threeGroups()
-			for _, v := range views {
-				c.Install(v)
-			}
-			sent := map[event.GroupID]map[event.NodeID]uint32{}
 			const count = 300
-			for _, s := range []event.NodeID{1, 2, 3} {
-				c.CastLoop(s, 1, count, time.Millisecond, 100, sent)
-			}
-			for _, s := range []event.NodeID{4, 9} {
-				c.CastLoop(s, 2, count, 2*time.Millisecond, 200, sent)
-			}
-			for _, s := range []event.NodeID{5, 7} {
-				c.CastLoop(s, 3, count, time.Millisecond, 50, sent)
-			}
+			views, sent := c.CastThreeGroups(count, 2*time.Millisecond)
 			lastSend := event.Time(2 * count * time.Millisecond)
 			c.Net.Run(5 * time.Second)
 			c.CheckExactlyOnce(views, sent, false)
@@ -69,18 +46,10 @@ func fmtLoss(p float64) string {
 	return time.Duration(p * 100).String()[:len(time.Duration(p*100).String())-2] + "pct"
 }
 
-// dropWhen drops every packet to the listed receivers while on() says so.
-type dropWhen struct {
-	rx map[event.NodeID]bool
-	on func() bool
-}
-
-func (d dropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return d.rx[rx] && d.on() }
-
 func TestTailLossIsRecovered(t *testing.T) {
 	var net *sim.Network
 	last := event.Time(50 * time.Millisecond)
-	loss := dropWhen{rx: map[event.NodeID]bool{3: true, 4: true}, on: func() bool {
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{3: true, 4: true}, On: func() bool {
 		return net.Now() >= last && net.Now() < last+event.Time(time.Millisecond)
 	}}
 	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 4, relEntries(nil))
@@ -279,7 +248,7 @@ func TestPointToPointSendsAreReliable(t *testing.T) {
 func TestSameSeedSameRun(t *testing.T) {
 	run := func() (int64, int64) {
 		c := layertest.New(t, sim.Config{Seed: 77, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 9, relEntries(nil))
-		for _, v := range threeGroups() {
+		for _, v := range layertest.ThreeGroups() {
 			c.Install(v)
 		}
 		sent := map[event.GroupID]map[event.NodeID]uint32{}
@@ -303,7 +272,7 @@ var _ stack.Layer // keep the import used if tests change
 func TestJoinerLearnsFloorFromDigest(t *testing.T) {
 	var net *sim.Network
 	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
-	loss := dropWhen{rx: map[event.NodeID]bool{5: true}, on: func() bool { return net.Now() >= from && net.Now() < to }}
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{5: true}, On: func() bool { return net.Now() >= from && net.Now() < to }}
 	c := layertest.New(t, sim.Config{Seed: 8, Latency: time.Millisecond, Loss: loss}, 5, relEntries(nil))
 	net = c.Net
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
