@@ -14,11 +14,15 @@ type NodeID uint32
 const NoNode NodeID = 0
 
 // String prints a node as n<id>.
-func (n NodeID) String() string {
-	if n == NoNode {
-		return "n-"
+func (n NodeID) String() string { return idString('n', uint32(n)) }
+
+// idString prints an id as its prefix and number, or the prefix and "-"
+// for the zero id.
+func idString(prefix byte, id uint32) string {
+	if id == 0 {
+		return string(prefix) + "-"
 	}
-	return "n" + strconv.FormatUint(uint64(n), 10)
+	return string(prefix) + strconv.FormatUint(uint64(id), 10)
 }
 
 // GroupID names a multicast group. Every data event carries its group, because
@@ -30,12 +34,7 @@ type GroupID uint32
 const NoGroup GroupID = 0
 
 // String prints a group as g<id>.
-func (g GroupID) String() string {
-	if g == NoGroup {
-		return "g-"
-	}
-	return "g" + strconv.FormatUint(uint64(g), 10)
-}
+func (g GroupID) String() string { return idString('g', uint32(g)) }
 
 // MaxGroupName is the longest group name GroupByName accepts.
 const MaxGroupName = 200

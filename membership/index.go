@@ -453,14 +453,20 @@ func (x *Index) Neighbourhood(n event.NodeID) *event.Neighbourhood {
 			nb.Views[g] = v
 		}
 	}
+	x.fillRegions(nb)
+	return nb
+}
+
+// fillRegions completes a neighbourhood whose Groups and Views are set:
+// its local regions, and the committed regions overlapping its groups.
+func (x *Index) fillRegions(nb *event.Neighbourhood) {
 	nb.Local = LocalRegions(nb.Groups, nb.Views)
-	rs, own := x.RegionsOf(n)
+	rs, own := x.RegionsOf(nb.Self)
 	nb.Regions = make([]event.RegionView, len(rs))
 	for i, r := range rs {
 		nb.Regions[i] = *r
 	}
 	nb.Own = own
-	return nb
 }
 
 // Update is what one node must hear after a Commit: only what concerns it.
@@ -571,13 +577,7 @@ func Static(views map[event.GroupID]*event.ViewInfo) map[event.NodeID]*event.Nei
 		for _, g := range byNode[n] {
 			nb.Views[g] = views[g]
 		}
-		nb.Local = LocalRegions(nb.Groups, nb.Views)
-		rs, own := x.RegionsOf(n)
-		nb.Regions = make([]event.RegionView, len(rs))
-		for i, r := range rs {
-			nb.Regions[i] = *r
-		}
-		nb.Own = own
+		x.fillRegions(nb)
 		out[n] = nb
 	}
 	return out
