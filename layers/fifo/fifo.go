@@ -538,15 +538,10 @@ func (l *Layer) askFloor(g *group, to event.NodeID, since uint32) {
 // floorReqUp answers a member asking where our stream starts for it; a
 // request for a view we have not installed yet waits for it.
 func (l *Layer) floorReqUp(ev *event.Event) {
-	b := ev.Msg.Bytes()
-	if len(b) != floorReqSize {
-		l.bad(ev, fmt.Errorf("%w: floor request of %d bytes", errHeader, len(b)))
+	g, since, _, ok := l.floorFields(ev, floorReqSize, "floor request")
+	if !ok {
 		return
 	}
-	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
-	since := binary.BigEndian.Uint32(b[5:])
-	ev.Msg.Release()
-	g := l.groups[gid]
 	if g == nil || g.view == nil {
 		l.nonMember.Inc()
 		return
@@ -581,18 +576,30 @@ func (l *Layer) answerFloor(g *group, to event.NodeID, since uint32) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
+// floorFields decodes a floor request or answer (what, size bytes): the
+// group's state (nil if unknown), the view tag it is about and, in an
+// answer, the floor. It releases the message; false if it was malformed.
+func (l *Layer) floorFields(ev *event.Event, size int, what string) (g *group, since, f uint32, ok bool) {
+	b := ev.Msg.Bytes()
+	if len(b) != size {
+		l.bad(ev, fmt.Errorf("%w: %s of %d bytes", errHeader, what, len(b)))
+		return nil, 0, 0, false
+	}
+	g, since = l.groups[event.GroupID(binary.BigEndian.Uint32(b[1:]))], binary.BigEndian.Uint32(b[5:])
+	if size >= floorSize {
+		f = binary.BigEndian.Uint32(b[9:])
+	}
+	ev.Msg.Release()
+	return g, since, f, true
+}
+
 // floorUp places a stream we were holding messages of.
 func (l *Layer) floorUp(ev *event.Event) {
-	b := ev.Msg.Bytes()
-	if len(b) != floorSize {
-		l.bad(ev, fmt.Errorf("%w: floor answer of %d bytes", errHeader, len(b)))
+	from := ev.Peer
+	g, since, f, ok := l.floorFields(ev, floorSize, "floor answer")
+	if !ok {
 		return
 	}
-	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
-	since, f := binary.BigEndian.Uint32(b[5:]), binary.BigEndian.Uint32(b[9:])
-	from := ev.Peer
-	ev.Msg.Release()
-	g := l.groups[gid]
 	if g == nil || f == 0 {
 		return
 	}
