@@ -95,3 +95,69 @@ func TestNoAllocs(t *testing.T) {
 		t.Fatalf("%v allocations", a)
 	}
 }
+
+// TestSlotsAgainstMap drives a reorder buffer as fifo does (deliver the
+// next number, hold what comes early, give up a gap by skipping to the
+// first held) and checks every read against a map.
+func TestSlotsAgainstMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := Slots[int]{Max: 100}
+	held := map[int]int{} // offset from next -> value
+	for step := 1; step < 20000; step++ {
+		off := rng.IntN(120)
+		ok := s.Put(off, step)
+		_, taken := held[off]
+		if want := off < 100 && !taken; ok != want {
+			t.Fatalf("step %d: Put(%d) = %v, want %v", step, off, ok, want)
+		}
+		if ok {
+			held[off] = step
+		}
+		switch rng.IntN(3) {
+		case 0: // advance one
+			v := s.Advance()
+			if v != held[0] {
+				t.Fatalf("step %d: Advance = %d, want %d", step, v, held[0])
+			}
+			held = shift(held, 1)
+		case 1: // skip to the first held
+			k := s.FirstHeld()
+			want := -1
+			for o := range held {
+				if want < 0 || o < want {
+					want = o
+				}
+			}
+			if k != want {
+				t.Fatalf("step %d: FirstHeld = %d, want %d", step, k, want)
+			}
+			if k > 0 {
+				s.Skip(k)
+				held = shift(held, k)
+			}
+		}
+		if s.Len() != len(held) {
+			t.Fatalf("step %d: Len %d, want %d", step, s.Len(), len(held))
+		}
+		for o := 0; o < 110; o++ {
+			if s.Get(o) != held[o] {
+				t.Fatalf("step %d: Get(%d) = %d, want %d", step, o, s.Get(o), held[o])
+			}
+		}
+	}
+	var got []int
+	s.Clear(func(v int) { got = append(got, v) })
+	if len(got) != len(held) || s.Len() != 0 || s.FirstHeld() != -1 {
+		t.Fatalf("Clear handed %d of %d, left %d", len(got), len(held), s.Len())
+	}
+}
+
+func shift(m map[int]int, k int) map[int]int {
+	out := map[int]int{}
+	for o, v := range m {
+		if o >= k {
+			out[o-k] = v
+		}
+	}
+	return out
+}
