@@ -14,15 +14,7 @@ func TestEveryMemberDeliversEveryMessageOnce(t *testing.T) {
 	for _, loss := range []float64{0.05, 0.20} {
 		t.Run(fmtLoss(loss), func(t *testing.T) {
 			c := layertest.New(t, sim.Config{Seed: 11, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: loss}}, 9, relEntries(nil))
-			const count = 300
-			views, sent := c.CastThreeGroups(count, 2*time.Millisecond)
-			lastSend := event.Time(2 * count * time.Millisecond)
-			c.Net.Run(5 * time.Second)
-			c.CheckExactlyOnce(views, sent, false)
-			// recovery bound after the last send: a few NAK rounds
-			if bound := lastSend + event.Time(time.Second); c.LastDel > bound {
-				t.Errorf("last delivery at %v, want by %v", c.LastDel, bound)
-			}
+			c.RunThreeGroups(300, 2*time.Millisecond, false)
 			all := c.All()
 			if d := c.Counter("reliable", "loss_discovered", all...); d == 0 {
 				t.Errorf("loss_discovered = 0 at %v loss", loss)
