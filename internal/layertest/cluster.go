@@ -200,6 +200,40 @@ func (c *Cluster) RunThreeGroups(count int, gap2 time.Duration, ordered bool) {
 	}
 }
 
+// JoinerMissesAView is the joiner scenario fifo's and reliable's tests
+// share: 5 nodes (seed 8, 1 ms latency, the given jitter) where node 5
+// hears nothing from 100 ms to 160 ms. Nodes 1-4 are in view 1 of group
+// 1 and each caster casts messages 1..20 (64 bytes, 1 ms apart); at
+// 100 ms node 5 joins (view 2) and node 1 casts 21..40, all lost at node
+// 5, which the scenario checks at 150 ms; then view 3 {1, 2, 3, 5} is
+// installed at its members. It returns the cluster and what was sent; the
+// test goes on from there.
+func JoinerMissesAView(t *testing.T, jitter time.Duration, mk func() []stack.Entry, casters ...event.NodeID) (*Cluster, map[event.GroupID]map[event.NodeID]uint32) {
+	t.Helper()
+	var net *sim.Network
+	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
+	loss := DropWhen{Rx: map[event.NodeID]bool{5: true}, On: func() bool { return net.Now() >= from && net.Now() < to }}
+	c := New(t, sim.Config{Seed: 8, Latency: time.Millisecond, Jitter: jitter, Loss: loss}, 5, mk)
+	net = c.Net
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}})
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	for _, s := range casters {
+		c.CastLoop(s, 1, 20, time.Millisecond, 64, sent)
+	}
+	c.Net.RunUntil(from)
+	c.Install(&event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}})
+	c.CastLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40: all lost at node 5
+	c.Net.RunUntil(to - event.Time(10*time.Millisecond))
+	if n := len(c.Got[5][1][1]); n != 0 {
+		t.Fatalf("joiner delivered %d of sender 1's view-2 messages, want 0 (all lost)", n)
+	}
+	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
+	for _, id := range v3.Members {
+		c.Stacks[id].InstallView(v3)
+	}
+	return c, sent
+}
+
 // DropWhen is a loss model dropping every packet to the receivers in Rx
 // while On() says so.
 type DropWhen struct {

@@ -45,28 +45,7 @@ func TestEveryMemberDeliversInSendOrder(t *testing.T) {
 // joining on, including when it first hears from a sender in a later view
 // (it then asks the sender where its stream starts).
 func TestJoinerStartsWhereItJoined(t *testing.T) {
-	var net *sim.Network
-	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
-	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{5: true}, On: func() bool { return net.Now() >= from && net.Now() < to }}
-	c := layertest.New(t, sim.Config{Seed: 8, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: loss}, 5, fifoEntries(nil))
-	net = c.Net
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.Install(v1)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 20, time.Millisecond, 64, sent)
-	c.CastLoop(2, 1, 20, time.Millisecond, 64, sent)
-	c.Net.RunUntil(from)
-	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}}
-	c.Install(v2)
-	c.CastLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40: all lost at node 5
-	c.Net.RunUntil(to - event.Time(10*time.Millisecond))
-	if n := len(c.Got[5][1][1]); n != 0 {
-		t.Fatalf("joiner delivered %d of sender 1's view-2 messages, want 0 (all lost)", n)
-	}
-	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
-	for _, id := range v3.Members {
-		c.Stacks[id].InstallView(v3)
-	}
+	c, sent := layertest.JoinerMissesAView(t, time.Millisecond, fifoEntries(nil), 1, 2)
 	// 41..100, tagged view 3, slowly: some reach fifo at node 5 before
 	// reliable has recovered 21..40, so fifo must ask where 1's stream starts
 	c.CastLoop(1, 1, 100, 5*time.Millisecond, 64, sent)

@@ -262,27 +262,7 @@ var _ stack.Layer // keep the import used if tests change
 // first hears from it in a later view, learns where the sender's stream
 // starts for it from the sender's digest and recovers the rest by NAK.
 func TestJoinerLearnsFloorFromDigest(t *testing.T) {
-	var net *sim.Network
-	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
-	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{5: true}, On: func() bool { return net.Now() >= from && net.Now() < to }}
-	c := layertest.New(t, sim.Config{Seed: 8, Latency: time.Millisecond, Loss: loss}, 5, relEntries(nil))
-	net = c.Net
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.Install(v1)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 20, time.Millisecond, 64, sent)
-	c.Net.RunUntil(from)
-	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}}
-	c.Install(v2)
-	c.CastLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40, all lost at node 5
-	c.Net.RunUntil(to - event.Time(10*time.Millisecond))
-	if n := len(c.Got[5][1][1]); n != 0 {
-		t.Fatalf("joiner delivered %d messages of view 2, want 0 (all lost)", n)
-	}
-	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
-	for _, id := range v3.Members {
-		c.Stacks[id].InstallView(v3)
-	}
+	c, sent := layertest.JoinerMissesAView(t, 0, relEntries(nil), 1)
 	c.CastLoop(1, 1, 60, time.Millisecond, 64, sent) // 41..60, tagged view 3
 	c.Net.Run(2 * time.Second)
 	if err := layertest.CheckSeqs(shift(c.Got[5][1][1], 20), 40, false); err != nil {
