@@ -296,3 +296,34 @@ func TestProbeP2PHeldBoundsTheBuffers(t *testing.T) {
 	}
 	runtime.KeepAlive(p)
 }
+
+// Issue 8 item 5 (the flood probe): our own casts kept for retransmission
+// do not pin pooled buffers many times their size. After a flood of large
+// packets the pool is full of 16 KB buffers, and 300 casts of 64 bytes kept
+// 4.8 MB alive under the 4 MB max_buffer that counts 25 KB of them.
+func TestProbeOwnCastsNotPinned(t *testing.T) {
+	p := newProbe(t, 0, nil) // node 2 is cut off: nothing becomes stable
+	before := liveHeap()
+	big := make([]*event.Message, 300)
+	for i := range big {
+		big[i] = event.DefaultPool.FromBytes(make([]byte, 16<<10))
+	}
+	for _, m := range big {
+		m.Release()
+	}
+	for i := 1; i <= 300; i++ {
+		if err := p.c.Stacks[1].Cast(1, layertest.Payload(uint32(i), 64)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.c.Net.Run(10 * time.Millisecond)
+	held := liveHeap() - before
+	if b := p.counter("buffer_bytes"); b < 300*64 {
+		t.Fatalf("buffer holds %d bytes: the casts were not kept", b)
+	}
+	// a fresh pooled buffer (1.6 KB) each at most, and the ring
+	if max := int64(300*2048 + 64<<10); held > max {
+		t.Errorf("300 casts of 64 bytes kept: %d bytes live, want at most %d", held, max)
+	}
+	runtime.KeepAlive(p)
+}
