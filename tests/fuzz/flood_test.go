@@ -105,6 +105,7 @@ func forge(rng *rand.Rand, templates [][]byte) []byte {
 	}
 	if rng.IntN(2) == 0 {
 		n := rng.IntN(maxForged - len(pkt) + 1)
+		pkt = slices.Grow(pkt, n) // once: growing byte by byte was half the probe's time
 		for i := 0; i < n; i++ {
 			pkt = append(pkt, byte(i))
 		}
