@@ -409,7 +409,7 @@ func (l *Layer) hold(k id, msg *event.Message, data []byte) {
 	} else {
 		h = &heldPkt{}
 	}
-	if cap(data) > max(len(data), pooledRoom) {
+	if cap(data) > max(len(data), pooledRoom)+headerRoom {
 		// a pooled buffer keeps the capacity of the largest packet it
 		// ever carried: after a flood of large forged packets, small
 		// held packets each pinned 16 KB while counting their few
@@ -431,13 +431,14 @@ func (l *Layer) hold(k id, msg *event.Message, data []byte) {
 // What a held data packet counts against max_held_bytes: its length, at
 // least pooledRoom (the payload room of a fresh pooled buffer, which a
 // small packet occupies whole), plus heldOverhead (the headroom and
-// headers in front of it, the Message, and its entries in held and
-// heldQ). The charge depends only on the length, so what a run keeps is
+// headers in front of it, up to headerRoom of spare room behind it, the
+// Message, and its entries in held and heldQ). The charge depends only on the length, so what a run keeps is
 // the same for a seed whatever buffers the pool recycled; hold copies a
 // packet out of a buffer larger than that.
 const (
 	pooledRoom   = 1500
-	heldOverhead = event.Headroom + 256
+	headerRoom   = 128 // headers prepended into the headroom, or consumed
+	heldOverhead = event.Headroom + headerRoom + 448
 )
 
 func heldCharge(data []byte) int64 { return int64(max(len(data), pooledRoom)) + heldOverhead }

@@ -252,13 +252,15 @@ func (l *Layer) p2pUp(ev *event.Event) {
 
 // What an early point-to-point message counts against p2p_max_held: its
 // length, at least pooledRoom (the payload room of a fresh pooled buffer,
-// which a small message occupies whole), plus msgOverhead (the headroom
-// and consumed headers in front, and the Message). The charge depends only
+// which a small message occupies whole), plus msgOverhead (the headroom,
+// up to headerRoom of headers or spare room behind the payload, and the
+// Message). The charge depends only
 // on the length, so what a run holds is the same for a seed whatever
 // buffers the pool recycled; tighten makes it true of the memory.
 const (
 	pooledRoom  = 1500
-	msgOverhead = event.Headroom + 128
+	headerRoom  = 128 // headers prepended into the headroom, or consumed
+	msgOverhead = event.Headroom + headerRoom + 192
 )
 
 func charge(m *event.Message) int64 { return int64(max(m.Len(), pooledRoom)) + msgOverhead }
@@ -270,7 +272,7 @@ func charge(m *event.Message) int64 { return int64(max(m.Len(), pooledRoom)) + m
 // counting their few bytes (tests/fuzz's flood probe). Only held messages
 // in oversized buffers pay the copy.
 func tighten(m *event.Message) *event.Message {
-	if cap(m.Bytes()) <= max(m.Len(), pooledRoom) {
+	if cap(m.Bytes()) <= max(m.Len(), pooledRoom)+headerRoom {
 		return m
 	}
 	c := new(event.Message) // not pooled: freed with its last reference
