@@ -80,7 +80,7 @@ func init() {
 			"below fills the gap; a joining member starts each sender's stream where the sender stood when it joined.",
 		Params: []compose.Param{
 			{Name: "max_reorder", Type: compose.Int, Default: "4096", Doc: "messages held per sender while waiting for an earlier one", Min: 1, Max: 1 << 24},
-			{Name: "max_reorder_bytes", Type: compose.Size, Default: "4MB", Doc: "bytes held per sender while waiting for an earlier one (a lone larger message is still held). " +
+			{Name: "max_reorder_bytes", Type: compose.Size, Default: "4MB", Doc: "bytes held per sender while waiting for an earlier one, each message counted with its buffer (at least 1.5 KB and headers; a lone larger message is still held). " +
 				"On overflow of either bound the missing messages at the head of the stream are given up and reported lost (counters overflow, skipped; " +
 				"late counts those that arrive afterwards) and the held ones delivered in order: the stream never waits for a message it dropped", Min: 1, Max: 1 << 40},
 		},
@@ -305,17 +305,50 @@ func (l *Layer) dropGroup(g *group) {
 // release drops a departed sender's held messages.
 func (l *Layer) release(s *sender) {
 	s.ring.Clear(func(m *event.Message) {
-		l.hold(-int64(m.Len()))
+		l.hold(-charge(m))
 		m.Release()
 		l.dropped.Inc()
 	})
 	for _, m := range s.early {
-		l.hold(-int64(m.Len()))
+		l.hold(-charge(m))
 		m.Release()
 		l.dropped.Inc()
 	}
 	s.early = nil
 	s.bytes = 0
+}
+
+// What a held message counts against max_reorder_bytes: its length, at
+// least pooledRoom (the payload room of a fresh pooled buffer, which a
+// small message occupies whole), plus msgOverhead (the headroom, up to
+// headerRoom of headers or spare room behind the payload, and the
+// Message). The charge depends only on
+// the length, so what a run holds and gives up is the same for a seed
+// whatever buffers the pool recycled; tighten makes it true of the memory.
+const (
+	pooledRoom  = 1500
+	headerRoom  = 128 // headers prepended into the headroom, or consumed
+	msgOverhead = event.Headroom + headerRoom + 192
+)
+
+func charge(m *event.Message) int64 { return int64(max(m.Len(), pooledRoom)) + msgOverhead }
+
+// tighten returns m, or, if m's buffer is larger than its charge says, a
+// copy of it in a buffer of its own size (m is released). A pooled buffer
+// keeps the capacity of the largest packet it ever carried: after a flood
+// of large forged packets, small held messages each pinned 16 KB while
+// counting their few bytes (tests/fuzz's flood probe). Only messages that
+// are held pay the copy, and only those in oversized buffers.
+func tighten(m *event.Message) *event.Message {
+	if cap(m.Bytes()) <= max(m.Len(), pooledRoom)+headerRoom {
+		return m
+	}
+	c := new(event.Message) // not pooled: freed with its last reference
+	c.Retain()
+	c.SetPayload(m.Bytes())
+	c.Recovery, c.Stamp = m.Recovery, m.Stamp
+	m.Release()
+	return c
 }
 
 func (l *Layer) hold(d int64) {
@@ -368,10 +401,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	_, _ = m.Consume(headerSize)
 	if !s.known {
-		if len(s.early) < l.maxReorder && (len(s.early) == 0 || s.bytes+int64(m.Len()) <= l.maxReorderBytes) {
+		if len(s.early) < l.maxReorder && (len(s.early) == 0 || s.bytes+charge(m) <= l.maxReorderBytes) {
+			m.Restore(headerSize) // earlySeq reads it again
+			m = tighten(m)
+			_, _ = m.Consume(headerSize)
 			s.early = append(s.early, m)
-			s.bytes += int64(m.Len())
-			l.hold(int64(m.Len()))
+			s.bytes += charge(m)
+			l.hold(charge(m))
 			return
 		}
 		// no room to wait for the floor any longer: start the stream at
@@ -406,8 +442,8 @@ func (l *Layer) place(g *group, from event.NodeID, s *sender, next uint32) {
 	early := s.early
 	s.early = nil
 	for _, m := range early {
-		s.bytes -= int64(m.Len())
-		l.hold(-int64(m.Len()))
+		s.bytes -= charge(m)
+		l.hold(-charge(m))
 	}
 	for _, m := range early {
 		l.accept(g, from, s, earlySeq(m), m)
@@ -429,7 +465,7 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 		return
 	}
 	if seq != s.next {
-		l.makeRoom(g, from, s, seq, int64(m.Len()))
+		l.makeRoom(g, from, s, seq, charge(m))
 	}
 	if seq == s.next {
 		l.deliver(g, from, m)
@@ -440,13 +476,14 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 		}
 		return
 	}
+	m = tighten(m)
 	if !s.ring.Put(int(seq-s.next), m) { // makeRoom keeps seq within max_reorder: a duplicate
 		m.Release()
 		return
 	}
-	s.bytes += int64(m.Len())
+	s.bytes += charge(m)
 	l.reordered.Inc()
-	l.hold(int64(m.Len()))
+	l.hold(charge(m))
 }
 
 // drain delivers the held messages that follow next without a gap.
@@ -454,8 +491,8 @@ func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
 	for s.ring.Len() > 0 && s.ring.Get(0) != nil {
 		d := s.ring.Advance()
 		s.next++
-		s.bytes -= int64(d.Len())
-		l.hold(-int64(d.Len()))
+		s.bytes -= charge(d)
+		l.hold(-charge(d))
 		l.deliver(g, from, d)
 	}
 }

@@ -163,7 +163,15 @@ func (l *Layer) dataUp(ev *event.Event) {
 
 // announce records that the stream has messages up to seq; any not yet
 // seen are lost (discovered now) and will be NAKed after nak_delay.
+//
+// What is believed is bounded by the window: a forged or corrupt number
+// far ahead (up to 2^31) made a receiver count billions of losses; beyond
+// the window nothing is NAKed anyway, and what lies there is announced
+// again as next moves (by the sender's data and digests).
 func (l *Layer) announce(rs *recvState, seq uint32) {
+	if lim := rs.next + uint32(l.cfg.Window) - 1; seq > lim {
+		seq = lim
+	}
 	if seq <= rs.highest {
 		return
 	}
