@@ -914,8 +914,21 @@ func (c *Collector) finishDrops(rep *Report, dropMissing int64) {
 		p := round3(100 * float64(l.Recovered) / float64(l.Dropped))
 		l.RecoveredPct = &p
 		o := l.DropOutcome
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d data packets dropped (per receiver): %d recovered, %d never delivered though owed, %d never delivered and not owed (receiver out of the view, or a node crashed), %d further drops of a message the receiver had already lost or delivered (counted as drops, recovered once), %d not tied to one message (coded repairs, packets counted but not read)",
-			l.Dropped, o.Recovered, o.Missing, o.NotOwed, o.Again, o.Untied))
+		parts := []string{fmt.Sprintf("%d recovered", o.Recovered)}
+		for _, p := range []struct {
+			n    int64
+			what string
+		}{
+			{o.Missing, "never delivered though owed"},
+			{o.NotOwed, "never delivered and not owed (receiver out of the sender's view, or one of them crashed)"},
+			{o.Again, "further drops of a message the receiver had already lost or delivered (each a drop, the message recovered once)"},
+			{o.Untied, "not tied to one message (coded repairs, drops the network counts but cannot read)"},
+		} {
+			if p.n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+			}
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d data packets dropped (per receiver): %s", l.Dropped, strings.Join(parts, ", ")))
 	}
 	if l.RecoveredWithoutDrop > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries a layer marked recovered had no recorded drop of that message to that receiver (the packet was late, or its drop was not tied to a message): not counted as recovered", l.RecoveredWithoutDrop))
