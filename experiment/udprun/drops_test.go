@@ -15,8 +15,8 @@ import (
 // deliveries of those messages recoveries; the kernel's drops (SO_RXQ_OVFL)
 // count as dropped_by.kernel, tied to no message; a delivery a layer marked
 // recovered with no drop recorded is not counted as recovered. Before the
-// fix kernel drops were only in dropped_overflow, not in dropped, and every
-// marked delivery was a recovery: recovered 3 > dropped 2.
+// fix the kernel's drops were not told apart from the others, and every
+// marked delivery was a recovery (3 here, 2 of them with no drop).
 func TestAggregateDrops(t *testing.T) {
 	sc := experiment.Default()
 	sc.Nodes, sc.GroupsPerNode, sc.GroupSize, sc.Senders = 3, 1, 3, 1
