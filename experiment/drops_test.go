@@ -178,6 +178,9 @@ func TestDropsZeroBase(t *testing.T) {
 	if strings.Contains(b.String(), "%)") {
 		t.Errorf("a percentage of a zero base in:\n%s", b.String())
 	}
+	if !regexp.MustCompile(`recovery latency mean / p99 \(ms\) +- / -\n`).MatchString(b.String()) {
+		t.Errorf("a recovery latency of no recoveries in:\n%s", b.String())
+	}
 }
 
 // TestDropsTiedToMessages feeds drops by hand: a retransmission dropped

@@ -100,10 +100,17 @@ func rows(reps []*Report) []row {
 		rs = append(rs, row{"  recovered by " + m, func(r *Report) string { return i64(r.Loss.RecoveredBy[m]) }})
 	}
 	rs = append(rs,
+		// A mean of no recoveries is not a figure either.
 		row{"loss discovery mean / p99 (ms)", func(r *Report) string {
+			if r.Loss.Recovered == 0 {
+				return pair("-", "-")
+			}
 			return pair(f3(r.Loss.DiscoveryLatencyMs.Mean), f3(r.Loss.DiscoveryLatencyMs.P99))
 		}},
 		row{"recovery latency mean / p99 (ms)", func(r *Report) string {
+			if r.Loss.Recovered == 0 {
+				return pair("-", "-")
+			}
 			return pair(f3(r.Loss.RecoveryLatencyMs.Mean), f3(r.Loss.RecoveryLatencyMs.P99))
 		}},
 		row{"control packets per message", func(r *Report) string { return f3(r.Overhead.ControlPacketsPerMsg) }},
