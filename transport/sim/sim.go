@@ -101,6 +101,7 @@ type Network struct {
 	stats Stats
 	pool  bufPool
 	trace func(TraceEvent)
+	drop  DropHook
 
 	fns     []func() // scheduled functions, by simEvent.arg
 	freeFns []int
