@@ -82,6 +82,18 @@ type LayerInfo struct {
 	// properties this layer introduces beyond compose's own (a layer may
 	// declare a new property without editing compose).
 	Properties map[Property]string
+	// Counters documents the counters the layer keeps, in display order
+	// (`stacktool layers` prints them; a report finds the acknowledgement
+	// and buffer counters by their roles).
+	Counters []CounterDoc
+	// Summarize, if set, turns the layer's counters at the end of a run into
+	// ratios and notes for the report. It must be deterministic (no clock,
+	// no dependence on map order). Only the layer's own package reads its
+	// counter names.
+	Summarize func(c Counters) Summary
+	// Service, if set, says which service node a member running this layer
+	// with these parameters needs (a run harness starts it).
+	Service func(p Params) (ServiceNeed, error)
 }
 
 var (

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
@@ -677,8 +678,9 @@ func (c *Collector) Finish(o Outcome) *Report {
 		RecoveryLatencyMs:  MeanP99{Mean: ms(c.rec.mean()), P99: ms(float64(c.rec.quantile(0.99)))},
 	}
 
-	// Counters.
-	var acks int64
+	// Counters. Acknowledgements and buffer peaks are found by the role
+	// each layer's registration gives its counters, never by name.
+	acks := map[string]int64{}
 	for _, nc := range o.Nodes {
 		rep.Net.PacketsSent += nc.Net.PacketsSent
 		rep.Net.BytesSent += nc.Net.BytesSent
@@ -693,12 +695,18 @@ func (c *Collector) Finish(o Outcome) *Report {
 				m = map[string]int64{}
 				rep.Layers[l.Layer] = m
 			}
+			info, _ := compose.Lookup(l.Layer)
 			for i, name := range l.Names {
 				m[name] += l.Values[i]
-				switch name {
-				case "acks_sent":
-					acks += l.Values[i]
-				case "peak_buffer_bytes":
+				var d *compose.CounterDoc
+				if info != nil {
+					d = info.Counter(name)
+				}
+				switch {
+				case d == nil:
+				case d.Role == compose.AckRole:
+					acks[l.Layer] += l.Values[i]
+				case d.Role == compose.BufferPeakRole:
 					peak += l.Values[i]
 				}
 			}
@@ -710,10 +718,19 @@ func (c *Collector) Finish(o Outcome) *Report {
 		rep.Overhead = Overhead{
 			ControlPacketsPerMsg: round3(float64(rep.Net.ControlPacketsSent) / n),
 			ControlBytesPerMsg:   round3(float64(rep.Net.ControlBytesSent) / n),
-			AcksPerMsg:           round3(float64(acks) / n),
 		}
+		var all int64
+		for l, a := range acks {
+			all += a
+			if rep.Overhead.AcksPerMsgBy == nil {
+				rep.Overhead.AcksPerMsgBy = map[string]float64{}
+			}
+			rep.Overhead.AcksPerMsgBy[l] = round3(float64(a) / n)
+		}
+		rep.Overhead.AcksPerMsg = round3(float64(all) / n)
 	}
 	rep.Notes = append(rep.Notes, o.Notes...)
+	summarizeLayers(rep, o.Nodes, c.messagesSent)
 	for _, s := range Summarizers {
 		s(rep, o.Nodes)
 	}
