@@ -45,7 +45,7 @@ func TestMflowSpecRun(t *testing.T) {
 	var js struct {
 		Layers map[string]map[string]float64 `json:"layers"`
 		Extra  struct {
-			Mflow experiment.MflowSummary `json:"mflow"`
+			Mflow mflow.Summary `json:"mflow"`
 		} `json:"extra"`
 	}
 	if err := json.Unmarshal(b, &js); err != nil {
