@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"io"
 	"strings"
 	"time"
 
@@ -151,4 +152,29 @@ type ServiceNeed struct {
 	// member, and RemovalWords how that bound is made up.
 	RemovalBound time.Duration
 	RemovalWords string
+}
+
+// Tool is a command a layer adds to stacktool (`stacktool <Name> --flag
+// value ...`): advice computed from the layer's own model (mflow's
+// ack_thresh for a workload, for example), so the command line needs no
+// import of the layer.
+type Tool struct {
+	// Name is the subcommand's name; it must not clash with another.
+	Name string
+	// Usage is one line; Description the help text.
+	Usage, Description string
+	// Flags are the tool's flags, all given as text.
+	Flags []ToolFlag
+	// Run does the work: flags maps every flag's name to its text (its
+	// default when not given). Bad input is one error naming the flag.
+	Run func(flags map[string]string, out io.Writer) error
+}
+
+// ToolFlag is one flag of a Tool.
+type ToolFlag struct {
+	Name, Usage string
+	// Default is the text used when the flag is not given.
+	Default string
+	// Required flags must be given.
+	Required bool
 }

@@ -94,6 +94,8 @@ type LayerInfo struct {
 	// Service, if set, says which service node a member running this layer
 	// with these parameters needs (a run harness starts it).
 	Service func(p Params) (ServiceNeed, error)
+	// Tools are commands the layer adds to stacktool.
+	Tools []Tool
 }
 
 var (
@@ -120,6 +122,18 @@ func Register(info LayerInfo) {
 	for p, words := range info.Properties {
 		if old, ok := propertyWords[p]; ok && old != words {
 			panic(fmt.Sprintf("compose: layer %q describes property %q as %q, already described as %q", info.Name, p, words, old))
+		}
+	}
+	for _, t := range info.Tools {
+		if t.Name == "" || t.Run == nil {
+			panic(fmt.Sprintf("compose: layer %q: a tool needs a name and a Run", info.Name))
+		}
+		for _, l := range registry {
+			for _, o := range l.Tools {
+				if o.Name == t.Name {
+					panic(fmt.Sprintf("compose: layer %q: tool %q already added by layer %q", info.Name, t.Name, l.Name))
+				}
+			}
 		}
 	}
 	for p, words := range info.Properties {

@@ -37,6 +37,7 @@ func init() {
 			{Name: "blocked_by:<node>", Kind: compose.Nanos, Doc: "time senders waited on this receiver's credit"},
 		},
 		Summarize: summarize,
+		Tools:     []compose.Tool{paramsTool},
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				Window:    int64(p.Int("window")),
