@@ -29,12 +29,12 @@ const settleLimit = 60 * time.Second
 // strikes while membership settles. It knows no layer: views are the View
 // events the applications saw.
 func setupGMS(env *SimEnv) error {
-	need, err := serviceNeed(env.Spec)
+	layer, need, err := serviceNeed(env.Spec)
 	if err != nil {
 		return err
 	}
 	if slices.Contains(env.Nodes, need.Node) {
-		return fmt.Errorf("service id %v is one of the experiment's nodes; choose another (gms(service=N))", need.Node)
+		return fmt.Errorf("%s's service id %v is one of the experiment's nodes; choose another (%s(service=N))", layer, need.Node, layer)
 	}
 	ssp, err := compose.Parse(need.Spec)
 	if err != nil {
@@ -92,32 +92,33 @@ func setupGMS(env *SimEnv) error {
 	start := env.Net.Now()
 	for !settled() {
 		if env.Net.Now().Sub(start) > settleLimit {
-			return fmt.Errorf("views not installed after %v of virtual time (service %v, %s)", settleLimit, need.Node, need.Describe)
+			return fmt.Errorf("views not installed after %v of virtual time (%v, %s)", settleLimit, need.Node, need.Describe)
 		}
 		env.Net.Run(need.Poll)
 	}
 	env.SendStart = max(env.SendStart, env.Net.Now())
-	if err := watchCrashes(env, need); err != nil {
+	if err := watchCrashes(env, layer, need); err != nil {
 		return err
 	}
-	env.Notes = append(env.Notes, fmt.Sprintf("gms service: %v installed the views of %d groups by %v (%s)",
-		need.Node, len(env.Groups), env.Net.Now(), need.Describe))
+	env.Notes = append(env.Notes, fmt.Sprintf("%s: %v installed the views of %d groups by %v (%s)",
+		layer, need.Node, len(env.Groups), env.Net.Now(), need.Describe))
 	return nil
 }
 
-// serviceNeed asks the spec's layers which service node they need (the
-// first layer that says).
-func serviceNeed(sp *compose.Spec) (compose.ServiceNeed, error) {
+// serviceNeed asks the spec's layers which service node they need: the
+// first layer that says, and what it needs.
+func serviceNeed(sp *compose.Spec) (string, compose.ServiceNeed, error) {
 	ls, err := compose.Explain(sp)
 	if err != nil {
-		return compose.ServiceNeed{}, err
+		return "", compose.ServiceNeed{}, err
 	}
 	for _, l := range ls {
 		if l.Info.Service != nil {
-			return l.Info.Service(l.Params)
+			need, err := l.Info.Service(l.Params)
+			return l.Info.Name, need, err
 		}
 	}
-	return compose.ServiceNeed{}, errors.New("the stack gives views but none of its layers names the service that installs them")
+	return "", compose.ServiceNeed{}, errors.New("the stack gives views but none of its layers names the service that installs them")
 }
 
 // watchCrashes observes, for every crash fault of the scenario, how long the
@@ -126,7 +127,7 @@ func serviceNeed(sp *compose.Spec) (compose.ServiceNeed, error) {
 // records the longest as the service's crash_removal_max_us figure (with
 // crash_removals, how many were observed; the harness's measurements,
 // reported beside the service layer's counters) and notes each one.
-func watchCrashes(env *SimEnv, need compose.ServiceNeed) error {
+func watchCrashes(env *SimEnv, layer string, need compose.ServiceNeed) error {
 	crashed := map[event.NodeID]event.Time{}
 	for _, f := range env.Scenario.Faults {
 		ft, err := ParseFault(f)
@@ -172,8 +173,8 @@ func watchCrashes(env *SimEnv, need compose.ServiceNeed) error {
 			worst = max(worst, d)
 			env.record(env.service, "crash_removals", int64(removals))
 			env.record(env.service, "crash_removal_max_us", worst.Microseconds())
-			env.Notes = append(env.Notes, fmt.Sprintf("gms service: %v crashed at %v; every surviving member of its %d groups installed views without it %v later (%s = %v)",
-				victim, at, len(gs), d, need.RemovalWords, need.RemovalBound))
+			env.Notes = append(env.Notes, fmt.Sprintf("%s: %v crashed at %v; every surviving member of its %d groups installed views without it %v later (%s = %v)",
+				layer, victim, at, len(gs), d, need.RemovalWords, need.RemovalBound))
 		}
 		env.Net.At(at, poll)
 	}
