@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -177,4 +178,27 @@ type ToolFlag struct {
 	Default string
 	// Required flags must be given.
 	Required bool
+}
+
+// checkServices builds, as a check, the service stack every layer of a
+// member stack asks for (LayerInfo.Service), so `check` refuses a member
+// spec whose service would not start, as `run` does.
+func checkServices(ls []Checked) error {
+	for _, l := range ls {
+		if l.Info.Service == nil {
+			continue
+		}
+		need, err := l.Info.Service(l.Params)
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.Info.Name, err)
+		}
+		sp, err := Parse(need.Spec)
+		if err == nil {
+			_, err = ExplainService(sp)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: the service it needs, %s, is refused: %w", l.Info.Name, need.Spec, err)
+		}
+	}
+	return nil
 }
