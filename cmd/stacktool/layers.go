@@ -18,11 +18,13 @@ import (
 func init() {
 	commands = append(commands, &cli.Command{
 		Name:      "layers",
-		Usage:     "list every layer with what it promises, its parameters and properties",
+		Usage:     "list every layer with what it promises, its parameters, properties and counters",
 		ArgsUsage: "[NAME...]",
 		Description: "Prints the catalogue of registered layers: a few sentences on what each promises and how,\n" +
 			"its parameters (name, type, default, range, meaning), what it needs from the layers below\n" +
-			"and what it gives the layers above. Name layers to show only those.\n" +
+			"and what it gives the layers above, and its counters (name, kind, role, meaning: what a run's\n" +
+			"report shows under layers.<name>; role 'acks' counts in the report's acks per message).\n" +
+			"Name layers to show only those.\n" +
 			"Example: stacktool layers reliable fifo",
 		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array for machines"}},
 		OnUsageError: usageError,
