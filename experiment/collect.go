@@ -681,6 +681,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 	// Counters. Acknowledgements and buffer peaks are found by the role
 	// each layer's registration gives its counters, never by name.
 	acks := map[string]int64{}
+	roles := counterRoles{}
 	for _, nc := range o.Nodes {
 		rep.Net.PacketsSent += nc.Net.PacketsSent
 		rep.Net.BytesSent += nc.Net.BytesSent
@@ -695,18 +696,12 @@ func (c *Collector) Finish(o Outcome) *Report {
 				m = map[string]int64{}
 				rep.Layers[l.Layer] = m
 			}
-			info, _ := compose.Lookup(l.Layer)
 			for i, name := range l.Names {
 				m[name] += l.Values[i]
-				var d *compose.CounterDoc
-				if info != nil {
-					d = info.Counter(name)
-				}
-				switch {
-				case d == nil:
-				case d.Role == compose.AckRole:
+				switch roles.of(l.Layer, name) {
+				case compose.AckRole:
 					acks[l.Layer] += l.Values[i]
-				case d.Role == compose.BufferPeakRole:
+				case compose.BufferPeakRole:
 					peak += l.Values[i]
 				}
 			}
@@ -735,6 +730,28 @@ func (c *Collector) Finish(o Outcome) *Report {
 		s(rep, o.Nodes)
 	}
 	return rep
+}
+
+// counterRoles caches, per layer and counter name, the role the layer's
+// registration gives the counter (every node reports the same names).
+type counterRoles map[string]map[string]compose.CounterRole
+
+func (c counterRoles) of(layer, name string) compose.CounterRole {
+	m := c[layer]
+	if m == nil {
+		m = map[string]compose.CounterRole{}
+		c[layer] = m
+	}
+	r, ok := m[name]
+	if !ok {
+		if info, found := compose.Lookup(layer); found {
+			if d := info.Counter(name); d != nil {
+				r = d.Role
+			}
+		}
+		m[name] = r
+	}
+	return r
 }
 
 // explanationKind sorts the explanations of explain and heldBy.
