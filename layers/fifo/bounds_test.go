@@ -4,23 +4,10 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
-
-// fifoAlone is a stack of fifo only: tests feed it what reliable would.
-func fifoAlone(given map[string]string) func() []stack.Entry {
-	return func() []stack.Entry {
-		info, _ := compose.Lookup("fifo")
-		l, err := info.New(compose.MustParams("fifo", given))
-		if err != nil {
-			panic(err)
-		}
-		return []stack.Entry{{Name: "fifo", Layer: l}}
-	}
-}
 
 // fifoData is a fifo data packet from a sender in view tag whose stream
 // starts at base (cast since view 1), with payload the sequence number and
@@ -36,7 +23,7 @@ func fifoData(tag, base, seq uint32, size int) []byte {
 	return b
 }
 
-func inject(c *cluster, at event.NodeID, k event.Kind, from event.NodeID, b []byte) {
+func inject(c *layertest.Cluster, at event.NodeID, k event.Kind, from event.NodeID, b []byte) {
 	c.Stacks[at].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: from, Msg: event.DefaultPool.FromBytes(b)})
 }
 
@@ -54,7 +41,7 @@ func TestReorderOverflowSkipsTheGap(t *testing.T) {
 		{"bytes", map[string]string{"max_reorder_bytes": "2KB"}, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t, sim.Config{Seed: 1}, 2, fifoAlone(tc.params))
+			c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoAlone(tc.params))
 			c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 			const n = 100
 			// message 1 comes last, as if reliable recovered it late

@@ -37,6 +37,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -143,11 +144,9 @@ type floor struct {
 type sender struct {
 	known bool // next is known (false: waiting for a floor answer)
 	next  uint32
-	ring  []*event.Message // ring[(head+i)%len] holds sequence number next+i
-	head  int
-	count int
-	bytes int64            // held in ring and early
-	early []*event.Message // held before next was known
+	ring  seqwin.Slots[*event.Message] // offset i holds sequence number next+i
+	bytes int64                        // held in ring and early
+	early []*event.Message             // held before next was known
 	// gaveUp: messages from skipFrom on were given up on overflow (those
 	// arriving afterwards, below next, are counted late)
 	gaveUp   bool
@@ -319,21 +318,18 @@ func (l *Layer) dropGroup(g *group) {
 
 // release drops a departed sender's held messages.
 func (l *Layer) release(s *sender) {
-	for i, m := range s.ring {
-		if m != nil {
-			l.hold(-int64(m.Len()))
-			m.Release()
-			s.ring[i] = nil
-			l.dropped.Inc()
-		}
-	}
+	s.ring.Clear(func(m *event.Message) {
+		l.hold(-int64(m.Len()))
+		m.Release()
+		l.dropped.Inc()
+	})
 	for _, m := range s.early {
 		l.hold(-int64(m.Len()))
 		m.Release()
 		l.dropped.Inc()
 	}
 	s.early = nil
-	s.count, s.bytes = 0, 0
+	s.bytes = 0
 }
 
 func (l *Layer) hold(d int64) {
@@ -375,7 +371,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	s := g.senders[ev.Peer]
 	if s == nil {
-		s = &sender{}
+		s = &sender{ring: seqwin.Slots[*event.Message]{Max: l.maxReorder}}
 		g.senders[ev.Peer] = s
 		if baseView <= f.since {
 			// it cast nothing between our start and base
@@ -452,33 +448,16 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 	if seq == s.next {
 		l.deliver(g, from, m)
 		s.next++
-		if s.count > 0 {
-			s.ring[s.head] = nil
-			s.head = (s.head + 1) % len(s.ring)
+		if s.ring.Len() > 0 {
+			s.ring.Advance() // offset 0 was empty: seq was missing
 			l.drain(g, from, s)
 		}
 		return
 	}
-	off := int(seq - s.next)
-	if off >= len(s.ring) {
-		n := max(16, len(s.ring))
-		for n <= off {
-			n *= 2
-		}
-		n = min(n, l.maxReorder)
-		nr := make([]*event.Message, n)
-		for i := range s.ring {
-			nr[i] = s.ring[(s.head+i)%len(s.ring)]
-		}
-		s.ring, s.head = nr, 0
-	}
-	i := (s.head + off) % len(s.ring)
-	if s.ring[i] != nil {
+	if !s.ring.Put(int(seq-s.next), m) { // makeRoom keeps seq within max_reorder: a duplicate
 		m.Release()
 		return
 	}
-	s.ring[i] = m
-	s.count++
 	s.bytes += int64(m.Len())
 	l.reordered.Inc()
 	l.hold(int64(m.Len()))
@@ -486,11 +465,8 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 
 // drain delivers the held messages that follow next without a gap.
 func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
-	for s.count > 0 && s.ring[s.head] != nil {
-		d := s.ring[s.head]
-		s.ring[s.head] = nil
-		s.head = (s.head + 1) % len(s.ring)
-		s.count--
+	for s.ring.Len() > 0 && s.ring.Get(0) != nil {
+		d := s.ring.Advance()
 		s.next++
 		s.bytes -= int64(d.Len())
 		l.hold(-int64(d.Len()))
@@ -506,20 +482,16 @@ func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
 func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, size int64) {
 	for seq != s.next {
 		off := int64(seq - s.next)
-		if off < int64(l.maxReorder) && (s.count == 0 || s.bytes+size <= l.maxReorderBytes) {
+		if off < int64(l.maxReorder) && (s.ring.Len() == 0 || s.bytes+size <= l.maxReorderBytes) {
 			return
 		}
 		var to uint32 // the new next
-		if s.count == 0 {
+		if s.ring.Len() == 0 {
 			to = seq - uint32(l.maxReorder-1)
-			s.head = 0
 		} else {
-			k := 1 // ring[head] is empty: next is missing
-			for s.ring[(s.head+k)%len(s.ring)] == nil {
-				k++
-			}
+			k := s.ring.FirstHeld() // at least 1: next is missing
 			to = s.next + uint32(k)
-			s.head = (s.head + k) % len(s.ring)
+			s.ring.Skip(k)
 		}
 		l.overflow.Inc()
 		l.skipped.Add(int64(to - s.next))
@@ -552,15 +524,10 @@ func (l *Layer) askFloor(g *group, to event.NodeID, since uint32) {
 // floorReqUp answers a member asking where our stream starts for it; a
 // request for a view we have not installed yet waits for it.
 func (l *Layer) floorReqUp(ev *event.Event) {
-	b := ev.Msg.Bytes()
-	if len(b) != floorReqSize {
-		l.bad(ev, fmt.Errorf("%w: floor request of %d bytes", errHeader, len(b)))
+	g, since, _, ok := l.floorFields(ev, floorReqSize, "floor request")
+	if !ok {
 		return
 	}
-	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
-	since := binary.BigEndian.Uint32(b[5:])
-	ev.Msg.Release()
-	g := l.groups[gid]
 	if g == nil || g.view == nil {
 		l.nonMember.Inc()
 		return
@@ -595,18 +562,30 @@ func (l *Layer) answerFloor(g *group, to event.NodeID, since uint32) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
+// floorFields decodes a floor request or answer (what, size bytes): the
+// group's state (nil if unknown), the view tag it is about and, in an
+// answer, the floor. It releases the message; false if it was malformed.
+func (l *Layer) floorFields(ev *event.Event, size int, what string) (g *group, since, f uint32, ok bool) {
+	b := ev.Msg.Bytes()
+	if len(b) != size {
+		l.bad(ev, fmt.Errorf("%w: %s of %d bytes", errHeader, what, len(b)))
+		return nil, 0, 0, false
+	}
+	g, since = l.groups[event.GroupID(binary.BigEndian.Uint32(b[1:]))], binary.BigEndian.Uint32(b[5:])
+	if size >= floorSize {
+		f = binary.BigEndian.Uint32(b[9:])
+	}
+	ev.Msg.Release()
+	return g, since, f, true
+}
+
 // floorUp places a stream we were holding messages of.
 func (l *Layer) floorUp(ev *event.Event) {
-	b := ev.Msg.Bytes()
-	if len(b) != floorSize {
-		l.bad(ev, fmt.Errorf("%w: floor answer of %d bytes", errHeader, len(b)))
+	from := ev.Peer
+	g, since, f, ok := l.floorFields(ev, floorSize, "floor answer")
+	if !ok {
 		return
 	}
-	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
-	since, f := binary.BigEndian.Uint32(b[5:]), binary.BigEndian.Uint32(b[9:])
-	from := ev.Peer
-	ev.Msg.Release()
-	g := l.groups[gid]
 	if g == nil || f == 0 {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -17,12 +18,10 @@ type peer struct {
 	id  event.NodeID
 	idx int
 
-	next    uint32 // next sequence number to send
-	acked   uint32 // the peer holds everything up to here
-	buf     []p2pMsg
-	head    int
-	pending []p2pMsg
-	pHead   int
+	next    uint32            // next sequence number to send
+	acked   uint32            // the peer holds everything up to here
+	buf     ring.Ring[p2pMsg] // sent, not yet acknowledged: acked+1 .. next-1
+	pending ring.Ring[p2pMsg] // waiting for room in the window
 	held    bool
 	timer   bool
 	tid     stack.TimerID
@@ -61,17 +60,13 @@ func (l *Layer) peerFor(id event.NodeID) *peer {
 
 // dropPeer releases what is buffered towards a peer.
 func (l *Layer) dropPeer(p *peer) {
-	for i := 0; i < p.inflight(); i++ {
-		s := &p.buf[(p.head+i)%len(p.buf)]
-		s.m.Release()
-		*s = p2pMsg{}
+	for p.buf.Len() > 0 {
+		p.buf.Pop().m.Release()
 	}
-	for i := p.pHead; i < len(p.pending); i++ {
-		p.pending[i].m.Release()
+	for p.pending.Len() > 0 {
+		p.pending.Pop().m.Release()
 	}
-	p.pending, p.pHead = p.pending[:0], 0
 	p.acked = p.next - 1
-	p.head = 0
 	if p.timer {
 		l.Ctx.CancelTimer(p.tid)
 		p.timer = false
@@ -97,10 +92,10 @@ func (l *Layer) forgetPeer(id event.NodeID) {
 		return
 	}
 	l.releaseHeld(p)
-	if p.inflight()+len(p.pending)-p.pHead == 0 {
+	if p.inflight()+p.pending.Len() == 0 {
 		return
 	}
-	l.c.p2pGivenUp.Add(int64(p.inflight() + len(p.pending) - p.pHead))
+	l.c.p2pGivenUp.Add(int64(p.inflight() + p.pending.Len()))
 	l.dropPeer(p)
 	l.p2pFlush(p)
 }
@@ -128,8 +123,8 @@ func (l *Layer) sendDown(ev *event.Event) {
 	}
 	p := l.peerFor(ev.Peer)
 	pm := p2pMsg{m: ev.Msg, ctrl: ev.Control}
-	if p.pHead < len(p.pending) || p.inflight() >= l.cfg.P2PWindow {
-		p.pending = append(p.pending, pm)
+	if p.pending.Len() > 0 || p.inflight() >= l.cfg.P2PWindow {
+		p.pending.Push(pm)
 		if !p.held && !ev.Control {
 			p.held = true
 			l.c.heldOff.Inc()
@@ -150,19 +145,7 @@ func (l *Layer) p2pSend(p *peer, pm p2pMsg) {
 	pm.b = pm.m.Bytes()
 	pm.sent = l.Ctx.Now()
 	pm.m.Retain()
-	count := p.inflight() - 1
-	if count >= len(p.buf) {
-		n := 2 * len(p.buf)
-		if n == 0 {
-			n = 16
-		}
-		nb := make([]p2pMsg, n)
-		for i := 0; i < count; i++ {
-			nb[i] = p.buf[(p.head+i)%len(p.buf)]
-		}
-		p.buf, p.head = nb, 0
-	}
-	p.buf[(p.head+count)%len(p.buf)] = pm
+	p.buf.Push(pm)
 	l.c.p2pSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: pm.ctrl, Msg: pm.m})
 	if !p.timer {
@@ -275,24 +258,17 @@ func (l *Layer) p2pAckUp(ev *event.Event) {
 		return
 	}
 	for p.acked < c {
-		s := &p.buf[p.head]
-		s.m.Release()
-		*s = p2pMsg{}
-		p.head = (p.head + 1) % len(p.buf)
+		p.buf.Pop().m.Release()
 		p.acked++
 	}
 	l.p2pFlush(p)
 }
 
 func (l *Layer) p2pFlush(p *peer) {
-	for p.pHead < len(p.pending) && p.inflight() < l.cfg.P2PWindow {
-		pm := p.pending[p.pHead]
-		p.pending[p.pHead] = p2pMsg{}
-		p.pHead++
-		l.p2pSend(p, pm)
+	for p.pending.Len() > 0 && p.inflight() < l.cfg.P2PWindow {
+		l.p2pSend(p, p.pending.Pop())
 	}
-	if p.pHead == len(p.pending) {
-		p.pending, p.pHead = p.pending[:0], 0
+	if p.pending.Len() == 0 {
 		if p.held {
 			p.held = false
 			for _, q := range l.pslots {
@@ -316,7 +292,7 @@ func (l *Layer) p2pTimer(p *peer) {
 	now := l.Ctx.Now()
 	due := now - event.Time(l.cfg.P2PTimeout)
 	for i := 0; i < n; i++ {
-		s := &p.buf[(p.head+i)%len(p.buf)]
+		s := p.buf.At(i)
 		if s.sent > due {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -18,7 +19,7 @@ import (
 type probe struct {
 	c   *layertest.Cluster
 	l   *Layer
-	wc  *wireCodec
+	wc  *wirecodec.Codec
 	buf int64 // node 1's buffer after its casts
 }
 
@@ -56,11 +57,11 @@ func (p *probe) inject(k event.Kind, from event.NodeID, b []byte) {
 }
 
 func (p *probe) nak(from event.NodeID, lo, hi uint32) {
-	p.inject(event.Send, from, append([]byte{tNak}, p.wc.encode(&nakMsg{G: 1, R: []uint32{lo, hi}})...))
+	p.inject(event.Send, from, append([]byte{tNak}, p.wc.Encode(&nakMsg{G: 1, R: []uint32{lo, hi}})...))
 }
 
 func (p *probe) digest(from event.NodeID, view uint32, e ...uint32) {
-	p.inject(event.Cast, from, append([]byte{tDigest}, p.wc.encode(&digestMsg{G: 1, V: view, U: true, E: e})...))
+	p.inject(event.Cast, from, append([]byte{tDigest}, p.wc.Encode(&digestMsg{G: 1, V: view, U: true, E: e})...))
 }
 
 func p2pPacket(seq, low uint32, size int) []byte {
@@ -199,8 +200,8 @@ func FuzzScript(f *testing.F) {
 		return b
 	}
 	data := dataPacket(1, 3, 8)
-	nak := append([]byte{tNak}, wc.encode(&nakMsg{G: 1, R: []uint32{1, 1 << 20}})...)
-	dig := append([]byte{tDigest}, wc.encode(&digestMsg{G: 1, V: 1, U: true, E: []uint32{2, 5, 0, 1, 3, 1}})...)
+	nak := append([]byte{tNak}, wc.Encode(&nakMsg{G: 1, R: []uint32{1, 1 << 20}})...)
+	dig := append([]byte{tDigest}, wc.Encode(&digestMsg{G: 1, V: 1, U: true, E: []uint32{2, 5, 0, 1, 3, 1}})...)
 	p2p := p2pPacket(2, 1, 40)
 	f.Add(cat([]byte{5, 5, 5}, rec(1, data), rec(0, nak), rec(1, dig), rec(0, p2p), []byte{6, 30}))
 	f.Add(cat([]byte{5, 5}, rec(1|8, data), []byte{7, 1, 6, 10, 7, 2}, rec(1, dig), rec(0, p2p), []byte{7, 3, 5}))
