@@ -23,6 +23,21 @@ func init() {
 		},
 		Needs: []compose.Property{compose.Reliable, compose.FIFO},
 		Gives: []compose.Property{compose.FlowControl},
+		Counters: []compose.CounterDoc{
+			{Name: "casts", Doc: "application messages the layer sent on"},
+			{Name: "acks_sent", Role: compose.AckRole, Doc: "credit acknowledgements receivers sent (one per ack_thresh bytes)"},
+			{Name: "credit_waits", Doc: "times a sender ran out of credit and queued"},
+			{Name: "credit_wait_ns", Kind: compose.Nanos, Doc: "time senders spent waiting on credit"},
+			{Name: "queue_peak", Kind: compose.Peak, Doc: "most messages queued for credit at once"},
+			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes queued for credit at once"},
+			{Name: "malformed", Doc: "packets whose mflow header did not decode"},
+			{Name: "bad_acks", Doc: "acknowledgements refused for impossible values"},
+			{Name: "foreign", Doc: "acknowledgements from nodes outside the view"},
+			{Name: "blocks:<node>", Doc: "times this receiver's credit ran out first (one counter per receiver)"},
+			{Name: "blocked_by:<node>", Kind: compose.Nanos, Doc: "time senders waited on this receiver's credit"},
+		},
+		Summarize: summarize,
+		Tools:     []compose.Tool{paramsTool},
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				Window:    int64(p.Int("window")),
