@@ -162,3 +162,11 @@ func (c *cluster) total(name string) int64 {
 	}
 	return s
 }
+
+// exactLimit is the limit the sender l should hold for a receiver count r
+// once everything sent has arrived: window plus what the receiver has
+// taken in, minus what it counted and not yet returned (its count and its
+// kept-back offset), plus the headroom its offset gives.
+func exactLimit(l *Layer, sent int64, r *receiver) int64 {
+	return l.cfg.Window + sent - r.c - r.off + l.headroom(r.off)
+}

@@ -145,8 +145,8 @@ type rkey struct {
 type receiver struct {
 	epoch uint32
 	off   int64 // bytes of this epoch never returned (the stagger offset)
-	c     int64 // counted since the last acknowledgement (starts at -off)
-	due   int64 // acknowledge when c reaches due
+	c     int64 // counted and not yet returned, less off (starts at -off)
+	due   int64 // acknowledge when c reaches due (ack_thresh when off > 0)
 	// early: the sender was not a member of this node's view of the group
 	// when the count began (counted in Layer.early).
 	early bool
@@ -362,14 +362,23 @@ func (l *Layer) received(ev *event.Event) {
 }
 
 // count adds one message's cost and says whether to acknowledge, and how
-// much: everything counted since the last acknowledgement (bulk). The next
-// acknowledgement is due on this receiver's lattice (offset + k*ack_thresh
-// in the sender's stream), so acknowledgements stay ack_thresh apart on
-// average and the receivers' stay staggered.
+// much. Acknowledgements fall on this receiver's lattice: the first message
+// at or past offset + k*ack_thresh in the sender's stream, so they stay
+// ack_thresh apart on average and the receivers' stay staggered. The
+// receiver at offset 0 returns everything it counted (bulk); a staggered
+// receiver returns whole thresholds and carries the rest, as Ensemble's
+// mflow does: its headroom (ack_thresh) already covers the rest, and exact
+// multiples keep the sender's limits in rotation order (see credits), which
+// the rest, varying from receiver to receiver, would not.
 func (r *receiver) count(cost, thresh int64) (int64, bool) {
 	r.c += cost
 	if r.c < r.due {
 		return 0, false
+	}
+	if r.off > 0 {
+		amount := r.c - r.c%thresh
+		r.c -= amount
+		return amount, true
 	}
 	amount, over := r.c, r.c-r.due
 	r.c = 0

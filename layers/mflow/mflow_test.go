@@ -154,8 +154,8 @@ func TestBackpressureAndViewChanges(t *testing.T) {
 	// counted and not yet returned; no credit leaked or was created.
 	for i, n := range s.nodes {
 		r := c.layers[n].recv[rkey{c.g, 1}]
-		if want := cfg.Window + s.cr.sent - r.c; s.cr.limit[i] != want {
-			t.Errorf("receiver %v: sender's limit %d, want window+sent-count = %d", n, s.cr.limit[i], want)
+		if want := exactLimit(c.layers[1], s.cr.sent, r); s.cr.limit[i] != want {
+			t.Errorf("receiver %v: sender's limit %d, want window+sent-count-offset+headroom = %d", n, s.cr.limit[i], want)
 		}
 	}
 	if n := c.total("bad_acks"); n != 0 {
@@ -203,8 +203,8 @@ func TestManyViewChanges(t *testing.T) {
 		}
 		for i, n := range s.nodes {
 			r := c.layers[n].recv[rkey{c.g, sid}]
-			if want := cfg.Window + s.cr.sent - r.c; s.cr.limit[i] != want {
-				t.Errorf("sender %v receiver %v: limit %d, want window+sent-count = %d", sid, n, s.cr.limit[i], want)
+			if want := exactLimit(c.layers[1], s.cr.sent, r); s.cr.limit[i] != want {
+				t.Errorf("sender %v receiver %v: limit %d, want window+sent-count-offset+headroom = %d", sid, n, s.cr.limit[i], want)
 			}
 		}
 		for _, id := range final {
