@@ -11,21 +11,33 @@
 // application is told to hold off (event.HoldOff going up; event.Resume when
 // the queue has drained to half). Receivers count the bytes they receive from
 // each sender and acknowledge, point to point, when the count passes
-// ack_thresh; one acknowledgement returns everything counted (bulk). The
+// ack_thresh; one acknowledgement returns what was counted (bulk). The
 // receivers' counts are staggered so their acknowledgements reach the sender
 // evenly spread over the traffic instead of in a storm: for sender s the
 // other members are numbered r' = 0..n-2 in view order, receiver r' starts
-// its count at -offset and the sender its credit for r' at window + offset,
-// offset = r' * ack_thresh / (n-1). Everything happens on sends and
-// receipts: no timers, and nothing is sent while no application sends.
+// its count at -offset, offset = r' * ack_thresh / (n-1), so it
+// acknowledges at offset + k*ack_thresh in the sender's stream. The sender
+// gives each staggered receiver (offset > 0) ack_thresh of headroom: its
+// credit starts at window + ack_thresh, so that its acknowledgement at
+// offset + k*ack_thresh allows what the unstaggered protocol allows only at
+// (k+1)*ack_thresh. Without it (Ensemble's mcredit) the n-1 receivers each
+// stop the sender at their own point of the cycle once ack_thresh passes
+// equation 6's bound, and staggering multiplies the waits; with it,
+// staggering never makes the sender wait longer than without (see
+// headroom). Everything happens on sends and receipts: no timers, and
+// nothing is sent while no application sends.
 //
 // What a receiver can have to hold: at most window weighted bytes that it
-// has not yet taken in, once it has acknowledged for the first time; before
-// that, window + its offset (the stagger hands the later receivers' first
-// acknowledgements that much later). A message larger than window -
-// ack_thresh is let through once the least-credited receiver has less than
-// ack_thresh outstanding (otherwise it could never fit), so for such
-// messages the bound is ack_thresh plus the message.
+// has not yet taken in at offset 0 (or without stagger), window + ack_thresh
+// for a staggered receiver (window + ack_thresh - offset once it has
+// acknowledged). A message larger than window - ack_thresh is let through
+// once the least-credited receiver has less than ack_thresh outstanding
+// (otherwise it could never fit), so for such messages the bound is
+// ack_thresh plus the message.
+//
+// The sender also keeps what shows the acknowledgements spreading (or not):
+// acks_recv, and ack_burst_max, the most it received within any 1 ms of its
+// clock.
 //
 // Flow-controlled multicasts carry a 5-byte header (a tag and the sender's
 // view epoch) so that, across a view change, each receiver closes its count
