@@ -49,6 +49,7 @@ package mflow
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
@@ -105,7 +106,24 @@ type Layer struct {
 	// not left).
 	joining           map[event.GroupID]bool
 	blockedNs, blocks map[event.NodeID]*stack.Counter
+
+	// What shows the acknowledgements spreading (the stagger's purpose)
+	// or arriving in storms, as this node receives them as a sender:
+	// acksRecv counts them, ackBurstMax is the most received within any
+	// 1 ms (ackBurstWindow) of the Context's clock, ackCrowded those that
+	// arrived less than 1 ms after another.
+	acksRecv, ackBurstMax, ackCrowded *stack.Counter
+	// ackWin holds the arrival times of the acknowledgements of the last
+	// millisecond (a ring: a larger burst saturates at its size).
+	ackWin          [ackWinSize]event.Time
+	ackHead, ackLen int
 }
+
+// ackBurstWindow is the span over which ack_burst_max counts arrivals.
+const ackBurstWindow = event.Time(time.Millisecond)
+
+// ackWinSize bounds ack_burst_max (a burst of more reads as this many).
+const ackWinSize = 64
 
 var _ stack.Layer = (*Layer)(nil)
 
@@ -134,6 +152,9 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.malformed = ctx.Counter("malformed")
 	l.badAcks = ctx.Counter("bad_acks")
 	l.foreign = ctx.Counter("foreign")
+	l.acksRecv = ctx.Counter("acks_recv")
+	l.ackBurstMax = ctx.Counter("ack_burst_max")
+	l.ackCrowded = ctx.Counter("acks_crowded")
 	return nil
 }
 
@@ -272,6 +293,7 @@ func (l *Layer) Up(ev *event.Event) {
 				l.malformed.Inc()
 				return
 			}
+			l.ackArrived()
 			l.acked(ev.Peer, a)
 		default:
 			l.drop(ev)
@@ -284,6 +306,27 @@ func (l *Layer) Up(ev *event.Event) {
 	default:
 		l.Ctx.Up(ev)
 	}
+}
+
+// ackArrived keeps acks_recv, ack_burst_max and acks_crowded: the
+// acknowledgements received within the last millisecond stay in ackWin.
+func (l *Layer) ackArrived() {
+	now := l.Ctx.Now()
+	l.acksRecv.Inc()
+	for l.ackLen > 0 && now-l.ackWin[l.ackHead] >= ackBurstWindow {
+		l.ackHead = (l.ackHead + 1) % ackWinSize
+		l.ackLen--
+	}
+	if l.ackLen > 0 {
+		l.ackCrowded.Inc()
+	}
+	if l.ackLen == ackWinSize {
+		l.ackHead = (l.ackHead + 1) % ackWinSize
+		l.ackLen--
+	}
+	l.ackWin[(l.ackHead+l.ackLen)%ackWinSize] = now
+	l.ackLen++
+	l.ackBurstMax.Max(int64(l.ackLen))
 }
 
 // flowBelow merges a layer below's back-pressure with mflow's own: the

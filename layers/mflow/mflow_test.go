@@ -82,26 +82,76 @@ func gapHistogram(times []event.Time) string {
 // TestStaggerSpreadsAcks is the paper's Figure 3 setting: 4 processes,
 // ack_thresh 15 KB, window 30 KB, one sender multicasting 1 KB every
 // millisecond. Without staggering the n-1 acknowledgements arrive together;
-// with it they arrive one at a time, ack_thresh/(n-1) bytes apart.
+// with it they arrive one at a time, ack_thresh/(n-1) bytes apart, and the
+// layer's own ack_burst_max and acks_crowded counters say so. Staggering
+// costs no latency: with it every message is delivered as fast as without
+// (p50 and max), and the sender never waits for credit.
 func TestStaggerSpreadsAcks(t *testing.T) {
-	for _, stagger := range []bool{false, true} {
+	type result struct {
+		p50, max time.Duration
+	}
+	var res [2]result
+	for k, stagger := range []bool{false, true} {
 		cfg := Config{Window: 30000, AckThresh: 15000, Overhead: 100, HiWmark: 100, Stagger: stagger}
 		c := newCluster(t, 4, cfg, time.Millisecond)
 		c.castEvery(1, 1000, 2000, time.Millisecond, 0)
 		c.net.Run(2100 * time.Millisecond)
 		acks := c.probes[1].ackTimes
 		got := maxIn(acks, time.Millisecond)
-		t.Logf("stagger=%v: %d acks at the sender, at most %d within 1 ms; inter-ack gaps:\n%s", stagger, len(acks), got, gapHistogram(acks))
+		slices.Sort(c.lat)
+		res[k] = result{c.lat[len(c.lat)/2], c.lat[len(c.lat)-1]}
+		burst, crowded, recv := c.counter(1, "ack_burst_max"), c.counter(1, "acks_crowded"), c.counter(1, "acks_recv")
+		t.Logf("stagger=%v: %d acks at the sender (acks_recv %d), at most %d within 1 ms (ack_burst_max %d), %d within 1 ms of another; latency p50 %v max %v; inter-ack gaps:\n%s",
+			stagger, len(acks), recv, got, burst, crowded, res[k].p50, res[k].max, gapHistogram(acks))
 		want := 1
 		if !stagger {
 			want = 3
 		}
-		if got != want {
-			t.Errorf("stagger=%v: at most %d acks within 1 ms, want %d", stagger, got, want)
+		if got != want || burst != int64(want) || recv != int64(len(acks)) {
+			t.Errorf("stagger=%v: at most %d acks within 1 ms (ack_burst_max %d, acks_recv %d of %d), want %d", stagger, got, burst, recv, len(acks), want)
 		}
+		// Without stagger two of every three arrive with another.
+		if wantCrowded := recv * int64(want-1) / int64(want); crowded < wantCrowded-1 || crowded > wantCrowded+1 {
+			t.Errorf("stagger=%v: acks_crowded %d of %d, want %d", stagger, crowded, recv, wantCrowded)
+		}
+		if c.got != 3*2000 || len(c.lat) != 3*2000 {
+			t.Errorf("stagger=%v: %d deliveries (%d timed), want %d", stagger, c.got, len(c.lat), 3*2000)
+		}
+		if w := c.counter(1, "credit_waits"); w != 0 {
+			t.Errorf("stagger=%v: %d credit waits below equation 6's bound", stagger, w)
+		}
+	}
+	if res[1].p50 > res[0].p50 || res[1].max > res[0].max {
+		t.Errorf("staggering added latency: p50 %v, max %v with it; %v, %v without", res[1].p50, res[1].max, res[0].p50, res[0].max)
+	}
+	if res[1].max > 2*time.Millisecond {
+		t.Errorf("stagger: max latency %v on a 1 ms link below equation 6's bound", res[1].max)
+	}
+
+	// Past equation 6's bound (ack_thresh 29,000 > 30,000 - 2 x 1 ms x
+	// 1100 B x 1000/s = 27,800) the sender has to wait; staggering must
+	// not make it wait more or deliver later (issue 13 item 7).
+	var waits [2]int64
+	for k, stagger := range []bool{false, true} {
+		cfg := Config{Window: 30000, AckThresh: 29000, Overhead: 100, HiWmark: 100, Stagger: stagger}
+		c := newCluster(t, 4, cfg, time.Millisecond)
+		c.castEvery(1, 1000, 2000, time.Millisecond, 0)
+		c.net.Run(2500 * time.Millisecond)
+		slices.Sort(c.lat)
+		res[k] = result{c.lat[len(c.lat)/2], c.lat[len(c.lat)-1]}
+		waits[k] = c.counter(1, "credit_waits")
 		if c.got != 3*2000 {
-			t.Errorf("stagger=%v: %d deliveries, want %d", stagger, c.got, 3*2000)
+			t.Errorf("ack_thresh 29000, stagger=%v: %d deliveries, want %d", stagger, c.got, 3*2000)
 		}
+	}
+	t.Logf("ack_thresh 29000: stagger off: %d credit waits, latency p50 %v max %v; on: %d, p50 %v max %v",
+		waits[0], res[0].p50, res[0].max, waits[1], res[1].p50, res[1].max)
+	if waits[0] == 0 {
+		t.Errorf("ack_thresh 29000: no credit waits without stagger: not past equation 6's bound")
+	}
+	if waits[1] > waits[0] || res[1].p50 > res[0].p50 || res[1].max > res[0].max {
+		t.Errorf("ack_thresh 29000: staggering made it worse: %d credit waits, latency p50 %v max %v; without: %d, %v, %v",
+			waits[1], res[1].p50, res[1].max, waits[0], res[0].p50, res[0].max)
 	}
 }
 
