@@ -11,33 +11,54 @@ import (
 	"github.com/layercast/layercast/event"
 )
 
-// TestEfficiencyMatchesEquation3 checks the acknowledgements per
-// application message against equation 2 and the efficiency against
-// equation 3 (within 2%), for three group sizes and three thresholds.
+// TestEfficiencyMatchesEquation3 checks the acknowledgements against
+// equation 2 and the efficiency against equation 3 (within 2%), for three
+// group sizes and three thresholds, staggered and not.
+//
+// Equation 2's tolerance, stated: each receiver acknowledges at the first
+// message at or past offset + k*ack_thresh of the R bytes sent, so it sends
+// floor((R - offset)/ack_thresh) acknowledgements: never more than R /
+// ack_thresh (equation 2 per receiver), and less by under one for the
+// unfinished last cycle plus offset/ack_thresh (under (n-2)/2 in all with
+// stagger). A receiver that acknowledged every ack_thresh/2, or restarted
+// its count after each acknowledgement (dropping the overshoot, so one
+// every ack_thresh + size/2 or so), falls outside.
 func TestEfficiencyMatchesEquation3(t *testing.T) {
 	const size, msgs = 1000, 3000
 	var table []string
-	for _, n := range []int{4, 10, 32} {
-		for _, thresh := range []int64{5000, 12500, 25000} {
-			cfg := DefaultConfig()
-			cfg.AckThresh = thresh
-			c := newCluster(t, n, cfg, time.Millisecond)
-			c.castEvery(1, size, msgs, time.Millisecond, 0)
-			c.net.Run(msgs*time.Millisecond + 100*time.Millisecond)
-			casts, acks := c.counter(1, "casts"), c.total("acks_sent")
-			if casts != msgs || c.got != msgs*(n-1) {
-				t.Fatalf("n=%d thresh=%d: casts %d, deliveries %d; want %d, %d", n, thresh, casts, c.got, msgs, msgs*(n-1))
-			}
-			weight := float64(size + cfg.Overhead)
-			eff := float64(casts) / float64(casts+acks)
-			want := Efficiency(n, weight, float64(thresh))
-			table = append(table, fmt.Sprintf("n=%-2d ack_thresh=%-5d acks/msg %.3f (eq.2 %.3f)  efficiency %.4f (eq.3 %.4f, %+.2f%%)",
-				n, thresh, float64(acks)/float64(casts), AcksPerMsg(n, weight, float64(thresh)), eff, want, 100*(eff-want)/want))
-			if math.Abs(eff-want)/want > 0.02 {
-				t.Errorf("n=%d ack_thresh=%d: efficiency %.4f, equation 3 gives %.4f (more than 2%% apart)", n, thresh, eff, want)
-			}
-			if w := c.counter(1, "credit_waits"); w != 0 {
-				t.Errorf("n=%d ack_thresh=%d: %d casts waited for credit below capacity", n, thresh, w)
+	for _, stagger := range []bool{true, false} {
+		for _, n := range []int{4, 10, 32} {
+			for _, thresh := range []int64{5000, 12500, 25000} {
+				cfg := DefaultConfig()
+				cfg.AckThresh = thresh
+				cfg.Stagger = stagger
+				c := newCluster(t, n, cfg, time.Millisecond)
+				c.castEvery(1, size, msgs, time.Millisecond, 0)
+				c.net.Run(msgs*time.Millisecond + 100*time.Millisecond)
+				casts, acks := c.counter(1, "casts"), c.total("acks_sent")
+				if casts != msgs || c.got != msgs*(n-1) {
+					t.Fatalf("n=%d thresh=%d: casts %d, deliveries %d; want %d, %d", n, thresh, casts, c.got, msgs, msgs*(n-1))
+				}
+				weight := float64(size + cfg.Overhead)
+				eq2 := AcksPerMsg(n, weight, float64(thresh)) * msgs
+				lo := eq2 - float64(n-1) // the unfinished last cycles
+				if stagger {
+					lo -= float64(n-2) / 2 // the offsets: sum of r/(n-1), r < n-1
+				}
+				eff := float64(casts) / float64(casts+acks)
+				want := Efficiency(n, weight, float64(thresh))
+				table = append(table, fmt.Sprintf("stagger=%-5v n=%-2d ack_thresh=%-5d acks %5d (eq.2 %7.1f, allowed (%.1f, %.1f])  efficiency %.4f (eq.3 %.4f, %+.2f%%)",
+					stagger, n, thresh, acks, eq2, lo, eq2, eff, want, 100*(eff-want)/want))
+				if float64(acks) > eq2+1e-6 || float64(acks) <= lo {
+					t.Errorf("stagger=%v n=%d ack_thresh=%d: %d acknowledgements for %d messages of %v weighted bytes; equation 2 gives %.1f, allowed (%.1f, %.1f]",
+						stagger, n, thresh, acks, msgs, weight, eq2, lo, eq2)
+				}
+				if math.Abs(eff-want)/want > 0.02 {
+					t.Errorf("n=%d ack_thresh=%d: efficiency %.4f, equation 3 gives %.4f (more than 2%% apart)", n, thresh, eff, want)
+				}
+				if w := c.counter(1, "credit_waits"); w != 0 {
+					t.Errorf("n=%d ack_thresh=%d: %d casts waited for credit below capacity", n, thresh, w)
+				}
 			}
 		}
 	}
