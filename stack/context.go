@@ -35,22 +35,41 @@ func (c *Context) Down(ev *event.Event) { c.st.enqueue(c.idx+1, dirDown, ev) }
 // Now is the stack's current time.
 func (c *Context) Now() event.Time { return c.st.now }
 
-// SetTimer arranges for the layer's Timer(key) to be called after d.
+// NewTimer makes a timer that calls fn when it expires. The timer starts
+// stopped; arm it with Reset or ResetAt. Make timers once (in Init, or when
+// the state they serve is created) and reuse them: re-arming allocates
+// nothing.
+func (c *Context) NewTimer(fn func()) *Timer {
+	return &Timer{q: &c.st.timers, fn: fn, hidx: -1}
+}
+
+// SetTimer arranges for the layer's Timer(key) method to be called after d.
+//
+// Deprecated: use NewTimer; key timers remain only until every layer has
+// moved to handles.
 func (c *Context) SetTimer(d time.Duration, key uint64) TimerID {
 	if d < 0 {
 		d = 0
 	}
-	return c.st.timers.add(c.st.now+durationToTime(d), c.idx, key)
+	return c.SetTimerAt(c.st.now+event.Time(d), key)
 }
 
 // SetTimerAt arranges for Timer(key) to be called at time t.
+//
+// Deprecated: use NewTimer.
 func (c *Context) SetTimerAt(t event.Time, key uint64) TimerID {
-	return c.st.timers.add(t, c.idx, key)
+	kt, ok := c.st.layers[c.idx].Layer.(keyTimer)
+	if !ok {
+		panic("stack: SetTimer from layer " + c.name + ", which has no Timer(uint64) method; use NewTimer")
+	}
+	return c.st.timers.addKey(t, kt, key)
 }
 
-// CancelTimer stops a timer that has not fired. Cancelling a fired or already
-// cancelled timer does nothing.
-func (c *Context) CancelTimer(id TimerID) { c.st.timers.cancel(id) }
+// CancelTimer stops a timer set with SetTimer that has not fired.
+// Cancelling a fired or already cancelled timer does nothing.
+//
+// Deprecated: use Timer.Stop.
+func (c *Context) CancelTimer(id TimerID) { c.st.timers.cancelKey(id) }
 
 // Rand is the layer's random source, seeded from the stack's seed, the node
 // and the layer's position: the same seed gives the same draws.

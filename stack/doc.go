@@ -27,7 +27,8 @@
 // can take more (a Pacer says so), so nothing stale queues behind data and
 // overload becomes back-pressure, not growth.
 //
-// Writing a layer: embed Base, override Up, Down or Timer, and register a
+// Writing a layer: embed Base, override Up and Down, make timers with
+// Context.NewTimer (handles the layer keeps and re-arms), and register a
 // factory with compose.Register from the layer's package. A layer never
 // blocks, starts goroutines, reads the real clock or does I/O; it uses its
 // Context for all of that.

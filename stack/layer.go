@@ -1,8 +1,6 @@
 package stack
 
 import (
-	"time"
-
 	"github.com/layercast/layercast/event"
 )
 
@@ -24,9 +22,6 @@ type Layer interface {
 	Up(ev *event.Event)
 	// Down handles an event coming down from above.
 	Down(ev *event.Event)
-	// Timer is called when a timer set with Context.SetTimer expires, with
-	// the key the layer gave it.
-	Timer(key uint64)
 }
 
 // HeaderSizer is implemented by layers that prepend headers; the stack sums
@@ -55,9 +50,6 @@ func (b *Base) Up(ev *event.Event) { b.Ctx.Up(ev) }
 
 // Down passes the event down unchanged.
 func (b *Base) Down(ev *event.Event) { b.Ctx.Down(ev) }
-
-// Timer ignores timers.
-func (b *Base) Timer(uint64) {}
 
 // Entry is one layer of a stack with the name it is registered under.
 type Entry struct {
@@ -152,6 +144,3 @@ func (a AppFuncs) Flow(g event.GroupID, ok bool) {
 		a.OnFlow(g, ok)
 	}
 }
-
-// durationToTime converts for timers.
-func durationToTime(d time.Duration) event.Time { return event.Time(d) }

@@ -135,6 +135,7 @@ func New(cfg Config) (*Stack, error) {
 	}
 	s.apps.buf = make([]appSend, n)
 	s.pacer, _ = cfg.Transport.(Pacer)
+	s.timers.st = s
 	s.now = s.clock.Now()
 	for i, e := range cfg.Layers {
 		ctx := &Context{
@@ -170,11 +171,11 @@ func (s *Stack) Tick() {
 	}
 	s.now = s.clock.Now()
 	for {
-		layer, key, ok := s.timers.pop(s.now)
-		if !ok {
+		t := s.timers.pop(s.now)
+		if t == nil {
 			break
 		}
-		s.ctrl.push(item{target: layer, dir: dirTimer, key: key})
+		s.ctrl.push(item{dir: dirTimer, tm: t})
 		s.run()
 	}
 	s.run()
@@ -395,7 +396,7 @@ func (s *Stack) run() {
 func (s *Stack) dispatch(it *item) {
 	switch {
 	case it.dir == dirTimer:
-		s.layers[it.target].Layer.Timer(it.key)
+		s.timers.fire(it.tm)
 	case it.target < 0:
 		s.toApp(&it.ev)
 	case it.target >= len(s.layers):

@@ -80,18 +80,27 @@ func TestCastThroughLayersOnSim(t *testing.T) {
 	}
 }
 
+// timerLayer owns three timer handles; each records its number when it
+// fires.
 type timerLayer struct {
 	stack.Base
-	fired []uint64
+	t     [3]*stack.Timer
+	fired []int
 	at    []event.Time
 }
 
-func (l *timerLayer) Timer(key uint64) {
-	l.fired = append(l.fired, key)
-	l.at = append(l.at, l.Ctx.Now())
+func (l *timerLayer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	for i := range l.t {
+		l.t[i] = ctx.NewTimer(func() {
+			l.fired = append(l.fired, i+1)
+			l.at = append(l.at, l.Ctx.Now())
+		})
+	}
+	return nil
 }
 
-func TestTimersFireInOrderAndCancel(t *testing.T) {
+func TestTimersFireInOrderAndStop(t *testing.T) {
 	net := sim.New(sim.Config{Seed: 1})
 	nd := net.AddNode(1)
 	tl := &timerLayer{}
@@ -101,18 +110,110 @@ func TestTimersFireInOrderAndCancel(t *testing.T) {
 	}
 	nd.Attach(st)
 	net.At(0, func() {
-		tl.Ctx.SetTimer(30*time.Millisecond, 3)
-		id := tl.Ctx.SetTimer(20*time.Millisecond, 2)
-		tl.Ctx.SetTimer(10*time.Millisecond, 1)
-		tl.Ctx.CancelTimer(id)
-		tl.Ctx.CancelTimer(id) // twice is harmless
+		tl.t[2].Reset(30 * time.Millisecond)
+		tl.t[1].Reset(20 * time.Millisecond)
+		tl.t[0].Reset(10 * time.Millisecond)
+		if !tl.t[1].Stop() {
+			t.Error("Stop of a pending timer = false")
+		}
+		if tl.t[1].Stop() {
+			t.Error("second Stop = true, want false (harmless no-op)")
+		}
 	})
 	net.Run(time.Second)
-	if len(tl.fired) != 2 || tl.fired[0] != 1 || tl.fired[1] != 3 {
+	if fmt.Sprint(tl.fired) != "[1 3]" {
 		t.Fatalf("fired %v, want [1 3]", tl.fired)
 	}
 	if tl.at[0] != event.Time(10*time.Millisecond) || tl.at[1] != event.Time(30*time.Millisecond) {
 		t.Fatalf("fired at %v, want [10ms 30ms]", tl.at)
+	}
+}
+
+// Reset of a pending timer moves it (earlier or later), it never fires
+// twice, and equal deadlines fire in the order they were set.
+func TestTimerResetMoves(t *testing.T) {
+	net := sim.New(sim.Config{Seed: 1})
+	nd := net.AddNode(1)
+	tl := &timerLayer{}
+	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "t", Layer: tl}}})
+	nd.Attach(st)
+	net.At(0, func() {
+		tl.t[0].Reset(50 * time.Millisecond)
+		tl.t[1].Reset(10 * time.Millisecond)
+		tl.t[2].Reset(20 * time.Millisecond)
+		tl.t[0].Reset(5 * time.Millisecond)                // earlier
+		tl.t[1].Reset(40 * time.Millisecond)               // later
+		tl.t[2].ResetAt(event.Time(40 * time.Millisecond)) // same time as t[1], set after it
+		if !tl.t[0].Pending() || tl.t[0].When() != event.Time(5*time.Millisecond) {
+			t.Errorf("t[0] pending=%v when=%v, want true 5ms", tl.t[0].Pending(), tl.t[0].When())
+		}
+	})
+	net.Run(time.Second)
+	if fmt.Sprint(tl.fired) != "[1 2 3]" || fmt.Sprint(tl.at) != "[5ms 40ms 40ms]" {
+		t.Fatalf("fired %v at %v, want [1 2 3] at [5ms 40ms 40ms]", tl.fired, tl.at)
+	}
+	if tl.t[0].Pending() {
+		t.Fatal("a fired timer still pending")
+	}
+}
+
+// Re-arming an existing handle allocates nothing.
+func TestTimerResetAllocatesNothing(t *testing.T) {
+	tl := &timerLayer{}
+	now := event.Time(0)
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return now }), Layers: []stack.Entry{{Name: "t", Layer: tl}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tm := range tl.t {
+		tm.Reset(time.Millisecond) // the heap reaches its size once
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		i++
+		tl.t[i%3].Reset(time.Duration(i%7) * time.Millisecond)
+		if i%5 == 0 {
+			tl.t[i%3].Stop()
+		}
+		now += event.Time(time.Millisecond)
+		st.Tick()
+		tl.fired, tl.at = tl.fired[:0], tl.at[:0]
+	})
+	if allocs != 0 {
+		t.Fatalf("Reset/Stop/Tick allocate %v per run, want 0", allocs)
+	}
+}
+
+// keyLayer uses the deprecated key timers, which still work while layers
+// move to handles.
+type keyLayer struct {
+	stack.Base
+	fired []uint64
+}
+
+func (l *keyLayer) Timer(key uint64) { l.fired = append(l.fired, key) }
+
+func TestKeyTimersStillWork(t *testing.T) {
+	net := sim.New(sim.Config{Seed: 1})
+	nd := net.AddNode(1)
+	kl := &keyLayer{}
+	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "k", Layer: kl}}})
+	nd.Attach(st)
+	net.At(0, func() {
+		kl.Ctx.SetTimer(30*time.Millisecond, 3)
+		id := kl.Ctx.SetTimer(20*time.Millisecond, 2)
+		kl.Ctx.SetTimer(10*time.Millisecond, 1)
+		kl.Ctx.CancelTimer(id)
+		kl.Ctx.CancelTimer(id)
+	})
+	net.At(event.Time(15*time.Millisecond), func() {
+		id := kl.Ctx.SetTimer(time.Millisecond, 4) // reuses the fired slot
+		kl.Ctx.CancelTimer(id)
+		kl.Ctx.SetTimer(time.Millisecond, 5)
+	})
+	net.Run(time.Second)
+	if fmt.Sprint(kl.fired) != "[1 5 3]" {
+		t.Fatalf("fired %v, want [1 5 3]", kl.fired)
 	}
 }
 
@@ -242,7 +343,7 @@ func TestClosedStackFiresNoTimers(t *testing.T) {
 	tl := &timerLayer{}
 	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "t", Layer: tl}}})
 	nd.Attach(st)
-	net.At(0, func() { tl.Ctx.SetTimer(10*time.Millisecond, 1) })
+	net.At(0, func() { tl.t[0].Reset(10 * time.Millisecond) })
 	net.At(event.Time(5*time.Millisecond), func() { st.Close() })
 	net.Run(time.Second) // must end: a closed stack asks for no wake-ups
 	if len(tl.fired) != 0 || st.Next() != event.Never {

@@ -31,7 +31,7 @@ type group struct {
 
 	// gossip
 	gossip     bool // the gossip timer is set
-	gtid       stack.TimerID
+	gt         *stack.Timer
 	dirty      bool       // something changed since the last digest
 	answerOwed bool       // a member with unstable messages gossiped: answer it
 	rxBytes    int64      // bytes received since our last digest
@@ -71,6 +71,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 		return g
 	}
 	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1}
+	g.gt = l.Ctx.NewTimer(func() { l.gossipTimer(g) })
 	if n := len(l.gfree); n > 0 {
 		g.idx = l.gfree[n-1]
 		l.gfree = l.gfree[:n-1]
@@ -118,7 +119,7 @@ func (l *Layer) clearGroup(g *group) {
 		}
 	}
 	if g.gossip {
-		l.Ctx.CancelTimer(g.gtid)
+		g.gt.Stop()
 		g.gossip = false
 	}
 }
@@ -129,7 +130,7 @@ func (l *Layer) clearGroup(g *group) {
 // waiting for room stay and go out in the new stream.
 func (l *Layer) restartGroup(g *group) {
 	l.clearGroup(g)
-	*g = group{id: g.id, idx: g.idx, members: map[event.NodeID]*member{}, next: 1, base: 1,
+	*g = group{id: g.id, idx: g.idx, gt: g.gt, members: map[event.NodeID]*member{}, next: 1, base: 1,
 		buf: g.buf, pending: g.pending, pendHead: g.pendHead, held: g.held}
 }
 
@@ -237,10 +238,10 @@ func (l *Layer) holdOff(g *group) {
 			// while held, rather than wait for the next round
 			l.sendDigest(g, true)
 			if g.gossip {
-				l.Ctx.CancelTimer(g.gtid)
+				g.gt.Stop()
 			}
 			g.gossip = true
-			g.gtid = l.Ctx.SetTimer(l.cfg.NakRetry, timerKey(keyGossip, g.idx))
+			g.gt.Reset(l.cfg.NakRetry)
 		}
 	}
 }
@@ -423,7 +424,7 @@ func (l *Layer) touch(g *group) {
 	g.dirty = true
 	if !g.gossip && g.view != nil {
 		g.gossip = true
-		g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
+		g.gt.Reset(l.cfg.StableInterval)
 	}
 }
 
@@ -450,7 +451,7 @@ func (l *Layer) gossipTimer(g *group) {
 	if g.held {
 		d = min(d, l.cfg.NakRetry)
 	}
-	g.gtid = l.Ctx.SetTimer(d, timerKey(keyGossip, g.idx))
+	g.gt.Reset(d)
 }
 
 func (l *Layer) sendDigest(g *group, unstable bool) {
@@ -566,6 +567,6 @@ func (l *Layer) digestUp(ev *event.Event) {
 func (l *Layer) touchQuiet(g *group) {
 	if !g.gossip {
 		g.gossip = true
-		g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
+		g.gt.Reset(l.cfg.StableInterval)
 	}
 }

@@ -24,7 +24,7 @@ type recvState struct {
 	// epochs[i].at. Bounded: the oldest merge when it is full.
 	epochs []gapEpoch
 	timer  bool // a NAK timer is set
-	tid    stack.TimerID
+	tm     *stack.Timer
 	// retransmissions received, in all and when we last NAKed: a sender
 	// answers a NAK with at most max_nak_retrans messages, so a NAK round
 	// that brought some back is progress, not a failed try
@@ -43,6 +43,7 @@ const maxEpochs = 32
 // newRecv starts a sender's stream at a receiver at sequence number start.
 func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
 	rs := &recvState{g: g, from: m.id, next: start, highest: start - 1}
+	rs.tm = l.Ctx.NewTimer(func() { l.nakTimer(rs) })
 	rs.bits = make([]uint64, l.cfg.Window/64)
 	rs.epochs = make([]gapEpoch, 0, maxEpochs)
 	if n := len(l.rfree); n > 0 {
@@ -60,7 +61,7 @@ func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
 // freeRecv releases a stream's state (its sender left) and its NAK timer.
 func (l *Layer) freeRecv(rs *recvState) {
 	if rs.timer {
-		l.Ctx.CancelTimer(rs.tid)
+		rs.tm.Stop()
 	}
 	l.recvs[rs.idx] = nil
 	l.rfree = append(l.rfree, rs.idx)
@@ -199,7 +200,7 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 	rs.highest = seq
 	if !rs.timer {
 		rs.timer = true
-		rs.tid = l.Ctx.SetTimer(l.cfg.NakDelay, timerKey(keyNak, rs.idx))
+		rs.tm.Reset(l.cfg.NakDelay)
 	}
 }
 
@@ -299,7 +300,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 		nextDue = now.Add(l.cfg.NakRetry)
 	}
 	rs.timer = true
-	rs.tid = l.Ctx.SetTimerAt(nextDue, timerKey(keyNak, rs.idx))
+	rs.tm.ResetAt(nextDue)
 }
 
 // retryAfter is the interval before NAK round tries+1 of a gap.
