@@ -103,10 +103,18 @@ func (c *Context) Logf(format string, args ...any) {
 // Logging reports whether Logf goes anywhere (to skip building arguments).
 func (c *Context) Logging() bool { return c.st.log != nil }
 
-// NewMessage returns an empty pooled message.
-func (c *Context) NewMessage() *event.Message { return c.st.pool.Get() }
+// NewMessage returns an empty pooled message with the stack's headroom (room
+// for every layer's header and the frame; SetPayload keeps it).
+func (c *Context) NewMessage() *event.Message { return c.st.pool.GetRoom(c.st.room) }
 
-// Pool is the stack's message pool.
+// MessageFrom returns a pooled message holding a copy of b, with the stack's
+// headroom.
+func (c *Context) MessageFrom(b []byte) *event.Message {
+	return c.st.pool.FromBytesRoom(b, c.st.room)
+}
+
+// Pool is the stack's message pool. Its Get reserves the default
+// event.Headroom, not the stack's: prefer NewMessage and MessageFrom.
 func (c *Context) Pool() *event.Pool { return c.st.pool }
 
 // Counter is a metric a layer keeps: a count or, with Set and Max, a gauge.

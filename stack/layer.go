@@ -24,9 +24,12 @@ type Layer interface {
 	Down(ev *event.Event)
 }
 
-// HeaderSizer is implemented by layers that prepend headers; the stack sums
-// the sizes to reserve headroom.
+// HeaderSizer is implemented by layers that prepend headers. The stack sums
+// the sizes, adds its frame, and makes every message with that much
+// headroom, so no header ever moves a buffer; a layer that prepends without
+// declaring it makes the buffer grow (counted by event.Pool.Grows).
 type HeaderSizer interface {
+	// HeaderSize is the most bytes the layer prepends to one message.
 	HeaderSize() int
 }
 

@@ -66,6 +66,9 @@ type Stack struct {
 	log    Logger
 	pool   *event.Pool
 	maxPay int
+	// room is the headroom of every message the stack makes: its layers'
+	// declared header sizes and the frame.
+	room int
 
 	now     event.Time
 	timers  timerQueue
@@ -147,8 +150,18 @@ func New(cfg Config) (*Stack, error) {
 			return nil, fmt.Errorf("stack: layer %s: %w", e.Name, err)
 		}
 	}
+	s.room = FrameSize
+	for _, e := range cfg.Layers {
+		if h, ok := e.Layer.(HeaderSizer); ok {
+			s.room += max(h.HeaderSize(), 0)
+		}
+	}
 	return s, nil
 }
+
+// Headroom is the room every message the stack makes keeps in front of its
+// payload: the sum of its layers' header sizes (HeaderSizer) and the frame.
+func (s *Stack) Headroom() int { return s.room }
 
 // Self is this stack's node.
 func (s *Stack) Self() event.NodeID { return s.self }
@@ -225,7 +238,7 @@ func (s *Stack) accept(pkt []byte) error {
 	if f.Src == s.self && f.Kind == event.Cast {
 		return nil // our own multicast looped back
 	}
-	m := s.pool.FromBytes(pkt[FrameSize:])
+	m := s.pool.FromBytesRoom(pkt[FrameSize:], s.room)
 	ev := event.Event{Kind: f.Kind, Group: f.Group, Peer: f.Src, Control: f.Control, Msg: m}
 	s.enqueue(len(s.layers)-1, dirUp, &ev)
 	return nil
@@ -256,7 +269,7 @@ func (s *Stack) submit(k event.Kind, g event.GroupID, to event.NodeID, payload [
 		return ErrBackpressure
 	}
 	s.now = s.clock.Now()
-	m := s.pool.FromBytes(payload)
+	m := s.pool.FromBytesRoom(payload, s.room)
 	m.Stamp = stamp
 	s.apps.push(appSend{kind: k, group: g, peer: to, msg: m})
 	s.run()

@@ -375,3 +375,79 @@ func ExampleStack() {
 	net.Run(time.Second)
 	// Output: n2 at 1ms: "hello" from n1 in g1
 }
+
+// hdrLayer prepends a size-byte header to every cast going down and
+// declares it.
+type hdrLayer struct {
+	stack.Base
+	size int
+	top  bool
+	last *byte // top layer: the payload's last byte, where the app put it
+}
+
+func (l *hdrLayer) HeaderSize() int { return l.size }
+
+func (l *hdrLayer) Down(ev *event.Event) {
+	if ev.Kind == event.Cast {
+		if l.top {
+			b := ev.Msg.Bytes()
+			l.last = &b[len(b)-1]
+		}
+		h := ev.Msg.Prepend(l.size)
+		for i := range h {
+			h[i] = byte(l.size)
+		}
+	}
+	l.Ctx.Down(ev)
+}
+
+// lastByteTransport notes where each packet's last byte lives.
+type lastByteTransport struct {
+	nopTransport
+	last *byte
+	n    int
+}
+
+func (t *lastByteTransport) Multicast(_ event.GroupID, pkt []byte) {
+	t.last = &pkt[len(pkt)-1]
+	t.n = len(pkt)
+}
+
+// A stack whose headers pass event.Headroom reserves their sum: from Cast
+// to the transport the payload never moves and no buffer grows.
+func TestHeadroomCoversEveryHeader(t *testing.T) {
+	pool := &event.Pool{}
+	top := &hdrLayer{size: 60, top: true}
+	tr := &lastByteTransport{}
+	st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }), Pool: pool,
+		Layers: []stack.Entry{{Name: "a", Layer: top}, {Name: "b", Layer: &hdrLayer{size: 70}}, {Name: "c", Layer: &hdrLayer{size: 50}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 60 + 70 + 50 + stack.FrameSize; st.Headroom() != want {
+		t.Fatalf("Headroom() = %d, want %d", st.Headroom(), want)
+	}
+	payload := make([]byte, 1000)
+	for i := 0; i < 100; i++ {
+		if err := st.Cast(1, payload); err != nil {
+			t.Fatal(err)
+		}
+		if tr.n != len(payload)+60+70+50+stack.FrameSize {
+			t.Fatalf("packet of %d bytes", tr.n)
+		}
+		if tr.last != top.last {
+			t.Fatalf("cast %d: the payload moved between the top layer and the transport", i)
+		}
+	}
+	if g := pool.Grows(); g != 0 {
+		t.Fatalf("%d buffers grew, want 0", g)
+	}
+	// Messages a layer makes get the same room.
+	m := st.Layer(0).(*hdrLayer).Ctx.NewMessage()
+	m.SetPayload([]byte("x"))
+	m.Prepend(st.Headroom())
+	m.Release()
+	if g := pool.Grows(); g != 0 {
+		t.Fatalf("a layer's NewMessage grew when filled with every header")
+	}
+}
