@@ -55,6 +55,10 @@ func (c *credits) reset(limits []int64) {
 	c.tryFast()
 }
 
+// credited is receiver slot's limit with its queued acknowledgements
+// applied: the credit it has returned so far.
+func (c *credits) credited(slot int) int64 { return c.limit[slot] + c.pend[slot].sum }
+
 // size is the number of receivers.
 func (c *credits) size() int { return len(c.limit) }
 
@@ -196,9 +200,10 @@ func (c *credits) slow() { c.toSlow() }
 type ackRing struct {
 	buf        []int64
 	head, size int
+	sum        int64 // total of the queued amounts
 }
 
-func (r *ackRing) reset() { r.head, r.size = 0, 0 }
+func (r *ackRing) reset() { r.head, r.size, r.sum = 0, 0, 0 }
 
 func (r *ackRing) len() int { return r.size }
 
@@ -216,6 +221,7 @@ func (r *ackRing) push(a int64) {
 	}
 	r.buf[(r.head+r.size)%len(r.buf)] = a
 	r.size++
+	r.sum += a
 }
 
 func (r *ackRing) pop() (int64, bool) {
@@ -225,5 +231,6 @@ func (r *ackRing) pop() (int64, bool) {
 	a := r.buf[r.head]
 	r.head = (r.head + 1) % len(r.buf)
 	r.size--
+	r.sum -= a
 	return a, true
 }

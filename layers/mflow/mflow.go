@@ -79,7 +79,20 @@ type Layer struct {
 	queued int64 // bytes waiting for credit, all groups
 
 	acksSent, casts, creditWaits, creditWaitNs, queuePeak, peakBuf, malformed *stack.Counter
-	blockedNs, blocks                                                         map[event.NodeID]*stack.Counter
+	// badAcks counts acknowledgements refused for impossible values;
+	// foreign counts acknowledgements from non-members (dropped) and
+	// multicasts passed up uncounted (their sender is not a member of the
+	// view they name and no early count was free).
+	badAcks, foreign *stack.Counter
+	// early is how many receiver counts exist for senders that are not
+	// members of this node's current view of their group (a view this
+	// node has not installed yet); at most maxEarly, and only in groups
+	// this node is in or has asked to join.
+	early int
+	// joining holds the groups the application asked to join (and has
+	// not left).
+	joining           map[event.GroupID]bool
+	blockedNs, blocks map[event.NodeID]*stack.Counter
 }
 
 var _ stack.Layer = (*Layer)(nil)
@@ -91,6 +104,7 @@ func New(cfg Config) *Layer {
 		send:      map[event.GroupID]*sender{},
 		recv:      map[rkey]*receiver{},
 		views:     map[event.GroupID]*views{},
+		joining:   map[event.GroupID]bool{},
 		blockedNs: map[event.NodeID]*stack.Counter{},
 		blocks:    map[event.NodeID]*stack.Counter{},
 	}
@@ -106,11 +120,20 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.queuePeak = ctx.Counter("queue_peak")
 	l.peakBuf = ctx.Counter("peak_buffer_bytes")
 	l.malformed = ctx.Counter("malformed")
+	l.badAcks = ctx.Counter("bad_acks")
+	l.foreign = ctx.Counter("foreign")
 	return nil
 }
 
 // HeaderSize implements stack.HeaderSizer.
 func (l *Layer) HeaderSize() int { return dataHeaderSize }
+
+// maxEarly bounds the receiver counts kept for senders outside this node's
+// current view of their group. Such a count is needed when a sender moves
+// to a view (with this node in it) before this node does: the bytes it
+// counts are owed to that sender once the view arrives. A non-member can
+// only ever occupy these few entries, whatever ids it forges.
+const maxEarly = 16
 
 // rkey names a receiver count: the group and its sender.
 type rkey struct {
@@ -124,6 +147,9 @@ type receiver struct {
 	off   int64 // bytes of this epoch never returned (the stagger offset)
 	c     int64 // counted since the last acknowledgement (starts at -off)
 	due   int64 // acknowledge when c reaches due
+	// early: the sender was not a member of this node's view of the group
+	// when the count began (counted in Layer.early).
+	early bool
 }
 
 // views keeps a group's current and previous view, so a receiver can place
@@ -148,6 +174,28 @@ func (l *Layer) offset(v *event.ViewInfo, s, self event.NodeID) int64 {
 		r--
 	}
 	return r * l.cfg.AckThresh / m
+}
+
+// member reports whether s and self are both members of the group's
+// current view.
+func (vs *views) member(s, self event.NodeID) bool {
+	return vs != nil && vs.cur != nil && vs.cur.Has(s) && vs.cur.Has(self)
+}
+
+// ahead reports whether epoch names a view later than the current one (or
+// there is none yet): one this node may still have to install.
+func (vs *views) ahead(epoch uint32) bool {
+	if vs == nil || vs.cur == nil {
+		return true
+	}
+	return int32(epoch-uint32(vs.cur.ID)) > 0
+}
+
+// wanted reports whether this node is in group g or has asked to join
+// it: the only groups where a sender this node does not know yet may be
+// owed a count.
+func (l *Layer) wanted(g event.GroupID, vs *views) bool {
+	return l.joining[g] || (vs != nil && vs.cur != nil && vs.cur.Has(l.Ctx.Self()))
 }
 
 // viewFor returns the view with that epoch if known, else the current one.
@@ -178,6 +226,13 @@ func (l *Layer) Down(ev *event.Event) {
 		l.Ctx.Down(ev)
 	case event.Send:
 		ev.Msg.Prepend(1)[0] = tagPass
+		l.Ctx.Down(ev)
+	case event.Join, event.Leave:
+		if ev.Kind == event.Join {
+			l.joining[ev.Group] = true
+		} else {
+			delete(l.joining, ev.Group)
+		}
 		l.Ctx.Down(ev)
 	default:
 		l.Ctx.Down(ev)
@@ -274,9 +329,23 @@ func (l *Layer) received(ev *event.Event) {
 	// layer below does not keep FIFO order) is counted where it is: every
 	// byte is still returned exactly once.
 	if r == nil || (r.epoch != epoch && int32(epoch-r.epoch) > 0) {
-		off := l.offset(l.views[ev.Group].viewFor(epoch), ev.Peer, l.Ctx.Self())
+		vs := l.views[ev.Group]
+		off := l.offset(vs.viewFor(epoch), ev.Peer, l.Ctx.Self())
 		if r == nil {
-			r = &receiver{}
+			early := !vs.member(ev.Peer, l.Ctx.Self())
+			if early && (l.early >= maxEarly || !vs.ahead(epoch) || !l.wanted(ev.Group, vs)) {
+				// Not a member, and not a sender of a view this node
+				// has yet to install in a group it is in or joining
+				// (or no room for one): pass it up uncounted, keep
+				// no state for it.
+				l.foreign.Inc()
+				l.Ctx.Up(ev)
+				return
+			}
+			r = &receiver{early: early}
+			if early {
+				l.early++
+			}
 			l.recv[k] = r
 		} else {
 			// The sender switched views here: return the rest of the old
@@ -284,7 +353,7 @@ func (l *Layer) received(ev *event.Event) {
 			// counts from now on (it keeps back the new offset).
 			l.sendAck(ev.Peer, ack{group: ev.Group, epoch: epoch, off: off, amount: r.c + r.off, sw: true})
 		}
-		*r = receiver{epoch: epoch, off: off, c: -off, due: l.cfg.AckThresh}
+		*r = receiver{epoch: epoch, off: off, c: -off, due: l.cfg.AckThresh, early: r.early}
 	}
 	if amount, ok := r.count(int64(ev.Msg.Len())+l.cfg.Overhead, l.cfg.AckThresh); ok {
 		l.sendAck(ev.Peer, ack{group: ev.Group, epoch: r.epoch, off: r.off, amount: amount})
@@ -331,8 +400,17 @@ func (l *Layer) view(v *event.ViewInfo) {
 	}
 	vs.prev, vs.cur = vs.cur, v
 	self := l.Ctx.Self()
-	for k := range l.recv {
-		if k.g == v.Group && (!v.Has(k.s) || !v.Has(self)) {
+	for k, r := range l.recv {
+		if k.g != v.Group {
+			continue
+		}
+		if r.early {
+			// Its sender is a member now (kept) or not (dropped):
+			// no longer early either way.
+			r.early = false
+			l.early--
+		}
+		if !v.Has(k.s) || !v.Has(self) {
 			delete(l.recv, k)
 		}
 	}

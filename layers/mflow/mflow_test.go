@@ -158,6 +158,9 @@ func TestBackpressureAndViewChanges(t *testing.T) {
 			t.Errorf("receiver %v: sender's limit %d, want window+sent-count = %d", n, s.cr.limit[i], want)
 		}
 	}
+	if n := c.total("bad_acks"); n != 0 {
+		t.Errorf("%d genuine acknowledgements refused as implausible", n)
+	}
 	if q := c.counter(1, "queue_peak"); q > int64(cfg.HiWmark)+1 {
 		t.Errorf("queue_peak = %d, want at most hi_wmark+1 = %d", q, cfg.HiWmark+1)
 	}
@@ -188,6 +191,9 @@ func TestManyViewChanges(t *testing.T) {
 	c.net.Run(3 * time.Second)
 	if *s1 != msgs || *s3 != msgs {
 		t.Fatalf("sent %d and %d of %d: deadlock across view changes", *s1, *s3, msgs)
+	}
+	if n := c.total("bad_acks"); n != 0 {
+		t.Errorf("%d genuine acknowledgements refused as implausible", n)
 	}
 	final := views[len(views)-1]
 	for _, sid := range []event.NodeID{1, 3} {

@@ -191,15 +191,35 @@ func (l *Layer) pump(s *sender) {
 func (l *Layer) acked(r event.NodeID, a ack) {
 	s := l.send[a.group]
 	if s == nil {
+		l.foreign.Inc()
 		return
 	}
 	i, ok := s.slot[r]
 	if !ok {
-		return // not a receiver in this view (it left)
+		l.foreign.Inc()
+		return // not a receiver in this view (it left, or never was)
 	}
-	if !s.transit[i] && a.epoch != s.epoch {
+	// An epoch ahead of ours was never ours: a forged multicast in our
+	// name moved the receiver's count there, and it keeps counting our
+	// messages in it (mflow.received). Its acknowledgements return our
+	// bytes: take them as current ones, or one forged packet would stop
+	// this sender's credit for good.
+	ahead := int32(a.epoch-s.epoch) > 0
+	current := a.epoch == s.epoch || ahead
+	if !s.transit[i] && !current {
 		// Counted in an earlier view by a receiver that is new in this
 		// one (it started here with a full window): never charged to it.
+		return
+	}
+	amount := a.amount
+	if a.sw && !s.transit[i] && !ahead {
+		// A receiver new in this view started with a full window at our
+		// switch point; what it counted of earlier views was never
+		// charged to it here.
+		amount = 0
+	}
+	if !l.plausible(s, int(i), a.off, amount) {
+		l.badAcks.Inc()
 		return
 	}
 	if a.off != s.off[i] {
@@ -208,20 +228,31 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 		s.cr.adjust(int(i), a.off-s.off[i])
 		s.off[i] = a.off
 	}
-	amount := a.amount
-	if a.sw && !s.transit[i] {
-		// A receiver new in this view started with a full window at our
-		// switch point; what it counted of earlier views was never
-		// charged to it here.
-		amount = 0
-	}
-	if s.transit[i] && a.epoch == s.epoch {
+	if s.transit[i] && current {
 		s.transit[i] = false
 		s.nTransit--
 		s.cr.noFast = s.nTransit > 0
 	}
 	s.cr.ack(int(i), amount)
 	l.pump(s)
+}
+
+// plausible checks an acknowledgement's fields against what the protocol
+// can produce, so that no acknowledgement (forged, or from a confused peer)
+// creates credit the receiver never had: a stagger offset is below
+// ack_thresh (r*ack_thresh/(n-1) with r < n-1), an amount is never negative,
+// and a receiver's credit never runs ahead of the sender's total by more
+// than window plus its offset (limit = window + sent - count, count >=
+// -offset). The bound is checked against the offset it claims and the
+// largest one possible, so that it holds across view changes whatever the
+// order of the switch acknowledgements. amount is what the acknowledgement
+// would add (after the switch rule).
+func (l *Layer) plausible(s *sender, slot int, off, amount int64) bool {
+	if amount < 0 || off < 0 || off >= l.cfg.AckThresh || (!l.cfg.Stagger && off != 0) {
+		return false
+	}
+	room := s.cr.sent + l.cfg.Window + l.cfg.AckThresh - s.cr.credited(slot) - (off - s.off[slot])
+	return amount <= room
 }
 
 // msgRing is the bounded queue of multicasts waiting for credit: at most
