@@ -71,6 +71,23 @@ func (c *Context) SetTimerAt(t event.Time, key uint64) TimerID {
 // Deprecated: use Timer.Stop.
 func (c *Context) CancelTimer(id TimerID) { c.st.timers.cancelKey(id) }
 
+// Channel names the multicast channel of the given kind and id (a QSM
+// region's, a Spread site's). Subscribe to receive it; cast on it by setting
+// Event.Channel on a Cast going down. Which channels exist is the layer's
+// (membership's) decision; how they reach the network is the transport's.
+func (c *Context) Channel(kind event.ChannelKind, id uint32) event.ChannelID {
+	return event.Channel(kind, id)
+}
+
+// Subscribe makes the node receive channel ch; packets multicast on it
+// arrive as Casts of the group their frame names. It returns ErrNoChannels
+// if the transport carries only groups' channels. Subscribing twice is
+// harmless; the stack unsubscribes on Close.
+func (c *Context) Subscribe(ch event.ChannelID) error { return c.st.subscribe(ch) }
+
+// Unsubscribe stops receiving ch.
+func (c *Context) Unsubscribe(ch event.ChannelID) error { return c.st.unsubscribe(ch) }
+
 // Rand is the layer's random source, seeded from the stack's seed, the node
 // and the layer's position: the same seed gives the same draws.
 func (c *Context) Rand() *rand.Rand { return c.rng }

@@ -92,6 +92,22 @@ type Transport interface {
 	Unsubscribe(g event.GroupID) error
 }
 
+// Channels is implemented by transports that carry multicast channels
+// besides groups' (both transport/sim and transport/udp do): the channels a
+// multi-group layer asks for with Context.Channel, one per QSM region or
+// Spread site. Transport's group methods are the same contract for the
+// channel event.ChannelOf(g). How a channel maps to the network is the
+// transport's business.
+type Channels interface {
+	// MulticastOn transmits pkt on channel ch, to every node subscribed to
+	// it (as Multicast does for a group's channel).
+	MulticastOn(ch event.ChannelID, pkt []byte)
+	// SubscribeChannel makes the node receive ch.
+	SubscribeChannel(ch event.ChannelID) error
+	// UnsubscribeChannel stops that.
+	UnsubscribeChannel(ch event.ChannelID) error
+}
+
 // Pacer is implemented by transports that can say when they are full. While
 // Writable is false the stack stops pulling application sends (QSM's
 // pull-based feeds); the transport calls Stack.Pump when it has room again.

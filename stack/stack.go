@@ -18,6 +18,9 @@ var (
 	ErrClosed = errors.New("stack: closed")
 	// ErrTooLarge means a payload exceeds Config.MaxPayload.
 	ErrTooLarge = errors.New("stack: payload too large")
+	// ErrNoChannels means the transport carries no channels but groups'
+	// (it does not implement Channels).
+	ErrNoChannels = errors.New("stack: the transport has no multicast channels besides groups'")
 )
 
 // Config builds a Stack.
@@ -60,6 +63,7 @@ type Stack struct {
 	layers []Entry
 	ctxs   []*Context
 	tr     Transport
+	chtr   Channels // nil if the transport has only group channels
 	pacer  Pacer
 	clock  Clock
 	app    Application
@@ -77,6 +81,7 @@ type Stack struct {
 	apps    appQueue
 	held    map[event.GroupID]bool
 	subs    map[event.GroupID]bool
+	chans   map[event.ChannelID]bool // subscribed channels other than groups'
 	running bool
 	closed  bool
 	// cur is the item being dispatched. It lives in the Stack, not on the
@@ -95,6 +100,9 @@ type NetStats struct {
 	PacketsReceived, BytesReceived       int64
 	Malformed                            int64
 	AppBackpressure                      int64
+	// NoChannel counts casts on a channel the transport cannot carry
+	// (dropped).
+	NoChannel int64
 }
 
 // New builds a stack and initialises its layers, top first.
@@ -122,6 +130,7 @@ func New(cfg Config) (*Stack, error) {
 		maxPay: cfg.MaxPayload,
 		held:   map[event.GroupID]bool{},
 		subs:   map[event.GroupID]bool{},
+		chans:  map[event.ChannelID]bool{},
 	}
 	if s.app == nil {
 		s.app = AppFuncs{}
@@ -138,6 +147,7 @@ func New(cfg Config) (*Stack, error) {
 	}
 	s.apps.buf = make([]appSend, n)
 	s.pacer, _ = cfg.Transport.(Pacer)
+	s.chtr, _ = cfg.Transport.(Channels)
 	s.timers.st = s
 	s.now = s.clock.Now()
 	for i, e := range cfg.Layers {
@@ -369,6 +379,58 @@ func (s *Stack) Close() {
 	for g := range s.subs {
 		_ = s.tr.Unsubscribe(g)
 	}
+	for ch := range s.chans {
+		_ = s.chtr.UnsubscribeChannel(ch)
+	}
+}
+
+// subscribe makes the node receive channel ch (Context.Subscribe).
+func (s *Stack) subscribe(ch event.ChannelID) error {
+	switch {
+	case s.closed:
+		return ErrClosed
+	case !ch.Valid():
+		return fmt.Errorf("stack: subscribe: %v is not a channel", ch)
+	case ch.Kind() == event.GroupChannel:
+		g := ch.Group()
+		if g == event.NoGroup {
+			return fmt.Errorf("stack: subscribe: no group")
+		}
+		if s.subs[g] {
+			return nil
+		}
+		if err := s.tr.Subscribe(g); err != nil {
+			return err
+		}
+		s.subs[g] = true
+		return nil
+	case s.chtr == nil:
+		return ErrNoChannels
+	case s.chans[ch]:
+		return nil
+	}
+	if err := s.chtr.SubscribeChannel(ch); err != nil {
+		return err
+	}
+	s.chans[ch] = true
+	return nil
+}
+
+// unsubscribe stops receiving ch (Context.Unsubscribe).
+func (s *Stack) unsubscribe(ch event.ChannelID) error {
+	if ch.Kind() == event.GroupChannel {
+		g := ch.Group()
+		if !s.subs[g] {
+			return nil
+		}
+		delete(s.subs, g)
+		return s.tr.Unsubscribe(g)
+	}
+	if !s.chans[ch] {
+		return nil
+	}
+	delete(s.chans, ch)
+	return s.chtr.UnsubscribeChannel(ch)
 }
 
 // enqueue queues ev for layer target (or a sink) in direction d.
@@ -453,6 +515,13 @@ func (s *Stack) toNet(ev *event.Event) {
 	switch ev.Kind {
 	case event.Cast, event.Send, event.Membership:
 		m := ev.Msg
+		multi := ev.Kind == event.Cast && ev.Peer == event.NoNode
+		other := multi && ev.Channel != 0 && ev.Channel.Kind() != event.GroupChannel
+		if other && (s.chtr == nil || !ev.Channel.Valid()) {
+			s.net.NoChannel++
+			m.Release()
+			return
+		}
 		hdr := m.Prepend(FrameSize)
 		PutFrame(hdr, Frame{Kind: ev.Kind, Control: ev.Control, Group: ev.Group, Src: s.self})
 		pkt := m.Bytes()
@@ -462,9 +531,14 @@ func (s *Stack) toNet(ev *event.Event) {
 			s.net.ControlPacketsSent++
 			s.net.ControlBytesSent += int64(len(pkt))
 		}
-		if ev.Kind == event.Cast && ev.Peer == event.NoNode {
+		switch {
+		case other:
+			s.chtr.MulticastOn(ev.Channel, pkt)
+		case multi && ev.Channel != 0:
+			s.tr.Multicast(ev.Channel.Group(), pkt)
+		case multi:
 			s.tr.Multicast(ev.Group, pkt)
-		} else {
+		default:
 			s.tr.Send(ev.Peer, pkt)
 		}
 		m.Release()

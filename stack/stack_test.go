@@ -451,3 +451,29 @@ func TestHeadroomCoversEveryHeader(t *testing.T) {
 		t.Fatalf("a layer's NewMessage grew when filled with every header")
 	}
 }
+
+// A transport without Channels: a region channel cannot be subscribed to
+// and a cast on it is counted and dropped, not sent on the group's channel.
+func TestChannelsNeedTransportSupport(t *testing.T) {
+	tr := &lastByteTransport{}
+	l := &passLayer{}
+	st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }), Layers: []stack.Entry{{Name: "p", Layer: l}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	region := l.Ctx.Channel(event.RegionChannel, 3)
+	if err := l.Ctx.Subscribe(region); !errors.Is(err, stack.ErrNoChannels) {
+		t.Fatalf("Subscribe(%v) = %v, want ErrNoChannels", region, err)
+	}
+	if err := l.Ctx.Subscribe(event.ChannelOf(4)); err != nil {
+		t.Fatalf("Subscribe(group 4's channel) = %v", err)
+	}
+	st.Inject(0, false, event.Event{Kind: event.Cast, Group: 4, Channel: region, Msg: l.Ctx.MessageFrom([]byte("x"))})
+	if tr.n != 0 || st.Net().NoChannel != 1 || st.Net().PacketsSent != 0 {
+		t.Fatalf("cast on %v: transport got %d bytes, NoChannel %d, sent %d; want dropped and counted", region, tr.n, st.Net().NoChannel, st.Net().PacketsSent)
+	}
+	st.Inject(0, false, event.Event{Kind: event.Cast, Group: 4, Channel: event.ChannelOf(4), Msg: l.Ctx.MessageFrom([]byte("x"))})
+	if tr.n != 1+stack.FrameSize {
+		t.Fatalf("cast on group 4's channel not multicast")
+	}
+}
