@@ -71,6 +71,15 @@ func (c *Context) SetTimerAt(t event.Time, key uint64) TimerID {
 // Deprecated: use Timer.Stop.
 func (c *Context) CancelTimer(id TimerID) { c.st.timers.cancelKey(id) }
 
+// NewFeed makes a feed (feed.go): pull is called when the feed is Ready and
+// the transport has room, control feeds before data feeds. pull builds at
+// most one packet, just in time, and passes it down with Down; it returns
+// whether it has more to send (the feed stays ready). Make feeds once and
+// reuse them: Ready allocates nothing.
+func (c *Context) NewFeed(control bool, pull func() bool) *Feed {
+	return &Feed{st: c.st, pull: pull, control: control}
+}
+
 // Channel names the multicast channel of the given kind and id (a QSM
 // region's, a Spread site's). Subscribe to receive it; cast on it by setting
 // Event.Channel on a Cast going down. Which channels exist is the layer's

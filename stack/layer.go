@@ -109,8 +109,9 @@ type Channels interface {
 }
 
 // Pacer is implemented by transports that can say when they are full. While
-// Writable is false the stack stops pulling application sends (QSM's
-// pull-based feeds); the transport calls Stack.Pump when it has room again.
+// Writable is false the stack asks no feed for packets (QSM's pull-based
+// feeds: Feed, the application's queue among them); the transport calls
+// Stack.Pump when it has room again.
 type Pacer interface {
 	Writable() bool
 }

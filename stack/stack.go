@@ -74,16 +74,19 @@ type Stack struct {
 	// declared header sizes and the frame.
 	room int
 
-	now     event.Time
-	timers  timerQueue
-	ctrl    ring
-	data    ring
-	apps    appQueue
-	held    map[event.GroupID]bool
-	subs    map[event.GroupID]bool
-	chans   map[event.ChannelID]bool // subscribed channels other than groups'
-	running bool
-	closed  bool
+	now    event.Time
+	timers timerQueue
+	ctrl   ring
+	data   ring
+	apps   appQueue
+	// Ready feeds (feed.go); the application queue is appFeed, a data feed.
+	ctrlFeeds, dataFeeds feedQueue
+	appFeed              Feed
+	held                 map[event.GroupID]bool
+	subs                 map[event.GroupID]bool
+	chans                map[event.ChannelID]bool // subscribed channels other than groups'
+	running              bool
+	closed               bool
 	// cur is the item being dispatched. It lives in the Stack, not on the
 	// run loop's frame, because layers receive a pointer to its event and
 	// a local would escape to the heap once per step. Layers must not keep
@@ -146,6 +149,7 @@ func New(cfg Config) (*Stack, error) {
 		n = 256
 	}
 	s.apps.buf = make([]appSend, n)
+	s.appFeed = Feed{st: s, pull: s.pullApp}
 	s.pacer, _ = cfg.Transport.(Pacer)
 	s.chtr, _ = cfg.Transport.(Channels)
 	s.timers.st = s
@@ -282,6 +286,7 @@ func (s *Stack) submit(k event.Kind, g event.GroupID, to event.NodeID, payload [
 	m := s.pool.FromBytesRoom(payload, s.room)
 	m.Stamp = stamp
 	s.apps.push(appSend{kind: k, group: g, peer: to, msg: m})
+	s.appFeed.Ready()
 	s.run()
 	return nil
 }
@@ -343,8 +348,9 @@ func (s *Stack) Inject(i int, up bool, ev event.Event) {
 	s.run()
 }
 
-// Pump pulls waiting application sends into the stack while the transport
-// can take more. Transports that implement Pacer call it when they drain.
+// Pump pulls ready feeds (control first, then data: the application's
+// waiting sends are one data feed) while the transport can take more.
+// Transports that implement Pacer call it when they drain.
 func (s *Stack) Pump() {
 	s.now = s.clock.Now()
 	s.run()
@@ -443,8 +449,9 @@ func (s *Stack) enqueue(target int, d direction, ev *event.Event) {
 	}
 }
 
-// run steps until no work is left: control first, then data, then pulled
-// application sends while the transport has room.
+// run steps until no work is left: control first, then data, then ready
+// feeds (control feeds first; the application queue is a data feed) while
+// the transport has room.
 func (s *Stack) run() {
 	if s.running {
 		return // re-entered from an application callback: the outer run goes on
@@ -456,16 +463,25 @@ func (s *Stack) run() {
 			s.dispatch(it)
 			continue
 		}
-		if s.apps.size > 0 && !s.closed && (s.pacer == nil || s.pacer.Writable()) {
-			a, _ := s.apps.pop()
-			*it = item{ev: event.Event{Kind: a.kind, Group: a.group, Peer: a.peer, Msg: a.msg}}
-			s.layers[0].Layer.Down(&it.ev)
-			continue
+		if s.closed || (s.pacer != nil && !s.pacer.Writable()) || !s.pullFeed() {
+			break
 		}
-		break
 	}
 	*it = item{}
 	s.running = false
+}
+
+// pullApp is the application queue's feed: it takes the oldest waiting
+// send into the top layer.
+func (s *Stack) pullApp() bool {
+	a, ok := s.apps.pop()
+	if !ok {
+		return false
+	}
+	it := &s.cur
+	*it = item{ev: event.Event{Kind: a.kind, Group: a.group, Peer: a.peer, Msg: a.msg}}
+	s.layers[0].Layer.Down(&it.ev)
+	return s.apps.size > 0
 }
 
 func (s *Stack) dispatch(it *item) {
