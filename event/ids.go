@@ -13,10 +13,18 @@ type NodeID uint32
 // NoNode is the zero NodeID, used where an event has no single peer.
 const NoNode NodeID = 0
 
-// String prints a node as n<id>.
+// ServiceNode is the node id the membership service runs under unless a
+// spec picks another (layers/gms uses the same value). It prints as
+// "gms service" in reports and logs.
+const ServiceNode NodeID = 0xFFFFFFF0
+
+// String prints a node as n<id>, and ServiceNode as "gms service".
 func (n NodeID) String() string {
-	if n == NoNode {
+	switch n {
+	case NoNode:
 		return "n-"
+	case ServiceNode:
+		return "gms service"
 	}
 	return "n" + strconv.FormatUint(uint64(n), 10)
 }

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/layercast/layercast/event"
@@ -12,9 +14,21 @@ import (
 )
 
 // Collector checks and measures deliveries: duplicates, FIFO order per
-// (sender, group), latency, recovery. Runners call Sent for every cast the
-// stack accepted and Delivered for every delivery, then Finish. It is not
-// safe for concurrent use.
+// (sender, group), latency, recovery, and what each receiver was owed.
+// Runners call Sent for every cast the stack accepted, Delivered for every
+// delivery, View for every view a node's application sees, and, when they
+// can watch packets leave a node, LeftStack; then Finish. It is not safe for
+// concurrent use.
+//
+// A message cast by s to g is owed to r when r was in s's view of g when s
+// cast it (before s's first view, or with no views at all: when r is an
+// intended member of g), and both r and s are not crashed at the end (a
+// crashed sender's last casts carry no promise without view-synchronous
+// flush). Deliveries of messages not owed are counted apart and are neither
+// duplicates nor violations. FIFO order is checked per (receiver, sender,
+// group) over the receiver's deliveries since it last (re)joined the group:
+// a delivery below one already made since then is a violation. A message
+// delivered twice at a receiver, ever, is a duplicate.
 //
 // Streams are indexed densely: group g (1..G) owns s*s slots from off[g-1],
 // the receiver's rank in the group times s plus the sender's rank.
@@ -22,12 +36,20 @@ type Collector struct {
 	sc    Scenario
 	asg   *Assignment
 	start event.Time
+	now   event.Time // time of the latest event seen
 
 	groups  [][]event.NodeID // by group id - 1
 	off     []int
 	streams []stream
-	sent    []uint64 // by off[g-1] + sender rank
-	rx      []rxStat // by node id - 1
+	sent    []uint64    // by off[g-1] + sender rank: casts accepted
+	out     []uint64    // by off[g-1] + sender rank: highest index seen leaving + 1
+	epochs  [][]epoch   // by off[g-1] + sender rank: the sender's views while casting
+	views   [][]viewRec // by off[g-1] + node rank: every view the node's application saw
+	resets  [][]uint64  // by off[g-1] + node rank: senders' cast counts at the node's last removal or rejoin
+	drops   [][]uint64  // by off[g-1] + node rank: each sender's cast count when the node last saw it removed or readmitted
+	rx      []rxStat    // by node id - 1
+
+	trackOut bool // LeftStack is called: never-sent casts can be told apart
 
 	messagesSent, deliveries, duplicates, fifo, recovered int64
 	foreign, self, nonMember                              int64
@@ -37,17 +59,45 @@ type Collector struct {
 	backpressure                                          int64
 }
 
-// stream is one receiver's view of one (sender, group) stream: the
-// delivered prefix and, only when order was broken, the indexes delivered
-// beyond it.
+// stream is one receiver's view of one (sender, group) stream.
 type stream struct {
-	next  uint64
-	ahead map[uint64]bool
+	got bitset // indexes delivered, over the whole run
+	n   int64  // distinct deliveries
+	hi  uint64 // highest index delivered since the receiver's last (re)join, plus 1; 0 none
+}
+
+// epoch is a stretch of a sender's casts to a group under one view: from
+// index start until the next epoch's start.
+type epoch struct {
+	start uint64
+	view  *event.ViewInfo // nil: the sender was not in the group
+}
+
+// viewRec is one view a node's application saw.
+type viewRec struct {
+	at event.Time
+	v  *event.ViewInfo
 }
 
 type rxStat struct {
 	n    int64
 	last event.Time
+}
+
+// bitset is a growable set of message indexes.
+type bitset []uint64
+
+func (b bitset) has(i uint64) bool {
+	w := i / 64
+	return w < uint64(len(b)) && b[w]&(1<<(i%64)) != 0
+}
+
+func (b *bitset) set(i uint64) {
+	w := int(i / 64)
+	if w >= len(*b) {
+		*b = append(*b, make([]uint64, w+1-len(*b)+len(*b)/2)...) // amortised growth
+	}
+	(*b)[w] |= 1 << (i % 64)
 }
 
 // NewCollector makes a collector for a scenario and its assignment.
@@ -56,15 +106,22 @@ func NewCollector(sc Scenario, asg *Assignment) *Collector {
 	G := len(asg.Groups)
 	c.groups = make([][]event.NodeID, G)
 	c.off = make([]int, G)
-	total := 0
+	total, slots := 0, 0
 	for g := 1; g <= G; g++ {
 		ms := asg.Groups[event.GroupID(g)]
 		c.groups[g-1] = ms
 		c.off[g-1] = total
 		total += len(ms) * len(ms)
+		slots = total
 	}
 	c.streams = make([]stream, total)
-	c.sent = make([]uint64, total) // only the first s of each group's slots are used
+	// Per-member slots use the first s of each group's s*s.
+	c.sent = make([]uint64, slots)
+	c.out = make([]uint64, slots)
+	c.epochs = make([][]epoch, slots)
+	c.views = make([][]viewRec, slots)
+	c.resets = make([][]uint64, slots)
+	c.drops = make([][]uint64, slots)
 	c.rx = make([]rxStat, len(asg.Nodes))
 	return c
 }
@@ -107,6 +164,90 @@ func (c *Collector) Sent(tx event.NodeID, g event.GroupID, index uint64) {
 	c.outstanding += int64(len(c.groups[g-1]) - 1)
 }
 
+// TrackSends says the runner calls LeftStack for every data packet that
+// leaves a node, so that casts a stack accepted but never sent can be
+// counted apart from what the network lost.
+func (c *Collector) TrackSends() { c.trackOut = true }
+
+// LeftStack records that message index of tx's stream to g left tx's stack
+// (was handed to the network). Stacks send a stream in order, so every
+// lower index is taken as sent too.
+func (c *Collector) LeftStack(tx event.NodeID, g event.GroupID, index uint64) {
+	r := c.rank(g, tx)
+	if r < 0 {
+		return
+	}
+	k := c.off[g-1] + r
+	// index == sent: the cast in progress (a stack may send it before
+	// Cast returns, and so before Sent).
+	if index <= c.sent[k] {
+		c.out[k] = max(c.out[k], index+1)
+	}
+}
+
+// View records a view node n's application saw at time now. A view that
+// removes n, or readmits it (n in Joined, or n back after a view without
+// it), restarts FIFO checking of n's streams in the group: the stack starts
+// them afresh.
+func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
+	if v == nil {
+		return
+	}
+	r := c.rank(v.Group, n)
+	if r < 0 {
+		return
+	}
+	c.now = max(c.now, now)
+	gi := int(v.Group) - 1
+	k := c.off[gi] + r
+	hist := c.views[k]
+	in := v.Has(n)
+	var prevIn bool
+	if len(hist) > 0 {
+		prevIn = hist[len(hist)-1].v.Has(n)
+	}
+	c.views[k] = append(hist, viewRec{at: now, v: v})
+	// The node's casts from now on are under this view.
+	var ev *event.ViewInfo
+	if in {
+		ev = v
+	}
+	es := c.epochs[k]
+	if m := len(es); m > 0 && es[m-1].start == c.sent[k] {
+		es[m-1].view = ev // nothing cast under the previous one
+	} else {
+		c.epochs[k] = append(es, epoch{start: c.sent[k], view: ev})
+	}
+	size := len(c.groups[gi])
+	if len(hist) > 0 {
+		// A sender this view removes or readmits: the node's stack drops
+		// what it held of it, so what it had cast by now is not coming.
+		for ti, tx := range c.groups[gi] {
+			if tx == n || (v.Has(tx) && !slices.Contains(v.Joined, tx)) {
+				continue
+			}
+			if c.drops[k] == nil {
+				c.drops[k] = make([]uint64, size)
+			}
+			c.drops[k][ti] = c.sent[c.off[gi]+ti]
+		}
+	}
+	rejoin := in && len(hist) > 0 && (!prevIn || slices.Contains(v.Joined, n))
+	removed := !in && prevIn
+	if !rejoin && !removed {
+		return
+	}
+	snap := c.resets[k]
+	if snap == nil {
+		snap = make([]uint64, size)
+		c.resets[k] = snap
+	}
+	for ti := 0; ti < size; ti++ {
+		snap[ti] = c.sent[c.off[gi]+ti]
+		c.streams[c.off[gi]+r*size+ti].hi = 0
+	}
+}
+
 // Backpressure records a cast the stack refused.
 func (c *Collector) Backpressure() { c.backpressure++ }
 
@@ -130,24 +271,26 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 		c.nonMember++
 		return
 	}
+	if st.Index >= c.sent[c.off[st.Group-1]+tr] {
+		c.foreign++ // no cast the stack accepted
+		return
+	}
+	c.now = max(c.now, now)
 	size := len(c.groups[st.Group-1])
 	s := &c.streams[c.off[st.Group-1]+rr*size+tr]
-	switch {
-	case st.Index < s.next || s.ahead[st.Index]:
+	if s.got.has(st.Index) {
 		c.duplicates++
 		return
-	case st.Index > s.next:
-		c.fifo++
-		if s.ahead == nil {
-			s.ahead = map[uint64]bool{}
-		}
-		s.ahead[st.Index] = true
+	}
+	s.got.set(st.Index)
+	s.n++
+	switch {
+	case !c.inViewAtCast(c.off[st.Group-1]+tr, rx, st.Index):
+		// not owed: neither checked nor a reference for what follows
+	case st.Index+1 < s.hi:
+		c.fifo++ // below one delivered since the receiver (re)joined
 	default:
-		s.next++
-		for len(s.ahead) > 0 && s.ahead[s.next] {
-			delete(s.ahead, s.next)
-			s.next++
-		}
+		s.hi = st.Index + 1
 	}
 	c.deliveries++
 	c.outstanding--
@@ -172,8 +315,17 @@ type Outcome struct {
 	// End is the virtual (or elapsed) time the run ended.
 	End  event.Time
 	Wall time.Duration
-	// Alive says which nodes were up at the end (nil: all).
+	// Alive says which nodes were up at the end (nil: all). A node that is
+	// not alive and not Frozen is taken as crashed.
 	Alive func(event.NodeID) bool
+	// Frozen says which nodes were frozen at the end (nil: none).
+	Frozen func(event.NodeID) bool
+	// Faults are the scenario's faults at the times they were scheduled
+	// (virtual time of the run), to explain missing deliveries.
+	Faults []Fault
+	// StaticMembership: views were installed once and never change (no
+	// membership service), so a crashed member is never removed.
+	StaticMembership bool
 	// Nodes are every node's counters.
 	Nodes []NodeCounters
 	// Dropped data packets by the loss model and by receive-buffer
@@ -186,12 +338,176 @@ type Outcome struct {
 	Notes []string
 }
 
-// Finish builds the report.
-func (c *Collector) Finish(o Outcome) *Report {
+// endState is what was in force when the run ended.
+type endState struct {
+	crashed, frozen func(event.NodeID) bool
+	part            map[event.NodeID]int // partition set at the end (nil: none in force)
+	partAt          event.Time
+	crashAt         map[event.NodeID]event.Time
+}
+
+func (e *endState) separated(a, b event.NodeID) bool {
+	return e.part != nil && e.part[a] != e.part[b]
+}
+
+func newEndState(o Outcome) *endState {
 	alive := o.Alive
 	if alive == nil {
 		alive = func(event.NodeID) bool { return true }
 	}
+	frozen := o.Frozen
+	if frozen == nil {
+		frozen = func(event.NodeID) bool { return false }
+	}
+	e := &endState{frozen: frozen, crashAt: map[event.NodeID]event.Time{}}
+	e.crashed = func(n event.NodeID) bool { return !alive(n) && !frozen(n) }
+	// The partition in force at the end is the last partition or heal
+	// scheduled by then (faults at the same time apply in order).
+	var last *Fault
+	for i := range o.Faults {
+		f := &o.Faults[i]
+		switch f.Kind {
+		case FaultPartition, FaultHeal:
+			if f.At <= o.End && (last == nil || f.At >= last.At) {
+				last = f
+			}
+		case FaultCrash:
+			if f.At <= o.End {
+				if t, ok := e.crashAt[f.Node]; !ok || f.At < t {
+					e.crashAt[f.Node] = f.At
+				}
+			}
+		}
+	}
+	if last != nil && last.Kind == FaultPartition {
+		e.part, e.partAt = map[event.NodeID]int{}, last.At
+		for i, set := range last.Sets {
+			for _, n := range set {
+				e.part[n] = i + 1
+			}
+		}
+	}
+	return e
+}
+
+// lastView is node k's latest view of its group (nil if it saw none).
+func (c *Collector) lastView(k int) *event.ViewInfo {
+	if h := c.views[k]; len(h) > 0 {
+		return h[len(h)-1].v
+	}
+	return nil
+}
+
+// heldBy names a member of sender k's view of group gi that was gone at the
+// end (crashed, frozen or cut off by a partition), which is why the
+// sender's stack may have held casts back; "" if none.
+func (c *Collector) heldBy(gi, k int, tx event.NodeID, e *endState, static bool) string {
+	members := c.groups[gi]
+	if v := c.lastView(k); v != nil {
+		members = v.Members
+	}
+	for _, m := range members {
+		switch {
+		case m == tx:
+		case e.crashed(m) && static:
+			return fmt.Sprintf("%v crashed and static membership keeps it: senders held off", m)
+		case e.crashed(m):
+			return fmt.Sprintf("%v crashed and was still in %v's view of g%d at the end: senders held off", m, tx, gi+1)
+		case e.frozen(m):
+			return fmt.Sprintf("%v frozen past the end: senders held off", m)
+		case e.separated(m, tx):
+			return fmt.Sprintf("partition at %v not healed: %v cut off from %v, senders held off", e.partAt, m, tx)
+		}
+	}
+	if e.frozen(tx) {
+		return fmt.Sprintf("sender %v frozen past the end", tx)
+	}
+	return ""
+}
+
+// explain says why owed message idx of sender ti's stream to group gi was
+// not delivered at receiver ri, or "" if nothing explains it.
+func (c *Collector) explain(gi, ti, ri int, idx uint64, e *endState) string {
+	ms := c.groups[gi]
+	tx, rx := ms[ti], ms[ri]
+	g := event.GroupID(gi + 1)
+	switch {
+	case e.frozen(rx):
+		return fmt.Sprintf("%v frozen past the end", rx)
+	case e.frozen(tx):
+		return fmt.Sprintf("sender %v frozen past the end", tx)
+	case e.separated(rx, tx):
+		return fmt.Sprintf("partition at %v not healed by the end", e.partAt)
+	}
+	rk, tk := c.off[gi]+ri, c.off[gi]+ti
+	if v := c.lastView(rk); v != nil && !v.Has(rx) {
+		return fmt.Sprintf("%v removed from %v for good", rx, g)
+	}
+	if v := c.lastView(tk); v != nil && !v.Has(rx) {
+		return fmt.Sprintf("%v out of %v's view of %v at the end", rx, tx, g)
+	}
+	if snap := c.resets[rk]; snap != nil && idx < snap[ti] {
+		return fmt.Sprintf("cast before %v's removal from %v: its state for the group was dropped", rx, g)
+	}
+	if d := c.drops[rk]; d != nil && idx < d[ti] {
+		return fmt.Sprintf("cast before %v saw %v removed from %v: its state for the sender was dropped", rx, tx, g)
+	}
+	// The sender may have queued the cast just before it removed (or
+	// readmitted) the receiver, or was removed itself: the epoch after the
+	// cast's changes one of them.
+	es := c.epochs[tk]
+	j, _ := slices.BinarySearchFunc(es, idx+1, func(ep epoch, t uint64) int { return cmp.Compare(ep.start, t) })
+	if j < len(es) {
+		nv := es[j].view
+		switch {
+		case nv == nil || slices.Contains(nv.Joined, tx):
+			return fmt.Sprintf("cast just before %v was removed from %v", tx, g)
+		case !nv.Has(rx) || slices.Contains(nv.Joined, rx) || slices.Contains(nv.Left, rx):
+			return fmt.Sprintf("cast just before %v removed %v from %v", tx, rx, g)
+		}
+	}
+	return ""
+}
+
+// inViewAtCast reports whether rx was in the view of sender slot k when it
+// cast message idx (before any view: yes).
+func (c *Collector) inViewAtCast(k int, rx event.NodeID, idx uint64) bool {
+	es := c.epochs[k]
+	j, _ := slices.BinarySearchFunc(es, idx+1, func(ep epoch, t uint64) int { return cmp.Compare(ep.start, t) })
+	if j == 0 {
+		return true
+	}
+	v := es[j-1].view
+	return v != nil && v.Has(rx)
+}
+
+// owedRanges calls fn for each stretch [a, b) of sender k's casts to group
+// gi with whether they are owed to rx (by the sender's view at the time).
+func (c *Collector) owedRanges(gi, k int, rx event.NodeID, fn func(a, b uint64, owed bool)) {
+	n := c.sent[k]
+	es := c.epochs[k]
+	if len(es) == 0 || es[0].start > 0 {
+		end := n
+		if len(es) > 0 {
+			end = min(es[0].start, n)
+		}
+		fn(0, end, true) // before any view: the intended membership
+	}
+	for i, ep := range es {
+		b := n
+		if i+1 < len(es) {
+			b = min(es[i+1].start, n)
+		}
+		if ep.start >= b {
+			continue
+		}
+		fn(ep.start, b, ep.view != nil && ep.view.Has(rx))
+	}
+}
+
+// Finish builds the report. It may be called more than once.
+func (c *Collector) Finish(o Outcome) *Report {
+	es := newEndState(o)
 	rep := &Report{
 		Spec: o.Spec, Network: o.Network, Seed: c.sc.Seed, Scenario: c.sc.Describe(),
 		SimSeconds:   round6(o.End.Duration().Seconds()),
@@ -199,43 +515,126 @@ func (c *Collector) Finish(o Outcome) *Report {
 		MessagesSent: c.messagesSent, Deliveries: c.deliveries,
 		Duplicates: c.duplicates, FIFOViolations: c.fifo,
 		Backpressure: c.backpressure,
+		Promises:     specPromises(o.Spec),
 		Layers:       map[string]map[string]int64{},
 		Notes:        []string{},
 	}
-	// Expected deliveries: messages of senders alive at the end, to
-	// members alive at the end.
-	var delivered int64
-	short := map[event.NodeID]int64{}
+	if c.trackOut {
+		var ns int64
+		for k := range c.sent {
+			ns += int64(c.sent[k] - min(c.out[k], c.sent[k]))
+		}
+		rep.NeverSent = &ns
+	}
+	// Owed deliveries, and why the missing ones are missing.
+	explained := map[string]int64{}
+	short := map[[3]event.NodeID]int64{} // unexplained by (receiver, sender, group)
+	held := map[int]string{}             // sender slot -> why its stack held casts back
 	for gi, ms := range c.groups {
 		size := len(ms)
 		for ti, tx := range ms {
-			n := int64(c.sent[c.off[gi]+ti])
-			if n == 0 || !alive(tx) {
+			tk := c.off[gi] + ti
+			if c.sent[tk] == 0 {
 				continue
 			}
-			for ri, m := range ms {
-				if m == tx || !alive(m) {
+			for ri, rx := range ms {
+				if rx == tx {
 					continue
 				}
-				rep.DeliveriesExpected += n
 				s := &c.streams[c.off[gi]+ri*size+ti]
-				got := min(int64(s.next)+int64(len(s.ahead)), n)
-				delivered += got
-				if got < n {
-					short[m] += n - got
+				if es.crashed(tx) || es.crashed(rx) {
+					rep.NotOwed += s.n
+					continue
 				}
+				c.owedRanges(gi, tk, rx, func(a, b uint64, owed bool) {
+					if !owed {
+						rep.NotOwed += s.got.count(a, b)
+						return
+					}
+					rep.DeliveriesExpected += int64(b - a)
+					for i := a; i < b; i++ {
+						if s.got.has(i) {
+							rep.DeliveriesOfExpected++
+							continue
+						}
+						rep.Missing++
+						if c.trackOut && i >= c.out[tk] {
+							rep.MissingNeverSent++
+							why, ok := held[tk]
+							if !ok {
+								why = c.heldBy(gi, tk, tx, es, o.StaticMembership)
+								held[tk] = why
+							}
+							if why != "" {
+								rep.MissingExplained++
+								explained["never sent: "+why]++
+								continue
+							}
+							rep.MissingUnexplained++
+							short[[3]event.NodeID{rx, tx, event.NodeID(gi + 1)}]++
+							continue
+						}
+						if why := c.explain(gi, ti, ri, i, es); why != "" {
+							rep.MissingExplained++
+							explained[why]++
+							continue
+						}
+						rep.MissingUnexplained++
+						short[[3]event.NodeID{rx, tx, event.NodeID(gi + 1)}]++
+					}
+				})
 			}
 		}
 	}
-	rep.Missing = rep.DeliveriesExpected - delivered
 	rep.DeliveredAll = rep.Missing == 0
+	if rep.Missing > 0 {
+		line := fmt.Sprintf("%d of %d owed deliveries missing: %d explained, %d unexplained", rep.Missing, rep.DeliveriesExpected,
+			rep.MissingExplained, rep.MissingUnexplained)
+		if rep.NeverSent != nil {
+			line += fmt.Sprintf("; %d are of casts never sent, %d of casts the network or the stack lost", rep.MissingNeverSent, rep.Missing-rep.MissingNeverSent)
+		}
+		rep.Notes = append(rep.Notes, line)
+	}
+	if rep.NeverSent != nil && *rep.NeverSent > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d casts the stacks accepted were never sent: still queued in the stack or its layers at the end", *rep.NeverSent))
+	}
+	// Explained: one note per kind of explanation, with its most
+	// frequent case.
+	kinds := map[string]int64{}
+	top := map[string]string{}
+	for _, why := range slices.Sorted(maps.Keys(explained)) {
+		k := explanationKind(why)
+		kinds[k] += explained[why]
+		if t, ok := top[k]; !ok || explained[why] > explained[t] {
+			top[k] = why
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(kinds), func(a, b string) int {
+		return cmp.Or(cmp.Compare(kinds[b], kinds[a]), cmp.Compare(a, b))
+	}) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("missing explained by %s: %d; most: %s (%d)", k, kinds[k], top[k], explained[top[k]]))
+	}
 	if len(short) > 0 {
-		worst := slices.SortedFunc(maps.Keys(short), func(a, b event.NodeID) int {
-			return cmp.Or(cmp.Compare(short[b], short[a]), cmp.Compare(a, b))
+		worst := slices.SortedFunc(maps.Keys(short), func(a, b [3]event.NodeID) int {
+			return cmp.Or(cmp.Compare(short[b], short[a]), cmp.Compare(a[2], b[2]), cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 		})
+		rxs := map[event.NodeID]bool{}
+		for _, k := range worst {
+			rxs[k[0]] = true
+		}
 		w := worst[0]
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d expected deliveries missing at %d receivers; most at %v (%d)",
-			rep.Missing, len(short), w, short[w]))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("missing unexplained: %d owed deliveries at %d receivers; most at %v from %v in g%d (%d)",
+			rep.MissingUnexplained, len(rxs), w[0], w[1], w[2], short[w]))
+	}
+	if o.StaticMembership {
+		for _, n := range slices.Sorted(maps.Keys(es.crashAt)) {
+			if c.rank1(n) {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%v crashed at %v and static membership keeps it: senders to its groups are held off once their buffers fill (a membership service would remove it)", n, es.crashAt[n]))
+			}
+		}
+	}
+	if rep.NotOwed > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries of messages not owed (receiver out of the sender's view when it cast, or sender or receiver crashed): not counted as expected", rep.NotOwed))
 	}
 	if c.foreign > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries were not experiment messages", c.foreign))
@@ -246,6 +645,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 	if c.self > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries of a node's own messages (not counted)", c.self))
 	}
+	rep.Broken = brokenPromises(rep)
 
 	// Throughput: mean over receivers of deliveries per second.
 	var tp float64
@@ -318,6 +718,38 @@ func (c *Collector) Finish(o Outcome) *Report {
 		s(rep, o.Nodes)
 	}
 	return rep
+}
+
+// explanationKind sorts the explanations of explain and heldBy.
+func explanationKind(why string) string {
+	switch {
+	case strings.HasPrefix(why, "never sent: "):
+		return "casts the sender held back"
+	case strings.HasPrefix(why, "cast "):
+		return "removals (state dropped when a node was removed or readmitted)"
+	case strings.Contains(why, "for good") || strings.Contains(why, "at the end"):
+		return "nodes removed for good"
+	}
+	return "faults in force at the end"
+}
+
+// rank1 reports whether n is a node of the run.
+func (c *Collector) rank1(n event.NodeID) bool { return n >= 1 && int(n) <= len(c.rx) }
+
+// count is the number of indexes in [a, b) in the set.
+func (b bitset) count(lo, hi uint64) int64 {
+	var n int64
+	for i := lo; i < hi; i++ {
+		if w := i / 64; i%64 == 0 && hi-i >= 64 && w < uint64(len(b)) {
+			n += int64(bits.OnesCount64(b[w]))
+			i += 63
+			continue
+		}
+		if b.has(i) {
+			n++
+		}
+	}
+	return n
 }
 
 func round3(f float64) float64 { return float64(int64(f*1e3+0.5)) / 1e3 }

@@ -17,6 +17,26 @@
 //	sc.Set("loss", "uniform:5%")
 //	rep, err := experiment.Run(ctx, "sim", spec, sc, nil)
 //
+// What a report counts (the JSON fields of Report): a delivery is owed to
+// a receiver that was in the sender's view of the group when the sender
+// cast (the collector records every view each node's application sees)
+// and when neither had crashed by the end. deliveries_expected counts owed
+// deliveries, deliveries_of_expected how many of them were made and
+// missing the rest, so expected = made + missing; not_owed counts
+// deliveries of messages that were not owed (fine, neither expected nor
+// duplicates). never_sent counts casts the stacks accepted but had not
+// handed to the network at the end (the simulator watches packets leave),
+// and missing_never_sent the missing deliveries that are theirs, apart
+// from what the network lost. missing_explained are the missing
+// deliveries a fault still in force at the end (crash, freeze, partition
+// not healed), a removal for good, or a removal window (state a stack
+// drops when a node is removed or readmitted) explains; the notes say
+// which; missing_unexplained are the rest. FIFO order is checked per
+// (receiver, sender, group) over the owed deliveries since the receiver
+// last joined the group. promises lists what the stack gives that a run
+// checks (reliable, fifo) and broken_promises what it broke; stacktool
+// exits 1 when it is not empty.
+//
 // On the simulator a run is a pure function of spec, scenario and seed:
 // everything in the Report except WallSeconds is the same byte for byte.
 package experiment

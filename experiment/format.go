@@ -39,10 +39,29 @@ func rows(reps []*Report) []row {
 		{"simulated time (s)", func(r *Report) string { return f3(r.SimSeconds) }},
 		{"messages sent", func(r *Report) string { return i64(r.MessagesSent) }},
 		{"offered load (msgs/s, all senders)", func(r *Report) string { return f1(r.OfferedMsgsPerS) }},
-		{"deliveries / expected", func(r *Report) string { return pair(i64(r.Deliveries), i64(r.DeliveriesExpected)) }},
-		{"every member delivered every message", func(r *Report) string { return yesNo(r.DeliveredAll) }},
+		{"casts accepted but never sent", func(r *Report) string {
+			if r.NeverSent == nil {
+				return "unknown"
+			}
+			return i64(*r.NeverSent)
+		}},
+		{"owed deliveries made / owed", func(r *Report) string { return pair(i64(r.DeliveriesOfExpected), i64(r.DeliveriesExpected)) }},
+		{"every member delivered every owed message", func(r *Report) string { return yesNo(r.DeliveredAll) }},
+		{"owed missing: of casts never sent / sent", func(r *Report) string {
+			return pair(i64(r.MissingNeverSent), i64(r.Missing-r.MissingNeverSent))
+		}},
+		{"owed missing: explained / unexplained", func(r *Report) string {
+			return pair(i64(r.MissingExplained), i64(r.MissingUnexplained))
+		}},
+		{"deliveries not owed", func(r *Report) string { return i64(r.NotOwed) }},
 		{"duplicates", func(r *Report) string { return i64(r.Duplicates) }},
 		{"FIFO violations", func(r *Report) string { return i64(r.FIFOViolations) }},
+		{"promises broken", func(r *Report) string {
+			if len(r.Broken) == 0 {
+				return "none"
+			}
+			return "YES (" + i64(int64(len(r.Broken))) + ")"
+		}},
 		{"throughput per receiver (msgs/s)", func(r *Report) string { return f1(r.ThroughputMsgsPerS) }},
 		{"latency p50 / p90 (ms)", func(r *Report) string { return pair(f3(r.LatencyMs.P50), f3(r.LatencyMs.P90)) }},
 		{"latency p99 / max (ms)", func(r *Report) string { return pair(f3(r.LatencyMs.P99), f3(r.LatencyMs.Max)) }},
@@ -121,6 +140,15 @@ func WriteTable(w io.Writer, reps []*Report, wall bool) error {
 			}
 		}
 		b.WriteByte('\n')
+	}
+	for i, r := range reps {
+		for _, n := range r.Broken {
+			if len(reps) == 1 {
+				fmt.Fprintf(&b, "PROMISE BROKEN: %s\n", n)
+			} else {
+				fmt.Fprintf(&b, "PROMISE BROKEN [%d]: %s\n", i+1, n)
+			}
+		}
 	}
 	for i, r := range reps {
 		for _, n := range r.Notes {

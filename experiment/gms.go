@@ -92,7 +92,7 @@ func setupGMS(env *SimEnv) error {
 	step := max(time.Millisecond, cfg.ViewInterval/4)
 	for !settled() {
 		if env.Net.Now().Sub(start) > settleLimit {
-			return fmt.Errorf("views not installed after %v of virtual time (service %v, view_interval %v)", settleLimit, cfg.Service, cfg.ViewInterval)
+			return fmt.Errorf("views not installed after %v of virtual time (%v, view_interval %v)", settleLimit, cfg.Service, cfg.ViewInterval)
 		}
 		env.Net.Run(step)
 	}
@@ -101,7 +101,7 @@ func setupGMS(env *SimEnv) error {
 		return err
 	}
 	st := svc.Service().Stats()
-	env.Notes = append(env.Notes, fmt.Sprintf("gms: service %v installed the views of %d groups by %v (%d batches, view_interval %v, fd_timeout %v, heartbeat %v)",
+	env.Notes = append(env.Notes, fmt.Sprintf("gms: %v installed the views of %d groups by %v (%d batches, view_interval %v, fd_timeout %v, heartbeat %v)",
 		cfg.Service, len(env.Groups), env.Net.Now(), st.Commits, cfg.ViewInterval, cfg.FDTimeout, cfg.Heartbeat))
 	return nil
 }

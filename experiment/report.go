@@ -2,7 +2,10 @@ package experiment
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 
+	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
@@ -22,17 +25,47 @@ type Report struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	// MessagesSent counts casts the stacks accepted.
 	MessagesSent int64 `json:"messages_sent"`
-	// Deliveries counts distinct (receiver, message) deliveries; a
-	// sender's own messages are not counted.
-	Deliveries         int64 `json:"deliveries"`
+	// Deliveries counts distinct (receiver, message) deliveries, owed or
+	// not (see Collector); a sender's own messages are not counted.
+	Deliveries int64 `json:"deliveries"`
+	// DeliveriesExpected counts owed deliveries: (receiver, message) pairs
+	// where the receiver was in the sender's view of the group when it
+	// cast and neither had crashed by the end.
 	DeliveriesExpected int64 `json:"deliveries_expected"`
-	// DeliveredAll: every member of every group alive at the end delivered
-	// every message cast to it by senders alive at the end.
+	// DeliveriesOfExpected is how many of DeliveriesExpected were made
+	// (the same set: DeliveriesExpected = DeliveriesOfExpected + Missing).
+	DeliveriesOfExpected int64 `json:"deliveries_of_expected"`
+	// NotOwed counts deliveries of messages not owed to their receiver
+	// (it was out of the sender's view when the sender cast, or one of
+	// them crashed): neither expected nor duplicates.
+	NotOwed int64 `json:"not_owed"`
+	// DeliveredAll: every owed delivery was made (Missing is 0).
 	DeliveredAll   bool  `json:"delivered_all"`
 	Duplicates     int64 `json:"duplicates"`
 	FIFOViolations int64 `json:"fifo_violations"`
 	// Missing is DeliveriesExpected minus what was delivered of it.
 	Missing int64 `json:"missing"`
+	// NeverSent counts casts the stacks accepted but had not handed to
+	// the network by the end (still queued in the stack or its layers);
+	// nil when the network cannot tell (it is not watched).
+	NeverSent *int64 `json:"never_sent,omitempty"`
+	// MissingNeverSent is the part of Missing whose messages were never
+	// sent (so the network did not lose them).
+	MissingNeverSent int64 `json:"missing_never_sent"`
+	// MissingExplained is the part of Missing that something the harness
+	// did explains (the notes say what): a fault still in force at the end
+	// (crash, freeze, partition not healed), a node removed for good, or
+	// a cast made around the receiver's removal from the sender's view.
+	MissingExplained int64 `json:"missing_explained"`
+	// MissingUnexplained is the rest of Missing: the stack lost them.
+	MissingUnexplained int64 `json:"missing_unexplained"`
+	// Promises are the properties the stack gives that the run checks
+	// ("reliable", "fifo"); Broken says, in words, which it broke: an
+	// unexplained missing delivery when it gives reliable delivery, a FIFO
+	// violation when it gives FIFO order, a duplicate always. A command
+	// exits 1 when Broken is not empty.
+	Promises []string `json:"promises"`
+	Broken   []string `json:"broken_promises"`
 	// ThroughputMsgsPerS is the mean over receivers of messages delivered
 	// per second of virtual time (from the start to its last delivery).
 	ThroughputMsgsPerS float64 `json:"throughput_msgs_per_s"`
@@ -59,6 +92,43 @@ type Report struct {
 	Notes []string `json:"notes"`
 	// Extra holds fields summarizers add.
 	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// specPromises lists what the spec's layers give that a run checks.
+func specPromises(spec string) []string {
+	sp, err := compose.Load(spec)
+	if err != nil {
+		return []string{}
+	}
+	out := []string{}
+	for _, l := range sp.Layers {
+		info, ok := compose.Lookup(l.Name)
+		if !ok {
+			continue
+		}
+		for _, p := range []compose.Property{compose.Reliable, compose.FIFO} {
+			if slices.Contains(info.Gives, p) && !slices.Contains(out, string(p)) {
+				out = append(out, string(p))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// brokenPromises says which promises a report shows broken.
+func brokenPromises(r *Report) []string {
+	out := []string{}
+	if r.Duplicates > 0 {
+		out = append(out, fmt.Sprintf("%d duplicate deliveries", r.Duplicates))
+	}
+	if r.FIFOViolations > 0 && slices.Contains(r.Promises, string(compose.FIFO)) {
+		out = append(out, fmt.Sprintf("%d FIFO violations (the stack gives FIFO order)", r.FIFOViolations))
+	}
+	if r.MissingUnexplained > 0 && slices.Contains(r.Promises, string(compose.Reliable)) {
+		out = append(out, fmt.Sprintf("%d owed deliveries missing with no fault to explain them (the stack gives reliable delivery)", r.MissingUnexplained))
+	}
+	return out
 }
 
 // Percentile summarises a latency distribution in milliseconds.

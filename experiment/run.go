@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -41,8 +43,31 @@ func NetworkNames() []string {
 	return out
 }
 
-// Run runs spec under sc on the named network ("" means "sim").
-func Run(ctx context.Context, network string, spec *compose.Spec, sc Scenario, progress Progress) (*Report, error) {
+// ErrRunFailed is wrapped by every error of Run that is not about its
+// input: the stack or the harness failed while running (a panic, views that
+// never settled). Commands exit 1 for these and 2 for bad input.
+var ErrRunFailed = errors.New("run failed")
+
+// PanicError is a panic caught in a run, with what it takes to replay it.
+type PanicError struct {
+	// Value is what was passed to panic; Where is the panicking
+	// goroutine's stack (for a debugger, not for the one-line message).
+	Value any
+	Where string
+	// Replay is the stacktool command that reproduces the run.
+	Replay string
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("panic in the run: %v (replay: %s)", e.Value, e.Replay)
+}
+
+// Unwrap makes a PanicError an ErrRunFailed.
+func (e *PanicError) Unwrap() error { return ErrRunFailed }
+
+// Run runs spec under sc on the named network ("" means "sim"). A panic in
+// a layer or the harness is caught and returned as a *PanicError.
+func Run(ctx context.Context, network string, spec *compose.Spec, sc Scenario, progress Progress) (rep *Report, err error) {
 	if network == "" {
 		network = "sim"
 	}
@@ -53,7 +78,35 @@ func Run(ctx context.Context, network string, spec *compose.Spec, sc Scenario, p
 	if err := sc.Check(); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			rep, err = nil, &PanicError{Value: p, Where: string(debug.Stack()), Replay: ReplayCommand(network, spec.String(), sc)}
+		}
+	}()
 	return fn(ctx, spec, sc, progress)
+}
+
+// ReplayCommand is the stacktool command line that runs spec under sc on
+// network again, every scenario key spelled out, quoted for a POSIX shell.
+func ReplayCommand(network, spec string, sc Scenario) string {
+	parts := []string{"stacktool", "run", shellQuote(spec)}
+	for _, kv := range sc.Flags() {
+		parts = append(parts, kv[0], shellQuote(kv[1]))
+	}
+	if network != "" && network != "sim" {
+		parts = append(parts, "--network", network)
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for a POSIX shell unless it needs none.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:,@+=%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Compare runs every spec under the same scenario (same seed) on the named

@@ -393,6 +393,33 @@ func (sc *Scenario) Describe() string {
 	return strings.Join(parts, " ")
 }
 
+// Flags is the scenario as command-line flags of stacktool run, in the
+// order of Keys: pairs of a flag ("--nodes") and its value. Run with them,
+// on top of Default, they give back sc.
+func (sc *Scenario) Flags() [][2]string {
+	out := [][2]string{
+		{"--nodes", strconv.Itoa(sc.Nodes)},
+		{"--groups-per-node", strconv.Itoa(sc.GroupsPerNode)},
+		{"--group-size", strconv.Itoa(sc.GroupSize)},
+		{"--senders", sendersText(sc.Senders)},
+		{"--rate", sc.RateText()},
+		{"--msg-size", strconv.Itoa(sc.MsgSize)},
+		{"--duration", sc.Duration.String()},
+		{"--drain", sc.Drain.String()},
+		{"--loss", orNone(sc.Loss)},
+		{"--latency", sc.Latency.String()},
+		{"--jitter", sc.Jitter.String()},
+	}
+	if sc.Capacity != "" {
+		out = append(out, [2]string{"--capacity", sc.Capacity})
+	}
+	out = append(out, [2]string{"--seed", strconv.FormatUint(sc.Seed, 10)})
+	for _, f := range sc.Faults {
+		out = append(out, [2]string{"--fault", f})
+	}
+	return append(out, [2]string{"--max-burst", strconv.Itoa(sc.MaxBurst)})
+}
+
 func sendersText(k int) string {
 	if k == 0 {
 		return "all"

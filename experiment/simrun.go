@@ -120,6 +120,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		Stacks: map[event.NodeID]*stack.Stack{}, Seed: sc.Seed,
 	}
 	col := NewCollector(sc, asg)
+	col.TrackSends()
 	senders := map[event.NodeID]*sender{}
 	for _, id := range asg.Senders {
 		senders[id] = &sender{id: id, groups: asg.Of[id], held: map[event.GroupID]bool{}}
@@ -138,6 +139,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		snd := senders[id]
 		app := stack.AppFuncs{
 			OnDeliver: func(d stack.Delivery) { col.Delivered(self, &d, net.Now()) },
+			OnView:    func(v *event.ViewInfo) { col.View(self, v, net.Now()) },
 		}
 		if snd != nil {
 			app.OnFlow = func(g event.GroupID, ok bool) {
@@ -152,7 +154,8 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 				}
 			}
 		}
-		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: nd, Clock: net, App: app, Seed: sc.Seed})
+		tr := &watchTransport{Node: nd, self: id, col: col, size: sc.MsgSize}
+		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: net, App: app, Seed: sc.Seed})
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +178,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		// The hook adds the service, has every node join its groups and
 		// may run the network until the first views are in.
 		if err := GMSSetup(env); err != nil {
-			return nil, fmt.Errorf("membership service: %w", err)
+			return nil, fmt.Errorf("membership service: %w (%w)", err, ErrRunFailed)
 		}
 	} else {
 		// Static membership: every group's view, and each node's
@@ -199,6 +202,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	// Fault times count from the start of sending (after membership has
 	// settled), so a fault never strikes while views are being installed.
 	frozen := map[event.NodeID][2]event.Time{}
+	faults := make([]Fault, 0, len(sc.Faults))
 	for _, f := range sc.Faults {
 		ft, err := ParseFault(f)
 		if err != nil {
@@ -206,6 +210,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		}
 		ft.At = env.SendStart.Add(ft.At.Duration())
 		ft.Schedule(net)
+		faults = append(faults, ft)
 		if ft.Kind == FaultFreeze {
 			frozen[ft.Node] = [2]event.Time{ft.At, ft.At.Add(ft.For)}
 		}
@@ -267,7 +272,8 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	stats := net.Stats()
 	rep := col.Finish(Outcome{
 		Spec: spec.String(), Network: "sim", End: net.Now(), Wall: time.Since(wall),
-		Alive: alive, Nodes: nodes,
+		Alive: alive, Nodes: nodes, Faults: faults, StaticMembership: !usesGMS,
+		Frozen:         func(id event.NodeID) bool { nd := net.Node(id); return nd != nil && !nd.Down() && nd.Frozen() },
 		DroppedByModel: stats.DroppedData, DroppedOverflow: stats.OverflowDrops, DroppedControl: stats.DroppedControl,
 		DroppedOther: stats.SendQueueDrops + stats.PartitionDrops + stats.WANQueueDrops + stats.DownDrops,
 		Notes:        env.Notes,
@@ -349,4 +355,44 @@ func (s *sender) fire(net *sim.Network, col *Collector, sc Scenario) {
 			return
 		}
 	}
+}
+
+// watchTransport is the simulated network as a stack sees it, watching the
+// experiment's casts leave the node: it tells the collector which accepted
+// casts the stack has handed to the network, so casts still queued in the
+// stack at the end are counted apart from what the network lost. It reads
+// the stamp at the end of data packets (the payload is the packet's tail)
+// and allocates nothing.
+type watchTransport struct {
+	*sim.Node
+	self event.NodeID
+	col  *Collector
+	size int
+}
+
+// Send watches and transmits a packet to one node.
+func (w *watchTransport) Send(to event.NodeID, pkt []byte) {
+	w.look(pkt)
+	w.Node.Send(to, pkt)
+}
+
+// Multicast watches and transmits a packet on a group's channel.
+func (w *watchTransport) Multicast(g event.GroupID, pkt []byte) {
+	w.look(pkt)
+	w.Node.Multicast(g, pkt)
+}
+
+func (w *watchTransport) look(pkt []byte) {
+	if len(pkt) < stack.FrameSize+w.size || w.size < PayloadHeader {
+		return
+	}
+	f, err := stack.ParseFrame(pkt)
+	if err != nil || f.Control || f.Kind != event.Cast || f.Src != w.self {
+		return
+	}
+	st, err := ReadStamp(pkt[len(pkt)-w.size:])
+	if err != nil || st.Sender != w.self || st.Group != f.Group {
+		return
+	}
+	w.col.LeftStack(w.self, st.Group, st.Index)
 }

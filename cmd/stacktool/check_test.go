@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/layercast/layercast/compose"
 )
 
@@ -99,17 +97,6 @@ func TestCheckErrors(t *testing.T) {
 			}
 		}
 	}
-}
-
-// exitCode is the status main exits with for err.
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	if ec, ok := err.(cli.ExitCoder); ok && ec.ExitCode() != 0 {
-		return ec.ExitCode()
-	}
-	return 1
 }
 
 func TestLayersCatalogue(t *testing.T) {

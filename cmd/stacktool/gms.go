@@ -76,7 +76,11 @@ func gmsCmd(c *cli.Context) error {
 		}
 	}
 	spec := "gms_service(" + strings.Join(params, ", ") + ")"
-	entries, err := compose.BuildString(spec)
+	sp, err := compose.Parse(spec)
+	if err != nil {
+		return err
+	}
+	entries, err := compose.BuildService(sp)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,10 @@
 //	stacktool check SPEC|FILE              validate a spec
 //	stacktool run SPEC|FILE [flags]        one stack under one scenario
 //	stacktool compare SPEC|FILE... [flags] several stacks side by side
+//	stacktool soak --seeds N [flags]       seeded faults with invariant checks
+//
+// Exit codes: 0 every promise kept, 1 a promise broken (the output says
+// which) or a run failed, 2 bad input.
 //
 // Each subcommand lives in its own file and adds itself to commands in an
 // init function; main only assembles the app.
@@ -51,12 +55,23 @@ func newApp() *cli.App {
 }
 
 func main() {
-	if err := newApp().Run(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "stacktool:", err)
-		code := 1
-		if ec, ok := err.(cli.ExitCoder); ok && ec.ExitCode() != 0 {
-			code = ec.ExitCode()
+	os.Exit(runMain(os.Args))
+}
+
+// runMain runs the app and returns the exit code: 0 every promise kept, 1 a
+// promise broken or a run failed, 2 bad input. Errors are printed as one
+// line; a panic outside a run (runs catch their own) is too, never as a
+// goroutine dump.
+func runMain(args []string) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "stacktool: internal error: %v\n", p)
+			code = exitBroken
 		}
-		os.Exit(code)
+	}()
+	if err := newApp().Run(args); err != nil {
+		fmt.Fprintln(os.Stderr, "stacktool:", err)
+		return exitCode(err)
 	}
+	return exitOK
 }

@@ -243,11 +243,37 @@ func runCmd(c *cli.Context, compare bool) error {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if compare {
-			return enc.Encode(reps)
+			err = enc.Encode(reps)
+		} else {
+			err = enc.Encode(reps[0])
 		}
-		return enc.Encode(reps[0])
+	} else {
+		err = experiment.WriteTable(out, reps, !o.bools["no-wall"])
 	}
-	return experiment.WriteTable(out, reps, !o.bools["no-wall"])
+	if err != nil {
+		return err
+	}
+	return brokenError(reps)
+}
+
+// brokenError is nil when every report kept its stack's promises, and
+// otherwise an exit-1 error naming what broke.
+func brokenError(reps []*experiment.Report) error {
+	var parts []string
+	for i, r := range reps {
+		if len(r.Broken) == 0 {
+			continue
+		}
+		who := r.Spec
+		if len(reps) > 1 {
+			who = fmt.Sprintf("[%d] %s", i+1, r.Spec)
+		}
+		parts = append(parts, who+": "+strings.Join(r.Broken, "; "))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return brokenf("promise broken: %s", strings.Join(parts, " | "))
 }
 
 // isTerminal reports whether w is a character device (a terminal).

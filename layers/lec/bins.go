@@ -28,10 +28,7 @@ type instance struct {
 // runs on every membership change; partly filled bins are dropped.
 func (l *Layer) setNeighbourhood(nb *event.Neighbourhood) {
 	l.regions = l.regions[:0]
-	l.member = make(map[event.GroupID]bool, len(nb.Groups))
-	for _, g := range nb.Groups {
-		l.member[g] = true
-	}
+	l.setMembers(nb)
 	groups := make([][]event.GroupID, 0, len(nb.Local))
 	sizes := make([]int, 0, len(nb.Local))
 	for _, r := range nb.Local {
@@ -57,6 +54,47 @@ func (l *Layer) setNeighbourhood(nb *event.Neighbourhood) {
 		l.bins = append(l.bins, b)
 		for _, g := range p.groups {
 			l.groupBins[g] = append(l.groupBins[g], b)
+		}
+	}
+}
+
+// setMembers records the (group, sender) pairs of the node's views and the
+// nodes it shares a group with, and prunes the receive windows of senders
+// no longer in them (the node's own windows stay: its sequence numbers go
+// on).
+func (l *Layer) setMembers(nb *event.Neighbourhood) {
+	n := 0
+	for _, r := range nb.Local {
+		n += len(r.Groups) * len(r.Members)
+	}
+	l.members = make(map[streamKey]struct{}, n)
+	l.peers = make(map[event.NodeID]struct{})
+	add := func(g event.GroupID, m event.NodeID) {
+		l.members[streamKey{g, m}] = struct{}{}
+		if m != l.self {
+			l.peers[m] = struct{}{}
+		}
+	}
+	for _, g := range nb.Groups {
+		add(g, l.self)
+		if v := nb.Views[g]; v != nil {
+			for _, m := range v.Members {
+				add(g, m)
+			}
+		}
+	}
+	for _, r := range nb.Local {
+		for _, g := range r.Groups {
+			for _, m := range r.Members {
+				add(g, m)
+			}
+		}
+	}
+	for k := range l.streams {
+		if k.sender != l.self && !l.admits(k) {
+			delete(l.streams, k)
+			l.remote--
+			l.c.streamsPruned.Inc()
 		}
 	}
 }

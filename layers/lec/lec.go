@@ -18,8 +18,18 @@
 // repairs_received, recovered (all LEC recoveries, tagged Recovery.By "lec"),
 // recovered_xor2 (those from two repairs, section 4.2.8), loss_discovered,
 // unusable_buffered, unusable_evicted, repairs_stale (a packet in it is no
-// longer held), repairs_redundant, repairs_foreign, duplicates, malformed,
-// peak_buffer_bytes (held data plus unusable repairs).
+// longer held), repairs_redundant, repairs_foreign (from a node that shares
+// no group with this one, or naming a packet of a group or sender outside its
+// views), duplicates, malformed, peak_buffer_bytes (held data plus unusable
+// repairs), data_untracked (data from a sender outside the node's views, or
+// beyond max_streams, passed up without LEC state), streams_pruned (windows
+// of senders that left the views), streams_full (windows refused at
+// max_streams: counted per packet), lost_evicted (discovered losses
+// forgotten at max_held).
+//
+// Only members of the views the node holds get state: a receive window per
+// (group, sender), held data, read repairs. What the layer keeps is bounded
+// by configuration, in count and in bytes.
 package lec
 
 import (
@@ -77,10 +87,18 @@ type Config struct {
 	// Window is how long received data is kept for XORing repairs, and how
 	// long unusable repairs and discovered losses are remembered.
 	Window time.Duration
-	// MaxHeld bounds the data packets kept.
+	// MaxHeld bounds the data packets kept, and the discovered losses
+	// remembered.
 	MaxHeld int
 	// MaxUnusable bounds the unusable repairs kept.
 	MaxUnusable int
+	// MaxUnusableBytes bounds the bytes of the unusable repairs kept.
+	MaxUnusableBytes int64
+	// MaxHeldBytes bounds the bytes of the data packets kept.
+	MaxHeldBytes int64
+	// MaxStreams bounds the receive windows kept for other senders (one
+	// per group and sender this node receives from).
+	MaxStreams int
 }
 
 // Layer is one node's LEC engine.
@@ -90,12 +108,22 @@ type Layer struct {
 	self event.NodeID
 
 	sendSeq map[event.GroupID]uint32
+	// streams are the receive windows: the node's own (one per group it
+	// casts in) and those of other members of its groups, at most
+	// MaxStreams of the latter (remote counts them).
 	streams map[streamKey]*stream
+	remote  int
+
+	// members are the (group, sender) pairs of the views the node holds
+	// (itself included), and peers the nodes that share a group with it:
+	// only they get stream state or have their repairs read. Nil until the
+	// first neighbourhood.
+	members map[streamKey]struct{}
+	peers   map[event.NodeID]struct{}
 
 	// Regions (members without the node itself) and the repair bins of
 	// Algorithm 1, indexed by the groups whose data they collect.
 	regions   [][]event.NodeID
-	member    map[event.GroupID]bool // the node's groups, once a neighbourhood is in
 	bins      []*bin
 	groupBins map[event.GroupID][]*bin
 
@@ -130,7 +158,8 @@ type Layer struct {
 type counters struct {
 	dataIn, dataSent, repairsSent, repairsReceived, xors, recovered, recoveredXor2,
 	unusableBuffered, unusableEvicted, lossDiscovered, peakBuffer, repairsStale,
-	repairsRedundant, repairsForeign, duplicates, malformed, repairsBuilt *stack.Counter
+	repairsRedundant, repairsForeign, duplicates, malformed, repairsBuilt,
+	dataUntracked, streamsPruned, streamsFull, lostEvicted *stack.Counter
 }
 
 type heldPkt struct {
@@ -152,11 +181,33 @@ type repair struct {
 	xor     []byte
 	lenx    uint32
 	at      event.Time
+	size    int64 // bytes counted against MaxUnusableBytes
 	dead    bool
 }
 
-// New makes a layer.
+// Defaults of the bounds added for hostile input (also the registration's
+// defaults); New puts them in place of zero.
+const (
+	// DefaultMaxStreams is the default of Config.MaxStreams.
+	DefaultMaxStreams = 1 << 16
+	// DefaultMaxUnusableBytes is the default of Config.MaxUnusableBytes.
+	DefaultMaxUnusableBytes = 8 << 20
+	// DefaultMaxHeldBytes is the default of Config.MaxHeldBytes.
+	DefaultMaxHeldBytes = 64 << 20
+)
+
+// New makes a layer. Zero MaxStreams, MaxUnusableBytes and MaxHeldBytes take
+// their defaults.
 func New(cfg Config) *Layer {
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	if cfg.MaxUnusableBytes <= 0 {
+		cfg.MaxUnusableBytes = DefaultMaxUnusableBytes
+	}
+	if cfg.MaxHeldBytes <= 0 {
+		cfg.MaxHeldBytes = DefaultMaxHeldBytes
+	}
 	return &Layer{cfg: cfg}
 }
 
@@ -182,7 +233,9 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		unusableEvicted: ctx.Counter("unusable_evicted"), lossDiscovered: ctx.Counter("loss_discovered"),
 		peakBuffer: ctx.Counter("peak_buffer_bytes"), repairsStale: ctx.Counter("repairs_stale"),
 		repairsRedundant: ctx.Counter("repairs_redundant"), repairsForeign: ctx.Counter("repairs_foreign"), duplicates: ctx.Counter("duplicates"),
-		malformed: ctx.Counter("malformed"),
+		malformed: ctx.Counter("malformed"), dataUntracked: ctx.Counter("data_untracked"),
+		streamsPruned: ctx.Counter("streams_pruned"), streamsFull: ctx.Counter("streams_full"),
+		lostEvicted: ctx.Counter("lost_evicted"),
 	}
 	return nil
 }
@@ -205,7 +258,7 @@ func (l *Layer) Down(ev *event.Event) {
 	h[0] = typeData
 	binary.BigEndian.PutUint32(h[1:], seq)
 	k := id{group: ev.Group, sender: l.self, seq: seq}
-	l.stream(streamKey{ev.Group, l.self}).mark(seq)
+	l.ownStream(ev.Group).mark(seq)
 	l.hold(k, ev.Msg, ev.Msg.Bytes()[dataHeader:])
 	l.c.dataSent.Inc()
 	l.Ctx.Down(ev)
@@ -241,7 +294,7 @@ func (l *Layer) Up(ev *event.Event) {
 		}
 		l.onData(ev, binary.BigEndian.Uint32(sh))
 	case h[0] == typeRepair && ev.Kind == event.Send:
-		l.onRepair(ev.Msg.Bytes())
+		l.onRepair(ev.Peer, ev.Msg.Bytes())
 		ev.Msg.Release()
 	default:
 		l.drop(ev)
@@ -270,7 +323,14 @@ func (l *Layer) onData(ev *event.Event, seq uint32) {
 	now := l.Ctx.Now()
 	l.expire(now)
 	k := id{group: ev.Group, sender: ev.Peer, seq: seq}
-	st := l.stream(streamKey{ev.Group, ev.Peer})
+	st := l.track(streamKey{ev.Group, ev.Peer})
+	if st == nil {
+		// Not a member of a view this node holds (or too many streams):
+		// passed up without LEC state; the layers above decide.
+		l.c.dataUntracked.Inc()
+		l.Ctx.Up(ev)
+		return
+	}
 	if st.has(seq) {
 		// Already recovered (or a network duplicate).
 		l.c.duplicates.Inc()
@@ -290,14 +350,52 @@ func (l *Layer) onData(ev *event.Event, seq uint32) {
 	l.present(k)
 }
 
-// stream returns the receive window of one (group, sender).
-func (l *Layer) stream(k streamKey) *stream {
+// ownStream returns the receive window of the node's own casts to g: a
+// repair that names one of them finds it present. The application casts
+// only in its groups, so these are as many as its groups.
+func (l *Layer) ownStream(g event.GroupID) *stream {
+	k := streamKey{g, l.self}
 	s := l.streams[k]
 	if s == nil {
 		s = &stream{}
 		l.streams[k] = s
 	}
 	return s
+}
+
+// admits reports whether k is a (group, sender) of the views the node holds.
+func (l *Layer) admits(k streamKey) bool {
+	_, ok := l.members[k]
+	return ok
+}
+
+// track returns the receive window of k, making it if k is a member and
+// fewer than MaxStreams windows of other senders exist; nil otherwise.
+func (l *Layer) track(k streamKey) *stream {
+	if s := l.streams[k]; s != nil {
+		return s
+	}
+	if !l.admits(k) {
+		return nil
+	}
+	if k.sender == l.self {
+		return l.ownStream(k.group)
+	}
+	if l.remote >= l.cfg.MaxStreams {
+		l.c.streamsFull.Inc()
+		return nil
+	}
+	s := &stream{}
+	l.streams[k] = s
+	l.remote++
+	return s
+}
+
+// present reports whether k's packet is present (or too old to matter); an
+// untracked stream holds nothing.
+func (l *Layer) has(k id) bool {
+	s := l.streams[streamKey{k.group, k.sender}]
+	return s != nil && s.has(k.seq)
 }
 
 // hold keeps a data packet for XORing: the message is retained and data
@@ -315,7 +413,7 @@ func (l *Layer) hold(k id, msg *event.Message, data []byte) {
 	l.held[k] = h
 	l.heldQ = append(l.heldQ, h)
 	l.heldBytes += int64(len(data))
-	for l.heldCount() > l.cfg.MaxHeld {
+	for l.heldCount() > l.cfg.MaxHeld || l.heldBytes > l.cfg.MaxHeldBytes {
 		l.evictHeld()
 	}
 	l.notePeak()
@@ -359,11 +457,7 @@ func (l *Layer) expire(now event.Time) {
 		}
 		l.lostHd++
 	}
-	if l.lostHd > 1024 && l.lostHd*2 > len(l.lostQ) {
-		n := copy(l.lostQ, l.lostQ[l.lostHd:])
-		l.lostQ = l.lostQ[:n]
-		l.lostHd = 0
-	}
+	l.compactLost()
 }
 
 func (l *Layer) notePeak() {
@@ -378,25 +472,62 @@ func (l *Layer) discover(k id, now event.Time) {
 	l.lostAt[k] = now
 	l.lostQ = append(l.lostQ, lostEntry{k, now})
 	l.c.lossDiscovered.Inc()
+	// Remembered losses are bounded like held packets: the oldest go first.
+	for len(l.lostQ)-l.lostHd > l.cfg.MaxHeld {
+		e := l.lostQ[l.lostHd]
+		if t, ok := l.lostAt[e.id]; ok && t == e.at {
+			delete(l.lostAt, e.id)
+			l.c.lostEvicted.Inc()
+		}
+		l.lostHd++
+	}
+	l.compactLost()
 }
 
-// stream is the receive window of one (group, sender): which sequence
-// numbers are present. Numbers below base are taken as present (too old to
-// matter); the window slides forward as higher numbers arrive.
+func (l *Layer) compactLost() {
+	if l.lostHd > 1024 && l.lostHd*2 > len(l.lostQ) {
+		n := copy(l.lostQ, l.lostQ[l.lostHd:])
+		l.lostQ = l.lostQ[:n]
+		l.lostHd = 0
+	}
+}
+
+// stream is the receive window of one (group, sender): which of the last
+// window sequence numbers are present. Numbers before base (in serial number
+// arithmetic, RFC 1982, so a sender's numbers may wrap past 2^32) are taken
+// as present: too old to matter. The window slides forward as higher
+// numbers arrive; a jump of more than a window clears it. Its memory is at
+// most maxWords words, whatever the numbers a packet names.
 type stream struct {
-	base uint32
-	bits []uint64
+	base    uint32 // the sequence number of bit 0 of bits[0]
+	bits    []uint64
+	started bool // a number has been marked (base is anchored)
 }
 
 // maxWords bounds a stream's window (64 bits each).
 const maxWords = 32
 
+// window is the number of sequence numbers a stream tracks.
+const window = maxWords * 64
+
+// offset is seq's distance from base, or -1 if seq is before base.
+func (s *stream) offset(seq uint32) int {
+	d := int32(seq - s.base)
+	if d < 0 {
+		return -1
+	}
+	return int(d)
+}
+
 func (s *stream) has(seq uint32) bool {
-	if seq < s.base {
+	if !s.started {
+		return false
+	}
+	off := s.offset(seq)
+	if off < 0 {
 		return true
 	}
-	off := seq - s.base
-	w := int(off / 64)
+	w := off / 64
 	if w >= len(s.bits) {
 		return false
 	}
@@ -404,25 +535,41 @@ func (s *stream) has(seq uint32) bool {
 }
 
 func (s *stream) mark(seq uint32) {
-	if seq < s.base {
+	if !s.started {
+		// Anchor the window so that seq is in its last word: numbers just
+		// below it (reordered, or sent before this node saw the sender)
+		// stay in the window. A sender's first numbers keep base 0.
+		s.started = true
+		if seq >= window {
+			s.base = seq&^63 - (maxWords-1)*64
+		}
+	}
+	off := s.offset(seq)
+	if off < 0 {
 		return
 	}
-	off := seq - s.base
-	w := int(off / 64)
-	if w >= len(s.bits) {
-		if w < maxWords {
-			s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
+	w := off / 64
+	if w >= maxWords {
+		// Slide so that seq lands in the last word; beyond a whole window
+		// nothing is kept.
+		shift := w - (maxWords - 1)
+		if shift >= len(s.bits) {
+			clear(s.bits)
 		} else {
-			shift := w - maxWords + 1
-			if shift >= len(s.bits) {
-				clear(s.bits)
-			} else {
-				n := copy(s.bits, s.bits[shift:])
-				clear(s.bits[n:])
-			}
-			s.base += uint32(shift * 64)
-			off = seq - s.base
-			w = int(off / 64)
+			n := copy(s.bits, s.bits[shift:])
+			clear(s.bits[n:])
+		}
+		s.base += uint32(shift) * 64
+		w = maxWords - 1
+	}
+	if w >= len(s.bits) {
+		// Grow (at most to maxWords) after any slide, so w is in range.
+		if w < cap(s.bits) {
+			n := len(s.bits)
+			s.bits = s.bits[:w+1]
+			clear(s.bits[n:])
+		} else {
+			s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
 		}
 	}
 	s.bits[w] |= 1 << (off % 64)

@@ -181,3 +181,25 @@ func TestStaggerRoundRobin(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoverWhenLengthXORExceedsLongest: the XOR of the payload lengths
+// may exceed the longest payload (1 ^ 2 = 3, 60 ^ 70 = 122); such a repair
+// is valid and rebuilds its missing packet. It used to be dropped as
+// malformed before it was read.
+func TestRecoverWhenLengthXORExceedsLongest(t *testing.T) {
+	for _, lens := range [][2]int{{1, 2}, {60, 70}} {
+		tn := newTestNode(t)
+		tn.data[0], tn.data[1] = tn.data[0][:0], tn.data[1][:0]
+		for j, n := range lens {
+			for i := range n {
+				tn.data[j] = append(tn.data[j], byte(i*7+j+1))
+			}
+		}
+		tn.arrive(0)
+		tn.repairOf(0, 1)
+		tn.check(t, 1, "lec")
+		if got := tn.l.c.malformed.Value(); got != 0 {
+			t.Errorf("lengths %v: %d malformed, want 0", lens, got)
+		}
+	}
+}

@@ -10,11 +10,16 @@ import (
 // onRepair takes a repair packet (its bytes after the type): if exactly one
 // of its packets is missing it is recovered; if more are, the repair waits
 // in the unusable buffer until data, recoveries or a second repair
-// (section 4.2.8) make it usable.
-func (l *Layer) onRepair(b []byte) {
+// (section 4.2.8) make it usable. Only repairs from nodes that share a group
+// with this node, naming packets of members of its groups, are read.
+func (l *Layer) onRepair(from event.NodeID, b []byte) {
 	now := l.Ctx.Now()
 	l.expire(now)
 	l.c.repairsReceived.Inc()
+	if _, ok := l.peers[from]; !ok {
+		l.c.repairsForeign.Inc()
+		return
+	}
 	if len(b) < repairHeader-1 {
 		l.c.malformed.Inc()
 		return
@@ -22,7 +27,10 @@ func (l *Layer) onRepair(b []byte) {
 	n := int(b[0])
 	lenx := binary.BigEndian.Uint32(b[1:])
 	body := b[repairHeader-1:]
-	if n == 0 || len(body) < n*idSize || int(lenx) > len(body)-n*idSize {
+	// lenx is not checked against the XOR's length here: the XOR of the
+	// lengths may exceed the longest (1^2 = 3). Recovery checks the length
+	// it rebuilds.
+	if n == 0 || len(body) < n*idSize {
 		l.c.malformed.Inc()
 		return
 	}
@@ -33,13 +41,14 @@ func (l *Layer) onRepair(b []byte) {
 		p := body[i*idSize:]
 		k := id{group: event.GroupID(binary.BigEndian.Uint32(p)), sender: event.NodeID(binary.BigEndian.Uint32(p[4:])), seq: binary.BigEndian.Uint32(p[8:])}
 		ids[i] = k
-		if l.member != nil && !l.member[k.group] {
-			// A group this node is not in (views differ for a while
-			// around a change): never recover into it.
+		if !l.admits(streamKey{k.group, k.sender}) {
+			// A group this node is not in, or a sender not in its view
+			// (views differ for a while around a change): never recover
+			// into it.
 			l.c.repairsForeign.Inc()
 			return
 		}
-		if l.stream(streamKey{k.group, k.sender}).has(k.seq) {
+		if l.has(k) {
 			if l.held[k] == nil {
 				// Present but no longer kept: this repair can never be used.
 				l.c.repairsStale.Inc()
@@ -61,7 +70,14 @@ func (l *Layer) onRepair(b []byte) {
 		l.drain()
 	default:
 		r := &repair{ids: slices.Clone(ids), missing: slices.Clone(missing), xor: slices.Clone(xor), lenx: lenx, at: now}
-		l.bufferUnusable(r)
+		r.size = int64(len(r.xor) + (len(r.ids)+len(r.missing))*idSize)
+		if r.size > l.cfg.MaxUnusableBytes {
+			// Larger than the whole buffer: usable now with a buffered
+			// repair, or never.
+			l.c.unusableEvicted.Inc()
+		} else {
+			l.bufferUnusable(r)
+		}
 		l.tryPair(r)
 		l.drain()
 	}
@@ -94,8 +110,8 @@ func (l *Layer) recoverOne(ids []id, xor []byte, lenx uint32, k id, by string, x
 // original sender and group, keeps it for XORing and queues the recheck of
 // the repairs waiting for it.
 func (l *Layer) deliverRecovered(k id, data []byte, by string, xor2 bool) {
-	st := l.stream(streamKey{k.group, k.sender})
-	if st.has(k.seq) {
+	st := l.track(streamKey{k.group, k.sender})
+	if st == nil || st.has(k.seq) {
 		return
 	}
 	st.mark(k.seq)
@@ -145,9 +161,9 @@ func (l *Layer) drain() {
 			case 0:
 				l.killUnusable(r)
 			case 1:
-				last := r.missing[0]
+				last, ids, xor, lenx := r.missing[0], r.ids, r.xor, r.lenx
 				l.killUnusable(r)
-				l.recoverOne(r.ids, r.xor, r.lenx, last, "lec", false)
+				l.recoverOne(ids, xor, lenx, last, "lec", false)
 			default:
 				l.tryPair(r)
 			}
@@ -219,17 +235,21 @@ func subset(a, b []id) bool {
 	return true
 }
 
-// bufferUnusable keeps r, evicting the oldest beyond MaxUnusable.
+// bufferUnusable keeps r, evicting the oldest beyond MaxUnusable repairs or
+// MaxUnusableBytes bytes.
 func (l *Layer) bufferUnusable(r *repair) {
 	l.unusable = append(l.unusable, r)
 	l.unCount++
-	l.unBytes += int64(len(r.xor) + len(r.ids)*idSize)
+	l.unBytes += r.size
 	for _, k := range r.missing {
 		l.byMissing[k] = append(l.byMissing[k], r)
 	}
 	l.c.unusableBuffered.Inc()
-	for l.unCount > l.cfg.MaxUnusable {
+	for l.unCount > l.cfg.MaxUnusable || l.unBytes > l.cfg.MaxUnusableBytes {
 		l.evictUnusable()
+	}
+	if len(l.unusable)-l.unHead > maxUnusableQueue(l.cfg.MaxUnusable) {
+		l.compactUnusable()
 	}
 	l.notePeak()
 }
@@ -251,14 +271,35 @@ func (l *Layer) evictUnusable() {
 	}
 }
 
-// killUnusable takes r out of the index (its queue slot goes lazily).
+// maxUnusableQueue bounds the queue of unusable repairs, live and dead: a
+// repair made usable leaves a dead slot behind until the slot reaches the
+// head, so without compaction the queue would grow with the rate of
+// repairs times the window.
+func maxUnusableQueue(maxLive int) int { return 2*maxLive + 64 }
+
+// compactUnusable drops the dead slots of the queue, keeping the order.
+func (l *Layer) compactUnusable() {
+	n := 0
+	for _, r := range l.unusable[l.unHead:] {
+		if !r.dead {
+			l.unusable[n] = r
+			n++
+		}
+	}
+	clear(l.unusable[n:])
+	l.unusable = l.unusable[:n]
+	l.unHead = 0
+}
+
+// killUnusable takes r out of the index and drops its bytes (its queue slot
+// goes lazily).
 func (l *Layer) killUnusable(r *repair) {
 	if r.dead {
 		return
 	}
 	r.dead = true
 	l.unCount--
-	l.unBytes -= int64(len(r.xor) + len(r.ids)*idSize)
+	l.unBytes -= r.size
 	for _, k := range r.missing {
 		rs := l.byMissing[k]
 		if i := slices.Index(rs, r); i >= 0 {
@@ -270,4 +311,5 @@ func (l *Layer) killUnusable(r *repair) {
 			l.byMissing[k] = rs
 		}
 	}
+	r.ids, r.missing, r.xor = nil, nil, nil
 }

@@ -1,0 +1,12 @@
+package reliable_test
+
+import (
+	"testing"
+
+	"github.com/layercast/layercast/internal/scripttest"
+	_ "github.com/layercast/layercast/layers/all" // the layers the scripts' specs name
+)
+
+// TestScripts runs the scenario scripts in testdata/script (regenerate
+// their expected output with go test -run TestScripts -rewrite).
+func TestScripts(t *testing.T) { scripttest.RunFiles(t, "testdata/script/*.txt") }
