@@ -26,6 +26,13 @@ type rxHost struct {
 	busy        bool
 	taken       int
 	first, last event.Time
+	svc         *stack.Timer // the next packet taken in
+}
+
+func (h *rxHost) Init(ctx *stack.Context) error {
+	h.Ctx = ctx
+	h.svc = ctx.NewTimer(h.take)
+	return nil
 }
 
 func (h *rxHost) Up(ev *event.Event) {
@@ -44,11 +51,12 @@ func (h *rxHost) Up(ev *event.Event) {
 	h.peak = max(h.peak, h.bytes)
 	if !h.busy {
 		h.busy = true
-		h.Ctx.SetTimer(h.service, 0)
+		h.svc.Reset(h.service)
 	}
 }
 
-func (h *rxHost) Timer(uint64) {
+// take hands the oldest held packet up.
+func (h *rxHost) take() {
 	ev := h.q[0]
 	h.q = h.q[1:]
 	h.bytes -= ev.Msg.Len()
@@ -59,7 +67,7 @@ func (h *rxHost) Timer(uint64) {
 	h.last = h.Ctx.Now()
 	h.Ctx.Up(&ev)
 	if len(h.q) > 0 {
-		h.Ctx.SetTimer(h.service, 0)
+		h.svc.Reset(h.service)
 	} else {
 		h.busy = false
 	}
