@@ -3,7 +3,6 @@ package stack
 import (
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"github.com/layercast/layercast/event"
 )
@@ -42,34 +41,6 @@ func (c *Context) Now() event.Time { return c.st.now }
 func (c *Context) NewTimer(fn func()) *Timer {
 	return &Timer{q: &c.st.timers, fn: fn, hidx: -1}
 }
-
-// SetTimer arranges for the layer's Timer(key) method to be called after d.
-//
-// Deprecated: use NewTimer; key timers remain only until every layer has
-// moved to handles.
-func (c *Context) SetTimer(d time.Duration, key uint64) TimerID {
-	if d < 0 {
-		d = 0
-	}
-	return c.SetTimerAt(c.st.now+event.Time(d), key)
-}
-
-// SetTimerAt arranges for Timer(key) to be called at time t.
-//
-// Deprecated: use NewTimer.
-func (c *Context) SetTimerAt(t event.Time, key uint64) TimerID {
-	kt, ok := c.st.layers[c.idx].Layer.(keyTimer)
-	if !ok {
-		panic("stack: SetTimer from layer " + c.name + ", which has no Timer(uint64) method; use NewTimer")
-	}
-	return c.st.timers.addKey(t, kt, key)
-}
-
-// CancelTimer stops a timer set with SetTimer that has not fired.
-// Cancelling a fired or already cancelled timer does nothing.
-//
-// Deprecated: use Timer.Stop.
-func (c *Context) CancelTimer(id TimerID) { c.st.timers.cancelKey(id) }
 
 // NewFeed makes a feed (feed.go): pull is called when the feed is Ready and
 // the transport has room, control feeds before data feeds. pull builds at

@@ -19,12 +19,6 @@ type Timer struct {
 	at   event.Time
 	seq  uint64 // ties broken by order of setting, for determinism
 	hidx int    // position in the heap, -1 if not pending
-
-	// For the deprecated key timers (Context.SetTimer) only.
-	kt   keyTimer
-	key  uint64
-	gen  uint32
-	slot int32
 }
 
 // Reset (re)arms the timer to fire after d (a negative d counts as zero). A
@@ -55,26 +49,12 @@ func (t *Timer) Pending() bool { return t.hidx >= 0 }
 // When is the time the timer fires, if it is pending.
 func (t *Timer) When() event.Time { return t.at }
 
-// TimerID identifies a timer set with the deprecated Context.SetTimer. The
-// zero TimerID is never issued, so it can mean "no timer".
-type TimerID uint64
-
-// keyTimer is implemented by layers that still use Context.SetTimer.
-type keyTimer interface {
-	Timer(key uint64)
-}
-
 // timerQueue is one priority queue of timers per stack (an indexed binary
 // heap of timer handles), allocation-free in steady state.
 type timerQueue struct {
 	st   *Stack
 	heap []*Timer
 	seq  uint64
-
-	// Key timers (deprecated API): handles recycled through a free list, a
-	// generation number makes stale TimerIDs harmless.
-	keyed []*Timer
-	free  []int32
 }
 
 func (q *timerQueue) less(a, b *Timer) bool {
@@ -151,50 +131,8 @@ func (q *timerQueue) remove(t *Timer) {
 	t.hidx = -1
 }
 
-// addKey arms a recycled key timer (deprecated API).
-func (q *timerQueue) addKey(at event.Time, kt keyTimer, key uint64) TimerID {
-	var t *Timer
-	if n := len(q.free); n > 0 {
-		t = q.keyed[q.free[n-1]]
-		q.free = q.free[:n-1]
-	} else {
-		t = &Timer{q: q, hidx: -1, slot: int32(len(q.keyed))}
-		q.keyed = append(q.keyed, t)
-	}
-	t.gen++
-	t.kt, t.key = kt, key
-	q.set(t, at)
-	return TimerID(uint64(t.gen)<<32 | uint64(t.slot) + 1)
-}
-
-func (q *timerQueue) cancelKey(id TimerID) {
-	if id == 0 {
-		return
-	}
-	raw := uint64(id)
-	s := int32(uint32(raw) - 1)
-	if s < 0 || int(s) >= len(q.keyed) {
-		return
-	}
-	t := q.keyed[s]
-	if t.gen != uint32(raw>>32) || t.hidx < 0 {
-		return
-	}
-	q.remove(t)
-	q.free = append(q.free, s)
-}
-
 // fire runs a timer taken from the queue.
-func (q *timerQueue) fire(t *Timer) {
-	if t.kt == nil {
-		t.fn()
-		return
-	}
-	kt, key := t.kt, t.key
-	t.kt = nil
-	q.free = append(q.free, t.slot)
-	kt.Timer(key)
-}
+func (q *timerQueue) fire(t *Timer) { t.fn() }
 
 // next is the earliest deadline, or event.Never.
 func (q *timerQueue) next() event.Time {
