@@ -71,7 +71,6 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 		return g
 	}
 	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1}
-	g.gt = l.Ctx.NewTimer(func() { l.gossipTimer(g) })
 	if n := len(l.gfree); n > 0 {
 		g.idx = l.gfree[n-1]
 		l.gfree = l.gfree[:n-1]
@@ -81,6 +80,8 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 		l.gslots = append(l.gslots, g)
 	}
 	l.groups[id] = g
+
+	g.gt = l.Ctx.NewTimer(func() { l.gossipTimer(g) })
 	return g
 }
 
@@ -129,8 +130,10 @@ func (l *Layer) clearGroup(g *group) {
 // a new stream from sequence number 1, no member state, no view. Casts
 // waiting for room stay and go out in the new stream.
 func (l *Layer) restartGroup(g *group) {
+	defer func(gt *stack.Timer) { g.gt = gt }(g.gt) // the gossip timer outlives the restart
+
 	l.clearGroup(g)
-	*g = group{id: g.id, idx: g.idx, gt: g.gt, members: map[event.NodeID]*member{}, next: 1, base: 1,
+	*g = group{id: g.id, idx: g.idx, members: map[event.NodeID]*member{}, next: 1, base: 1,
 		buf: g.buf, pending: g.pending, pendHead: g.pendHead, held: g.held}
 }
 

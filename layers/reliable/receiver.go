@@ -43,7 +43,6 @@ const maxEpochs = 32
 // newRecv starts a sender's stream at a receiver at sequence number start.
 func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
 	rs := &recvState{g: g, from: m.id, next: start, highest: start - 1}
-	rs.tm = l.Ctx.NewTimer(func() { l.nakTimer(rs) })
 	rs.bits = make([]uint64, l.cfg.Window/64)
 	rs.epochs = make([]gapEpoch, 0, maxEpochs)
 	if n := len(l.rfree); n > 0 {
@@ -55,6 +54,8 @@ func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
 		l.recvs = append(l.recvs, rs)
 	}
 	m.rs = rs
+
+	rs.tm = l.Ctx.NewTimer(func() { l.nakTimer(rs) })
 	return rs
 }
 
