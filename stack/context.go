@@ -37,8 +37,11 @@ func (c *Context) Now() event.Time { return c.st.now }
 // NewTimer makes a timer that calls fn when it expires. The timer starts
 // stopped; arm it with Reset or ResetAt. Make timers once (in Init, or when
 // the state they serve is created) and reuse them: re-arming allocates
-// nothing.
+// nothing. A nil fn makes a timer that fires into nothing.
 func (c *Context) NewTimer(fn func()) *Timer {
+	if fn == nil {
+		fn = func() {}
+	}
 	return &Timer{q: &c.st.timers, fn: fn, hidx: -1}
 }
 
