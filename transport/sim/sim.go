@@ -339,7 +339,7 @@ func (nd *Node) enqueueTx(dst *Node, g event.ChannelID, pkt []byte) {
 	if nd.cap.SendQueue > 0 && nd.tx.len() >= nd.cap.SendQueue {
 		n.stats.SendQueueDrops++
 		nd.stats.SendQueueDrops++
-		n.traceDrop(nd.id, idOf(dst), g, pb, DropSendQueue)
+		n.traceDrop(nd.id, idOf(dst), g.Group(), pb, DropSendQueue)
 		n.pool.put(pb)
 		return
 	}
@@ -405,7 +405,7 @@ func (n *Network) wire(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 func (n *Network) link(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 	if src.part != dst.part {
 		n.stats.PartitionDrops++
-		n.traceDrop(src.id, dst.id, g, pb, DropPartition)
+		n.traceDrop(src.id, dst.id, g.Group(), pb, DropPartition)
 		return
 	}
 	lat, jit, loss := n.cfg.Latency, n.cfg.Jitter, n.cfg.Loss
@@ -416,7 +416,7 @@ func (n *Network) link(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 			dep, ok := n.wanDepart(w, dst.site, g, len(pb.b))
 			if !ok {
 				n.stats.WANQueueDrops++
-				n.traceDrop(src.id, dst.id, g, pb, DropWANQueue)
+				n.traceDrop(src.id, dst.id, g.Group(), pb, DropWANQueue)
 				return
 			}
 			at = dep
@@ -430,7 +430,7 @@ func (n *Network) link(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 		} else {
 			n.stats.DroppedData++
 		}
-		n.traceDrop(src.id, dst.id, g, pb, DropLoss)
+		n.traceDrop(src.id, dst.id, g.Group(), pb, DropLoss)
 		return
 	}
 	d := lat
@@ -445,7 +445,7 @@ func (n *Network) link(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 func (n *Network) arrive(nd *Node, pb *pktBuf, from event.NodeID) {
 	if nd.down || nd.st == nil {
 		n.stats.DownDrops++
-		n.traceDrop(from, nd.id, 0, pb, DropDown)
+		n.traceDrop(from, nd.id, event.NoGroup, pb, DropDown)
 		n.pool.put(pb)
 		return
 	}
@@ -457,7 +457,7 @@ func (n *Network) arrive(nd *Node, pb *pktBuf, from event.NodeID) {
 	if c.RecvBuffer > 0 && nd.rx.len() >= c.RecvBuffer || c.RecvBufferBytes > 0 && nd.rxBytes+len(pb.b) > c.RecvBufferBytes {
 		n.stats.OverflowDrops++
 		nd.stats.OverflowDrops++
-		n.traceDrop(from, nd.id, 0, pb, DropOverflow)
+		n.traceDrop(from, nd.id, event.NoGroup, pb, DropOverflow)
 		n.pool.put(pb)
 		return
 	}

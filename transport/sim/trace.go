@@ -35,8 +35,8 @@ type TraceEvent struct {
 	From  event.NodeID // sender (NoNode for faults)
 	To    event.NodeID // receiver, NoNode for a multicast send; the node of a crash/freeze
 	Group event.GroupID
-	// Channel is the multicast channel of a multicast send or drop (zero
-	// for unicast); for a group's channel, Group says the same.
+	// Channel is the multicast channel of a multicast send (zero for a
+	// unicast); for a group's channel, Group says the same.
 	Channel event.ChannelID
 	Size    int
 	// Reason is the drop reason or the fault ("crash", "freeze 500ms",
@@ -74,8 +74,8 @@ func (n *Network) emit(e TraceEvent) {
 	n.trace(e)
 }
 
-func (n *Network) traceDrop(from, to event.NodeID, g event.ChannelID, pb *pktBuf, reason string) {
+func (n *Network) traceDrop(from, to event.NodeID, g event.GroupID, pb *pktBuf, reason string) {
 	if n.trace != nil {
-		n.emit(TraceEvent{Kind: TraceDrop, From: from, To: to, Group: g.Group(), Channel: g, Size: len(pb.b), Reason: reason})
+		n.emit(TraceEvent{Kind: TraceDrop, From: from, To: to, Group: g, Size: len(pb.b), Reason: reason})
 	}
 }
