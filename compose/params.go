@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/layercast/layercast/internal/units"
 )
 
 // ParamType is the type of a layer parameter; it decides which units a value
@@ -141,64 +143,16 @@ func fmtBound(p *Param, b float64) string {
 }
 
 // ParseDuration parses a duration with a unit (ns, us, ms, s, m, h); a bare 0
-// is allowed.
-func ParseDuration(t string) (time.Duration, error) {
-	if t == "0" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(t)
-	if err != nil {
-		return 0, fmt.Errorf("want a duration with a unit such as 20ms or 2s, got %q", t)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("duration %q is negative", t)
-	}
-	return d, nil
-}
+// is allowed. See units.ParseDuration.
+func ParseDuration(t string) (time.Duration, error) { return units.ParseDuration(t) }
 
 // ParseSize parses a byte count with an optional unit: B, KB (1000), MB,
-// GB, KiB (1024), MiB, GiB.
-func ParseSize(t string) (int64, error) {
-	s := strings.TrimSpace(t)
-	i := 0
-	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
-		i++
-	}
-	num, unit := s[:i], strings.TrimSpace(s[i:])
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("want a size such as 1500, 50KB or 1MiB, got %q", t)
-	}
-	mult := map[string]float64{"": 1, "B": 1, "KB": 1e3, "kB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("unknown size unit %q in %q (use B, KB, MB, GB, KiB, MiB, GiB)", unit, t)
-	}
-	if f*mult >= 1<<62 { // past what an int64 holds, with room to spare
-		return 0, fmt.Errorf("size %q is too large", t)
-	}
-	return int64(f * mult), nil
-}
+// GB, KiB (1024), MiB, GiB. See units.ParseSize.
+func ParseSize(t string) (int64, error) { return units.ParseSize(t) }
 
 // ParsePercent parses "5%" or a fraction "0.05" into 0.05. Values outside
-// 0..100% are refused.
-func ParsePercent(t string) (float64, error) {
-	s := strings.TrimSpace(t)
-	var f float64
-	var err error
-	if strings.HasSuffix(s, "%") {
-		f, err = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
-		f /= 100
-	} else {
-		f, err = strconv.ParseFloat(s, 64)
-	}
-	if err != nil || math.IsNaN(f) {
-		return 0, fmt.Errorf("want a percentage such as 5%% or 0.05, got %q", t)
-	}
-	if f < 0 || f > 1 {
-		return 0, fmt.Errorf("percentage %q is outside 0%% to 100%%", t)
-	}
-	return f, nil
-}
+// 0..100% are refused. See units.ParsePercent.
+func ParsePercent(t string) (float64, error) { return units.ParsePercent(t) }
 
 // Params are a layer's checked parameter values, defaults filled in. Getters
 // panic on a name the layer did not declare (a programming error).

@@ -20,13 +20,19 @@ const ServiceNode NodeID = 0xFFFFFFF0
 
 // String prints a node as n<id>, and ServiceNode as "gms service".
 func (n NodeID) String() string {
-	switch n {
-	case NoNode:
-		return "n-"
-	case ServiceNode:
+	if n == ServiceNode {
 		return "gms service"
 	}
-	return "n" + strconv.FormatUint(uint64(n), 10)
+	return idString('n', uint32(n))
+}
+
+// idString prints an id as its prefix and number, or the prefix and "-"
+// for the zero id.
+func idString(prefix byte, id uint32) string {
+	if id == 0 {
+		return string(prefix) + "-"
+	}
+	return string(prefix) + strconv.FormatUint(uint64(id), 10)
 }
 
 // GroupID names a multicast group. Every data event carries its group, because
@@ -38,12 +44,7 @@ type GroupID uint32
 const NoGroup GroupID = 0
 
 // String prints a group as g<id>.
-func (g GroupID) String() string {
-	if g == NoGroup {
-		return "g-"
-	}
-	return "g" + strconv.FormatUint(uint64(g), 10)
-}
+func (g GroupID) String() string { return idString('g', uint32(g)) }
 
 // MaxGroupName is the longest group name GroupByName accepts.
 const MaxGroupName = 200

@@ -55,15 +55,18 @@ type Collector struct {
 	foreign, self, nonMember                              int64
 	outstanding                                           int64
 	recoveredBy                                           map[string]int64
+	dropBy                                                DropCauses
+	dropAgain, dropLoose, markedNoDrop                    int64
 	lat, disc, rec                                        hist
 	backpressure                                          int64
 }
 
 // stream is one receiver's view of one (sender, group) stream.
 type stream struct {
-	got bitset // indexes delivered, over the whole run
-	n   int64  // distinct deliveries
-	hi  uint64 // highest index delivered since the receiver's last (re)join, plus 1; 0 none
+	got  bitset // indexes delivered, over the whole run
+	lost bitset // indexes a data packet of which to this receiver was dropped before they were delivered
+	n    int64  // distinct deliveries
+	hi   uint64 // highest index delivered since the receiver's last (re)join, plus 1; 0 none
 }
 
 // epoch is a stretch of a sender's casts to a group under one view: from
@@ -298,7 +301,15 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 	r.n++
 	r.last = now
 	c.lat.add(now.Sub(st.Sent))
-	if by := d.Recovery.By; by != "" {
+	// Recovered is counted over the same set as dropped: a delivery of a
+	// message whose packet to this receiver was dropped, whatever a layer
+	// says. A layer's mark without a recorded drop (the packet was late,
+	// or its drop could not be tied to a message) is counted apart.
+	if s.lost.has(st.Index) {
+		by := d.Recovery.By
+		if by == "" {
+			by = "unmarked"
+		}
 		c.recovered++
 		c.recoveredBy[by]++
 		arrive := st.Sent.Add(c.sc.Latency)
@@ -306,7 +317,130 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 			c.disc.add(d.Recovery.Discovered.Sub(arrive))
 		}
 		c.rec.add(now.Sub(arrive))
+	} else if d.Recovery.By != "" {
+		c.markedNoDrop++
 	}
+}
+
+// Drop causes: the keys of LossReport.DroppedBy.
+const (
+	DropModel     = "model"     // the scenario's loss model
+	DropPartition = "partition" // sender and receiver on two sides of a partition
+	DropOverflow  = "overflow"  // a receive buffer full (the simulator's)
+	DropKernel    = "kernel"    // the kernel's socket receive queue full (UDP, SO_RXQ_OVFL)
+	DropQueue     = "queue"     // a send queue full (the simulator's NIC queue, the kernel's at the send)
+	DropWAN       = "wan"       // a WAN link's queue full
+	DropDown      = "down"      // the receiver had crashed
+	DropMalformed = "malformed" // a stack could not parse it
+)
+
+// DropCauses counts dropped data packets by where they were dropped.
+type DropCauses struct {
+	Model     int64 `json:"model"`
+	Partition int64 `json:"partition"`
+	Overflow  int64 `json:"overflow"`
+	Kernel    int64 `json:"kernel"`
+	Queue     int64 `json:"queue"`
+	WAN       int64 `json:"wan"`
+	Down      int64 `json:"down"`
+	Malformed int64 `json:"malformed"`
+}
+
+// Add counts n drops of a cause (one of the Drop* names). It reports
+// false, counting nothing, for a cause it does not know.
+func (d *DropCauses) Add(cause string, n int64) bool {
+	switch cause {
+	case DropModel:
+		d.Model += n
+	case DropPartition:
+		d.Partition += n
+	case DropOverflow:
+		d.Overflow += n
+	case DropKernel:
+		d.Kernel += n
+	case DropQueue:
+		d.Queue += n
+	case DropWAN:
+		d.WAN += n
+	case DropDown:
+		d.Down += n
+	case DropMalformed:
+		d.Malformed += n
+	default:
+		return false
+	}
+	return true
+}
+
+// Of is one cause's count (0 for a cause it does not know).
+func (d *DropCauses) Of(cause string) int64 {
+	switch cause {
+	case DropModel:
+		return d.Model
+	case DropPartition:
+		return d.Partition
+	case DropOverflow:
+		return d.Overflow
+	case DropKernel:
+		return d.Kernel
+	case DropQueue:
+		return d.Queue
+	case DropWAN:
+		return d.WAN
+	case DropDown:
+		return d.Down
+	case DropMalformed:
+		return d.Malformed
+	}
+	return 0
+}
+
+// Total is the sum over causes.
+func (d *DropCauses) Total() int64 {
+	return d.Model + d.Partition + d.Overflow + d.Kernel + d.Queue + d.WAN + d.Down + d.Malformed
+}
+
+// Dropped records that one data packet to rx was dropped, for a cause (one
+// of the Drop* names; an unknown one counts as malformed). st is the
+// experiment message the packet carried, nil when it carried none that can
+// be told (a coded repair, a packet the network could not read): the drop
+// is then counted but tied to no message. A drop of a message the receiver
+// already lost once or has already delivered (a retransmission, a repair,
+// a late copy) counts as a drop again, not as a new message lost.
+func (c *Collector) Dropped(cause string, rx event.NodeID, st *Stamp) {
+	if !c.dropBy.Add(cause, 1) {
+		c.dropBy.Malformed++
+	}
+	if st == nil {
+		c.dropLoose++
+		return
+	}
+	tr, rr := c.rank(st.Group, st.Sender), c.rank(st.Group, rx)
+	// index == sent: the cast in progress (a packet can be dropped while
+	// the stack sends it, before Cast returns).
+	if tr < 0 || rr < 0 || rx == st.Sender || st.Index > c.sent[c.off[st.Group-1]+tr] {
+		c.dropLoose++
+		return
+	}
+	s := &c.streams[c.off[st.Group-1]+rr*len(c.groups[st.Group-1])+tr]
+	if s.lost.has(st.Index) || s.got.has(st.Index) {
+		c.dropAgain++
+		return
+	}
+	s.lost.set(st.Index)
+}
+
+// DroppedUntied records n data packets dropped for a cause that the
+// network can count but not tie to a message or a receiver (the kernel's
+// receive queue over UDP).
+func (c *Collector) DroppedUntied(cause string, n int64) {
+	if n <= 0 {
+		return
+	}
+	if !c.dropBy.Add(cause, n) {
+		c.dropBy.Malformed += n
+	}
+	c.dropLoose += n
 }
 
 // Outcome is what a runner knows at the end of a run besides deliveries.
@@ -530,6 +664,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 	explained := map[string]int64{}
 	short := map[[3]event.NodeID]int64{} // unexplained by (receiver, sender, group)
 	held := map[int]string{}             // sender slot -> why its stack held casts back
+	var dropMissing int64                // owed, missing, and a packet of it to the receiver dropped
 	for gi, ms := range c.groups {
 		size := len(ms)
 		for ti, tx := range ms {
@@ -558,6 +693,9 @@ func (c *Collector) Finish(o Outcome) *Report {
 							continue
 						}
 						rep.Missing++
+						if s.lost.has(i) {
+							dropMissing++
+						}
 						if c.trackOut && i >= c.out[tk] {
 							rep.MissingNeverSent++
 							why, ok := held[tk]
@@ -669,12 +807,12 @@ func (c *Collector) Finish(o Outcome) *Report {
 		P99: ms(float64(c.lat.quantile(0.99))), Max: ms(float64(c.lat.max)),
 	}
 	rep.Loss = LossReport{
-		Dropped:        o.DroppedByModel + o.DroppedOverflow,
 		DroppedByModel: o.DroppedByModel, DroppedOverflow: o.DroppedOverflow,
 		DroppedControl: o.DroppedControl, DroppedOther: o.DroppedOther,
 		Recovered: c.recovered, RecoveredBy: c.recoveredBy,
-		DiscoveryLatencyMs: MeanP99{Mean: ms(c.disc.mean()), P99: ms(float64(c.disc.quantile(0.99)))},
-		RecoveryLatencyMs:  MeanP99{Mean: ms(c.rec.mean()), P99: ms(float64(c.rec.quantile(0.99)))},
+		RecoveredWithoutDrop: c.markedNoDrop,
+		DiscoveryLatencyMs:   MeanP99{Mean: ms(c.disc.mean()), P99: ms(float64(c.disc.quantile(0.99)))},
+		RecoveryLatencyMs:    MeanP99{Mean: ms(c.rec.mean()), P99: ms(float64(c.rec.quantile(0.99)))},
 	}
 
 	// Counters.
@@ -713,6 +851,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 			AcksPerMsg:           round3(float64(acks) / n),
 		}
 	}
+	c.finishDrops(rep, dropMissing)
 	rep.Notes = append(rep.Notes, o.Notes...)
 	for _, s := range Summarizers {
 		s(rep, o.Nodes)
@@ -754,3 +893,44 @@ func (b bitset) count(lo, hi uint64) int64 {
 
 func round3(f float64) float64 { return float64(int64(f*1e3+0.5)) / 1e3 }
 func round6(f float64) float64 { return float64(int64(f*1e6+0.5)) / 1e6 }
+
+// finishDrops fills the loss report's drop accounting (after the counters,
+// for the stacks' malformed packets) and says where every drop went.
+func (c *Collector) finishDrops(rep *Report, dropMissing int64) {
+	by := c.dropBy
+	by.Malformed += rep.Net.Malformed
+	l := &rep.Loss
+	l.DroppedBy = by
+	l.Dropped = by.Total()
+	var lost int64
+	for i := range c.streams {
+		lost += c.streams[i].lost.count(0, uint64(len(c.streams[i].lost))*64)
+	}
+	l.DropOutcome = DropOutcome{
+		Recovered: c.recovered, Missing: dropMissing, NotOwed: lost - c.recovered - dropMissing,
+		Again: c.dropAgain, Untied: c.dropLoose + rep.Net.Malformed,
+	}
+	if l.Dropped > 0 {
+		p := round3(100 * float64(l.Recovered) / float64(l.Dropped))
+		l.RecoveredPct = &p
+		o := l.DropOutcome
+		parts := []string{fmt.Sprintf("%d recovered", o.Recovered)}
+		for _, p := range []struct {
+			n    int64
+			what string
+		}{
+			{o.Missing, "never delivered though owed"},
+			{o.NotOwed, "never delivered and not owed (receiver out of the sender's view, or one of them crashed)"},
+			{o.Again, "further drops of a message the receiver had already lost or delivered (each a drop, the message recovered once)"},
+			{o.Untied, "not tied to one message (coded repairs, drops the network counts but cannot read)"},
+		} {
+			if p.n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+			}
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d data packets dropped (per receiver): %s", l.Dropped, strings.Join(parts, ", ")))
+	}
+	if l.RecoveredWithoutDrop > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries a layer marked recovered had no recorded drop of that message to that receiver (the packet was late, or its drop was not tied to a message): not counted as recovered", l.RecoveredWithoutDrop))
+	}
+}

@@ -37,6 +37,24 @@
 // checks (reliable, fifo) and broken_promises what it broke; stacktool
 // exits 1 when it is not empty.
 //
+// Drops (loss): every data packet the network drops is counted, per
+// receiver, where it happened, by cause in loss.dropped_by (model,
+// partition, overflow, kernel, queue, wan, down, malformed); loss.dropped
+// is their sum (the flat dropped_by_model, dropped_overflow,
+// dropped_control and dropped_other keep their meaning). The simulator
+// tells the collector each drop with its packet (sim.Network.SetDropHook),
+// and the udp network the loss model's drops with the message they
+// carried; the kernel's drops over UDP are counted but tied to no message.
+// loss.recovered is counted over the same set: deliveries of a message at
+// a receiver after a packet carrying it there was dropped, once per
+// (receiver, message), so recovered <= dropped; a dropped retransmission
+// is one more drop (drop_outcome.again). A delivery a layer marked
+// recovered with no such drop is counted in recovered_without_drop, not in
+// recovered. drop_outcome splits dropped by what became of each drop
+// (recovered, missing, not_owed, again, untied). A percentage whose base
+// is zero is not a figure: the table prints "-" and the JSON has null
+// (loss.recovered_pct).
+//
 // On the simulator a run is a pure function of spec, scenario and seed:
 // everything in the Report except WallSeconds is the same byte for byte.
 package experiment

@@ -169,7 +169,11 @@ func TestCollectorChecks(t *testing.T) {
 	for i := uint64(0); i < 4; i++ {
 		deliver(2, i, "")
 	}
-	deliver(2, 1, "")    // duplicate
+	deliver(2, 1, "") // duplicate
+	// The network dropped n3's copies of 1 and 2: their deliveries are
+	// recoveries.
+	c.Dropped(DropModel, 3, &Stamp{Sender: 1, Group: g, Index: 1})
+	c.Dropped(DropModel, 3, &Stamp{Sender: 1, Group: g, Index: 2})
 	deliver(3, 0, "")    // in order
 	deliver(3, 2, "nak") // ahead of 1: FIFO violation
 	deliver(3, 1, "nak") // fills the gap

@@ -16,11 +16,19 @@ type row struct {
 	value func(r *Report) string
 }
 
-func i64(v int64) string      { return strconv.FormatInt(v, 10) }
-func f3(v float64) string     { return strconv.FormatFloat(v, 'f', 3, 64) }
-func f1(v float64) string     { return strconv.FormatFloat(v, 'f', 1, 64) }
-func yesNo(b bool) string     { return map[bool]string{true: "yes", false: "NO"}[b] }
-func pct(a, b int64) string   { return f1(100 * float64(a) / float64(max(b, 1))) }
+func i64(v int64) string  { return strconv.FormatInt(v, 10) }
+func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+func yesNo(b bool) string { return map[bool]string{true: "yes", false: "NO"}[b] }
+
+// pct is a as a percentage of b, or "-" when b is 0: a percentage of
+// nothing is not a figure.
+func pct(a, b int64) string {
+	if b == 0 {
+		return "-"
+	}
+	return f1(100*float64(a)/float64(b)) + "%"
+}
 func kb(v int64) string       { return f1(float64(v) / 1024) }
 func pair(a, b string) string { return a + " / " + b }
 
@@ -32,6 +40,21 @@ func mechanisms(reps []*Report) []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+// dropCauses lists, in the order of the JSON, the drop causes any report
+// counted, with how to read each one.
+func dropCauses(reps []*Report) []string {
+	var out []string
+	for _, c := range []string{DropModel, DropPartition, DropOverflow, DropKernel, DropQueue, DropWAN, DropDown, DropMalformed} {
+		for _, r := range reps {
+			if r.Loss.DroppedBy.Of(c) > 0 {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func rows(reps []*Report) []row {
@@ -65,21 +88,29 @@ func rows(reps []*Report) []row {
 		{"throughput per receiver (msgs/s)", func(r *Report) string { return f1(r.ThroughputMsgsPerS) }},
 		{"latency p50 / p90 (ms)", func(r *Report) string { return pair(f3(r.LatencyMs.P50), f3(r.LatencyMs.P90)) }},
 		{"latency p99 / max (ms)", func(r *Report) string { return pair(f3(r.LatencyMs.P99), f3(r.LatencyMs.Max)) }},
-		{"data packets dropped (model + overflow)", func(r *Report) string {
-			return fmt.Sprintf("%d (%d + %d)", r.Loss.Dropped, r.Loss.DroppedByModel, r.Loss.DroppedOverflow)
-		}},
-		{"recovered deliveries (% of dropped)", func(r *Report) string {
-			return fmt.Sprintf("%d (%s%%)", r.Loss.Recovered, pct(r.Loss.Recovered, r.Loss.Dropped))
-		}},
+		{"data packets dropped (per receiver)", func(r *Report) string { return i64(r.Loss.Dropped) }},
 	}
+	for _, c := range dropCauses(reps) {
+		rs = append(rs, row{"  dropped by " + c, func(r *Report) string { return i64(r.Loss.DroppedBy.Of(c)) }})
+	}
+	rs = append(rs, row{"recovered deliveries (% of dropped)", func(r *Report) string {
+		return fmt.Sprintf("%d (%s)", r.Loss.Recovered, pct(r.Loss.Recovered, r.Loss.Dropped))
+	}})
 	for _, m := range mechanisms(reps) {
 		rs = append(rs, row{"  recovered by " + m, func(r *Report) string { return i64(r.Loss.RecoveredBy[m]) }})
 	}
 	rs = append(rs,
+		// A mean of no recoveries is not a figure either.
 		row{"loss discovery mean / p99 (ms)", func(r *Report) string {
+			if r.Loss.Recovered == 0 {
+				return pair("-", "-")
+			}
 			return pair(f3(r.Loss.DiscoveryLatencyMs.Mean), f3(r.Loss.DiscoveryLatencyMs.P99))
 		}},
 		row{"recovery latency mean / p99 (ms)", func(r *Report) string {
+			if r.Loss.Recovered == 0 {
+				return pair("-", "-")
+			}
 			return pair(f3(r.Loss.RecoveryLatencyMs.Mean), f3(r.Loss.RecoveryLatencyMs.P99))
 		}},
 		row{"control packets per message", func(r *Report) string { return f3(r.Overhead.ControlPacketsPerMsg) }},

@@ -77,3 +77,41 @@ func FuzzCollectorDelivered(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSimDrop feeds arbitrary dropped packets to the simulator's drop hook
+// as the collector sees them, interleaved with deliveries: it must never
+// panic, every drop is counted once by a cause, and recovered never
+// exceeds dropped.
+func FuzzSimDrop(f *testing.F) {
+	c := fuzzCollector(f)
+	pkt := make([]byte, stack.FrameSize+4+PayloadHeader)
+	stack.PutFrame(pkt, stack.Frame{Kind: event.Cast, Group: 1, Src: 1})
+	PutStamp(pkt[len(pkt)-PayloadHeader:], Stamp{Sender: 1, Group: 1, Index: 3})
+	f.Add(pkt, uint32(1), uint32(2), uint32(1), "loss", true)
+	f.Add(pkt, uint32(1), uint32(0), uint32(1), "send-queue", false)
+	f.Add([]byte{1}, uint32(5), uint32(7), uint32(9), "bogus", true)
+	f.Add([]byte{}, uint32(0), uint32(0), uint32(0), "partition", false)
+	var drops int64
+	f.Fuzz(func(t *testing.T, p []byte, from, to, g uint32, reason string, deliver bool) {
+		before := c.dropBy.Total()
+		c.simDrop(event.NodeID(from), event.NodeID(to), event.GroupID(g), p, reason)
+		n := c.dropBy.Total() - before
+		if len(p) > 0 && p[0]&1 != 0 && n != 0 {
+			t.Fatalf("a control packet counted as %d data drops", n)
+		}
+		if n < 0 || n > 3 { // one receiver, or a multicast's other members
+			t.Fatalf("one drop counted %d times", n)
+		}
+		drops += n
+		if deliver && len(p) >= PayloadHeader {
+			d := stack.Delivery{Group: 1, From: 1, Payload: p[len(p)-PayloadHeader:], Recovery: event.Recovery{By: "nak"}}
+			c.Delivered(event.NodeID(to), &d, 2)
+		}
+		r := c.Finish(Outcome{End: 3})
+		l := r.Loss
+		o := l.DropOutcome
+		if l.Dropped != drops || l.Recovered > l.Dropped || o.Recovered+o.Missing+o.NotOwed+o.Again+o.Untied != l.Dropped || o.NotOwed < 0 {
+			t.Fatalf("drops %d: loss %+v", drops, l)
+		}
+	})
+}

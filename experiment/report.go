@@ -147,25 +147,66 @@ type MeanP99 struct {
 
 // LossReport is what the network lost and how the stack got it back.
 type LossReport struct {
-	// Dropped is data packets the network lost (loss model plus receive
-	// buffer overflow), counted per receiver.
+	// Dropped is data packets the network lost, counted per receiver:
+	// the sum of DroppedBy, every cause (before issue 9 only the loss
+	// model and receive buffer overflow were counted; a run without
+	// faults, capacity or WAN gives the same number).
 	Dropped int64 `json:"dropped"`
-	// DroppedByModel and DroppedOverflow split Dropped.
-	DroppedByModel  int64 `json:"dropped_by_model"`
+	// DroppedBy splits Dropped by where each drop happened.
+	DroppedBy DropCauses `json:"dropped_by"`
+	// DroppedByModel is data packets lost by the loss model (DroppedBy.Model).
+	DroppedByModel int64 `json:"dropped_by_model"`
+	// DroppedOverflow is data packets lost to full receive buffers; over
+	// UDP every packet the kernel dropped, at the receive queue
+	// (DroppedBy.Kernel) or at the send (DroppedBy.Queue).
 	DroppedOverflow int64 `json:"dropped_overflow"`
 	// DroppedControl is control packets lost by the loss model.
 	DroppedControl int64 `json:"dropped_control"`
 	// DroppedOther is packets lost to full send queues, partitions, WAN
 	// queues and crashed receivers.
 	DroppedOther int64 `json:"dropped_other"`
-	// Recovered is deliveries a layer marked as recovered.
-	Recovered   int64            `json:"recovered"`
+	// Recovered is counted over the same set as Dropped: deliveries of a
+	// message at a receiver after a data packet carrying it to that
+	// receiver was dropped. A message is recovered once however many of
+	// its packets were dropped (a dropped retransmission is one more drop,
+	// DropOutcome.Again), so Recovered <= Dropped.
+	Recovered int64 `json:"recovered"`
+	// RecoveredBy splits Recovered by the mechanism the delivering layer
+	// named ("unmarked": it named none).
 	RecoveredBy map[string]int64 `json:"recovered_by"`
+	// RecoveredPct is 100 * Recovered / Dropped; null when nothing was
+	// dropped.
+	RecoveredPct *float64 `json:"recovered_pct"`
+	// RecoveredWithoutDrop is deliveries a layer marked recovered with no
+	// recorded drop of that message to that receiver (the packet was late,
+	// or its drop was not tied to a message: the kernel's drops over UDP).
+	// They are not in Recovered.
+	RecoveredWithoutDrop int64 `json:"recovered_without_drop"`
+	// DropOutcome says what became of every drop counted in Dropped.
+	DropOutcome DropOutcome `json:"drop_outcome"`
 	// DiscoveryLatencyMs: when the loss was discovered, after the packet
 	// would have arrived (send time plus link latency).
 	DiscoveryLatencyMs MeanP99 `json:"discovery_latency_ms"`
 	// RecoveryLatencyMs: delivery time after the packet would have arrived.
 	RecoveryLatencyMs MeanP99 `json:"recovery_latency_ms"`
+}
+
+// DropOutcome splits LossReport.Dropped by what became of each drop; the
+// fields sum to Dropped.
+type DropOutcome struct {
+	// Recovered: the message was delivered at that receiver later.
+	Recovered int64 `json:"recovered"`
+	// Missing: never delivered, and owed to that receiver.
+	Missing int64 `json:"missing"`
+	// NotOwed: never delivered, and not owed (the receiver was out of the
+	// sender's view, or one of them crashed).
+	NotOwed int64 `json:"not_owed"`
+	// Again: a drop of a message the receiver had already lost once or
+	// already delivered (retransmissions, repairs, late copies).
+	Again int64 `json:"again"`
+	// Untied: drops tied to no single message (coded repairs, packets
+	// the network counted but did not read, malformed packets).
+	Untied int64 `json:"untied"`
 }
 
 // Overhead is control traffic per data message sent.

@@ -121,6 +121,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	}
 	col := NewCollector(sc, asg)
 	col.TrackSends()
+	net.SetDropHook(col.simDrop)
 	senders := map[event.NodeID]*sender{}
 	for _, id := range asg.Senders {
 		senders[id] = &sender{id: id, groups: asg.Of[id], held: map[event.GroupID]bool{}}
@@ -395,4 +396,48 @@ func (w *watchTransport) look(pkt []byte) {
 		return
 	}
 	w.col.LeftStack(w.self, st.Group, st.Index)
+}
+
+// simCauses maps the simulator's drop reasons to the report's causes.
+var simCauses = map[string]string{
+	sim.DropLoss: DropModel, sim.DropOverflow: DropOverflow, sim.DropSendQueue: DropQueue,
+	sim.DropPartition: DropPartition, sim.DropWANQueue: DropWAN, sim.DropDown: DropDown,
+}
+
+// simDrop is the simulator's drop hook: it counts every dropped data
+// packet by cause and ties it to the experiment message it carried (the
+// payload is the packet's tail), per receiver. A multicast refused by a
+// full send queue is lost for every other member of the group. Control
+// packets are left to the network's own counters.
+func (c *Collector) simDrop(from, to event.NodeID, g event.GroupID, pkt []byte, reason string) {
+	if len(pkt) > 0 && pkt[0]&1 != 0 { // the control flag, as sim.Stats counts it
+		return
+	}
+	cause, ok := simCauses[reason]
+	if !ok {
+		cause = DropMalformed
+	}
+	var st Stamp
+	var stp *Stamp
+	if f, err := stack.ParseFrame(pkt); err == nil && c.sc.MsgSize >= PayloadHeader && len(pkt) >= stack.FrameSize+c.sc.MsgSize {
+		if s, err := ReadStamp(pkt[len(pkt)-c.sc.MsgSize:]); err == nil && (f.Group == event.NoGroup || f.Group == s.Group) {
+			st, stp = s, &st
+		}
+	}
+	if to != event.NoNode {
+		c.Dropped(cause, to, stp)
+		return
+	}
+	if stp != nil {
+		g = st.Group
+	}
+	if c.rank(g, from) < 0 {
+		c.Dropped(cause, event.NoNode, nil)
+		return
+	}
+	for _, m := range c.groups[g-1] {
+		if m != from {
+			c.Dropped(cause, m, stp)
+		}
+	}
 }

@@ -70,26 +70,7 @@ func NewIndex() *Index {
 
 // Join adds n to g. It reports whether anything changed.
 func (x *Index) Join(n event.NodeID, g event.GroupID) bool {
-	nd := x.nodes[n]
-	if nd == nil {
-		nd = &node{id: n}
-		x.nodes[n] = nd
-	}
-	i, found := slices.BinarySearch(nd.groups, g)
-	if found {
-		return false
-	}
-	nd.groups = slices.Insert(nd.groups, i, g)
-	gr := x.groups[g]
-	if gr == nil {
-		gr = &group{id: g, regions: map[event.RegionID]*region{}}
-		x.groups[g] = gr
-	}
-	j, _ := slices.BinarySearch(gr.members, n)
-	gr.members = slices.Insert(gr.members, j, n)
-	x.touchGroup(gr)
-	x.move(nd)
-	return true
+	return x.JoinMany(n, []event.GroupID{g})
 }
 
 // JoinMany adds n to every group in gs and moves it to its new region once.
@@ -370,43 +351,42 @@ func (x *Index) Commit() *Change {
 	return c
 }
 
-// diff returns the members of b not in a and of a not in b (both sorted).
-func diff(a, b []event.NodeID) (added, removed []event.NodeID) {
+// walk merges two sorted lists, calling onlyA, onlyB or both (each may be
+// nil) for every element, in order.
+func walk(a, b []event.NodeID, onlyA, onlyB, both func(event.NodeID)) {
+	call := func(f func(event.NodeID), n event.NodeID) {
+		if f != nil {
+			f(n)
+		}
+	}
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
 		case j == len(b) || (i < len(a) && a[i] < b[j]):
-			removed = append(removed, a[i])
+			call(onlyA, a[i])
 			i++
 		case i == len(a) || b[j] < a[i]:
-			added = append(added, b[j])
+			call(onlyB, b[j])
 			j++
 		default:
+			call(both, a[i])
 			i++
 			j++
 		}
 	}
+}
+
+// diff returns the members of b not in a and of a not in b (both sorted).
+func diff(a, b []event.NodeID) (added, removed []event.NodeID) {
+	walk(a, b, func(n event.NodeID) { removed = append(removed, n) }, func(n event.NodeID) { added = append(added, n) }, nil)
 	return added, removed
 }
 
 // union merges two sorted lists without duplicates.
 func union(a, b []event.NodeID) []event.NodeID {
 	out := make([]event.NodeID, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || (i < len(a) && a[i] < b[j]):
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j] < a[i]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
+	add := func(n event.NodeID) { out = append(out, n) }
+	walk(a, b, add, add, add)
 	return out
 }
 
@@ -473,14 +453,20 @@ func (x *Index) Neighbourhood(n event.NodeID) *event.Neighbourhood {
 			nb.Views[g] = v
 		}
 	}
+	x.fillRegions(nb)
+	return nb
+}
+
+// fillRegions completes a neighbourhood whose Groups and Views are set:
+// its local regions, and the committed regions overlapping its groups.
+func (x *Index) fillRegions(nb *event.Neighbourhood) {
 	nb.Local = LocalRegions(nb.Groups, nb.Views)
-	rs, own := x.RegionsOf(n)
+	rs, own := x.RegionsOf(nb.Self)
 	nb.Regions = make([]event.RegionView, len(rs))
 	for i, r := range rs {
 		nb.Regions[i] = *r
 	}
 	nb.Own = own
-	return nb
 }
 
 // Update is what one node must hear after a Commit: only what concerns it.
@@ -591,13 +577,7 @@ func Static(views map[event.GroupID]*event.ViewInfo) map[event.NodeID]*event.Nei
 		for _, g := range byNode[n] {
 			nb.Views[g] = views[g]
 		}
-		nb.Local = LocalRegions(nb.Groups, nb.Views)
-		rs, own := x.RegionsOf(n)
-		nb.Regions = make([]event.RegionView, len(rs))
-		for i, r := range rs {
-			nb.Regions[i] = *r
-		}
-		nb.Own = own
+		x.fillRegions(nb)
 		out[n] = nb
 	}
 	return out

@@ -12,30 +12,45 @@ import (
 	_ "github.com/layercast/layercast/layers/all"
 )
 
+// simRun runs spec (a spec string or a ../specs/*.stack file, checked
+// first) on the simulator under the scenario file ../specs/<scenario> (none
+// if empty) with overrides as stacktool run flags (key, value pairs). It
+// logs the report's notes and returns the report and the scenario.
+func simRun(t testing.TB, spec, scenario string, kv ...string) (*experiment.Report, experiment.Scenario) {
+	t.Helper()
+	sp, err := compose.Load(spec)
+	if err != nil {
+		t.Fatalf("compose.Load(%s) = %v", spec, err)
+	}
+	if err := compose.Check(sp); err != nil {
+		t.Fatalf("compose.Check(%s) = %v", spec, err)
+	}
+	sc := experiment.Default()
+	if scenario != "" {
+		if err := sc.LoadFile("../specs/" + scenario); err != nil {
+			t.Fatalf("LoadFile(%s) = %v", scenario, err)
+		}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := sc.Set(kv[i], kv[i+1]); err != nil {
+			t.Fatalf("Set(%s, %s) = %v", kv[i], kv[i+1], err)
+		}
+	}
+	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
+	if err != nil {
+		t.Fatalf("Run(%s, %s) = %v", spec, scenario, err)
+	}
+	for _, n := range rep.Notes {
+		t.Log(n)
+	}
+	return rep, sc
+}
+
 // baselineRun is the issue's check: `stacktool run specs/baseline.stack
 // --nodes 16 --groups-per-node 4 --group-size 8 --loss uniform:5%
 // --duration 10s`, through the experiment API.
 func baselineRun(t *testing.T) *experiment.Report {
-	t.Helper()
-	spec, err := compose.Load("../specs/baseline.stack")
-	if err != nil {
-		t.Fatalf("compose.Load(specs/baseline.stack) = %v", err)
-	}
-	if err := compose.Check(spec); err != nil {
-		t.Fatalf("compose.Check(baseline) = %v", err)
-	}
-	sc := experiment.Default()
-	for k, v := range map[string]string{
-		"nodes": "16", "groups-per-node": "4", "group-size": "8", "loss": "uniform:5%", "duration": "10s",
-	} {
-		if err := sc.Set(k, v); err != nil {
-			t.Fatalf("Set(%s, %s) = %v", k, v, err)
-		}
-	}
-	rep, err := experiment.Run(context.Background(), "sim", spec, sc, nil)
-	if err != nil {
-		t.Fatalf("Run(baseline) = %v", err)
-	}
+	rep, _ := simRun(t, "../specs/baseline.stack", "", "nodes", "16", "groups-per-node", "4", "group-size", "8", "loss", "uniform:5%", "duration", "10s")
 	return rep
 }
 

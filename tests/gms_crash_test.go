@@ -1,12 +1,9 @@
 package tests
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 )
 
@@ -16,24 +13,7 @@ import (
 // interval, and every surviving member delivers every message sent by the
 // surviving senders, under 1% loss.
 func TestGMSCrashInSimulator(t *testing.T) {
-	spec, err := compose.Load("../specs/gms.stack")
-	if err != nil {
-		t.Fatalf("compose.Load(specs/gms.stack) = %v", err)
-	}
-	if err := compose.Check(spec); err != nil {
-		t.Fatalf("compose.Check(gms.stack) = %v", err)
-	}
-	sc := experiment.Default()
-	if err := sc.LoadFile("../specs/gms-crash.scenario"); err != nil {
-		t.Fatalf("LoadFile(gms-crash.scenario) = %v", err)
-	}
-	rep, err := experiment.Run(context.Background(), "sim", spec, sc, nil)
-	if err != nil {
-		t.Fatalf("Run = %v", err)
-	}
-	for _, n := range rep.Notes {
-		t.Log(n)
-	}
+	rep, _ := simRun(t, "../specs/gms.stack", "gms-crash.scenario")
 	t.Logf("messages sent %d, deliveries %d of %d expected, dropped %d, recovered %d",
 		rep.MessagesSent, rep.Deliveries, rep.DeliveriesExpected, rep.Loss.Dropped, rep.Loss.Recovered)
 	if !rep.DeliveredAll || rep.Missing != 0 {

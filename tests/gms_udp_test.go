@@ -231,7 +231,13 @@ func TestGMSOverUDP(t *testing.T) {
 			t.Errorf("node%d delivered %d messages in the second after the view change, want at least 50", i, after-before[i])
 		}
 	}
-	// Stop cleanly on SIGTERM.
+	stopCleanly(t, svc, nodes)
+}
+
+// stopCleanly stops nodes 1..3 with SIGTERM and the service with SIGINT,
+// and checks that each exits cleanly within 5 s.
+func stopCleanly(t *testing.T, svc *proc, nodes map[int]*proc) {
+	t.Helper()
 	for i := 1; i <= 3; i++ {
 		nodes[i].cmd.Process.Signal(syscall.SIGTERM)
 	}

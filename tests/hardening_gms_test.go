@@ -1,10 +1,8 @@
 package tests
 
 import (
-	"context"
 	"testing"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 )
@@ -13,23 +11,7 @@ import (
 // flags (key, value pairs).
 func runGMSReplay(t *testing.T, kv ...string) *experiment.Report {
 	t.Helper()
-	spec, err := compose.Load("../specs/gms.stack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := experiment.Default()
-	for i := 0; i+1 < len(kv); i += 2 {
-		if err := sc.Set(kv[i], kv[i+1]); err != nil {
-			t.Fatalf("scenario %s=%s: %v", kv[i], kv[i+1], err)
-		}
-	}
-	rep, err := experiment.Run(context.Background(), "sim", spec, sc, nil)
-	if err != nil {
-		t.Fatalf("Run = %v", err)
-	}
-	for _, n := range rep.Notes {
-		t.Log(n)
-	}
+	rep, _ := simRun(t, "../specs/gms.stack", "", kv...)
 	return rep
 }
 

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"testing"
 
 	"github.com/layercast/layercast/compose"
@@ -12,26 +11,7 @@ import (
 // overrides (key, value pairs) on the simulator.
 func lecRun(t testing.TB, spec, scenario string, kv ...string) *experiment.Report {
 	t.Helper()
-	sp, err := compose.Parse(spec)
-	if err != nil {
-		t.Fatalf("compose.Parse(%q) = %v", spec, err)
-	}
-	if err := compose.Check(sp); err != nil {
-		t.Fatalf("compose.Check(%q) = %v", spec, err)
-	}
-	sc := experiment.Default()
-	if err := sc.LoadFile("../specs/" + scenario); err != nil {
-		t.Fatalf("LoadFile(%s) = %v", scenario, err)
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if err := sc.Set(kv[i], kv[i+1]); err != nil {
-			t.Fatalf("Set(%s, %s) = %v", kv[i], kv[i+1], err)
-		}
-	}
-	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
-	if err != nil {
-		t.Fatalf("Run(%s, %s) = %v", spec, scenario, err)
-	}
+	rep, _ := simRun(t, spec, scenario, kv...)
 	return rep
 }
 

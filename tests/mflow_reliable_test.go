@@ -46,81 +46,27 @@ func buildLayers(t *testing.T, names []string, params map[string]map[string]stri
 func TestMflowOverReliableUnderLoss(t *testing.T) {
 	const n, msgs, size = 6, 3000, 1000
 	const thresh = 12500
-	net := sim.New(sim.Config{Seed: 11, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}})
-	var stacks []*stack.Stack
-	var members []event.NodeID
-	got := map[event.NodeID]map[uint64]bool{}
-	flowOK := true
-	for id := event.NodeID(1); id <= n; id++ {
-		self := id
-		got[id] = map[uint64]bool{}
-		layers := buildLayers(t, []string{"mflow", "fifo", "reliable"}, map[string]map[string]string{"mflow": {"ack_thresh": "12500"}})
-		st, err := stack.New(stack.Config{Self: id, Transport: net.AddNode(id), Clock: net, Seed: 3, Layers: layers,
-			App: stack.AppFuncs{
-				OnDeliver: func(d stack.Delivery) { got[self][binary.BigEndian.Uint64(d.Payload)] = true },
-				OnFlow: func(_ event.GroupID, ok bool) {
-					if self == 1 {
-						flowOK = ok
-					}
-				},
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		net.Node(id).Attach(st)
-		stacks = append(stacks, st)
-		members = append(members, id)
-	}
-	v := &event.ViewInfo{Group: 1, ID: 1, Members: members}
-	for _, st := range stacks {
-		st.InstallView(v)
-	}
-	sent := 0
-	payload := make([]byte, size)
-	var tick func()
-	tick = func() {
-		if sent == msgs {
-			return
-		}
-		if flowOK {
-			binary.BigEndian.PutUint64(payload, uint64(sent))
-			if stacks[0].Cast(1, payload) == nil {
-				sent++
-			}
-		}
-		net.After(time.Millisecond, tick)
-	}
-	net.At(0, tick)
-	net.Run(msgs*time.Millisecond + 5*time.Second)
-	if sent != msgs {
-		t.Fatalf("sent %d of %d", sent, msgs)
+	r := castRun{names: []string{"mflow", "fifo", "reliable"}, params: map[string]map[string]string{"mflow": {"ack_thresh": "12500"}},
+		n: n, seed: 3, net: sim.Config{Seed: 11, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}},
+		gap: time.Millisecond, until: msgs*time.Millisecond + 5*time.Second, msgs: msgs}.run(t)
+	if r.sent != msgs {
+		t.Fatalf("sent %d of %d", r.sent, msgs)
 	}
 	for id := event.NodeID(2); id <= n; id++ {
-		if len(got[id]) != msgs {
-			t.Errorf("node %v delivered %d distinct of %d", id, len(got[id]), msgs)
+		if len(r.distinct[id]) != msgs {
+			t.Errorf("node %v delivered %d distinct of %d", id, len(r.distinct[id]), msgs)
 		}
 	}
 	var acks, casts int64
-	for _, st := range stacks {
-		for _, lc := range st.Counters() {
-			if lc.Layer != "mflow" {
-				continue
-			}
-			for i, name := range lc.Names {
-				switch name {
-				case "acks_sent":
-					acks += lc.Values[i]
-				case "casts":
-					casts += lc.Values[i]
-				}
-			}
-		}
+	for id := range r.stacks {
+		acks += r.counter(id, "mflow", "acks_sent")
+		casts += r.counter(id, "mflow", "casts")
 	}
 	weight := float64(size + mflow.DefaultConfig().Overhead)
 	eff := float64(casts) / float64(casts+acks)
 	want := mflow.Efficiency(n, weight, thresh)
 	t.Logf("5%% loss: %d casts, %d mflow acks (%.3f per message, equation 2: %.3f); efficiency %.4f, equation 3: %.4f; network dropped %d packets",
-		casts, acks, float64(acks)/float64(casts), mflow.AcksPerMsg(n, weight, thresh), eff, want, net.Stats().Dropped)
+		casts, acks, float64(acks)/float64(casts), mflow.AcksPerMsg(n, weight, thresh), eff, want, r.net.Stats().Dropped)
 	if math.Abs(eff-want)/want > 0.02 {
 		t.Errorf("efficiency %.4f under loss, equation 3 gives %.4f", eff, want)
 	}

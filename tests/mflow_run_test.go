@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"strings"
@@ -20,21 +19,7 @@ import (
 // layers.mflow, and the summarizer's acknowledgements per message against
 // equation 2.
 func TestMflowSpecRun(t *testing.T) {
-	spec, err := compose.Load("../specs/mflow.stack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := compose.Check(spec); err != nil {
-		t.Fatalf("compose.Check(specs/mflow.stack) = %v", err)
-	}
-	sc := experiment.Default()
-	if err := sc.LoadFile("../specs/mflow.scenario"); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := experiment.Run(context.Background(), "sim", spec, sc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, sc := simRun(t, "../specs/mflow.stack", "mflow.scenario")
 	if !rep.DeliveredAll || rep.FIFOViolations != 0 || rep.Duplicates != 0 {
 		t.Errorf("delivered_all %v, fifo_violations %d, duplicates %d (notes %q)", rep.DeliveredAll, rep.FIFOViolations, rep.Duplicates, rep.Notes)
 	}

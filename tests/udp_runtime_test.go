@@ -178,20 +178,7 @@ func TestUDPNodesAndWorkerShareGroup(t *testing.T) {
 	}
 	t.Logf("worker n4 delivered %v (by sender); transport learned %d addresses", got, rep.Transport.Learned)
 
-	for i := 1; i <= 3; i++ {
-		nodes[i].cmd.Process.Signal(syscall.SIGTERM)
-	}
-	svc.cmd.Process.Signal(syscall.SIGINT)
-	for name, p := range map[string]*proc{"node1": nodes[1], "node2": nodes[2], "node3": nodes[3], "gms": svc} {
-		select {
-		case <-p.done:
-			if p.err != nil {
-				t.Errorf("%s exited with %v after a stop signal, want a clean exit", name, p.err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Errorf("%s did not stop within 5s of a stop signal", name)
-		}
-	}
+	stopCleanly(t, svc, nodes)
 }
 
 // TestUDPNodeLogLevels: at the default level a node logs views and

@@ -53,12 +53,21 @@ type WorkerReport struct {
 	LastDelivery event.Time `json:"last_delivery_ns"`
 	// LossData and LossControl are packets the scenario's loss model
 	// dropped at this receiver.
-	LossData    int64                 `json:"loss_data"`
-	LossControl int64                 `json:"loss_control"`
-	Layers      []stack.LayerCounters `json:"layers"`
-	Net         stack.NetStats        `json:"net"`
-	Transport   udp.Stats             `json:"transport"`
+	LossData    int64 `json:"loss_data"`
+	LossControl int64 `json:"loss_control"`
+	// Drops are the data packets of LossData whose experiment message
+	// could be read (group, sender, index, and when: Record.At), in the
+	// order they were dropped, so the parent can tell recoveries of them
+	// from deliveries of packets that were not dropped; at most
+	// MaxDropRecords, the rest are counted in LossData only.
+	Drops     []Record              `json:"drops,omitempty"`
+	Layers    []stack.LayerCounters `json:"layers"`
+	Net       stack.NetStats        `json:"net"`
+	Transport udp.Stats             `json:"transport"`
 }
+
+// MaxDropRecords bounds WorkerReport.Drops.
+const MaxDropRecords = 1 << 20
 
 // SentCount is how many messages a sender cast to one group.
 type SentCount struct {

@@ -257,12 +257,24 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 	var nodes []experiment.NodeCounters
 	var sendDrops, kernelDrops, truncated, lossData, lossCtrl int64
 	for _, w := range ws {
+		// Drops and deliveries in time order: a delivery after a drop of
+		// its message at this receiver is a recovery.
+		drops := w.rep.Drops
 		for _, r := range w.rep.Deliveries {
+			for len(drops) > 0 && drops[0].At <= r.At {
+				dropRecord(col, w.id, &drops[0])
+				drops = drops[1:]
+			}
 			experiment.PutStamp(payload, experiment.Stamp{Sender: r.Sender, Group: r.Group, Index: r.Index, Sent: r.Sent})
 			d := stack.Delivery{Group: r.Group, From: r.Sender, Payload: payload,
 				Recovery: event.Recovery{By: r.By, Discovered: r.Discovered}}
 			col.Delivered(w.id, &d, r.At)
 		}
+		for i := range drops {
+			dropRecord(col, w.id, &drops[i])
+		}
+		// Model drops beyond the records, tied to no message.
+		col.DroppedUntied(experiment.DropModel, w.rep.LossData-int64(len(w.rep.Drops)))
 		nodes = append(nodes, experiment.NodeCounters{Node: w.id, Alive: true, Layers: w.rep.Layers, Net: w.rep.Net})
 		sendDrops += w.rep.Transport.SendDrops
 		kernelDrops += w.rep.Transport.KernelDrops
@@ -274,7 +286,9 @@ func aggregate(spec *compose.Spec, sc experiment.Scenario, asg *experiment.Assig
 		}
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Node < nodes[j].Node })
-	notes = append(notes, fmt.Sprintf("udp: %d processes on %s, multicast on %s; times are wall-clock, latency and jitter are the host's own (the scenario's latency only sets the arrival estimate recovery latencies count from); dropped_overflow counts the kernel's drops: %d from full receive queues (SO_RXQ_OVFL), %d refused at the send", len(ws), "127.0.0.1", Interface, kernelDrops, sendDrops))
+	notes = append(notes, fmt.Sprintf("udp: %d processes on %s, multicast on %s; times are wall-clock, latency and jitter are the host's own (the scenario's latency only sets the arrival estimate recovery latencies count from); dropped_overflow counts the kernel's drops: %d from full receive queues (SO_RXQ_OVFL; loss.dropped_by.kernel), %d refused at the send (loss.dropped_by.queue), data and control alike: the kernel cannot tell them apart nor say which message they carried", len(ws), "127.0.0.1", Interface, kernelDrops, sendDrops))
+	col.DroppedUntied(experiment.DropKernel, kernelDrops)
+	col.DroppedUntied(experiment.DropQueue, sendDrops)
 	if truncated > 0 {
 		notes = append(notes, fmt.Sprintf("udp: %d datagrams longer than the transport's MaxPacket dropped", truncated))
 	}
@@ -363,4 +377,9 @@ func hasMulticastRoute(ifname string) (bool, error) {
 func jsonScenario(sc experiment.Scenario) (string, error) {
 	b, err := json.Marshal(sc)
 	return string(b), err
+}
+
+// dropRecord hands one of a worker's dropped data packets to the collector.
+func dropRecord(col *experiment.Collector, rx event.NodeID, r *Record) {
+	col.Dropped(experiment.DropModel, rx, &experiment.Stamp{Sender: r.Sender, Group: r.Group, Index: r.Index, Sent: r.Sent})
 }

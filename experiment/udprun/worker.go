@@ -217,7 +217,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("worker %v: loss: %v", self, err)
 		}
-		loss = &lossySink{nd: nd, model: model, self: self, rng: rand.New(rand.NewPCG(sc.Seed, uint64(self)))}
+		loss = &lossySink{nd: nd, now: nd.Now, model: model, self: self, size: sc.MsgSize, rng: rand.New(rand.NewPCG(sc.Seed, uint64(self)))}
 		tr.SetSink(loss)
 	} else {
 		tr.SetSink(nd)
@@ -281,7 +281,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	rep.Transport = tr.Stats()
 	if loss != nil {
 		loss.mu.Lock()
-		rep.LossData, rep.LossControl = loss.data, loss.ctrl
+		rep.LossData, rep.LossControl, rep.Drops = loss.data, loss.ctrl, loss.drops
 		loss.mu.Unlock()
 	}
 	rep.Sent = sent
@@ -418,6 +418,9 @@ type lossySink struct {
 	rng   *rand.Rand
 	data  int64
 	ctrl  int64
+	size  int // the scenario's message size: the payload is a data packet's tail
+	now   func() event.Time
+	drops []Record // data packets dropped that carried an experiment message
 }
 
 // Input drops packets by the model and hands the rest to the node.
@@ -435,8 +438,11 @@ func (l *lossySink) Input(b *stack.Batch) bool {
 		}
 		if err == nil && f.Control {
 			l.ctrl++
-		} else {
-			l.data++
+			continue
+		}
+		l.data++
+		if r, ok := l.record(p); ok && len(l.drops) < MaxDropRecords {
+			l.drops = append(l.drops, r)
 		}
 	}
 	l.mu.Unlock()
@@ -450,3 +456,15 @@ func (l *lossySink) Input(b *stack.Batch) bool {
 
 // Wake passes the transport's wake-up to the node.
 func (l *lossySink) Wake() { l.nd.Wake() }
+
+// record reads the experiment message a dropped data packet carried.
+func (l *lossySink) record(p []byte) (Record, bool) {
+	if l.size < experiment.PayloadHeader || len(p) < stack.FrameSize+l.size {
+		return Record{}, false
+	}
+	st, err := experiment.ReadStamp(p[len(p)-l.size:])
+	if err != nil {
+		return Record{}, false
+	}
+	return Record{Group: st.Group, Sender: st.Sender, Index: st.Index, Sent: st.Sent, At: l.now()}, true
+}

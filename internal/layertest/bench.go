@@ -5,31 +5,29 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
-// pipe connects stacks directly: a packet sent is received at once.
-type pipe struct {
-	stacks map[event.NodeID]*stack.Stack
-	self   event.NodeID
-}
-
-func (p *pipe) Send(to event.NodeID, pkt []byte) {
-	if st := p.stacks[to]; st != nil {
-		_ = st.Receive(pkt)
-	}
-}
-
-func (p *pipe) Multicast(_ event.GroupID, pkt []byte) {
-	for id, st := range p.stacks {
-		if id != p.self {
-			_ = st.Receive(pkt)
+// pipe is a transport for node self that hands every packet at once to
+// the other stacks (a multicast to all of them, whatever their
+// subscriptions).
+func pipe(stacks map[event.NodeID]*stack.Stack, self event.NodeID) *testkit.Transport {
+	return &testkit.Transport{Deliver: func(p testkit.Packet) {
+		for id, st := range stacks {
+			if id != self && (p.To == event.NoNode || p.To == id) {
+				_ = st.Receive(p.Data)
+			}
 		}
-	}
+	}}
 }
 
-func (p *pipe) Subscribe(event.GroupID) error   { return nil }
-func (p *pipe) Unsubscribe(event.GroupID) error { return nil }
+// BenchCastDeliverSizes runs BenchCastDeliver with 64-byte and 1 KiB
+// payloads as sub-benchmarks 64B and 1KiB.
+func BenchCastDeliverSizes(b *testing.B, mk func() []stack.Entry) {
+	b.Run("64B", func(b *testing.B) { BenchCastDeliver(b, 64, mk) })
+	b.Run("1KiB", func(b *testing.B) { BenchCastDeliver(b, 1024, mk) })
+}
 
 // BenchCastDeliver measures the per-message cost of a stack built by mk: a
 // cast at node 1, through the layers and the frame, received and delivered
@@ -44,7 +42,7 @@ func BenchCastDeliver(b *testing.B, size int, mk func() []stack.Entry) {
 	pool := &event.Pool{}
 	for _, id := range []event.NodeID{1, 2} {
 		st, err := stack.New(stack.Config{
-			Self: id, Transport: &pipe{stacks: stacks, self: id}, Clock: clock, Layers: mk(), Pool: pool,
+			Self: id, Transport: pipe(stacks, id), Clock: clock, Layers: mk(), Pool: pool,
 			App: stack.AppFuncs{OnDeliver: func(stack.Delivery) { delivered++ }},
 		})
 		if err != nil {

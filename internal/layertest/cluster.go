@@ -6,6 +6,7 @@ package layertest
 import (
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -149,21 +150,99 @@ func CheckSeqs(seqs []uint32, n uint32, ordered bool) error {
 	if uint32(len(seqs)) != n {
 		return fmt.Errorf("delivered %d messages, want %d", len(seqs), n)
 	}
-	seen := make([]bool, n+1)
-	for i, s := range seqs {
-		if s == 0 || s > n {
-			return fmt.Errorf("delivered unknown message %d", s)
-		}
-		if seen[s] {
-			return fmt.Errorf("delivered %d twice", s)
-		}
-		seen[s] = true
-		if ordered && s != uint32(i+1) {
-			return fmt.Errorf("delivery %d is message %d: out of order", i, s)
-		}
-	}
-	return nil
+	return checkSuffix(seqs, 0, n, ordered)
 }
+
+// ThreeGroups is 9 nodes in three overlapping groups, in their first views.
+func ThreeGroups() []*event.ViewInfo {
+	return []*event.ViewInfo{
+		{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}},
+		{Group: 2, ID: 1, Members: []event.NodeID{2, 3, 4, 5, 6, 7, 8, 9}},
+		{Group: 3, ID: 1, Members: []event.NodeID{1, 3, 5, 7, 9}},
+	}
+}
+
+// CastThreeGroups installs ThreeGroups (the cluster needs 9 nodes) and
+// starts count casts by each of nodes 1, 2 and 3 to group 1 (100 bytes,
+// one a millisecond), 4 and 9 to group 2 (200 bytes, one every gap2), and
+// 5 and 7 to group 3 (50 bytes, one a millisecond). It returns the views
+// and where the casts are recorded (see CastLoop).
+func (c *Cluster) CastThreeGroups(count int, gap2 time.Duration) ([]*event.ViewInfo, map[event.GroupID]map[event.NodeID]uint32) {
+	views := ThreeGroups()
+	for _, v := range views {
+		c.Install(v)
+	}
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	for _, s := range []event.NodeID{1, 2, 3} {
+		c.CastLoop(s, 1, count, time.Millisecond, 100, sent)
+	}
+	for _, s := range []event.NodeID{4, 9} {
+		c.CastLoop(s, 2, count, gap2, 200, sent)
+	}
+	for _, s := range []event.NodeID{5, 7} {
+		c.CastLoop(s, 3, count, time.Millisecond, 50, sent)
+	}
+	return views, sent
+}
+
+// RunThreeGroups runs CastThreeGroups(count, gap2) for 5 s of simulated
+// time and checks that every member delivered every message once (in send
+// order if ordered), the last within a second of the last cast (a few
+// recovery rounds).
+func (c *Cluster) RunThreeGroups(count int, gap2 time.Duration, ordered bool) {
+	c.T.Helper()
+	views, sent := c.CastThreeGroups(count, gap2)
+	lastSend := event.Time(time.Duration(count) * max(time.Millisecond, gap2))
+	c.Net.Run(5 * time.Second)
+	c.CheckExactlyOnce(views, sent, ordered)
+	if bound := lastSend + event.Time(time.Second); c.LastDel > bound {
+		c.T.Errorf("last delivery at %v, want by %v", c.LastDel, bound)
+	}
+}
+
+// JoinerMissesAView is the joiner scenario fifo's and reliable's tests
+// share: 5 nodes (seed 8, 1 ms latency, the given jitter) where node 5
+// hears nothing from 100 ms to 160 ms. Nodes 1-4 are in view 1 of group
+// 1 and each caster casts messages 1..20 (64 bytes, 1 ms apart); at
+// 100 ms node 5 joins (view 2) and node 1 casts 21..40, all lost at node
+// 5, which the scenario checks at 150 ms; then view 3 {1, 2, 3, 5} is
+// installed at its members. It returns the cluster and what was sent; the
+// test goes on from there.
+func JoinerMissesAView(t *testing.T, jitter time.Duration, mk func() []stack.Entry, casters ...event.NodeID) (*Cluster, map[event.GroupID]map[event.NodeID]uint32) {
+	t.Helper()
+	var net *sim.Network
+	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
+	loss := DropWhen{Rx: map[event.NodeID]bool{5: true}, On: func() bool { return net.Now() >= from && net.Now() < to }}
+	c := New(t, sim.Config{Seed: 8, Latency: time.Millisecond, Jitter: jitter, Loss: loss}, 5, mk)
+	net = c.Net
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}})
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	for _, s := range casters {
+		c.CastLoop(s, 1, 20, time.Millisecond, 64, sent)
+	}
+	c.Net.RunUntil(from)
+	c.Install(&event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}})
+	c.CastLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40: all lost at node 5
+	c.Net.RunUntil(to - event.Time(10*time.Millisecond))
+	if n := len(c.Got[5][1][1]); n != 0 {
+		t.Fatalf("joiner delivered %d of sender 1's view-2 messages, want 0 (all lost)", n)
+	}
+	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
+	for _, id := range v3.Members {
+		c.Stacks[id].InstallView(v3)
+	}
+	return c, sent
+}
+
+// DropWhen is a loss model dropping every packet to the receivers in Rx
+// while On() says so.
+type DropWhen struct {
+	Rx map[event.NodeID]bool
+	On func() bool
+}
+
+// Drop implements sim.LossModel.
+func (d DropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return d.Rx[rx] && d.On() }
 
 // CastLoop makes sender s cast count messages of size bytes to g, one every
 // gap, retrying on back-pressure. It records what was sent in sent.
@@ -186,3 +265,174 @@ func (c *Cluster) CastLoop(s event.NodeID, g event.GroupID, count int, gap time.
 
 // Log, if set, receives the stacks' log lines (for debugging a test).
 var Log stack.Logger
+
+// Rejoin chooses which views a removal and re-admission show (issue 8's
+// rejoin contract, R1-R3).
+type Rejoin struct {
+	// RemovalNotice: the removed node gets the view without itself (R1)
+	// before it is re-admitted; otherwise it only sees the re-admitting view
+	// with itself in Joined (a lost notice).
+	RemovalNotice bool
+	// OthersSeeRemoval: the others install a view without the node before
+	// the re-admitting one; otherwise they only see the re-admitting view,
+	// with the same members and the node in both Left and Joined (R2).
+	OthersSeeRemoval bool
+	// Loss, if set, drops packets (the rejoin must still hold).
+	Loss sim.LossModel
+}
+
+// RejoinResult is what RunRejoin observed.
+type RejoinResult struct {
+	C *Cluster
+	// Sent[s] is how many casts s made in all; AtReadmit[s] how many it had
+	// made when it installed the re-admitting view.
+	Sent, AtReadmit map[event.NodeID]uint32
+}
+
+// RejoinNode is the node RunRejoin removes and re-admits.
+const RejoinNode event.NodeID = 2
+
+// RunRejoin runs 4 nodes in group 1, every node casting 100 messages a
+// second for 3 s; node 2 freezes at 1 s for 800 ms and is removed (view 2)
+// meanwhile, then re-admitted in view 3 at 2 s, as r says. The run drains
+// until 8 s.
+func RunRejoin(t *testing.T, seed uint64, mk func() []stack.Entry, r Rejoin) RejoinResult {
+	c := New(t, sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: r.Loss}, 4, mk)
+	all := []event.NodeID{1, 2, 3, 4}
+	others := []event.NodeID{1, 3, 4}
+	const g = event.GroupID(1)
+	c.Install(&event.ViewInfo{Group: g, ID: 1, Members: all})
+	res := RejoinResult{C: c, Sent: map[event.NodeID]uint32{}, AtReadmit: map[event.NodeID]uint32{}}
+	stopAt := event.Time(3 * time.Second)
+	for _, s := range all {
+		var step func()
+		step = func() {
+			if !c.Net.Node(s).Frozen() {
+				if err := c.Stacks[s].Cast(g, Payload(res.Sent[s]+1, 64)); err == nil {
+					res.Sent[s]++
+				}
+			}
+			if c.Net.Now() < stopAt {
+				c.Net.After(10*time.Millisecond, step)
+			}
+		}
+		c.Net.At(event.Time(time.Duration(s)*time.Millisecond), step)
+	}
+	c.Net.At(event.Time(time.Second), func() { c.Net.Freeze(RejoinNode, 800*time.Millisecond) })
+	removal := &event.ViewInfo{Group: g, ID: 2, Members: others, Left: []event.NodeID{RejoinNode}}
+	if r.OthersSeeRemoval {
+		c.Net.At(event.Time(1300*time.Millisecond), func() {
+			for _, id := range others {
+				c.Stacks[id].InstallView(removal)
+			}
+		})
+	}
+	if r.RemovalNotice {
+		c.Net.At(event.Time(1900*time.Millisecond), func() { c.Stacks[RejoinNode].InstallView(removal) })
+	}
+	readmit := &event.ViewInfo{Group: g, ID: 3, Members: all, Joined: []event.NodeID{RejoinNode}}
+	if !r.OthersSeeRemoval {
+		readmit.Left = []event.NodeID{RejoinNode}
+	}
+	c.Net.At(event.Time(2*time.Second), func() {
+		for _, id := range all {
+			res.AtReadmit[id] = res.Sent[id]
+			c.Stacks[id].InstallView(readmit)
+		}
+	})
+	c.Net.RunUntil(event.Time(8 * time.Second))
+	return res
+}
+
+// Check asserts the rejoin contract: no duplicate at any node, send order
+// if ordered, every message between nodes that stayed delivered, every
+// message cast after the re-admitting view delivered to and from the
+// rejoined node.
+func (r RejoinResult) Check(t *testing.T, ordered bool) {
+	t.Helper()
+	for rx := event.NodeID(1); rx <= 4; rx++ {
+		for s := event.NodeID(1); s <= 4; s++ {
+			if s == rx {
+				continue
+			}
+			from := uint32(0) // everything after this is owed
+			if s == RejoinNode || rx == RejoinNode {
+				from = r.AtReadmit[s]
+			}
+			if err := checkSuffix(r.C.Got[rx][1][s], from, r.Sent[s], ordered); err != nil {
+				t.Errorf("node %v from %v: %v", rx, s, err)
+			}
+		}
+	}
+}
+
+func checkSuffix(seqs []uint32, from, n uint32, ordered bool) error {
+	seen := make(map[uint32]bool, len(seqs))
+	for i, s := range seqs {
+		if s == 0 || s > n {
+			return fmt.Errorf("delivered unknown message %d", s)
+		}
+		if seen[s] {
+			return fmt.Errorf("delivered %d twice", s)
+		}
+		seen[s] = true
+		if ordered && i > 0 && s < seqs[i-1] {
+			return fmt.Errorf("delivered %d after %d: out of order", s, seqs[i-1])
+		}
+	}
+	missing := 0
+	first := uint32(0)
+	for s := from + 1; s <= n; s++ {
+		if !seen[s] {
+			if missing == 0 {
+				first = s
+			}
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("%d of messages %d..%d never delivered (first %d)", missing, from+1, n, first)
+	}
+	return nil
+}
+
+// RejoinCases are the seven combinations of views and loss a layer's rejoin
+// test runs: the removal notice delivered or lost, the others seeing the
+// removal or only the re-admission, without loss and with 5% loss.
+func RejoinCases() []struct {
+	Name string
+	R    Rejoin
+} {
+	return []struct {
+		Name string
+		R    Rejoin
+	}{
+		{"notice", Rejoin{RemovalNotice: true, OthersSeeRemoval: true}},
+		{"lost-notice", Rejoin{OthersSeeRemoval: true}},
+		{"same-members", Rejoin{RemovalNotice: true}},
+		{"lost-notice-same-members", Rejoin{}},
+		{"notice-5%-loss", Rejoin{RemovalNotice: true, OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"lost-notice-5%-loss", Rejoin{OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
+		{"same-members-5%-loss", Rejoin{RemovalNotice: true, Loss: sim.Uniform{P: 0.05}}},
+	}
+}
+
+// TestRejoin runs every RejoinCases case on stacks made by mk (seed 1) and
+// checks the rejoin contract (in send order if ordered) and that none of
+// the named layers still holds buffered bytes (counter buffer_bytes) at
+// the end.
+func TestRejoin(t *testing.T, mk func() []stack.Entry, ordered bool, layers ...string) {
+	for _, tc := range RejoinCases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			res := RunRejoin(t, 1, mk, tc.R)
+			res.Check(t, ordered)
+			for _, id := range res.C.All() {
+				for _, layer := range layers {
+					if b := res.C.Counter(layer, "buffer_bytes", id); b != 0 {
+						t.Errorf("node %v: %s still holds %d bytes", id, layer, b)
+					}
+				}
+			}
+		})
+	}
+}

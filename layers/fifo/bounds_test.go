@@ -2,25 +2,13 @@ package fifo_test
 
 import (
 	"encoding/binary"
+	"runtime"
 	"testing"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
-
-// fifoAlone is a stack of fifo only: tests feed it what reliable would.
-func fifoAlone(given map[string]string) func() []stack.Entry {
-	return func() []stack.Entry {
-		info, _ := compose.Lookup("fifo")
-		l, err := info.New(compose.MustParams("fifo", given))
-		if err != nil {
-			panic(err)
-		}
-		return []stack.Entry{{Name: "fifo", Layer: l}}
-	}
-}
 
 // fifoData is a fifo data packet from a sender in view tag whose stream
 // starts at base (cast since view 1), with payload the sequence number and
@@ -36,7 +24,7 @@ func fifoData(tag, base, seq uint32, size int) []byte {
 	return b
 }
 
-func inject(c *cluster, at event.NodeID, k event.Kind, from event.NodeID, b []byte) {
+func inject(c *layertest.Cluster, at event.NodeID, k event.Kind, from event.NodeID, b []byte) {
 	c.Stacks[at].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: from, Msg: event.DefaultPool.FromBytes(b)})
 }
 
@@ -54,7 +42,7 @@ func TestReorderOverflowSkipsTheGap(t *testing.T) {
 		{"bytes", map[string]string{"max_reorder_bytes": "2KB"}, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t, sim.Config{Seed: 1}, 2, fifoAlone(tc.params))
+			c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoAlone(tc.params))
 			c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 			const n = 100
 			// message 1 comes last, as if reliable recovered it late
@@ -78,7 +66,9 @@ func TestReorderOverflowSkipsTheGap(t *testing.T) {
 			if b := c.Counter("fifo", "buffer_bytes", 1); b != 0 {
 				t.Errorf("fifo still holds %d bytes", b)
 			}
-			if p, max := c.Counter("fifo", "peak_buffer_bytes", 1), int64(16*tc.size); tc.name == "count" && p > max {
+			// each held message counts its whole pooled buffer (1.5 KB
+			// and headroom), not its payload
+			if p, max := c.Counter("fifo", "peak_buffer_bytes", 1), int64(16*2048); tc.name == "count" && p > max {
 				t.Errorf("peak %d bytes held, want at most %d", p, max)
 			}
 			if p := c.Counter("fifo", "peak_buffer_bytes", 1); tc.name == "bytes" && p > 2048 {
@@ -86,4 +76,43 @@ func TestReorderOverflowSkipsTheGap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// liveHeap is the live heap after two collections (the second frees what
+// the pools' victim caches kept).
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// Issue 8 item 5 (the flood probe): max_reorder_bytes bounds the memory the
+// reorder buffer keeps alive, not only the payload it holds. A pooled buffer
+// keeps the capacity of the largest packet it ever carried, so after a flood
+// of large packets small early messages each pinned 16 KB while counting
+// their 10 bytes: 1,000 of them held 16 MB under a 256 KB bound.
+func TestReorderBytesBoundTheBuffers(t *testing.T) {
+	c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoAlone(map[string]string{"max_reorder_bytes": "256KB"}))
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+	const n, pinned = 1000, 16 << 10
+	before := liveHeap()
+	big := make([]byte, pinned)
+	for seq := uint32(2); seq <= n+1; seq++ { // message 1 never comes
+		m := event.DefaultPool.FromBytes(big)
+		pkt := fifoData(1, 1, seq, 10)
+		copy(m.Bytes(), pkt)
+		m.Truncate(len(pkt))
+		c.Stacks[1].Inject(0, true, event.Event{Kind: event.Cast, Group: 1, Peer: 2, Msg: m})
+	}
+	held := liveHeap() - before
+	if b := c.Counter("fifo", "buffer_bytes", 1); b > 256<<10+pinned+1024 {
+		t.Errorf("fifo counts %d bytes held, bound 256 KB and one message", b)
+	}
+	// the bound, one lone message over it, and the ring of pointers
+	if max := int64(256<<10 + pinned + 4096*8 + 64<<10); held > max {
+		t.Errorf("%d early messages of 10 bytes in %d-byte buffers: %d bytes live, want at most %d", n, pinned, held, max)
+	}
+	runtime.KeepAlive(c)
 }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -79,7 +80,7 @@ func init() {
 			"below fills the gap; a joining member starts each sender's stream where the sender stood when it joined.",
 		Params: []compose.Param{
 			{Name: "max_reorder", Type: compose.Int, Default: "4096", Doc: "messages held per sender while waiting for an earlier one", Min: 1, Max: 1 << 24},
-			{Name: "max_reorder_bytes", Type: compose.Size, Default: "4MB", Doc: "bytes held per sender while waiting for an earlier one (a lone larger message is still held). " +
+			{Name: "max_reorder_bytes", Type: compose.Size, Default: "4MB", Doc: "bytes held per sender while waiting for an earlier one, each message counted with its buffer (at least 1.5 KB and headers; a lone larger message is still held). " +
 				"On overflow of either bound the missing messages at the head of the stream are given up and reported lost (counters overflow, skipped; " +
 				"late counts those that arrive afterwards) and the held ones delivered in order: the stream never waits for a message it dropped", Min: 1, Max: 1 << 40},
 		},
@@ -129,11 +130,9 @@ type floor struct {
 type sender struct {
 	known bool // next is known (false: waiting for a floor answer)
 	next  uint32
-	ring  []*event.Message // ring[(head+i)%len] holds sequence number next+i
-	head  int
-	count int
-	bytes int64            // held in ring and early
-	early []*event.Message // held before next was known
+	ring  seqwin.Slots[*event.Message] // offset i holds sequence number next+i
+	bytes int64                        // held in ring and early
+	early []*event.Message             // held before next was known
 	// gaveUp: messages from skipFrom on were given up on overflow (those
 	// arriving afterwards, below next, are counted late)
 	gaveUp   bool
@@ -305,21 +304,51 @@ func (l *Layer) dropGroup(g *group) {
 
 // release drops a departed sender's held messages.
 func (l *Layer) release(s *sender) {
-	for i, m := range s.ring {
-		if m != nil {
-			l.hold(-int64(m.Len()))
-			m.Release()
-			s.ring[i] = nil
-			l.dropped.Inc()
-		}
-	}
+	s.ring.Clear(func(m *event.Message) {
+		l.hold(-charge(m))
+		m.Release()
+		l.dropped.Inc()
+	})
 	for _, m := range s.early {
-		l.hold(-int64(m.Len()))
+		l.hold(-charge(m))
 		m.Release()
 		l.dropped.Inc()
 	}
 	s.early = nil
-	s.count, s.bytes = 0, 0
+	s.bytes = 0
+}
+
+// What a held message counts against max_reorder_bytes: its length, at
+// least pooledRoom (the payload room of a fresh pooled buffer, which a
+// small message occupies whole), plus msgOverhead (the headroom, up to
+// headerRoom of headers or spare room behind the payload, and the
+// Message). The charge depends only on
+// the length, so what a run holds and gives up is the same for a seed
+// whatever buffers the pool recycled; tighten makes it true of the memory.
+const (
+	pooledRoom  = 1500
+	headerRoom  = 128 // headers prepended into the headroom, or consumed
+	msgOverhead = event.Headroom + headerRoom + 192
+)
+
+func charge(m *event.Message) int64 { return int64(max(m.Len(), pooledRoom)) + msgOverhead }
+
+// tighten returns m, or, if m's buffer is larger than its charge says, a
+// copy of it in a buffer of its own size (m is released). A pooled buffer
+// keeps the capacity of the largest packet it ever carried: after a flood
+// of large forged packets, small held messages each pinned 16 KB while
+// counting their few bytes (tests/fuzz's flood probe). Only messages that
+// are held pay the copy, and only those in oversized buffers.
+func tighten(m *event.Message) *event.Message {
+	if cap(m.Bytes()) <= max(m.Len(), pooledRoom)+headerRoom {
+		return m
+	}
+	c := new(event.Message) // not pooled: freed with its last reference
+	c.Retain()
+	c.SetPayload(m.Bytes())
+	c.Recovery, c.Stamp = m.Recovery, m.Stamp
+	m.Release()
+	return c
 }
 
 func (l *Layer) hold(d int64) {
@@ -361,7 +390,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	s := g.senders[ev.Peer]
 	if s == nil {
-		s = &sender{}
+		s = &sender{ring: seqwin.Slots[*event.Message]{Max: l.maxReorder}}
 		g.senders[ev.Peer] = s
 		if baseView <= f.since {
 			// it cast nothing between our start and base
@@ -372,10 +401,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	_, _ = m.Consume(headerSize)
 	if !s.known {
-		if len(s.early) < l.maxReorder && (len(s.early) == 0 || s.bytes+int64(m.Len()) <= l.maxReorderBytes) {
+		if len(s.early) < l.maxReorder && (len(s.early) == 0 || s.bytes+charge(m) <= l.maxReorderBytes) {
+			m.Restore(headerSize) // earlySeq reads it again
+			m = tighten(m)
+			_, _ = m.Consume(headerSize)
 			s.early = append(s.early, m)
-			s.bytes += int64(m.Len())
-			l.hold(int64(m.Len()))
+			s.bytes += charge(m)
+			l.hold(charge(m))
 			return
 		}
 		// no room to wait for the floor any longer: start the stream at
@@ -410,8 +442,8 @@ func (l *Layer) place(g *group, from event.NodeID, s *sender, next uint32) {
 	early := s.early
 	s.early = nil
 	for _, m := range early {
-		s.bytes -= int64(m.Len())
-		l.hold(-int64(m.Len()))
+		s.bytes -= charge(m)
+		l.hold(-charge(m))
 	}
 	for _, m := range early {
 		l.accept(g, from, s, earlySeq(m), m)
@@ -433,53 +465,34 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 		return
 	}
 	if seq != s.next {
-		l.makeRoom(g, from, s, seq, int64(m.Len()))
+		l.makeRoom(g, from, s, seq, charge(m))
 	}
 	if seq == s.next {
 		l.deliver(g, from, m)
 		s.next++
-		if s.count > 0 {
-			s.ring[s.head] = nil
-			s.head = (s.head + 1) % len(s.ring)
+		if s.ring.Len() > 0 {
+			s.ring.Advance() // offset 0 was empty: seq was missing
 			l.drain(g, from, s)
 		}
 		return
 	}
-	off := int(seq - s.next)
-	if off >= len(s.ring) {
-		n := max(16, len(s.ring))
-		for n <= off {
-			n *= 2
-		}
-		n = min(n, l.maxReorder)
-		nr := make([]*event.Message, n)
-		for i := range s.ring {
-			nr[i] = s.ring[(s.head+i)%len(s.ring)]
-		}
-		s.ring, s.head = nr, 0
-	}
-	i := (s.head + off) % len(s.ring)
-	if s.ring[i] != nil {
+	m = tighten(m)
+	if !s.ring.Put(int(seq-s.next), m) { // makeRoom keeps seq within max_reorder: a duplicate
 		m.Release()
 		return
 	}
-	s.ring[i] = m
-	s.count++
-	s.bytes += int64(m.Len())
+	s.bytes += charge(m)
 	l.reordered.Inc()
-	l.hold(int64(m.Len()))
+	l.hold(charge(m))
 }
 
 // drain delivers the held messages that follow next without a gap.
 func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
-	for s.count > 0 && s.ring[s.head] != nil {
-		d := s.ring[s.head]
-		s.ring[s.head] = nil
-		s.head = (s.head + 1) % len(s.ring)
-		s.count--
+	for s.ring.Len() > 0 && s.ring.Get(0) != nil {
+		d := s.ring.Advance()
 		s.next++
-		s.bytes -= int64(d.Len())
-		l.hold(-int64(d.Len()))
+		s.bytes -= charge(d)
+		l.hold(-charge(d))
 		l.deliver(g, from, d)
 	}
 }
@@ -492,20 +505,16 @@ func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
 func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, size int64) {
 	for seq != s.next {
 		off := int64(seq - s.next)
-		if off < int64(l.maxReorder) && (s.count == 0 || s.bytes+size <= l.maxReorderBytes) {
+		if off < int64(l.maxReorder) && (s.ring.Len() == 0 || s.bytes+size <= l.maxReorderBytes) {
 			return
 		}
 		var to uint32 // the new next
-		if s.count == 0 {
+		if s.ring.Len() == 0 {
 			to = seq - uint32(l.maxReorder-1)
-			s.head = 0
 		} else {
-			k := 1 // ring[head] is empty: next is missing
-			for s.ring[(s.head+k)%len(s.ring)] == nil {
-				k++
-			}
+			k := s.ring.FirstHeld() // at least 1: next is missing
 			to = s.next + uint32(k)
-			s.head = (s.head + k) % len(s.ring)
+			s.ring.Skip(k)
 		}
 		l.overflow.Inc()
 		l.skipped.Add(int64(to - s.next))
@@ -538,15 +547,10 @@ func (l *Layer) askFloor(g *group, to event.NodeID, since uint32) {
 // floorReqUp answers a member asking where our stream starts for it; a
 // request for a view we have not installed yet waits for it.
 func (l *Layer) floorReqUp(ev *event.Event) {
-	b := ev.Msg.Bytes()
-	if len(b) != floorReqSize {
-		l.bad(ev, fmt.Errorf("%w: floor request of %d bytes", errHeader, len(b)))
+	g, since, _, ok := l.floorFields(ev, floorReqSize, "floor request")
+	if !ok {
 		return
 	}
-	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
-	since := binary.BigEndian.Uint32(b[5:])
-	ev.Msg.Release()
-	g := l.groups[gid]
 	if g == nil || g.view == nil {
 		l.nonMember.Inc()
 		return
@@ -581,18 +585,30 @@ func (l *Layer) answerFloor(g *group, to event.NodeID, since uint32) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
+// floorFields decodes a floor request or answer (what, size bytes): the
+// group's state (nil if unknown), the view tag it is about and, in an
+// answer, the floor. It releases the message; false if it was malformed.
+func (l *Layer) floorFields(ev *event.Event, size int, what string) (g *group, since, f uint32, ok bool) {
+	b := ev.Msg.Bytes()
+	if len(b) != size {
+		l.bad(ev, fmt.Errorf("%w: %s of %d bytes", errHeader, what, len(b)))
+		return nil, 0, 0, false
+	}
+	g, since = l.groups[event.GroupID(binary.BigEndian.Uint32(b[1:]))], binary.BigEndian.Uint32(b[5:])
+	if size >= floorSize {
+		f = binary.BigEndian.Uint32(b[9:])
+	}
+	ev.Msg.Release()
+	return g, since, f, true
+}
+
 // floorUp places a stream we were holding messages of.
 func (l *Layer) floorUp(ev *event.Event) {
-	b := ev.Msg.Bytes()
-	if len(b) != floorSize {
-		l.bad(ev, fmt.Errorf("%w: floor answer of %d bytes", errHeader, len(b)))
+	from := ev.Peer
+	g, since, f, ok := l.floorFields(ev, floorSize, "floor answer")
+	if !ok {
 		return
 	}
-	gid := event.GroupID(binary.BigEndian.Uint32(b[1:]))
-	since, f := binary.BigEndian.Uint32(b[5:]), binary.BigEndian.Uint32(b[9:])
-	from := ev.Peer
-	ev.Msg.Release()
-	g := l.groups[gid]
 	if g == nil || f == 0 {
 		return
 	}

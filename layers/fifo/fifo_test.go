@@ -1,7 +1,6 @@
 package fifo_test
 
 import (
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -17,32 +16,8 @@ func TestEveryMemberDeliversInSendOrder(t *testing.T) {
 		loss float64
 	}{{"5pct", 0.05}, {"20pct", 0.20}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t, sim.Config{Seed: 12, Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Loss: sim.Uniform{P: tc.loss}}, 9, fifoEntries(nil))
-			views := []*event.ViewInfo{
-				{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}},
-				{Group: 2, ID: 1, Members: []event.NodeID{2, 3, 4, 5, 6, 7, 8, 9}},
-				{Group: 3, ID: 1, Members: []event.NodeID{1, 3, 5, 7, 9}},
-			}
-			for _, v := range views {
-				c.Install(v)
-			}
-			sent := map[event.GroupID]map[event.NodeID]uint32{}
-			const count = 300
-			for _, s := range []event.NodeID{1, 2, 3} {
-				c.CastLoop(s, 1, count, time.Millisecond, 100, sent)
-			}
-			for _, s := range []event.NodeID{4, 9} {
-				c.CastLoop(s, 2, count, time.Millisecond, 200, sent)
-			}
-			for _, s := range []event.NodeID{5, 7} {
-				c.CastLoop(s, 3, count, time.Millisecond, 50, sent)
-			}
-			lastSend := event.Time(count * time.Millisecond)
-			c.Net.Run(5 * time.Second)
-			c.CheckExactlyOnce(views, sent, true)
-			if bound := lastSend + event.Time(time.Second); c.LastDel > bound {
-				t.Errorf("last delivery at %v, want by %v", c.LastDel, bound)
-			}
+			c := layertest.New(t, sim.Config{Seed: 12, Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Loss: sim.Uniform{P: tc.loss}}, 9, fifoEntries(nil))
+			c.RunThreeGroups(300, time.Millisecond, true)
 			all := c.All()
 			if r := c.Counter("fifo", "reordered", all...); r == 0 {
 				t.Errorf("reordered = 0: the test did not exercise the reorder buffer")
@@ -66,40 +41,11 @@ func TestEveryMemberDeliversInSendOrder(t *testing.T) {
 	}
 }
 
-// dropWhen drops every packet to the listed receivers while on() says so.
-type dropWhen struct {
-	rx map[event.NodeID]bool
-	on func() bool
-}
-
-func (d dropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return d.rx[rx] && d.on() }
-
 // A joiner delivers, in order, exactly what each sender cast from its
 // joining on, including when it first hears from a sender in a later view
 // (it then asks the sender where its stream starts).
 func TestJoinerStartsWhereItJoined(t *testing.T) {
-	var net *sim.Network
-	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
-	loss := dropWhen{rx: map[event.NodeID]bool{5: true}, on: func() bool { return net.Now() >= from && net.Now() < to }}
-	c := newCluster(t, sim.Config{Seed: 8, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: loss}, 5, fifoEntries(nil))
-	net = c.Net
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.Install(v1)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 20, time.Millisecond, 64, sent)
-	c.CastLoop(2, 1, 20, time.Millisecond, 64, sent)
-	c.Net.RunUntil(from)
-	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}}
-	c.Install(v2)
-	c.CastLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40: all lost at node 5
-	c.Net.RunUntil(to - event.Time(10*time.Millisecond))
-	if n := len(c.Got[5][1][1]); n != 0 {
-		t.Fatalf("joiner delivered %d of sender 1's view-2 messages, want 0 (all lost)", n)
-	}
-	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
-	for _, id := range v3.Members {
-		c.Stacks[id].InstallView(v3)
-	}
+	c, sent := layertest.JoinerMissesAView(t, time.Millisecond, fifoEntries(nil), 1, 2)
 	// 41..100, tagged view 3, slowly: some reach fifo at node 5 before
 	// reliable has recovered 21..40, so fifo must ask where 1's stream starts
 	c.CastLoop(1, 1, 100, 5*time.Millisecond, 64, sent)
@@ -129,10 +75,10 @@ func TestJoinerStartsWhereItJoined(t *testing.T) {
 // gap: the receiver releases them.
 func TestDepartedSenderIsReleased(t *testing.T) {
 	var net *sim.Network
-	loss := dropWhen{rx: map[event.NodeID]bool{2: true}, on: func() bool {
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool {
 		return net.Now() >= event.Time(10*time.Millisecond) && net.Now() < event.Time(11*time.Millisecond)
 	}}
-	c := newCluster(t, sim.Config{Seed: 2, Latency: time.Millisecond, Loss: loss}, 3, fifoEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 2, Latency: time.Millisecond, Loss: loss}, 3, fifoEntries(nil))
 	net = c.Net
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}}
 	c.Install(v1)
@@ -159,7 +105,7 @@ func TestDepartedSenderIsReleased(t *testing.T) {
 }
 
 func TestMalformedHeadersAreDropped(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
 	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	bad := []struct {
 		k event.Kind
@@ -184,7 +130,7 @@ func TestMalformedHeadersAreDropped(t *testing.T) {
 // every member casting, 5% loss with jitter.
 func TestBaselineShape(t *testing.T) {
 	const nodes, groups, size = 16, 8, 8
-	c := newCluster(t, sim.Config{Seed: 31, Latency: 500 * time.Microsecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, nodes, fifoEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 31, Latency: 500 * time.Microsecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, nodes, fifoEntries(nil))
 	var views []*event.ViewInfo
 	for g := 0; g < groups; g++ {
 		v := &event.ViewInfo{Group: event.GroupID(g + 1), ID: 1}
@@ -221,7 +167,7 @@ func FuzzFifoUp(f *testing.F) {
 	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9}, false)
 	f.Add([]byte{2, 'x'}, true)
 	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
-		c := newCluster(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
+		c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
 		c.Lax = true
 		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 		k := event.Send
@@ -239,28 +185,5 @@ func FuzzFifoUp(f *testing.F) {
 // the others, in send order, with no duplicate and nothing left held,
 // whichever views it and the others saw.
 func TestRejoinAfterRemoval(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		r    layertest.Rejoin
-	}{
-		{"notice", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true}},
-		{"lost-notice", layertest.Rejoin{OthersSeeRemoval: true}},
-		{"same-members", layertest.Rejoin{RemovalNotice: true}},
-		{"lost-notice-same-members", layertest.Rejoin{}},
-		{"notice-5%-loss", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
-		{"lost-notice-5%-loss", layertest.Rejoin{OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
-		{"same-members-5%-loss", layertest.Rejoin{RemovalNotice: true, Loss: sim.Uniform{P: 0.05}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res := layertest.RunRejoin(t, 1, fifoEntries(nil), tc.r)
-			res.Check(t, true)
-			for _, id := range res.C.All() {
-				for _, layer := range []string{"reliable", "fifo"} {
-					if b := res.C.Counter(layer, "buffer_bytes", id); b != 0 {
-						t.Errorf("node %v: %s still holds %d bytes", id, layer, b)
-					}
-				}
-			}
-		})
-	}
+	layertest.TestRejoin(t, fifoEntries(nil), true, "reliable", "fifo")
 }

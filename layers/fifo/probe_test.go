@@ -147,8 +147,8 @@ func FuzzScript(f *testing.F) {
 		var sum int64
 		for _, g := range l.groups {
 			for id, s := range g.senders {
-				if s.count >= l.maxReorder || len(s.early) > l.maxReorder || (s.count+len(s.early) > 1 && s.bytes > l.maxReorderBytes) {
-					t.Errorf("sender %v: %d held, %d early, %d bytes", id, s.count, len(s.early), s.bytes)
+				if s.ring.Len() >= l.maxReorder || len(s.early) > l.maxReorder || (s.ring.Len()+len(s.early) > 1 && s.bytes > l.maxReorderBytes) {
+					t.Errorf("sender %v: %d held, %d early, %d bytes", id, s.ring.Len(), len(s.early), s.bytes)
 				}
 				if _, ok := g.floors[id]; !ok {
 					t.Errorf("sender %v has state but is no member", id)

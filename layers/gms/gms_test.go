@@ -114,6 +114,19 @@ func (c *cluster) join(n event.NodeID, gs ...event.GroupID) {
 	}
 }
 
+// missUpdates has node n hear nothing while node 3 leaves group 5 and the
+// nodes given join group 9, and for the 200 ms after; n hears again when it
+// returns.
+func (c *cluster) missUpdates(n event.NodeID, joiners ...event.NodeID) {
+	c.nodes[n].f.deaf = true
+	c.nodes[3].st.Leave(5)
+	for _, j := range joiners {
+		c.join(j, 9)
+	}
+	c.net.Run(200 * time.Millisecond)
+	c.nodes[n].f.deaf = false
+}
+
 // checkConsistent checks that every live node holds exactly the service's
 // current views of its groups and a neighbourhood equal to the one computed
 // from scratch.
@@ -308,12 +321,7 @@ func TestLostUpdatesResync(t *testing.T) {
 		c.join(event.NodeID(n), 5, 6)
 	}
 	c.net.Run(500 * time.Millisecond)
-	c.nodes[2].f.deaf = true
-	c.nodes[3].st.Leave(5)
-	c.join(4, 9)
-	c.join(1, 9)
-	c.net.Run(200 * time.Millisecond)
-	c.nodes[2].f.deaf = false
+	c.missUpdates(2, 4, 1)
 	c.net.Run(time.Second)
 	if c.nodes[2].gms.resyncs.Value() == 0 {
 		t.Errorf("n2 got no full update")

@@ -334,12 +334,8 @@ func TestFullUpdateInPartsRemovesNothing(t *testing.T) {
 		c.join(event.NodeID(n), 1, 2, 3, 4, 5, 6)
 	}
 	c.net.Run(500 * time.Millisecond)
-	c.nodes[2].f.deaf = true
-	c.nodes[3].st.Leave(5)
-	c.join(4, 9)
-	c.net.Run(200 * time.Millisecond)
 	mark := len(c.nodes[2].rec.history)
-	c.nodes[2].f.deaf = false
+	c.missUpdates(2, 4)
 	c.net.Run(time.Second)
 	if c.nodes[2].gms.resyncs.Value() == 0 || c.svc.Service().Stats().SplitParts == 0 {
 		t.Fatalf("no full update in parts (resyncs %d, split parts %d)", c.nodes[2].gms.resyncs.Value(), c.svc.Service().Stats().SplitParts)

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/hashicorp/go-msgpack/v2/codec"
-
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 )
 
 // msgType says what a membership packet is. The values are on the wire:
@@ -95,45 +94,22 @@ var ErrMalformed = errors.New("gms: malformed membership packet")
 // cannot make the decoder allocate much.
 const maxList = 1 << 16
 
-// codecState holds a reused encoder and decoder (one per layer or service:
-// layers run on one goroutine).
-type codecState struct {
-	h   codec.MsgpackHandle
-	enc *codec.Encoder
-	dec *codec.Decoder
-	buf []byte
-}
+// codecState is the membership protocol's msgpack codec (one per layer or
+// service: layers run on one goroutine).
+type codecState struct{ c *wirecodec.Codec }
 
 func newCodec() *codecState {
-	c := &codecState{}
-	c.h.MaxInitLen = 1024
-	c.h.WriteExt = true
-	c.enc = codec.NewEncoderBytes(&c.buf, &c.h)
-	c.dec = codec.NewDecoderBytes(nil, &c.h)
-	return c
+	return &codecState{wirecodec.New(wirecodec.Options{Name: "gms", Malformed: ErrMalformed, MaxInitLen: 1024, WriteExt: true})}
 }
 
 // encode returns m's encoding in a buffer reused by the next call.
-func (c *codecState) encode(m *wireMsg) []byte {
-	c.buf = c.buf[:0]
-	c.enc.ResetBytes(&c.buf)
-	if err := c.enc.Encode(m); err != nil {
-		panic(fmt.Sprintf("gms: encoding %v: %v", m.T, err)) // our own value: a bug
-	}
-	return c.buf
-}
+func (c *codecState) encode(m *wireMsg) []byte { return c.c.Encode(m) }
 
 // decode parses and checks a packet. m is overwritten.
-func (c *codecState) decode(b []byte, m *wireMsg) (err error) {
+func (c *codecState) decode(b []byte, m *wireMsg) error {
 	*m = wireMsg{}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrMalformed, r)
-		}
-	}()
-	c.dec.ResetBytes(b)
-	if err := c.dec.Decode(m); err != nil {
-		return fmt.Errorf("%w: %d bytes: %v", ErrMalformed, len(b), err)
+	if err := c.c.Decode(b, m); err != nil {
+		return err
 	}
 	return m.check()
 }

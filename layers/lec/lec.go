@@ -36,6 +36,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/layercast/layercast/event"
@@ -408,16 +409,39 @@ func (l *Layer) hold(k id, msg *event.Message, data []byte) {
 	} else {
 		h = &heldPkt{}
 	}
-	msg.Retain()
+	if cap(data) > max(len(data), pooledRoom)+headerRoom {
+		// a pooled buffer keeps the capacity of the largest packet it
+		// ever carried: after a flood of large forged packets, small
+		// held packets each pinned 16 KB while counting their few
+		// bytes (tests/fuzz's flood probe); keep a copy instead
+		data, msg = slices.Clone(data), nil
+	} else {
+		msg.Retain()
+	}
 	*h = heldPkt{id: k, msg: msg, data: data, at: l.Ctx.Now()}
 	l.held[k] = h
 	l.heldQ = append(l.heldQ, h)
-	l.heldBytes += int64(len(data))
+	l.heldBytes += heldCharge(data)
 	for l.heldCount() > l.cfg.MaxHeld || l.heldBytes > l.cfg.MaxHeldBytes {
 		l.evictHeld()
 	}
 	l.notePeak()
 }
+
+// What a held data packet counts against max_held_bytes: its length, at
+// least pooledRoom (the payload room of a fresh pooled buffer, which a
+// small packet occupies whole), plus heldOverhead (the headroom and
+// headers in front of it, up to headerRoom of spare room behind it, the
+// Message, and its entries in held and heldQ). The charge depends only on the length, so what a run keeps is
+// the same for a seed whatever buffers the pool recycled; hold copies a
+// packet out of a buffer larger than that.
+const (
+	pooledRoom   = 1500
+	headerRoom   = 128 // headers prepended into the headroom, or consumed
+	heldOverhead = event.Headroom + headerRoom + 448
+)
+
+func heldCharge(data []byte) int64 { return int64(max(len(data), pooledRoom)) + heldOverhead }
 
 func (l *Layer) heldCount() int { return len(l.heldQ) - l.heldHead }
 
@@ -434,7 +458,7 @@ func (l *Layer) evictHeld() {
 	if l.held[h.id] == h {
 		delete(l.held, h.id)
 	}
-	l.heldBytes -= int64(len(h.data))
+	l.heldBytes -= heldCharge(h.data)
 	h.msg.Release()
 	*h = heldPkt{}
 	l.heldFree = append(l.heldFree, h)

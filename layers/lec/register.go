@@ -22,7 +22,7 @@ func init() {
 			{Name: "max_held", Type: compose.Int, Default: "16384", Doc: "most data packets kept for XORing repairs, and most discovered losses remembered", Min: 16, Max: 1 << 24},
 			{Name: "max_unusable", Type: compose.Int, Default: "2048", Doc: "most repairs kept while two or more of their packets are missing", Min: 0, Max: 1 << 24},
 			{Name: "max_unusable_bytes", Type: compose.Size, Default: "8MiB", Doc: "most bytes of those repairs kept (the oldest go first)", Min: 1, Max: 1 << 40},
-			{Name: "max_held_bytes", Type: compose.Size, Default: "64MiB", Doc: "most bytes of data packets kept for XORing repairs (the oldest go first)", Min: 1, Max: 1 << 40},
+			{Name: "max_held_bytes", Type: compose.Size, Default: "64MiB", Doc: "most bytes of data packets kept for XORing repairs, each counted with its buffer (at least 1.5 KB and headers; the oldest go first)", Min: 1, Max: 1 << 40},
 			{Name: "max_streams", Type: compose.Int, Default: "65536", Doc: "most (group, sender) receive windows of other senders; only members of the node's views get one, dropped when they leave", Min: 1, Max: 1 << 24},
 		},
 		Gives: []compose.Property{compose.ProbabilisticRecovery},

@@ -10,11 +10,5 @@ import (
 // node delivered at another, with stability digests every 256 messages
 // freeing the buffer.
 func BenchmarkCastDeliver(b *testing.B) {
-	for _, size := range []int{64, 1024} {
-		name := "64B"
-		if size == 1024 {
-			name = "1KiB"
-		}
-		b.Run(name, func(b *testing.B) { layertest.BenchCastDeliver(b, size, relEntries(nil)) })
-	}
+	layertest.BenchCastDeliverSizes(b, relEntries(nil))
 }

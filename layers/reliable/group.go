@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -21,13 +22,11 @@ type group struct {
 	next     uint32 // next sequence number to send
 	base     uint32 // first sequence number sent since baseView was installed
 	baseView uint32
-	stable   uint32           // every message up to stable is stable and freed
-	buf      []sentMsg        // ring of messages stable+1 .. next-1
-	bufHead  int              // ring position of stable+1
-	bufBytes int64            // bytes in buf
-	pending  []*event.Message // casts waiting for room or for a view
-	pendHead int
-	held     bool // HoldOff sent, Resume not yet
+	stable   uint32                    // every message up to stable is stable and freed
+	buf      ring.Ring[sentMsg]        // messages stable+1 .. next-1
+	bufBytes int64                     // bytes in buf
+	pending  ring.Ring[*event.Message] // casts waiting for room or for a view
+	held     bool                      // HoldOff sent, Resume not yet
 
 	// gossip
 	gossip     bool // the gossip timer is set
@@ -70,7 +69,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 	if g := l.groups[id]; g != nil {
 		return g
 	}
-	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1}
+	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1, buf: ring.Ring[sentMsg]{MinCap: 64}}
 	if n := len(l.gfree); n > 0 {
 		g.idx = l.gfree[n-1]
 		l.gfree = l.gfree[:n-1]
@@ -88,8 +87,8 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 // dropGroup releases everything held for a group (we left it).
 func (l *Layer) dropGroup(g *group) {
 	l.clearGroup(g)
-	for i := g.pendHead; i < len(g.pending); i++ {
-		g.pending[i].Release()
+	for g.pending.Len() > 0 {
+		g.pending.Pop().Release()
 	}
 	if g.held {
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
@@ -107,10 +106,8 @@ func (l *Layer) dropGroup(g *group) {
 // clearGroup releases our retransmission buffer and every member's state,
 // and stops the gossip timer; casts waiting for room stay.
 func (l *Layer) clearGroup(g *group) {
-	for i := 0; i < int(g.next-1-g.stable); i++ {
-		s := &g.buf[(g.bufHead+i)%len(g.buf)]
-		s.m.Release()
-		*s = sentMsg{}
+	for g.buf.Len() > 0 {
+		g.buf.Pop().m.Release()
 	}
 	l.setBuf(-g.bufBytes)
 	g.bufBytes = 0
@@ -134,7 +131,7 @@ func (l *Layer) restartGroup(g *group) {
 
 	l.clearGroup(g)
 	*g = group{id: g.id, idx: g.idx, members: map[event.NodeID]*member{}, next: 1, base: 1,
-		buf: g.buf, pending: g.pending, pendHead: g.pendHead, held: g.held}
+		buf: g.buf, pending: g.pending, held: g.held}
 }
 
 // installView reconfigures a group for a new view: departed members are no
@@ -214,11 +211,11 @@ func (l *Layer) installView(v *event.ViewInfo) {
 // full or the group has no view yet.
 func (l *Layer) castDown(ev *event.Event) {
 	g := l.groupFor(ev.Group)
-	if g.view == nil || g.pendHead < len(g.pending) || !l.room(g, ev.Msg.Len()) {
+	if g.view == nil || g.pending.Len() > 0 || !l.room(g, ev.Msg.Len()) {
 		if g.view == nil {
 			l.c.noView.Inc()
 		}
-		g.pending = append(g.pending, ev.Msg)
+		g.pending.Push(ev.Msg)
 		l.holdOff(g)
 		return
 	}
@@ -255,16 +252,12 @@ func (l *Layer) flushPending(g *group) {
 	if g.view == nil {
 		return
 	}
-	for g.pendHead < len(g.pending) {
-		m := g.pending[g.pendHead]
-		if !l.room(g, m.Len()) {
+	for g.pending.Len() > 0 {
+		if !l.room(g, (*g.pending.Front()).Len()) {
 			return
 		}
-		g.pending[g.pendHead] = nil
-		g.pendHead++
-		l.sendData(g, m)
+		l.sendData(g, g.pending.Pop())
 	}
-	g.pending, g.pendHead = g.pending[:0], 0
 	if g.held && g.bufBytes <= l.cfg.MaxBuffer/2 {
 		g.held = false
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
@@ -276,6 +269,9 @@ func (l *Layer) flushPending(g *group) {
 func (l *Layer) sendData(g *group, m *event.Message) {
 	seq := g.next
 	g.next++
+	// kept until stable: not in a pooled buffer many times its size (which
+	// a flood of large packets would leave the pool full of)
+	m = tighten(m)
 	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
 	m.Retain()
 	l.bufPush(g, sentMsg{m: m, b: m.Bytes()})
@@ -289,19 +285,7 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 
 // bufPush appends to the retransmission ring, growing it (rarely) when full.
 func (l *Layer) bufPush(g *group, s sentMsg) {
-	count := int(g.next - 2 - g.stable) // entries before this one
-	if count >= len(g.buf) {
-		n := 2 * len(g.buf)
-		if n == 0 {
-			n = 64
-		}
-		nb := make([]sentMsg, n)
-		for i := 0; i < count; i++ {
-			nb[i] = g.buf[(g.bufHead+i)%len(g.buf)]
-		}
-		g.buf, g.bufHead = nb, 0
-	}
-	g.buf[(g.bufHead+count)%len(g.buf)] = s
+	g.buf.Push(s)
 	g.bufBytes += int64(len(s.b))
 	l.setBuf(int64(len(s.b)))
 }
@@ -311,7 +295,7 @@ func (g *group) sentAt(seq uint32) *sentMsg {
 	if seq <= g.stable || seq >= g.next {
 		return nil
 	}
-	return &g.buf[(g.bufHead+int(seq-g.stable-1))%len(g.buf)]
+	return g.buf.At(int(seq - g.stable - 1))
 }
 
 // advanceStability frees every message all current members hold.
@@ -327,11 +311,9 @@ func (l *Layer) advanceStability(g *group) {
 	}
 	freed := int64(0)
 	for g.stable < st {
-		s := &g.buf[g.bufHead]
+		s := g.buf.Pop()
 		freed += int64(len(s.b))
 		s.m.Release()
-		*s = sentMsg{}
-		g.bufHead = (g.bufHead + 1) % len(g.buf)
 		g.stable++
 	}
 	if freed > 0 {
@@ -350,7 +332,7 @@ func (l *Layer) nakUp(ev *event.Event) {
 	from := ev.Peer
 	msg := &l.nak
 	msg.G, msg.R = 0, msg.R[:0]
-	err := l.wc.decode(ev.Msg.Bytes(), msg)
+	err := l.wc.Decode(ev.Msg.Bytes(), msg)
 	ev.Msg.Release()
 	if err != nil || len(msg.R)%2 != 0 || len(msg.R) > 2*l.cfg.MaxNakRanges {
 		l.c.malformed.Inc()
@@ -473,7 +455,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 		}
 		d.E = append(d.E, uint32(id), c, m.floor)
 	}
-	body := l.wc.encode(d)
+	body := l.wc.Encode(d)
 	msg := l.Ctx.NewMessage()
 	msg.SetPayload(body)
 	msg.Prepend(1)[0] = tDigest
@@ -489,7 +471,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 	from := ev.Peer
 	d := &l.digest
 	d.G, d.V, d.U, d.H, d.E = 0, 0, false, false, d.E[:0]
-	err := l.wc.decode(ev.Msg.Bytes(), d)
+	err := l.wc.Decode(ev.Msg.Bytes(), d)
 	ev.Msg.Release()
 	if err != nil || len(d.E)%3 != 0 || len(d.E) < 3 || event.NodeID(d.E[0]) != from {
 		l.c.malformed.Inc()

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -17,12 +18,10 @@ type peer struct {
 	id  event.NodeID
 	idx int
 
-	next    uint32 // next sequence number to send
-	acked   uint32 // the peer holds everything up to here
-	buf     []p2pMsg
-	head    int
-	pending []p2pMsg
-	pHead   int
+	next    uint32            // next sequence number to send
+	acked   uint32            // the peer holds everything up to here
+	buf     ring.Ring[p2pMsg] // sent, not yet acknowledged: acked+1 .. next-1
+	pending ring.Ring[p2pMsg] // waiting for room in the window
 	held    bool
 	timer   bool
 	tm      *stack.Timer
@@ -62,17 +61,13 @@ func (l *Layer) peerFor(id event.NodeID) *peer {
 
 // dropPeer releases what is buffered towards a peer.
 func (l *Layer) dropPeer(p *peer) {
-	for i := 0; i < p.inflight(); i++ {
-		s := &p.buf[(p.head+i)%len(p.buf)]
-		s.m.Release()
-		*s = p2pMsg{}
+	for p.buf.Len() > 0 {
+		p.buf.Pop().m.Release()
 	}
-	for i := p.pHead; i < len(p.pending); i++ {
-		p.pending[i].m.Release()
+	for p.pending.Len() > 0 {
+		p.pending.Pop().m.Release()
 	}
-	p.pending, p.pHead = p.pending[:0], 0
 	p.acked = p.next - 1
-	p.head = 0
 	if p.timer {
 		p.tm.Stop()
 		p.timer = false
@@ -98,10 +93,10 @@ func (l *Layer) forgetPeer(id event.NodeID) {
 		return
 	}
 	l.releaseHeld(p)
-	if p.inflight()+len(p.pending)-p.pHead == 0 {
+	if p.inflight()+p.pending.Len() == 0 {
 		return
 	}
-	l.c.p2pGivenUp.Add(int64(p.inflight() + len(p.pending) - p.pHead))
+	l.c.p2pGivenUp.Add(int64(p.inflight() + p.pending.Len()))
 	l.dropPeer(p)
 	l.p2pFlush(p)
 }
@@ -129,8 +124,8 @@ func (l *Layer) sendDown(ev *event.Event) {
 	}
 	p := l.peerFor(ev.Peer)
 	pm := p2pMsg{m: ev.Msg, ctrl: ev.Control}
-	if p.pHead < len(p.pending) || p.inflight() >= l.cfg.P2PWindow {
-		p.pending = append(p.pending, pm)
+	if p.pending.Len() > 0 || p.inflight() >= l.cfg.P2PWindow {
+		p.pending.Push(pm)
 		if !p.held && !ev.Control {
 			p.held = true
 			l.c.heldOff.Inc()
@@ -151,19 +146,7 @@ func (l *Layer) p2pSend(p *peer, pm p2pMsg) {
 	pm.b = pm.m.Bytes()
 	pm.sent = l.Ctx.Now()
 	pm.m.Retain()
-	count := p.inflight() - 1
-	if count >= len(p.buf) {
-		n := 2 * len(p.buf)
-		if n == 0 {
-			n = 16
-		}
-		nb := make([]p2pMsg, n)
-		for i := 0; i < count; i++ {
-			nb[i] = p.buf[(p.head+i)%len(p.buf)]
-		}
-		p.buf, p.head = nb, 0
-	}
-	p.buf[(p.head+count)%len(p.buf)] = pm
+	p.buf.Push(pm)
 	l.c.p2pSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: pm.ctrl, Msg: pm.m})
 	if !p.timer {
@@ -225,16 +208,19 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		l.c.outOfWindow.Inc()
 		m.Release()
 		return
-	case seq != p.rnext && p.rheldSize+int64(m.Len()) > l.cfg.P2PMaxHeldBytes:
+	case seq != p.rnext && p.rheldSize+charge(m) > l.cfg.P2PMaxHeldBytes:
 		// early, and no room for its bytes: not acknowledged, so the
 		// sender sends it again
 		l.c.p2pHeldDropped.Inc()
 		m.Release()
 		return
 	default:
+		if seq != p.rnext {
+			m = tighten(m) // held: in a buffer its charge accounts for
+		}
 		p.rhold[seq&(w-1)] = p2pHeld{m: m, ctrl: ev.Control}
 		p.rheld++
-		p.rheldSize += int64(m.Len())
+		p.rheldSize += charge(m)
 	}
 	for hm := &p.rhold[p.rnext&(w-1)]; hm.m != nil; hm = &p.rhold[p.rnext&(w-1)] {
 		l.p2pDeliver(p, hm)
@@ -248,6 +234,39 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: true, Msg: ack})
 }
 
+// What an early point-to-point message counts against p2p_max_held: its
+// length, at least pooledRoom (the payload room of a fresh pooled buffer,
+// which a small message occupies whole), plus msgOverhead (the headroom,
+// up to headerRoom of headers or spare room behind the payload, and the
+// Message). The charge depends only
+// on the length, so what a run holds is the same for a seed whatever
+// buffers the pool recycled; tighten makes it true of the memory.
+const (
+	pooledRoom  = 1500
+	headerRoom  = 128 // headers prepended into the headroom, or consumed
+	msgOverhead = event.Headroom + headerRoom + 192
+)
+
+func charge(m *event.Message) int64 { return int64(max(m.Len(), pooledRoom)) + msgOverhead }
+
+// tighten returns m, or, if m's buffer is larger than its charge says, a
+// copy of it in a buffer of its own size (m is released). A pooled buffer
+// keeps the capacity of the largest packet it ever carried: after a flood
+// of large forged packets, small held messages each pinned 16 KB while
+// counting their few bytes (tests/fuzz's flood probe). Only held messages
+// in oversized buffers pay the copy.
+func tighten(m *event.Message) *event.Message {
+	if cap(m.Bytes()) <= max(m.Len(), pooledRoom)+headerRoom {
+		return m
+	}
+	c := new(event.Message) // not pooled: freed with its last reference
+	c.Retain()
+	c.SetPayload(m.Bytes())
+	c.Recovery, c.Stamp = m.Recovery, m.Stamp
+	m.Release()
+	return c
+}
+
 // p2pHeld is a point-to-point message waiting for those before it.
 type p2pHeld struct {
 	m    *event.Message
@@ -256,7 +275,7 @@ type p2pHeld struct {
 
 func (l *Layer) p2pDeliver(p *peer, hm *p2pHeld) {
 	p.rheld--
-	p.rheldSize -= int64(hm.m.Len())
+	p.rheldSize -= charge(hm.m)
 	l.c.p2pDelivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Send, Peer: p.id, Control: hm.ctrl, Msg: hm.m})
 	*hm = p2pHeld{}
@@ -276,24 +295,17 @@ func (l *Layer) p2pAckUp(ev *event.Event) {
 		return
 	}
 	for p.acked < c {
-		s := &p.buf[p.head]
-		s.m.Release()
-		*s = p2pMsg{}
-		p.head = (p.head + 1) % len(p.buf)
+		p.buf.Pop().m.Release()
 		p.acked++
 	}
 	l.p2pFlush(p)
 }
 
 func (l *Layer) p2pFlush(p *peer) {
-	for p.pHead < len(p.pending) && p.inflight() < l.cfg.P2PWindow {
-		pm := p.pending[p.pHead]
-		p.pending[p.pHead] = p2pMsg{}
-		p.pHead++
-		l.p2pSend(p, pm)
+	for p.pending.Len() > 0 && p.inflight() < l.cfg.P2PWindow {
+		l.p2pSend(p, p.pending.Pop())
 	}
-	if p.pHead == len(p.pending) {
-		p.pending, p.pHead = p.pending[:0], 0
+	if p.pending.Len() == 0 {
 		if p.held {
 			p.held = false
 			for _, q := range l.pslots {
@@ -317,7 +329,7 @@ func (l *Layer) p2pTimer(p *peer) {
 	now := l.Ctx.Now()
 	due := now - event.Time(l.cfg.P2PTimeout)
 	for i := 0; i < n; i++ {
-		s := &p.buf[(p.head+i)%len(p.buf)]
+		s := p.buf.At(i)
 		if s.sent > due {
 			continue
 		}

@@ -2,12 +2,14 @@ package reliable
 
 import (
 	"encoding/binary"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -18,7 +20,7 @@ import (
 type probe struct {
 	c   *layertest.Cluster
 	l   *Layer
-	wc  *wireCodec
+	wc  *wirecodec.Codec
 	buf int64 // node 1's buffer after its casts
 }
 
@@ -56,11 +58,11 @@ func (p *probe) inject(k event.Kind, from event.NodeID, b []byte) {
 }
 
 func (p *probe) nak(from event.NodeID, lo, hi uint32) {
-	p.inject(event.Send, from, append([]byte{tNak}, p.wc.encode(&nakMsg{G: 1, R: []uint32{lo, hi}})...))
+	p.inject(event.Send, from, append([]byte{tNak}, p.wc.Encode(&nakMsg{G: 1, R: []uint32{lo, hi}})...))
 }
 
 func (p *probe) digest(from event.NodeID, view uint32, e ...uint32) {
-	p.inject(event.Cast, from, append([]byte{tDigest}, p.wc.encode(&digestMsg{G: 1, V: view, U: true, E: e})...))
+	p.inject(event.Cast, from, append([]byte{tDigest}, p.wc.Encode(&digestMsg{G: 1, V: view, U: true, E: e})...))
 }
 
 func p2pPacket(seq, low uint32, size int) []byte {
@@ -199,8 +201,8 @@ func FuzzScript(f *testing.F) {
 		return b
 	}
 	data := dataPacket(1, 3, 8)
-	nak := append([]byte{tNak}, wc.encode(&nakMsg{G: 1, R: []uint32{1, 1 << 20}})...)
-	dig := append([]byte{tDigest}, wc.encode(&digestMsg{G: 1, V: 1, U: true, E: []uint32{2, 5, 0, 1, 3, 1}})...)
+	nak := append([]byte{tNak}, wc.Encode(&nakMsg{G: 1, R: []uint32{1, 1 << 20}})...)
+	dig := append([]byte{tDigest}, wc.Encode(&digestMsg{G: 1, V: 1, U: true, E: []uint32{2, 5, 0, 1, 3, 1}})...)
 	p2p := p2pPacket(2, 1, 40)
 	f.Add(cat([]byte{5, 5, 5}, rec(1, data), rec(0, nak), rec(1, dig), rec(0, p2p), []byte{6, 30}))
 	f.Add(cat([]byte{5, 5}, rec(1|8, data), []byte{7, 1, 6, 10, 7, 2}, rec(1, dig), rec(0, p2p), []byte{7, 3, 5}))
@@ -238,4 +240,91 @@ func FuzzScript(f *testing.F) {
 		}
 		c.Stacks[1].Close()
 	})
+}
+
+// Issue 8 item 5 (the flood probe): a forged sequence number far ahead, in
+// data or a digest under a member's id, makes a receiver believe in no more
+// than its window of messages: it counted 2^30 losses (and NAKed their
+// window for ever after) from one packet.
+func TestProbeForgedSeqBelievedWithinWindow(t *testing.T) {
+	p := newProbe(t, 0, map[string]string{"window": "1024"})
+	p.inject(event.Cast, 2, dataPacket(1, 1, 8))
+	p.inject(event.Cast, 2, dataPacket(1, 1<<30, 8))
+	p.digest(2, 1, 2, 1<<30+5, 0)
+	if d := p.counter("loss_discovered"); d <= 0 || d > 1024 {
+		t.Errorf("loss_discovered = %d, want 1..1024 (the window)", d)
+	}
+	for _, rs := range p.l.recvs {
+		if rs != nil && rs.highest-rs.next >= 1024 {
+			t.Errorf("stream of %v: next %d, highest %d: beyond the window", rs.from, rs.next, rs.highest)
+		}
+	}
+}
+
+// liveHeap is the live heap after two collections (the second frees what
+// the pools' victim caches kept).
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// Issue 8 item 5 (the flood probe): p2p_max_held bounds the memory early
+// point-to-point arrivals keep alive, not only their payload. A pooled
+// buffer keeps the capacity of the largest packet it ever carried, so after
+// a flood of large packets small early arrivals each pinned 16 KB while
+// counting their 10 bytes: 255 of them held 4 MB under a 64 KB bound.
+func TestProbeP2PHeldBoundsTheBuffers(t *testing.T) {
+	p := newProbe(t, 0, map[string]string{"p2p_max_held": "64KB", "p2p_window": "256"})
+	const pinned = 16 << 10
+	before := liveHeap()
+	big := make([]byte, pinned)
+	for seq := uint32(2); seq <= 256; seq++ { // 1 never comes
+		m := event.DefaultPool.FromBytes(big)
+		pkt := p2pPacket(seq, 1, 10)
+		copy(m.Bytes(), pkt)
+		m.Truncate(len(pkt))
+		p.c.Stacks[1].Inject(0, true, event.Event{Kind: event.Send, Group: 1, Peer: 2, Msg: m})
+	}
+	held := liveHeap() - before
+	if n, b := p.l.heldP2P(); n == 0 || b > 64<<10 {
+		t.Errorf("%d messages, %d bytes counted held: want some, at most 64 KB", n, b)
+	}
+	if max := int64(64<<10 + 64<<10); held > max {
+		t.Errorf("early arrivals of 10 bytes in %d-byte buffers: %d bytes live, want at most %d", pinned, held, max)
+	}
+	runtime.KeepAlive(p)
+}
+
+// Issue 8 item 5 (the flood probe): our own casts kept for retransmission
+// do not pin pooled buffers many times their size. After a flood of large
+// packets the pool is full of 16 KB buffers, and 300 casts of 64 bytes kept
+// 4.8 MB alive under the 4 MB max_buffer that counts 25 KB of them.
+func TestProbeOwnCastsNotPinned(t *testing.T) {
+	p := newProbe(t, 0, nil) // node 2 is cut off: nothing becomes stable
+	before := liveHeap()
+	big := make([]*event.Message, 300)
+	for i := range big {
+		big[i] = event.DefaultPool.FromBytes(make([]byte, 16<<10))
+	}
+	for _, m := range big {
+		m.Release()
+	}
+	for i := 1; i <= 300; i++ {
+		if err := p.c.Stacks[1].Cast(1, layertest.Payload(uint32(i), 64)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.c.Net.Run(10 * time.Millisecond)
+	held := liveHeap() - before
+	if b := p.counter("buffer_bytes"); b < 300*64 {
+		t.Fatalf("buffer holds %d bytes: the casts were not kept", b)
+	}
+	// a fresh pooled buffer (1.6 KB) each at most, and the ring
+	if max := int64(300*2048 + 64<<10); held > max {
+		t.Errorf("300 casts of 64 bytes kept: %d bytes live, want at most %d", held, max)
+	}
+	runtime.KeepAlive(p)
 }

@@ -1,10 +1,10 @@
 package reliable
 
 import (
-	"math/bits"
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -18,7 +18,7 @@ type recvState struct {
 	from    event.NodeID
 	next    uint32
 	highest uint32
-	bits    []uint64 // ring over the window, bit seq%window
+	got     seqwin.Bitmap // what arrived in [next, next+window)
 	// epochs record when gaps were discovered: every missing sequence number
 	// from epochs[i].from up to epochs[i+1].from was found missing at
 	// epochs[i].at. Bounded: the oldest merge when it is full.
@@ -43,7 +43,7 @@ const maxEpochs = 32
 // newRecv starts a sender's stream at a receiver at sequence number start.
 func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
 	rs := &recvState{g: g, from: m.id, next: start, highest: start - 1}
-	rs.bits = make([]uint64, l.cfg.Window/64)
+	rs.got = seqwin.NewBitmap(l.cfg.Window)
 	rs.epochs = make([]gapEpoch, 0, maxEpochs)
 	if n := len(l.rfree); n > 0 {
 		rs.idx = l.rfree[n-1]
@@ -66,22 +66,7 @@ func (l *Layer) freeRecv(rs *recvState) {
 	}
 	l.recvs[rs.idx] = nil
 	l.rfree = append(l.rfree, rs.idx)
-	rs.bits, rs.epochs = nil, nil
-}
-
-func (rs *recvState) has(seq uint32, w int) bool {
-	i := int(seq) & (w - 1)
-	return rs.bits[i>>6]&(1<<(i&63)) != 0
-}
-
-func (rs *recvState) set(seq uint32, w int) {
-	i := int(seq) & (w - 1)
-	rs.bits[i>>6] |= 1 << (i & 63)
-}
-
-func (rs *recvState) clear(seq uint32, w int) {
-	i := int(seq) & (w - 1)
-	rs.bits[i>>6] &^= 1 << (i & 63)
+	rs.got, rs.epochs = seqwin.Bitmap{}, nil
 }
 
 // dataUp receives a sequenced multicast and delivers it at once unless it
@@ -132,7 +117,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	w := l.cfg.Window
 	seq := h.seq
 	switch {
-	case seq < rs.next || (seq < rs.next+uint32(w) && rs.has(seq, w)):
+	case seq < rs.next || (seq < rs.next+uint32(w) && rs.got.Has(seq)):
 		l.c.duplicates.Inc()
 		m.Release()
 		return
@@ -151,7 +136,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 		// counted missing, but it was only late (reordered): not a loss
 		l.c.lossDiscovered.Add(-1)
 	}
-	rs.set(seq, w)
+	rs.got.Set(seq)
 	if h.flags&flagRetrans != 0 {
 		rs.recovered++
 	}
@@ -160,8 +145,8 @@ func (l *Layer) dataUp(ev *event.Event) {
 		l.c.recoveredNak.Inc()
 	}
 	if seq == rs.next {
-		for rs.next <= rs.highest && rs.has(rs.next, w) {
-			rs.clear(rs.next, w)
+		for rs.next <= rs.highest && rs.got.Has(rs.next) {
+			rs.got.Clear(rs.next)
 			rs.next++
 		}
 		rs.prune()
@@ -180,7 +165,15 @@ func (l *Layer) dataUp(ev *event.Event) {
 
 // announce records that the stream has messages up to seq; any not yet
 // seen are lost (discovered now) and will be NAKed after nak_delay.
+//
+// What is believed is bounded by the window: a forged or corrupt number
+// far ahead (up to 2^31) made a receiver count billions of losses; beyond
+// the window nothing is NAKed anyway, and what lies there is announced
+// again as next moves (by the sender's data and digests).
 func (l *Layer) announce(rs *recvState, seq uint32) {
+	if lim := rs.next + uint32(l.cfg.Window) - 1; seq > lim {
+		seq = lim
+	}
 	if seq <= rs.highest {
 		return
 	}
@@ -266,12 +259,12 @@ func (l *Layer) nakTimer(rs *recvState) {
 		}
 		added := false
 		for seq := lo; seq < hi && len(nk.R) < 2*l.cfg.MaxNakRanges; {
-			if rs.has(seq, int(w)) {
-				seq = rs.skipSet(seq, hi, int(w))
+			if rs.got.Has(seq) {
+				seq = rs.got.NextUnset(seq, hi)
 				continue
 			}
 			first := seq
-			for seq < hi && !rs.has(seq, int(w)) {
+			for seq < hi && !rs.got.Has(seq) {
 				seq++
 			}
 			nk.R = append(nk.R, first, seq-1)
@@ -289,7 +282,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 	}
 	if len(nk.R) > 0 {
 		rs.recoveredAtNak = rs.recovered
-		body := l.wc.encode(nk)
+		body := l.wc.Encode(nk)
 		msg := l.Ctx.NewMessage()
 		msg.SetPayload(body)
 		msg.Prepend(1)[0] = tNak
@@ -310,18 +303,4 @@ func (l *Layer) retryAfter(tries int) time.Duration {
 		return l.cfg.NakSlow
 	}
 	return l.cfg.NakRetry
-}
-
-// skipSet returns the first sequence number from seq on (below limit) that
-// has not arrived, a word at a time.
-func (rs *recvState) skipSet(seq, limit uint32, w int) uint32 {
-	for seq < limit {
-		i := int(seq) & (w - 1)
-		word := ^rs.bits[i>>6] >> (i & 63)
-		if word != 0 {
-			return seq + uint32(bits.TrailingZeros64(word))
-		}
-		seq += uint32(64 - i&63)
-	}
-	return limit
 }

@@ -26,7 +26,7 @@ func init() {
 			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends", Min: 0.0001, Max: 600},
 			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer before sends wait; also the most early arrivals held from one peer", Min: 1, Max: 1 << 20},
 			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before the peer is presumed gone", Min: 1, Max: 1e6},
-			{Name: "p2p_max_held", Type: compose.Size, Default: "1MB", Doc: "bytes of early point-to-point arrivals held per peer while an earlier one is missing (at most p2p_window messages); " +
+			{Name: "p2p_max_held", Type: compose.Size, Default: "1MB", Doc: "bytes of early point-to-point arrivals held per peer while an earlier one is missing, each counted with its buffer (at least 1.5 KB and headers; at most p2p_window messages); " +
 				"more are not acknowledged and come again. Only members of a group we share get point-to-point state, released when they leave every shared group", Min: 1, Max: 1 << 40},
 			{Name: "max_nak_retrans", Type: compose.Int, Default: "256", Doc: "retransmissions one NAK can cause (the rest of what it asks for is refused and counted as nak_refused; the receiver asks again)", Min: 1, Max: 1 << 20},
 		},

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -76,7 +77,7 @@ type Layer struct {
 	stack.Base
 	cfg  Config
 	self event.NodeID
-	wc   *wireCodec
+	wc   *wirecodec.Codec
 
 	groups  map[event.GroupID]*group
 	gslots  []*group // by group.idx

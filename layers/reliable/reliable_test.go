@@ -1,7 +1,6 @@
 package reliable_test
 
 import (
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -11,41 +10,11 @@ import (
 	"github.com/layercast/layercast/transport/sim"
 )
 
-// threeGroups is 9 nodes in three overlapping groups.
-func threeGroups() []*event.ViewInfo {
-	return []*event.ViewInfo{
-		{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}},
-		{Group: 2, ID: 1, Members: []event.NodeID{2, 3, 4, 5, 6, 7, 8, 9}},
-		{Group: 3, ID: 1, Members: []event.NodeID{1, 3, 5, 7, 9}},
-	}
-}
-
 func TestEveryMemberDeliversEveryMessageOnce(t *testing.T) {
 	for _, loss := range []float64{0.05, 0.20} {
 		t.Run(fmtLoss(loss), func(t *testing.T) {
-			c := newCluster(t, sim.Config{Seed: 11, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: loss}}, 9, relEntries(nil))
-			views := threeGroups()
-			for _, v := range views {
-				c.Install(v)
-			}
-			sent := map[event.GroupID]map[event.NodeID]uint32{}
-			const count = 300
-			for _, s := range []event.NodeID{1, 2, 3} {
-				c.CastLoop(s, 1, count, time.Millisecond, 100, sent)
-			}
-			for _, s := range []event.NodeID{4, 9} {
-				c.CastLoop(s, 2, count, 2*time.Millisecond, 200, sent)
-			}
-			for _, s := range []event.NodeID{5, 7} {
-				c.CastLoop(s, 3, count, time.Millisecond, 50, sent)
-			}
-			lastSend := event.Time(2 * count * time.Millisecond)
-			c.Net.Run(5 * time.Second)
-			c.CheckExactlyOnce(views, sent, false)
-			// recovery bound after the last send: a few NAK rounds
-			if bound := lastSend + event.Time(time.Second); c.LastDel > bound {
-				t.Errorf("last delivery at %v, want by %v", c.LastDel, bound)
-			}
+			c := layertest.New(t, sim.Config{Seed: 11, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: loss}}, 9, relEntries(nil))
+			c.RunThreeGroups(300, 2*time.Millisecond, false)
 			all := c.All()
 			if d := c.Counter("reliable", "loss_discovered", all...); d == 0 {
 				t.Errorf("loss_discovered = 0 at %v loss", loss)
@@ -69,21 +38,13 @@ func fmtLoss(p float64) string {
 	return time.Duration(p * 100).String()[:len(time.Duration(p*100).String())-2] + "pct"
 }
 
-// dropWhen drops every packet to the listed receivers while on() says so.
-type dropWhen struct {
-	rx map[event.NodeID]bool
-	on func() bool
-}
-
-func (d dropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return d.rx[rx] && d.on() }
-
 func TestTailLossIsRecovered(t *testing.T) {
 	var net *sim.Network
 	last := event.Time(50 * time.Millisecond)
-	loss := dropWhen{rx: map[event.NodeID]bool{3: true, 4: true}, on: func() bool {
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{3: true, 4: true}, On: func() bool {
 		return net.Now() >= last && net.Now() < last+event.Time(time.Millisecond)
 	}}
-	c := newCluster(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 4, relEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 4, relEntries(nil))
 	net = c.Net
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
 	c.Install(v)
@@ -115,7 +76,7 @@ func TestTailLossIsRecovered(t *testing.T) {
 
 func TestBackPressureBoundsTheBuffer(t *testing.T) {
 	const maxBuf = 20000
-	c := newCluster(t, sim.Config{Seed: 5, Latency: 5 * time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 8, relEntries(map[string]string{"max_buffer": "20000"}))
+	c := layertest.New(t, sim.Config{Seed: 5, Latency: 5 * time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 8, relEntries(map[string]string{"max_buffer": "20000"}))
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7, 8}}
 	c.Install(v)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
@@ -146,7 +107,7 @@ func TestBackPressureBoundsTheBuffer(t *testing.T) {
 }
 
 func TestDepartedMemberStopsBlockingStability(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 9, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 5, relEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 9, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 5, relEntries(nil))
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4, 5}}
 	c.Install(v1)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
@@ -175,7 +136,7 @@ func TestDepartedMemberStopsBlockingStability(t *testing.T) {
 }
 
 func TestJoinerGetsMessagesFromItsJoinOn(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 21, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 5, relEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 21, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 5, relEntries(nil))
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
 	c.Install(v1)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
@@ -202,7 +163,7 @@ func TestJoinerGetsMessagesFromItsJoinOn(t *testing.T) {
 			}
 		}
 	}
-	if err := checkSeqs(c.Got[5][1][3], 40, false); err != nil {
+	if err := layertest.CheckSeqs(c.Got[5][1][3], 40, false); err != nil {
 		t.Errorf("joiner, sender 3: %v", err)
 	}
 	for _, id := range c.All() {
@@ -213,7 +174,7 @@ func TestJoinerGetsMessagesFromItsJoinOn(t *testing.T) {
 }
 
 func TestMalformedPacketsAreDroppedAndCounted(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 1}, 2, relEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 1}, 2, relEntries(nil))
 	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	st := c.Stacks[1]
 	bad := []struct {
@@ -249,14 +210,14 @@ func TestMalformedPacketsAreDroppedAndCounted(t *testing.T) {
 // Point-to-point sends are delivered exactly once and in send order (the
 // control protocols above rely on the order) at 20% loss with reordering.
 func TestPointToPointSendsAreReliable(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.2}}, 2, relEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: time.Millisecond, Loss: sim.Uniform{P: 0.2}}, 2, relEntries(nil))
 	// point-to-point state is only for members of a group we share
 	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	const n = 300
 	var next uint32 = 1
 	var step func()
 	step = func() {
-		if err := c.Stacks[1].Send(2, payload(next, 32)); err == nil {
+		if err := c.Stacks[1].Send(2, layertest.Payload(next, 32)); err == nil {
 			next++
 		}
 		if next <= n {
@@ -265,7 +226,7 @@ func TestPointToPointSendsAreReliable(t *testing.T) {
 	}
 	c.Net.At(0, step)
 	c.Net.Run(5 * time.Second)
-	if err := checkSeqs(c.Got[2][event.NoGroup][1], n, true); err != nil {
+	if err := layertest.CheckSeqs(c.Got[2][event.NoGroup][1], n, true); err != nil {
 		t.Errorf("point-to-point: %v", err)
 	}
 	if r := c.Counter("reliable", "p2p_retransmissions", 1); r == 0 {
@@ -278,8 +239,8 @@ func TestPointToPointSendsAreReliable(t *testing.T) {
 
 func TestSameSeedSameRun(t *testing.T) {
 	run := func() (int64, int64) {
-		c := newCluster(t, sim.Config{Seed: 77, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 9, relEntries(nil))
-		for _, v := range threeGroups() {
+		c := layertest.New(t, sim.Config{Seed: 77, Latency: time.Millisecond, Jitter: 2 * time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 9, relEntries(nil))
+		for _, v := range layertest.ThreeGroups() {
 			c.Install(v)
 		}
 		sent := map[event.GroupID]map[event.NodeID]uint32{}
@@ -301,30 +262,10 @@ var _ stack.Layer // keep the import used if tests change
 // first hears from it in a later view, learns where the sender's stream
 // starts for it from the sender's digest and recovers the rest by NAK.
 func TestJoinerLearnsFloorFromDigest(t *testing.T) {
-	var net *sim.Network
-	from, to := event.Time(100*time.Millisecond), event.Time(160*time.Millisecond)
-	loss := dropWhen{rx: map[event.NodeID]bool{5: true}, on: func() bool { return net.Now() >= from && net.Now() < to }}
-	c := newCluster(t, sim.Config{Seed: 8, Latency: time.Millisecond, Loss: loss}, 5, relEntries(nil))
-	net = c.Net
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
-	c.Install(v1)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 20, time.Millisecond, 64, sent)
-	c.Net.RunUntil(from)
-	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}}
-	c.Install(v2)
-	c.CastLoop(1, 1, 40, time.Millisecond, 64, sent) // 21..40, all lost at node 5
-	c.Net.RunUntil(to - event.Time(10*time.Millisecond))
-	if n := len(c.Got[5][1][1]); n != 0 {
-		t.Fatalf("joiner delivered %d messages of view 2, want 0 (all lost)", n)
-	}
-	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 5}}
-	for _, id := range v3.Members {
-		c.Stacks[id].InstallView(v3)
-	}
+	c, sent := layertest.JoinerMissesAView(t, 0, relEntries(nil), 1)
 	c.CastLoop(1, 1, 60, time.Millisecond, 64, sent) // 41..60, tagged view 3
 	c.Net.Run(2 * time.Second)
-	if err := checkSeqs(shift(c.Got[5][1][1], 20), 40, false); err != nil {
+	if err := layertest.CheckSeqs(shift(c.Got[5][1][1], 20), 40, false); err != nil {
 		t.Errorf("joiner: %v", err)
 	}
 	if c.Counter("reliable", "buffer_bytes", 1) != 0 {
@@ -361,7 +302,7 @@ func TestLowerLayersRecoveryTagIsKept(t *testing.T) {
 		e := relEntries(map[string]string{"nak_delay": "100ms", "nak_retry": "50ms"})()
 		return append(e, stack.Entry{Name: "lec", Layer: &lecTagger{}})
 	}
-	c := newCluster(t, sim.Config{Seed: 6, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 4, mk)
+	c := layertest.New(t, sim.Config{Seed: 6, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.1}}, 4, mk)
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
 	c.Install(v)
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
@@ -386,10 +327,10 @@ func FuzzPacketUp(f *testing.F) {
 	f.Add([]byte{5, 0, 0, 0, 0, 1, 0, 0, 0, 1}, false)
 	f.Add([]byte{6, 0, 0, 0, 9}, false)
 	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
-		c := newCluster(t, sim.Config{Seed: 1}, 2, relEntries(nil))
+		c := layertest.New(t, sim.Config{Seed: 1}, 2, relEntries(nil))
 		c.Lax = true
 		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
-		_ = c.Stacks[1].Cast(1, payload(1, 8))
+		_ = c.Stacks[1].Cast(1, layertest.Payload(1, 8))
 		k := event.Send
 		if cast {
 			k = event.Cast
@@ -400,7 +341,7 @@ func FuzzPacketUp(f *testing.F) {
 }
 
 func TestNonMembersAreIgnored(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, relEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, relEntries(nil))
 	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	// node 3 has its own idea of the group and casts into it
 	c.Stacks[3].InstallView(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
@@ -419,12 +360,12 @@ func TestNonMembersAreIgnored(t *testing.T) {
 
 // Sends to a node that crashed stop once no group of ours has it any more.
 func TestSendsToADepartedNodeStop(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 2, Latency: time.Millisecond}, 3, relEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 2, Latency: time.Millisecond}, 3, relEntries(nil))
 	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
 	c.Net.Crash(3)
 	c.Net.At(0, func() {
 		for i := uint32(1); i <= 5; i++ {
-			if err := c.Stacks[1].Send(3, payload(i, 8)); err != nil {
+			if err := c.Stacks[1].Send(3, layertest.Payload(i, 8)); err != nil {
 				t.Error(err)
 			}
 		}
@@ -451,26 +392,5 @@ func TestSendsToADepartedNodeStop(t *testing.T) {
 // the others, with no duplicate and no stall, whichever views it and the
 // others saw.
 func TestRejoinAfterRemoval(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		r    layertest.Rejoin
-	}{
-		{"notice", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true}},
-		{"lost-notice", layertest.Rejoin{OthersSeeRemoval: true}},
-		{"same-members", layertest.Rejoin{RemovalNotice: true}},
-		{"lost-notice-same-members", layertest.Rejoin{}},
-		{"notice-5%-loss", layertest.Rejoin{RemovalNotice: true, OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
-		{"lost-notice-5%-loss", layertest.Rejoin{OthersSeeRemoval: true, Loss: sim.Uniform{P: 0.05}}},
-		{"same-members-5%-loss", layertest.Rejoin{RemovalNotice: true, Loss: sim.Uniform{P: 0.05}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res := layertest.RunRejoin(t, 1, relEntries(nil), tc.r)
-			res.Check(t, false)
-			for _, id := range res.C.All() {
-				if b := res.C.Counter("reliable", "buffer_bytes", id); b != 0 {
-					t.Errorf("node %v: reliable still holds %d bytes", id, b)
-				}
-			}
-		})
-	}
+	layertest.TestRejoin(t, relEntries(nil), false, "reliable")
 }

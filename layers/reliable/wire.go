@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/layercast/layercast/internal/wirecodec"
 )
 
 // Header types: the first byte of every message reliable passes down. Wire
@@ -115,43 +115,8 @@ type digestMsg struct {
 	E []uint32 `codec:"e"`
 }
 
-// wireCodec holds a reused msgpack encoder and decoder; a layer runs on one
-// goroutine so one is enough.
-type wireCodec struct {
-	h   codec.MsgpackHandle
-	enc *codec.Encoder
-	dec *codec.Decoder
-	buf []byte
-}
-
-func newWireCodec() *wireCodec {
-	c := &wireCodec{}
-	c.h.MaxInitLen = 4096
-	c.enc = codec.NewEncoderBytes(&c.buf, &c.h)
-	c.dec = codec.NewDecoderBytes(nil, &c.h)
-	return c
-}
-
-// encode returns v's encoding in a buffer reused by the next call.
-func (c *wireCodec) encode(v any) []byte {
-	c.buf = c.buf[:0]
-	c.enc.ResetBytes(&c.buf)
-	if err := c.enc.Encode(v); err != nil {
-		panic(fmt.Sprintf("reliable: encoding %T: %v", v, err)) // our own value: a bug
-	}
-	return c.buf
-}
-
-// decode parses b (after the type byte) into v, never panicking.
-func (c *wireCodec) decode(b []byte, v any) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", errMalformed, r)
-		}
-	}()
-	c.dec.ResetBytes(b)
-	if err := c.dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %d-byte body: %v", errMalformed, len(b), err)
-	}
-	return nil
+// newWireCodec returns the layer's msgpack codec (digests and NAKs); its
+// decoding errors wrap errMalformed.
+func newWireCodec() *wirecodec.Codec {
+	return wirecodec.New(wirecodec.Options{Name: "reliable", Malformed: errMalformed, MaxInitLen: 4096})
 }

@@ -139,6 +139,11 @@ func FuzzStack(f *testing.F) {
 		}
 		f.Add([]byte{byte(si), opCast, 0, 4, opView, 0b0111, opTime, 100, opView, 0b1110, opCast, 1, 8, opTime, 255})
 	}
+	// Regression seeds: crashes found by fuzzing, each on the spec its
+	// first byte selects ('0' % 7: fifo:reliable:lec:gms). Both panicked in
+	// lec's stream window (index out of range) before issue 8 item 1's fix.
+	f.Add([]byte("00000\x10\x0100000000\x0100000000000000000"))
+	f.Add([]byte("00000\x10\x0100000000\x010000"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) == 0 {
 			return

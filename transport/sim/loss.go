@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/units"
 )
 
 // LossModel decides, per receiver, whether a packet arriving there is lost.
@@ -189,17 +190,9 @@ func ParseLoss(text string) (LossModel, error) {
 }
 
 func parseRate(t string) (float64, error) {
-	s := strings.TrimSpace(t)
-	var f float64
-	var err error
-	if strings.HasSuffix(s, "%") {
-		f, err = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
-		f /= 100
-	} else {
-		f, err = strconv.ParseFloat(s, 64)
-	}
-	if err != nil || math.IsNaN(f) {
-		return 0, fmt.Errorf("loss rate %q is not a percentage such as 5%% or a fraction such as 0.05", s)
+	f, err := units.ParseFraction(t)
+	if err != nil {
+		return 0, fmt.Errorf("loss rate %q is not a percentage such as 5%% or a fraction such as 0.05", strings.TrimSpace(t))
 	}
 	return f, checkRate(f)
 }

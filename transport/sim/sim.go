@@ -102,6 +102,7 @@ type Network struct {
 	stats Stats
 	pool  bufPool
 	trace func(TraceEvent)
+	drop  DropHook
 
 	fns     []func() // scheduled functions, by simEvent.arg
 	freeFns []int

@@ -74,7 +74,22 @@ func (n *Network) emit(e TraceEvent) {
 	n.trace(e)
 }
 
+// DropHook is told of every packet the network drops, with the packet's
+// bytes (valid only during the call) and the drop reason (Drop*). to is
+// event.NoNode for a multicast refused by a full send queue; g is
+// event.NoGroup where the network no longer knows the channel (a crashed
+// receiver, a full receive buffer).
+type DropHook func(from, to event.NodeID, g event.GroupID, pkt []byte, reason string)
+
+// SetDropHook sets (or, with nil, removes) the drop hook. Unlike Trace it
+// is called for drops only, so a runner can tell which message each drop
+// cost without paying for a call per packet sent or delivered.
+func (n *Network) SetDropHook(fn DropHook) { n.drop = fn }
+
 func (n *Network) traceDrop(from, to event.NodeID, g event.GroupID, pb *pktBuf, reason string) {
+	if n.drop != nil {
+		n.drop(from, to, g, pb.b, reason)
+	}
 	if n.trace != nil {
 		n.emit(TraceEvent{Kind: TraceDrop, From: from, To: to, Group: g, Size: len(pb.b), Reason: reason})
 	}

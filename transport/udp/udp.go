@@ -44,6 +44,7 @@ import (
 	"golang.org/x/net/ipv4"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -131,8 +132,7 @@ type Transport struct {
 	// packet received; written rarely. Entries are never changed in place.
 	bookMu  sync.RWMutex
 	book    map[event.NodeID]*bookEntry
-	learned []event.NodeID // learned ids, oldest first from head (a ring)
-	head    int
+	learned ring.Ring[event.NodeID] // learned ids, oldest first
 
 	mu     sync.Mutex
 	groups map[event.ChannelID]*groupSock // subscribed channels
@@ -375,17 +375,14 @@ func (t *Transport) learn(src event.NodeID, from *net.UDPAddr) {
 	if old == nil {
 		// A new id takes a slot of the ring; a full ring forgets its
 		// oldest (a slot whose id was pinned since frees nothing).
-		if len(t.learned) < t.cfg.Learn {
-			t.learned = append(t.learned, src)
-		} else {
-			gone := t.learned[t.head]
+		if t.learned.Len() > 0 && t.learned.Len() >= t.cfg.Learn {
+			gone := t.learned.Pop()
 			if g := t.book[gone]; g != nil && !g.pinned {
 				delete(t.book, gone)
 				t.forgotten.Add(1)
 			}
-			t.learned[t.head] = src
-			t.head = (t.head + 1) % len(t.learned)
 		}
+		t.learned.Push(src)
 	}
 	t.book[src] = &bookEntry{sa: syscall.SockaddrInet4{Port: from.Port, Addr: [4]byte(ip4)}}
 	t.learnedN.Add(1)
