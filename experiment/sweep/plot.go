@@ -218,6 +218,9 @@ func Chart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
 		p.Title.Text += fmt.Sprintf(" (mean ± s.d. over %d seeds)", seeds)
 	}
 	p.X.Label.Text = ax.Label
+	if ax.Log {
+		p.X.Label.Text += " (log scale)"
+	}
 	p.Y.Label.Text = m.Title
 	if m.Unit != "" {
 		p.Y.Label.Text += " (" + m.Unit + ")"
