@@ -313,14 +313,15 @@ func sweepProgress(w io.Writer, pl *sweep.Plan, show bool) (sweep.Progress, func
 	units := int64(scale * len(pl.Jobs))
 	runs := len(pl.Jobs)
 	var runsDone atomic.Int64 // read by mpb's goroutine
-	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(30), mpb.WithRefreshRate(200*time.Millisecond))
-	bar := p.New(units, mpb.BarStyle(),
+	p := mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(200*time.Millisecond),
+		mpb.WithAutoRefresh()) // --progress draws to a file or pipe too
+	bar := p.New(units, mpb.BarStyle().Lbound(" [").Rbound("] "),
 		mpb.PrependDecorators(
 			decor.Name("sweep "),
 			decor.Any(func(decor.Statistics) string { return fmt.Sprintf("%d/%d runs", runsDone.Load(), runs) }, decor.WCSyncWidth),
 		),
 		mpb.AppendDecorators(
-			decor.Percentage(decor.WC{W: 5}),
+			decor.Percentage(decor.WC{W: 6}),
 			decor.Name(" "),
 			decor.OnComplete(decor.AverageETA(decor.ET_STYLE_GO, decor.WC{W: 6}), "done"),
 			decor.Name(" left"),

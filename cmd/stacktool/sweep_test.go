@@ -142,7 +142,9 @@ func TestSweepWritesResultsAndPlots(t *testing.T) {
 	for i, name := range []string{"baseline", "ricochet"} {
 		// a legend swatch is ~45x2 pixels plus a glyph; a line across the
 		// chart is hundreds of pixels long and 2-3 wide
-		if n := colourPixels(img, sweep.Palette[i]); n < 600 {
+		n := colourPixels(img, sweep.Palette[i])
+		t.Logf("%s: %d pixels", name, n)
+		if n < 600 {
 			t.Errorf("PNG: %d pixels of %s's colour %v, want a line (>= 600)", n, name, sweep.Palette[i])
 		}
 	}

@@ -103,6 +103,14 @@ func numeric(p *Param, v string) (float64, bool) {
 			return d.Seconds(), true
 		}
 		return float64(d.Microseconds()) / 1000, true
+	case "loss":
+		// uniform:P is placed at P percent; other models are categories
+		pc, ok := strings.CutPrefix(v, "uniform:")
+		if !ok {
+			return 0, false
+		}
+		f, err := compose.ParsePercent(pc)
+		return 100 * f, err == nil
 	case "msg-size":
 		n, err := compose.ParseSize(v)
 		return float64(n), err == nil
@@ -134,6 +142,9 @@ func NewAxis(p *Param) Axis {
 		numericAll = numericAll && ok
 		xs[i] = x
 	}
+	if numericAll && p.Name == "loss" {
+		a.Label = "uniform loss rate (%)"
+	}
 	if !numericAll {
 		for i := range xs {
 			xs[i] = float64(i)
@@ -147,6 +158,9 @@ func NewAxis(p *Param) Axis {
 	}
 	a.X = xs
 	for i, v := range p.Values {
+		if numericAll && p.Name == "loss" {
+			v = strings.TrimPrefix(v, "uniform:")
+		}
 		a.Ticks = append(a.Ticks, plot.Tick{Value: xs[i], Label: v})
 	}
 	return a
