@@ -41,7 +41,7 @@ func init() {
 
 // sweepExtra are sweep's own flags, beside run's.
 var sweepExtra = []struct{ name, usage string }{
-	{"param", "NAME=V1,V2,...: a scenario key or LAYER.PARAM and its values, repeatable (the first is the charts' x axis)"},
+	{"param", "NAME=V1,V2,...: a scenario key or LAYER.PARAM and its values (';' between values that hold commas), repeatable; the first is the charts' x axis"},
 	{"seeds", "seeds per point: --seed, --seed+1, ... (default 1)"},
 	{"out", "directory to write results.csv, results.json and the charts into (created if missing)"},
 	{"workers", "runs at once (default: GOMAXPROCS)"},

@@ -176,6 +176,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"sweep", "fifo:reliable:lec", "--param", "lec.r=4,-1", "--out", dir}, "lec.r"},
 		{[]string{"sweep", "fifo:reliable:lex", "--param", "lec.r=4", "--out", dir}, "lex"},
 		{append(base, "--param", "nodes=8,8", "--out", dir), "twice"},
+		{append(base, "--param", "loss=bursty:5%,10", "--out", dir), "with ';'"},
 		{append(base, "--param", "nodes=8", "--param", "nodes=16", "--out", dir), "twice"},
 		{append(base, "--param", "nodes=8", "--seeds", "0", "--out", dir), "--seeds"},
 		{append(base, "--param", "nodes=8", "--bogus", "1", "--out", dir), "bogus"},

@@ -41,7 +41,8 @@ type Param struct {
 // Layer reports whether the parameter is a layer parameter (LAYER.PARAM).
 func (p *Param) Layer() bool { return p.layer != "" }
 
-// ParseParam parses NAME=V1,V2,... and checks the name and every value: a
+// ParseParam parses NAME=V1,V2,... (or NAME=V1;V2;... when the values
+// hold commas, as bursty loss models do) and checks the name and every value: a
 // scenario key must exist and accept each value; a layer parameter must be
 // in the layer's schema and each value must parse under its type and
 // bounds. Values may not repeat.
@@ -55,7 +56,11 @@ func ParseParam(text string) (Param, error) {
 	if strings.TrimSpace(list) == "" {
 		return Param{}, fmt.Errorf("--param %s: empty list of values", name)
 	}
-	for _, v := range strings.Split(list, ",") {
+	sep := ","
+	if strings.Contains(list, ";") {
+		sep = ";" // values that hold commas (bursty:1%,10; capacity lists)
+	}
+	for _, v := range strings.Split(list, sep) {
 		v = strings.TrimSpace(v)
 		if v == "" {
 			return Param{}, fmt.Errorf("--param %s: empty value in %q", name, list)
@@ -106,7 +111,11 @@ func ParseParam(text string) (Param, error) {
 	for _, v := range p.Values {
 		sc := experiment.Default()
 		if err := sc.Set(name, v); err != nil {
-			return Param{}, fmt.Errorf("--param %v", err)
+			hint := ""
+			if sep == "," && (name == "loss" || name == "capacity") {
+				hint = "; separate values that hold commas with ';' (e.g. loss=bursty:1%,10;bursty:5%,10)"
+			}
+			return Param{}, fmt.Errorf("--param %v%s", err, hint)
 		}
 	}
 	return p, nil
