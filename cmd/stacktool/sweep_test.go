@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"image"
@@ -43,10 +44,23 @@ func absDiff(a, b int) int {
 // and a PNG per metric, and the PNG shows two lines in two colours.
 func TestSweepWritesResultsAndPlots(t *testing.T) {
 	dir := t.TempDir()
-	_, err := runCLI(t, "sweep", "../../specs/baseline.stack", "../../specs/ricochet.stack",
-		"--param", "groups-per-node=2,8", "--nodes", "8", "--duration", "1s", "--seeds", "2", "--out", dir)
+	app := newApp()
+	var stdout, stderr bytes.Buffer
+	app.Writer, app.ErrWriter = &stdout, &stderr
+	err := app.Run([]string{"stacktool", "sweep", "../../specs/baseline.stack", "../../specs/ricochet.stack",
+		"--param", "groups-per-node=2,8", "--nodes", "8", "--duration", "1s", "--seeds", "2", "--out", dir})
 	if err != nil {
 		t.Fatalf("sweep: %v", err)
+	}
+	// The table: one row per stack and value, means with a spread.
+	for _, want := range []string{"baseline", "ricochet", "groups-per-node", "±"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	// stderr is no terminal: no progress bar, only the final summary.
+	if e := stderr.String(); strings.ContainsAny(e, "\r\x1b") || strings.Count(e, "\n") != 1 || !strings.Contains(e, "sweep: 8 runs") {
+		t.Errorf("stderr is not one summary line: %q", e)
 	}
 
 	f, err := os.Open(filepath.Join(dir, "results.csv"))

@@ -181,7 +181,7 @@ type Job struct {
 	Seed     uint64
 	Spec     *compose.Spec
 	Scenario experiment.Scenario
-	// Cost is the job's estimated work (see Estimate).
+	// Cost is the job's estimated CPU seconds (see CPUSeconds).
 	Cost float64
 }
 
@@ -203,10 +203,13 @@ const (
 	MaxWallHours     = 12
 	MaxRunDeliveries = 2e8
 	MaxRuns          = 100000
-	// deliveriesPerCoreSecond calibrates Estimate: simulated packet
-	// deliveries (data and control) per second of one core, measured on
-	// the reference machine with the spec library's stacks.
-	deliveriesPerCoreSecond = 1.5e6
+	// deliveriesPerCoreSecond and membershipCoreSeconds calibrate
+	// CPUSeconds, measured (user time) on the reference 2-core machine
+	// with specs/baseline.stack: 134k packets at groups-per-node=2 took
+	// 0.11 s; 424k packets at groups-per-node=128 (2048 memberships, 10 s)
+	// took 1.22 s, the rest being per-group timers and state.
+	deliveriesPerCoreSecond = 1.3e6
+	membershipCoreSeconds   = 4.3e-5 // per membership per virtual second
 )
 
 // NewPlan checks the configuration and expands it into jobs: every spec at
@@ -280,11 +283,11 @@ func NewPlan(cfg Config) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		cost := Estimate(sc)
-		if cost > MaxRunDeliveries {
+		if d := Estimate(sc); d > MaxRunDeliveries {
 			return nil, fmt.Errorf("sweep refused: the run at %s would handle about %.2g packet deliveries (limit %.0g); use a shorter --duration, a lower --rate or fewer nodes",
-				pl.PointText(pt), cost, float64(MaxRunDeliveries))
+				pl.PointText(pt), d, float64(MaxRunDeliveries))
 		}
+		cost := CPUSeconds(sc)
 		for si, st := range cfg.Stacks {
 			sp, err := pl.specAt(st.Spec, pt)
 			if err != nil {
@@ -299,7 +302,7 @@ func NewPlan(cfg Config) (*Plan, error) {
 		}
 	}
 	if h := pl.EstimatedWall().Hours(); h > MaxWallHours {
-		return nil, fmt.Errorf("sweep refused: %d runs, about %.3g packet deliveries in all, an estimated %.1f hours on %d workers (limit %d hours); use fewer values, seeds or specs, or a smaller scenario",
+		return nil, fmt.Errorf("sweep refused: %d runs, an estimated %.3g CPU seconds in all, %.1f hours on %d workers (limit %d hours); use fewer values, seeds or specs, or a smaller scenario",
 			len(pl.Jobs), total, h, cfg.Workers, MaxWallHours)
 	}
 	return pl, nil
@@ -311,8 +314,17 @@ func (pl *Plan) EstimatedWall() time.Duration {
 	for _, j := range pl.Jobs {
 		total += j.Cost
 	}
-	s := total / deliveriesPerCoreSecond / float64(max(1, min(pl.Config.Workers, len(pl.Jobs))))
+	s := total / float64(max(1, min(pl.Config.Workers, len(pl.Jobs))))
 	return time.Duration(min(s, 1e9) * float64(time.Second))
+}
+
+// CPUSeconds is a run's estimated CPU time: its packet deliveries
+// (Estimate) plus the per-group work of every membership over the virtual
+// time (timers, stability rounds), which dominates with many groups.
+func CPUSeconds(sc experiment.Scenario) float64 {
+	memberships := float64(sc.Nodes * sc.GroupsPerNode)
+	virtual := (sc.Duration + sc.Drain/2).Seconds()
+	return Estimate(sc)/deliveriesPerCoreSecond + memberships*virtual*membershipCoreSeconds
 }
 
 // Estimate is a run's expected packet deliveries (data and control): each
