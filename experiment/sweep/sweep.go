@@ -165,7 +165,8 @@ type Config struct {
 	Seeds int
 	// Network is the network to run on ("" means the simulator).
 	Network string
-	// Workers is how many runs go at once; 0 means GOMAXPROCS.
+	// Workers is how many runs go at once; 0 means GOMAXPROCS. Runs on a
+	// network other than the simulator go one at a time.
 	Workers int
 }
 
@@ -227,6 +228,11 @@ func NewPlan(cfg Config) (*Plan, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Network != "" && cfg.Network != "sim" {
+		// Real networks run in real time on shared sockets: parallel runs
+		// would disturb each other's timing and loss.
+		cfg.Workers = 1
 	}
 	for i, p := range cfg.Params {
 		for _, q := range cfg.Params[:i] {
