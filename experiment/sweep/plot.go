@@ -21,8 +21,8 @@ import (
 )
 
 // Palette is the lines' colours, in stack order (Okabe-Ito, told apart by
-// colour-blind readers too); glyph shapes differ as well, so lines that
-// coincide stay visible.
+// colour-blind readers too); glyph shapes and dashes differ as well, so
+// lines that coincide stay visible.
 var Palette = []color.RGBA{
 	{0, 114, 178, 255},   // blue
 	{213, 94, 0, 255},    // vermillion
@@ -32,6 +32,10 @@ var Palette = []color.RGBA{
 	{86, 180, 233, 255},  // sky blue
 	{0, 0, 0, 255},       // black
 }
+
+// dashes: later lines are dashed, so a line that lies on an earlier one
+// leaves it visible through its gaps.
+var dashes = [][]vg.Length{nil, {vg.Points(7), vg.Points(4)}, {vg.Points(2), vg.Points(3)}, {vg.Points(9), vg.Points(3), vg.Points(2), vg.Points(3)}}
 
 var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}}
 
@@ -256,6 +260,7 @@ func Chart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
 			return nil, fmt.Errorf("chart %s: %v", m.Key, err)
 		}
 		line.Color, line.Width = s.Color, vg.Points(2)
+		line.Dashes = dashes[i%len(dashes)]
 		sc.Color, sc.Shape, sc.Radius = s.Color, glyphs[i%len(glyphs)], vg.Points(3.5)
 		p.Add(line, sc)
 		if seeds > 1 {
