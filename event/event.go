@@ -13,6 +13,12 @@ type Event struct {
 	// Peer is the source of an event going up and the destination of a Send
 	// going down; NoNode for a multicast going down.
 	Peer NodeID
+	// OneMember, on a Cast going down with a Peer, sends the group's packet
+	// to Peer alone (reliable's retransmission to the one member that asked
+	// for it); the receiver sees an ordinary Cast from this node. The stack
+	// refuses a Cast with a Peer and no OneMember (NetStats.BadCast) rather
+	// than turn it into a unicast silently.
+	OneMember bool
 	// Control marks a Cast or Send that carries protocol control (acks, naks,
 	// tokens) rather than application data. Control traffic is framed as such
 	// on the wire and processed first on arrival.
@@ -25,8 +31,33 @@ type Event struct {
 	Msg *Message
 	// View is set for View events.
 	View *ViewInfo
-	// Aux carries structured control values for other kinds.
-	Aux any
+	// Regions is set for Regions events: this node's derived membership.
+	Regions *Neighbourhood
+	// Lost is set for Lost events: which messages were skipped.
+	Lost *LostRange
+}
+
+// LostRange says which of a sender's messages in a group were given up
+// (event.Lost): sequence numbers are the reporting layer's, per sender and
+// group (fifo's stream sequence).
+type LostRange struct {
+	// First is the first sequence number skipped, when Bounded.
+	First uint32
+	// End is the first sequence number after the gap: the next one the
+	// layer delivers from that sender.
+	End uint32
+	// Bounded is false when the layer never learnt where the gap begins
+	// (fifo starting a stream whose floor it could not wait for): every
+	// message of the sender below End not yet delivered is lost.
+	Bounded bool
+}
+
+// Count is the number of messages skipped, 0 when not Bounded.
+func (r LostRange) Count() uint32 {
+	if !r.Bounded {
+		return 0
+	}
+	return r.End - r.First
 }
 
 // IsControl reports whether the event is processed before data: every

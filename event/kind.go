@@ -1,63 +1,58 @@
 package event
 
-// Kind says what an event is. The values are part of the wire format for Cast
-// and Send (the stack frames packets with them), so the list is append-only.
+// Kind says what an event is. The values of the packet kinds (Cast, Send and
+// Membership) are part of the wire format: the stack frames packets with
+// them, so they are pinned below and never change. The other kinds never
+// leave a node; their values are fixed too, only to keep logs comparable.
 type Kind uint8
 
 // Event kinds. Cast and Send carry data; everything else is control and is
 // processed before data when both are waiting (QSM 2006, section 3).
+//
+// Every kind here has a producer and a consumer; kinds nothing produced
+// (Suspect, Fail, Stable, Block, Unblock, Custom) were removed, and their
+// values (4 to 8, 17) are not reused.
 const (
-	KindNone Kind = iota
-	// Cast is a multicast to Event.Group. Going down: to every member.
-	// Going up: received from Event.Peer.
-	Cast
-	// Send is point-to-point. Going down: to Event.Peer. Going up: from Event.Peer.
-	Send
+	KindNone Kind = 0
+	// Cast is a multicast to Event.Group. Going down: to every member, or,
+	// with Event.OneMember, to Event.Peer alone. Going up: received from
+	// Event.Peer. Wire value 1.
+	Cast Kind = 1
+	// Send is point-to-point. Going down: to Event.Peer. Going up: from
+	// Event.Peer. Wire value 2.
+	Send Kind = 2
 	// View installs a new view of Event.Group (Event.View).
-	View
-	// Suspect says Event.Peer may have failed (from a failure detector).
-	Suspect
-	// Fail says Event.Peer has failed and is being removed.
-	Fail
-	// Stable reports that a message prefix is held by every member; the
-	// stability information is in Event.Aux.
-	Stable
-	// Block asks layers above to stop sending in Event.Group until Unblock
-	// (view-change flush).
-	Block
-	// Unblock ends a Block.
-	Unblock
+	View Kind = 3
 	// Join asks to join Event.Group (from the application, going down).
-	Join
+	Join Kind = 9
 	// Leave asks to leave Event.Group (from the application, going down).
-	Leave
-	// Exit says the stack is shutting down.
-	Exit
+	Leave Kind = 10
+	// Exit says the stack is shutting down. It goes down from the top so a
+	// layer can still send (gms's goodbye); buffers are released afterwards
+	// by the stack calling stack.Closer on every layer, not on Exit.
+	Exit Kind = 11
 	// Regions hands multi-group layers the derived membership structures of
-	// this node (Event.Aux holds a *Neighbourhood and region views).
-	Regions
+	// this node (Event.Regions).
+	Regions Kind = 12
 	// HoldOff tells the application to stop casting to Event.Group (flow
 	// control back-pressure, e.g. mflow's hi_wmark).
-	HoldOff
+	HoldOff Kind = 13
 	// Resume ends a HoldOff.
-	Resume
-	// Lost reports going up that a message could not be recovered
-	// (Event.Aux says which); reliable layers never emit it in normal runs.
-	Lost
+	Resume Kind = 14
+	// Lost reports going up that messages from Event.Peer in Event.Group
+	// could not be recovered (Event.Lost says which); reliable layers never
+	// emit it in normal runs.
+	Lost Kind = 15
 	// Membership carries membership-service protocol messages (Event.Msg) to
-	// and from the gms layer; it is control traffic.
-	Membership
-	// Custom is for layer-private control events passed between cooperating
-	// layers (Event.Aux holds the value).
-	Custom
-	numKinds
+	// and from the gms layer; it is control traffic. Wire value 16.
+	Membership Kind = 16
+	numKinds   Kind = 17
 )
 
 var kindNames = [...]string{
-	KindNone: "none", Cast: "cast", Send: "send", View: "view", Suspect: "suspect",
-	Fail: "fail", Stable: "stable", Block: "block", Unblock: "unblock", Join: "join",
+	KindNone: "none", Cast: "cast", Send: "send", View: "view", Join: "join",
 	Leave: "leave", Exit: "exit", Regions: "regions", HoldOff: "holdoff", Resume: "resume",
-	Lost: "lost", Membership: "membership", Custom: "custom",
+	Lost: "lost", Membership: "membership",
 }
 
 // String names the kind.
@@ -73,4 +68,4 @@ func (k Kind) String() string {
 func (k Kind) IsData() bool { return k == Cast || k == Send }
 
 // Valid reports whether k is a known kind.
-func (k Kind) Valid() bool { return k > KindNone && k < numKinds }
+func (k Kind) Valid() bool { return k > KindNone && k < numKinds && kindNames[k] != "" }

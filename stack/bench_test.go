@@ -34,9 +34,10 @@ func BenchmarkLayerCrossing(b *testing.B) {
 			payload := make([]byte, 64)
 			m := event.NewMessage()
 			m.SetPayload(payload)
-			// A custom control event with no message crosses each layer
-			// once; the bottom sink drops it. This isolates the crossing.
-			ev := event.Event{Kind: event.Custom, Group: 1}
+			// A control event with no message (a HoldOff, meaningless
+			// going down) crosses each layer once; the bottom sink drops
+			// it. This isolates the crossing.
+			ev := event.Event{Kind: event.HoldOff, Group: 1}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -33,8 +33,9 @@ type HeaderSizer interface {
 	HeaderSize() int
 }
 
-// Closer is implemented by layers that want to know the stack is closing
-// (to release buffered messages).
+// Closer is implemented by layers that hold buffers. Stack.Close calls it
+// once per layer, after the Exit event has gone down: the one shutdown path.
+// A layer releases what it holds in Close and never on Exit.
 type Closer interface {
 	Close()
 }
@@ -137,11 +138,35 @@ type Application interface {
 	Flow(g event.GroupID, ok bool)
 }
 
-// AppFuncs adapts functions to Application; nil fields ignore their events.
+// Loss reports messages a layer gave up on (event.Lost reaching the top):
+// From's messages in Group, the sequence numbers Range says.
+type Loss struct {
+	Group event.GroupID
+	From  event.NodeID
+	Range event.LostRange
+}
+
+// LossReporter is implemented by applications that want to hear of losses;
+// the stack checks for it once, in New. AppFuncs implements it.
+type LossReporter interface {
+	// Lost reports messages that will never be delivered.
+	Lost(l Loss)
+}
+
+// AppFuncs adapts functions to Application and LossReporter; nil fields
+// ignore their events.
 type AppFuncs struct {
 	OnDeliver func(d Delivery)
 	OnView    func(v *event.ViewInfo)
 	OnFlow    func(g event.GroupID, ok bool)
+	OnLost    func(l Loss)
+}
+
+// Lost calls OnLost.
+func (a AppFuncs) Lost(l Loss) {
+	if a.OnLost != nil {
+		a.OnLost(l)
+	}
 }
 
 // Deliver calls OnDeliver.

@@ -67,6 +67,7 @@ type Stack struct {
 	pacer  Pacer
 	clock  Clock
 	app    Application
+	lost   LossReporter // app, if it implements it
 	log    Logger
 	pool   *event.Pool
 	maxPay int
@@ -106,6 +107,9 @@ type NetStats struct {
 	// NoChannel counts casts on a channel the transport cannot carry
 	// (dropped).
 	NoChannel int64
+	// BadCast counts casts going down with a Peer but not OneMember, or
+	// with OneMember but no Peer (refused: a layer's mistake).
+	BadCast int64
 }
 
 // New builds a stack and initialises its layers, top first.
@@ -138,6 +142,7 @@ func New(cfg Config) (*Stack, error) {
 	if s.app == nil {
 		s.app = AppFuncs{}
 	}
+	s.lost, _ = s.app.(LossReporter)
 	if s.pool == nil {
 		s.pool = event.DefaultPool
 	}
@@ -330,7 +335,7 @@ func (s *Stack) InstallView(v *event.ViewInfo) {
 // (static membership source; gms produces the same event itself).
 func (s *Stack) InstallNeighbourhood(n *event.Neighbourhood) {
 	s.now = s.clock.Now()
-	ev := event.Event{Kind: event.Regions, Aux: n}
+	ev := event.Event{Kind: event.Regions, Regions: n}
 	s.enqueue(len(s.layers)-1, dirUp, &ev)
 	s.run()
 }
@@ -359,8 +364,10 @@ func (s *Stack) Pump() {
 // Backlog is the number of application sends waiting in the stack.
 func (s *Stack) Backlog() int { return s.apps.size }
 
-// Close shuts the stack down: an Exit event goes down, layers that implement
-// Closer release what they hold, waiting sends are dropped.
+// Close shuts the stack down, the one shutdown path: an Exit event goes
+// down (a layer may still send, as gms says goodbye), waiting sends are
+// dropped, then every layer that implements Closer is closed exactly once,
+// top first, and releases what it holds. Layers do not release on Exit.
 func (s *Stack) Close() {
 	if s.closed {
 		return
@@ -512,6 +519,14 @@ func (s *Stack) toApp(ev *event.Event) {
 		m.Release()
 	case event.View:
 		s.app.View(ev.View)
+	case event.Lost:
+		if s.lost != nil {
+			l := Loss{Group: ev.Group, From: ev.Peer}
+			if ev.Lost != nil {
+				l.Range = *ev.Lost
+			}
+			s.lost.Lost(l)
+		}
 	case event.HoldOff:
 		s.held[ev.Group] = true
 		s.app.Flow(ev.Group, false)
@@ -531,6 +546,14 @@ func (s *Stack) toNet(ev *event.Event) {
 	switch ev.Kind {
 	case event.Cast, event.Send, event.Membership:
 		m := ev.Msg
+		if ev.Kind == event.Cast && (ev.Peer != event.NoNode) != ev.OneMember {
+			s.net.BadCast++
+			if s.log != nil {
+				s.log(fmt.Sprintf("%v %v stack: refused cast in %v to %v (one member: %v)", s.now, s.self, ev.Group, ev.Peer, ev.OneMember))
+			}
+			m.Release()
+			return
+		}
 		multi := ev.Kind == event.Cast && ev.Peer == event.NoNode
 		other := multi && ev.Channel != 0 && ev.Channel.Kind() != event.GroupChannel
 		if other && (s.chtr == nil || !ev.Channel.Valid()) {

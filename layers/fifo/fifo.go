@@ -199,9 +199,6 @@ func (l *Layer) Down(ev *event.Event) {
 	case ev.Kind == event.Cast || ev.Kind == event.Send:
 		ev.Msg.Prepend(1)[0] = tPass
 		l.Ctx.Down(ev)
-	case ev.Kind == event.Exit:
-		l.Close()
-		l.Ctx.Down(ev)
 	default:
 		l.Ctx.Down(ev)
 	}
@@ -433,7 +430,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 			lowest = min(lowest, earlySeq(e))
 		}
 		l.overflow.Inc()
-		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g.id, Peer: ev.Peer})
+		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g.id, Peer: ev.Peer, Lost: &event.LostRange{End: lowest}})
 		s.gaveUp, s.skipFrom = true, 0 // anything below lowest arriving later is late
 		l.place(g, ev.Peer, s, lowest)
 	}
@@ -535,8 +532,9 @@ func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, siz
 		if !s.gaveUp {
 			s.gaveUp, s.skipFrom = true, s.next
 		}
+		lost := &event.LostRange{First: s.next, End: to, Bounded: true}
 		s.next = to
-		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g.id, Peer: from})
+		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g.id, Peer: from, Lost: lost})
 		l.drain(g, from, s)
 	}
 }

@@ -346,7 +346,7 @@ func (l *Layer) rejoin() {
 	}
 	if l.dirty {
 		l.dirty = false
-		l.Ctx.Up(&event.Event{Kind: event.Regions, Aux: membership.Assemble(self, l.views, l.regions)})
+		l.Ctx.Up(&event.Event{Kind: event.Regions, Regions: membership.Assemble(self, l.views, l.regions)})
 	}
 	l.flight = nil
 	l.since0 = l.seq + 1
@@ -480,7 +480,7 @@ func (l *Layer) update(m *wireMsg) {
 	if !m.More && l.dirty {
 		l.dirty = false
 		nb := membership.Assemble(self, l.views, l.regions)
-		l.Ctx.Up(&event.Event{Kind: event.Regions, Aux: nb})
+		l.Ctx.Up(&event.Event{Kind: event.Regions, Regions: nb})
 	}
 }
 

@@ -54,7 +54,7 @@ func (r *recorder) Up(ev *event.Event) {
 		r.views[ev.Group] = ev.View
 		r.history = append(r.history, ev.View)
 	case event.Regions:
-		r.nb = ev.Aux.(*event.Neighbourhood)
+		r.nb = ev.Regions
 	}
 	r.Ctx.Up(ev)
 }

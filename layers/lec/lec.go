@@ -248,7 +248,7 @@ func (l *Layer) Down(ev *event.Event) {
 		l.Ctx.Down(ev)
 		return
 	}
-	if ev.Kind == event.Send || ev.Control || ev.Peer != event.NoNode {
+	if ev.Kind == event.Send || ev.Control || ev.OneMember {
 		ev.Msg.Prepend(1)[0] = typePass
 		l.Ctx.Down(ev)
 		return
@@ -270,8 +270,8 @@ func (l *Layer) Up(ev *event.Event) {
 	switch ev.Kind {
 	case event.Cast, event.Send:
 	case event.Regions:
-		if nb, ok := ev.Aux.(*event.Neighbourhood); ok && nb != nil {
-			l.setNeighbourhood(nb)
+		if ev.Regions != nil {
+			l.setNeighbourhood(ev.Regions)
 		}
 		l.Ctx.Up(ev)
 		return

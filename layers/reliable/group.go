@@ -401,7 +401,7 @@ func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID) {
 	c.SetPayload(s.b)
 	c.Bytes()[1] |= flagRetrans
 	l.c.retransmissions.Inc()
-	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Peer: to, Msg: c})
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Peer: to, OneMember: to != event.NoNode, Msg: c})
 }
 
 // touch notes activity in a group and makes sure digests flow.

@@ -168,9 +168,6 @@ func (l *Layer) Down(ev *event.Event) {
 		l.castDown(ev)
 	case event.Send:
 		l.sendDown(ev)
-	case event.Exit:
-		l.Close()
-		l.Ctx.Down(ev)
 	default:
 		l.Ctx.Down(ev)
 	}
