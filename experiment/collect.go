@@ -47,6 +47,7 @@ type Collector struct {
 	epochs  [][]epoch   // by off[g-1] + sender rank: the sender's views while casting
 	views   [][]viewRec // by off[g-1] + node rank: every view the node's application saw
 	resets  [][]uint64  // by off[g-1] + node rank: senders' cast counts at the node's last removal or rejoin
+	givenUp int64       // messages layers told the application they gave up (GaveUp)
 	drops   [][]uint64  // by off[g-1] + node rank: each sender's cast count when the node last saw it removed or readmitted
 	rx      []rxStat    // by node id - 1
 
@@ -640,6 +641,13 @@ func (c *Collector) owedRanges(gi, k int, rx event.NodeID, fn func(a, b uint64, 
 	}
 }
 
+// GaveUp counts losses a layer reported to node n's application
+// (stack.AppFuncs.OnLost): count messages, 0 when the layer could not say
+// how many (an unbounded range), which still counts one report.
+func (c *Collector) GaveUp(n event.NodeID, count uint32) {
+	c.givenUp += int64(max(count, 1))
+}
+
 // Finish builds the report. It may be called more than once.
 func (c *Collector) Finish(o Outcome) *Report {
 	es := newEndState(o)
@@ -648,7 +656,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 		SimSeconds:   round6(o.End.Duration().Seconds()),
 		WallSeconds:  round6(o.Wall.Seconds()),
 		MessagesSent: c.messagesSent, Deliveries: c.deliveries,
-		Duplicates: c.duplicates, FIFOViolations: c.fifo,
+		Duplicates: c.duplicates, FIFOViolations: c.fifo, GivenUp: c.givenUp,
 		Backpressure: c.backpressure,
 		Promises:     specPromises(o.Spec),
 		Layers:       map[string]map[string]int64{},

@@ -41,8 +41,12 @@ type Report struct {
 	// them crashed): neither expected nor duplicates.
 	NotOwed int64 `json:"not_owed"`
 	// DeliveredAll: every owed delivery was made (Missing is 0).
-	DeliveredAll   bool  `json:"delivered_all"`
-	Duplicates     int64 `json:"duplicates"`
+	DeliveredAll bool  `json:"delivered_all"`
+	Duplicates   int64 `json:"duplicates"`
+	// GivenUp counts messages a layer told the application it gave up
+	// (event.Lost, e.g. fifo skipping a gap its reorder buffer could not
+	// hold); an unbounded report counts one.
+	GivenUp        int64 `json:"given_up"`
 	FIFOViolations int64 `json:"fifo_violations"`
 	// Missing is DeliveriesExpected minus what was delivered of it.
 	Missing int64 `json:"missing"`

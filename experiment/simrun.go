@@ -148,6 +148,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		app := stack.AppFuncs{
 			OnDeliver: func(d stack.Delivery) { col.Delivered(self, &d, net.Now()) },
 			OnView:    func(v *event.ViewInfo) { col.View(self, v, net.Now()) },
+			OnLost:    func(l stack.Loss) { col.GaveUp(self, l.Range.Count()) },
 		}
 		if snd != nil {
 			app.OnFlow = func(g event.GroupID, ok bool) {
