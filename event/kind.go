@@ -9,9 +9,9 @@ type Kind uint8
 // Event kinds. Cast and Send carry data; everything else is control and is
 // processed before data when both are waiting (QSM 2006, section 3).
 //
-// Every kind here has a producer and a consumer; kinds nothing produced
-// (Suspect, Fail, Stable, Block, Unblock, Custom) were removed, and their
-// values (4 to 8, 17) are not reused.
+// Every kind here has a producer; kinds nothing produced (Stable, Block,
+// Unblock, Custom) were removed, and their values (6 to 8, 17) are not
+// reused.
 const (
 	KindNone Kind = 0
 	// Cast is a multicast to Event.Group. Going down: to every member, or,
@@ -23,6 +23,15 @@ const (
 	Send Kind = 2
 	// View installs a new view of Event.Group (Event.View).
 	View Kind = 3
+	// Suspect says, going up, that the failure detector suspects
+	// Event.Peer. gms emits it for its own node when the membership
+	// service probes it (the service suspects other nodes privately).
+	Suspect Kind = 4
+	// Fail says, going up, that Event.Peer was declared failed and removed
+	// from every group. gms emits it for its own node when the service's
+	// removal reaches it (others' removals arrive as views, not told apart
+	// from leaving).
+	Fail Kind = 5
 	// Join asks to join Event.Group (from the application, going down).
 	Join Kind = 9
 	// Leave asks to leave Event.Group (from the application, going down).
@@ -50,7 +59,7 @@ const (
 )
 
 var kindNames = [...]string{
-	KindNone: "none", Cast: "cast", Send: "send", View: "view", Join: "join",
+	KindNone: "none", Cast: "cast", Send: "send", View: "view", Suspect: "suspect", Fail: "fail", Join: "join",
 	Leave: "leave", Exit: "exit", Regions: "regions", HoldOff: "holdoff", Resume: "resume",
 	Lost: "lost", Membership: "membership",
 }

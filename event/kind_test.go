@@ -22,7 +22,7 @@ func TestKindValid(t *testing.T) {
 			t.Errorf("kind %d (%v): Valid %v, named %v", k, k, k.Valid(), named)
 		}
 	}
-	for _, gone := range []Kind{4, 5, 6, 7, 8, 17} {
+	for _, gone := range []Kind{6, 7, 8, 17} {
 		if gone.Valid() {
 			t.Errorf("removed kind %d is valid", gone)
 		}

@@ -221,12 +221,14 @@ func (l *Layer) Up(ev *event.Event) {
 		if m.Seq < l.since0 {
 			return // answers a heartbeat sent before our last rejoin
 		}
+		l.Ctx.Up(&event.Event{Kind: event.Fail, Peer: l.Ctx.Self()})
 		l.rejoin()
 	case msgProbe:
 		// Suspected: answer at once so that the service does not remove
 		// a live node whose heartbeats were lost.
 		if !l.gone {
 			l.probes.Inc()
+			l.Ctx.Up(&event.Event{Kind: event.Suspect, Peer: l.Ctx.Self()})
 			l.heartbeat()
 		}
 	case msgUpdate:
