@@ -4,22 +4,14 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
-
-// sendRec records the transport calls.
-type sendRec struct {
-	nopTransport
-	sends, multis []int
-}
-
-func (r *sendRec) Send(to event.NodeID, pkt []byte)      { r.sends = append(r.sends, int(to)) }
-func (r *sendRec) Multicast(g event.GroupID, pkt []byte) { r.multis = append(r.multis, int(g)) }
 
 // A Cast with a Peer goes to that one member only when OneMember says so;
 // otherwise, and for OneMember with no Peer, the stack refuses it.
 func TestCastWithPeerNeedsOneMember(t *testing.T) {
-	tr := &sendRec{}
+	tr := &testkit.Transport{Record: true}
 	st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }),
 		Layers: []stack.Entry{{Name: "pass", Layer: &passLayer{}}}})
 	if err != nil {
@@ -32,13 +24,14 @@ func TestCastWithPeerNeedsOneMember(t *testing.T) {
 	}
 	cast(3, false)
 	cast(event.NoNode, true)
-	if n := st.Net().BadCast; n != 2 || len(tr.sends)+len(tr.multis) != 0 {
-		t.Fatalf("ambiguous casts: BadCast %d, sends %v, multicasts %v; want 2 refused, nothing sent", n, tr.sends, tr.multis)
+	if n := st.Net().BadCast; n != 2 || len(tr.Packets()) != 0 {
+		t.Fatalf("ambiguous casts: BadCast %d, sent %+v; want 2 refused, nothing sent", n, tr.Packets())
 	}
 	cast(3, true)
 	cast(event.NoNode, false)
-	if len(tr.sends) != 1 || tr.sends[0] != 3 || len(tr.multis) != 1 || tr.multis[0] != 5 || st.Net().BadCast != 2 {
-		t.Fatalf("sends %v multicasts %v BadCast %d; want one send to n3, one multicast to g5", tr.sends, tr.multis, st.Net().BadCast)
+	p := tr.Packets()
+	if len(p) != 2 || p[0].To != 3 || p[0].Group != event.NoGroup || p[1].To != event.NoNode || p[1].Group != 5 || st.Net().BadCast != 2 {
+		t.Fatalf("sent %+v, BadCast %d; want one send to n3, then one multicast to g5", p, st.Net().BadCast)
 	}
 }
 

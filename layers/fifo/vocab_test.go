@@ -4,20 +4,14 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
-
-type quietNet struct{}
-
-func (quietNet) Send(event.NodeID, []byte)       {}
-func (quietNet) Multicast(event.GroupID, []byte) {}
-func (quietNet) Subscribe(event.GroupID) error   { return nil }
-func (quietNet) Unsubscribe(event.GroupID) error { return nil }
 
 // fifoStack is node 1 alone with a fifo layer, in group 1 with node 2.
 func fifoStack(t *testing.T, params map[string]string, app stack.Application) *stack.Stack {
 	t.Helper()
-	st, err := stack.New(stack.Config{Self: 1, Transport: quietNet{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
 		Layers: fifoAlone(params)(), App: app})
 	if err != nil {
 		t.Fatal(err)
