@@ -68,6 +68,15 @@ func DescribeEvent(ev *event.Event) string {
 	if ev.Peer != event.NoNode {
 		s += fmt.Sprintf(" n%d", ev.Peer)
 	}
+	switch r := ev.Lost; {
+	case r == nil:
+	case r.Bounded && r.Count() == 1:
+		s += fmt.Sprintf(" #%d", r.First)
+	case r.Bounded:
+		s += fmt.Sprintf(" #%d..#%d", r.First, r.End-1)
+	default:
+		s += fmt.Sprintf(" below #%d", r.End)
+	}
 	return s
 }
 
