@@ -153,13 +153,14 @@ type Loss struct {
 // declare groups with Group, then Start. Its methods are safe for concurrent
 // use over UDP; in the simulator, call them from one goroutine.
 type Cluster struct {
-	cfg    Config
-	spec   *compose.Spec
-	gms    bool // the spec's layers produce views (a service installs them)
-	names  []string
-	ids    map[string]event.GroupID
-	groups [][]event.NodeID // by GroupID-1
-	nodes  []event.NodeID   // sorted, every member of some group
+	cfg     Config
+	spec    *compose.Spec
+	gms     bool // the spec's layers produce views (a service installs them)
+	names   []string
+	ids     map[string]event.GroupID
+	groups  [][]event.NodeID // by GroupID-1
+	viewIDs []uint64         // static membership: each group's last view id
+	nodes   []event.NodeID   // sorted, every member of some group
 
 	onDeliver func(Delivery)
 	onView    func(View)
@@ -267,6 +268,7 @@ func (c *Cluster) Group(name string, members ...int) error {
 	slices.Sort(ms)
 	c.names = append(c.names, name)
 	c.groups = append(c.groups, ms)
+	c.viewIDs = append(c.viewIDs, 1)
 	c.ids[name] = event.GroupID(len(c.names))
 	for _, id := range ms {
 		if i, found := slices.BinarySearch(c.nodes, id); !found {
