@@ -132,6 +132,8 @@ type Delivery struct {
 
 // View is a membership view a node installed.
 type View struct {
+	// Node installed view number ID of Group, whose Members (in id order)
+	// are listed.
 	Node    int
 	Group   string
 	ID      uint64
@@ -146,7 +148,8 @@ type Loss struct {
 	// Reason is the cause: "loss" (the loss model), "overflow",
 	// "partition", "down" and so on.
 	Reason string
-	At     time.Duration
+	// At is the network's virtual time of the drop.
+	At time.Duration
 }
 
 // Cluster is a set of nodes running one stack spec. Build it with New,

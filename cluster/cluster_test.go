@@ -3,6 +3,8 @@ package cluster_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -254,5 +256,51 @@ func TestErrors(t *testing.T) {
 	u.Group("g", 1, 2)
 	if err := u.Start(); err == nil || !strings.Contains(err.Error(), "gms over UDP") {
 		t.Errorf("gms over UDP: %v", err)
+	}
+}
+
+// A spec file works like a spec string, and every packet the simulated
+// network drops reaches OnLoss with its cause.
+func TestSpecFileAndLosses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mine.stack")
+	if err := os.WriteFile(path, []byte("# FIFO over NAK recovery\nfifo :\n  reliable(nak_delay=5ms)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.New(path, cluster.WithLoss("uniform:10%"), cluster.WithSeed(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Group("g", 1, 2, 3)
+	losses := map[string]int{}
+	delivered := 0
+	c.OnLoss(func(l cluster.Loss) {
+		if l.Group == "g" && l.From == 1 && (l.To == 2 || l.To == 3) {
+			losses[l.Reason]++
+		} else if l.Group == "" {
+			losses["unicast "+l.Reason]++
+		} else {
+			t.Errorf("loss %+v: not a packet of this run", l)
+		}
+	})
+	c.OnDeliver(func(cluster.Delivery) { delivered++ })
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		c.Cast(1, "g", []byte("x"))
+		c.Run(time.Millisecond)
+	}
+	if err := c.RunUntilQuiet(); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range losses {
+		total += n
+	}
+	if m := c.Metrics(); losses["loss"] == 0 || int64(total) != m.Sim.Dropped {
+		t.Errorf("OnLoss saw %v, the network dropped %d", losses, m.Sim.Dropped)
+	}
+	if delivered != 200 {
+		t.Errorf("%d deliveries, want 200", delivered)
 	}
 }
