@@ -112,7 +112,8 @@ func WithUDP(iface string) Option {
 // WithQuiet sets Config.Quiet.
 func WithQuiet(d time.Duration) Option { return func(c *Config) { c.Quiet = d } }
 
-// WithConfig replaces the whole Config (options after it still apply).
+// WithConfig replaces the whole Config (options after it still apply);
+// zero Quiet, MaxRun, Interface and AppQueue take their defaults.
 func WithConfig(cfg Config) Option { return func(c *Config) { *c = cfg } }
 
 // Delivery is a message a node delivered.
@@ -209,8 +210,18 @@ func New(spec string, opts ...Option) (*Cluster, error) {
 	if cfg.Interface == "" {
 		cfg.Interface = "lo"
 	}
+	if cfg.AppQueue <= 0 {
+		cfg.AppQueue = 256
+	}
 	if cfg.Latency < 0 || cfg.Jitter < 0 {
 		return nil, fmt.Errorf("cluster: latency %v and jitter %v must not be negative", cfg.Latency, cfg.Jitter)
+	}
+	if !cfg.UDP {
+		if _, err := parseLoss(cfg.Loss); err != nil {
+			return nil, err
+		}
+	} else if l := strings.TrimSpace(cfg.Loss); l != "" && l != "none" {
+		return nil, fmt.Errorf("cluster: loss %q applies to the simulator only; over UDP the network loses what it loses", cfg.Loss)
 	}
 	sp, err := compose.Load(spec)
 	if err != nil {
@@ -230,8 +241,8 @@ func New(spec string, opts ...Option) (*Cluster, error) {
 	return c, nil
 }
 
-// givesViews reports whether a stack's bottom layer makes views itself
-// (it says so by implementing ViewSource, or is the gms layer).
+// givesViews reports whether one of a stack's layers names a membership
+// service (compose.LayerInfo.Service): that service then installs the views.
 func givesViews(entries []stack.Entry) bool {
 	for _, e := range entries {
 		if info, ok := compose.Lookup(e.Name); ok && info.Service != nil {

@@ -206,7 +206,13 @@ func TestErrors(t *testing.T) {
 	if _, err := cluster.New("fifo"); err == nil {
 		t.Error("fifo without reliable delivery below was accepted")
 	}
-	c, _ := cluster.New("fifo : reliable", cluster.WithLoss("5"))
+	if _, err := cluster.New("fifo : reliable", cluster.WithLoss("5")); err == nil || !strings.Contains(err.Error(), "loss") {
+		t.Errorf("loss 5 (not a rate): %v", err)
+	}
+	if _, err := cluster.New("fifo : reliable", cluster.WithLoss("1%"), cluster.WithUDP("")); err == nil || !strings.Contains(err.Error(), "simulator only") {
+		t.Errorf("loss over UDP: %v", err)
+	}
+	c, _ := cluster.New("fifo : reliable")
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -227,9 +233,6 @@ func TestErrors(t *testing.T) {
 	c.Group("g", 1, 2)
 	if err := c.Group("g", 3, 4); err == nil || !strings.Contains(err.Error(), "declared twice") {
 		t.Errorf("duplicate group: %v", err)
-	}
-	if err := c.Start(); err == nil || !strings.Contains(err.Error(), "loss") {
-		t.Errorf("loss 5 (not a rate): %v", err)
 	}
 	c, _ = cluster.New("fifo : reliable")
 	c.Group("g", 1, 2)

@@ -20,7 +20,10 @@ const settleLimit = 60 * time.Second
 // parseLoss reads Config.Loss; a bare rate ("2%") means uniform loss.
 func parseLoss(text string) (sim.LossModel, error) {
 	s := strings.TrimSpace(text)
-	if s != "" && s != "none" && !strings.Contains(s, ":") {
+	if s == "" {
+		return nil, nil
+	}
+	if s != "none" && !strings.Contains(s, ":") {
 		s = "uniform:" + s
 	}
 	m, err := sim.ParseLoss(s)

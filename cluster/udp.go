@@ -20,9 +20,6 @@ func (c *Cluster) startUDP() error {
 	if c.gms {
 		return errors.New("cluster: gms over UDP is not run by cluster; run `stacktool gms` and `stacktool node`, or use a spec without gms (static membership)")
 	}
-	if c.cfg.Loss != "" && c.cfg.Loss != "none" {
-		return fmt.Errorf("cluster: loss %q applies to the simulator only; over UDP the network loses what it loses", c.cfg.Loss)
-	}
 	c.udpNodes = make(map[event.NodeID]*udpNode, len(c.nodes))
 	fail := func(err error) error { c.closeUDP(); return err }
 	for _, id := range c.nodes {
