@@ -92,6 +92,7 @@ func (l *Layer) dropGroup(g *group) {
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
 	delete(l.groups, g.id)
+	l.hits.invalidate()
 	l.gslots[g.idx] = nil
 	l.gfree = append(l.gfree, g.idx)
 	gone := g.members
@@ -195,6 +196,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1, since: tag}
 	}
 	g.view, g.tag = v, tag
+	l.hits.invalidate() // members changed
 	for _, id := range gone {
 		l.forgetPeer(id)
 	}
@@ -482,12 +484,11 @@ func (l *Layer) digestUp(ev *event.Event) {
 			return
 		}
 	}
-	g := l.groups[event.GroupID(d.G)]
+	g, fm := l.lookup(event.GroupID(d.G), from)
 	if g == nil || g.view == nil {
 		l.c.noView.Inc()
 		return
 	}
-	fm := g.members[from]
 	if fm == nil {
 		l.c.nonMember.Inc()
 		return
