@@ -287,7 +287,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		}
 	}
 	g.view, g.tag = v, tag
-	l.hits.invalidate() // floors and senders changed
+	l.reindex() // floors and senders changed
 	for id, t := range g.asked {
 		if t <= tag {
 			delete(g.asked, id)
@@ -303,7 +303,7 @@ func (l *Layer) dropGroup(g *group) {
 		delete(g.senders, id)
 	}
 	delete(l.groups, g.id)
-	l.hits.invalidate()
+	l.reindex()
 }
 
 // release drops a departed sender's held messages.

@@ -2,60 +2,79 @@ package fifo
 
 import "github.com/layercast/layercast/event"
 
-// dataUp finds the (group, sender) state through a small direct-mapped
-// cache rather than three map lookups (groups, floors, senders): at
-// thousands of simulated nodes every stack's maps are cold and each lookup
-// is several cache misses (issue 9 item 11). An entry is valid only while
-// the state it copies or points into is unchanged: installView and
-// dropGroup (the only places that change floors, drop senders or forget
-// groups) move the generation, which invalidates every entry at once.
-
-// hitSlots is the size of the cache: a power of two, a few times the
-// (group, sender) pairs a node usually has (4 groups of 8: 28).
-const hitSlots = 64
+// dataUp finds the (group, sender) state through an open-addressing table
+// of every (group, member) pair rather than three map lookups (groups,
+// floors, senders): at thousands of simulated nodes every stack's maps are
+// cold and each lookup costs several cache misses (issue 9 item 11); one
+// probe of this table usually costs one. The table is rebuilt whenever
+// floors or senders are dropped or groups forgotten (installView,
+// dropGroup), which is rare next to packets; dataUp fills in a sender it
+// creates. What it does not hold (a viewless group, a non-member) is
+// looked up in the maps as before.
 
 type hitEntry struct {
-	gen  uint32
 	grp  event.GroupID
 	peer event.NodeID
 	f    floor
-	g    *group
+	g    *group  // nil: empty slot
 	s    *sender // nil until the sender's first packet
 }
 
+// hitIndex is the table: a power of two of slots, at most half full.
 type hitIndex struct {
-	gen   uint32 // entries of other generations are stale
-	slots [hitSlots]hitEntry
+	slots []hitEntry
 }
 
-func hitSlot(grp event.GroupID, peer event.NodeID) int {
-	return int((uint32(grp)*0x85EBCA6B ^ uint32(peer)*0x9E3779B1) >> (32 - 6))
+func hitHash(grp event.GroupID, peer event.NodeID) uint32 {
+	return uint32(grp)*0x85EBCA6B ^ uint32(peer)*0x9E3779B1
 }
 
-// invalidate forgets every entry (floors, senders or groups changed).
-func (x *hitIndex) invalidate() {
-	x.gen++
-	if x.gen == 0 { // wrapped: old entries could look valid again
-		x.slots = [hitSlots]hitEntry{}
-		x.gen = 1
+// reindex rebuilds the table from the groups' floors (one per member).
+func (l *Layer) reindex() {
+	n := 0
+	for _, g := range l.groups {
+		if g.view != nil {
+			n += len(g.floors)
+		}
+	}
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	x := &l.hits
+	if cap(x.slots) >= size && cap(x.slots) <= 4*size {
+		x.slots = x.slots[:size]
+		clear(x.slots)
+	} else {
+		x.slots = make([]hitEntry, size)
+	}
+	mask := uint32(size - 1)
+	for _, g := range l.groups {
+		if g.view == nil {
+			continue
+		}
+		for id, f := range g.floors {
+			i := hitHash(g.id, id) & mask
+			for x.slots[i].g != nil {
+				i = (i + 1) & mask
+			}
+			x.slots[i] = hitEntry{grp: g.id, peer: id, f: f, g: g, s: g.senders[id]}
+		}
 	}
 }
 
-// lookup returns the cache entry for a packet from peer in grp, filling it
-// from the maps; nil if the group has no view or peer is no member.
+// lookup returns the table's entry for a packet from peer in grp, or nil
+// if the group has no view or peer is no member.
 func (l *Layer) lookup(grp event.GroupID, peer event.NodeID) *hitEntry {
-	e := &l.hits.slots[hitSlot(grp, peer)]
-	if e.gen == l.hits.gen && e.grp == grp && e.peer == peer && e.g != nil {
-		return e
-	}
-	g := l.groups[grp]
-	if g == nil || g.view == nil {
+	s := l.hits.slots
+	if len(s) == 0 {
 		return nil
 	}
-	f, ok := g.floors[peer]
-	if !ok {
-		return nil
+	mask := uint32(len(s) - 1)
+	for i := hitHash(grp, peer) & mask; s[i].g != nil; i = (i + 1) & mask {
+		if s[i].grp == grp && s[i].peer == peer {
+			return &s[i]
+		}
 	}
-	*e = hitEntry{gen: l.hits.gen, grp: grp, peer: peer, f: f, g: g, s: g.senders[peer]}
-	return e
+	return nil
 }

@@ -92,7 +92,7 @@ func (l *Layer) dropGroup(g *group) {
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
 	delete(l.groups, g.id)
-	l.hits.invalidate()
+	l.reindex()
 	l.gslots[g.idx] = nil
 	l.gfree = append(l.gfree, g.idx)
 	gone := g.members
@@ -196,7 +196,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1, since: tag}
 	}
 	g.view, g.tag = v, tag
-	l.hits.invalidate() // members changed
+	l.reindex() // members changed
 	for _, id := range gone {
 		l.forgetPeer(id)
 	}

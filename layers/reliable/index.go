@@ -3,57 +3,78 @@ package reliable
 import "github.com/layercast/layercast/event"
 
 // The per-packet path (dataUp, digestUp) finds the (group, sender) state
-// through a small direct-mapped cache rather than two map lookups
-// (groups, then members): at thousands of simulated nodes every stack's
-// maps are cold and each lookup is several cache misses (issue 9 item 11).
-// An entry is valid only while the membership state it points into is
-// unchanged: every change of a group's members (installView, dropGroup)
-// moves the generation, which invalidates every entry at once.
-
-// hitSlots is the size of the cache: a power of two, a few times the
-// (group, sender) pairs a node usually has (4 groups of 8: 28).
-const hitSlots = 64
+// through an open-addressing table of every (group, member) pair, rather
+// than two map lookups (groups, then members): at thousands of simulated
+// nodes every stack's maps are cold and each lookup costs several cache
+// misses (issue 9 item 11); one probe of this table usually costs one.
+// The table is rebuilt whenever a group's members change (installView,
+// dropGroup), which is rare next to packets; what it does not hold (a
+// viewless group, a non-member) is looked up in the maps as before.
 
 type hitEntry struct {
-	gen  uint32
 	grp  event.GroupID
 	peer event.NodeID
-	g    *group
+	g    *group // nil: empty slot
 	m    *member
 }
 
+// hitIndex is the table: a power of two of slots, at most half full.
 type hitIndex struct {
-	gen   uint32 // entries of other generations are stale
-	slots [hitSlots]hitEntry
+	slots []hitEntry
 }
 
-func hitSlot(grp event.GroupID, peer event.NodeID) int {
-	return int((uint32(grp)*0x85EBCA6B ^ uint32(peer)*0x9E3779B1) >> (32 - 6))
+func hitHash(grp event.GroupID, peer event.NodeID) uint32 {
+	return uint32(grp)*0x85EBCA6B ^ uint32(peer)*0x9E3779B1
 }
 
-// invalidate forgets every entry (members or groups changed).
-func (x *hitIndex) invalidate() {
-	x.gen++
-	if x.gen == 0 { // wrapped: old entries could look valid again
-		x.slots = [hitSlots]hitEntry{}
-		x.gen = 1
+// reindex rebuilds the table from the groups and their members.
+func (l *Layer) reindex() {
+	n := 0
+	for _, g := range l.groups {
+		if g.view != nil {
+			n += len(g.members)
+		}
+	}
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	x := &l.hits
+	if cap(x.slots) >= size && cap(x.slots) <= 4*size {
+		x.slots = x.slots[:size]
+		clear(x.slots)
+	} else {
+		x.slots = make([]hitEntry, size)
+	}
+	mask := uint32(size - 1)
+	for _, g := range l.groups {
+		if g.view == nil {
+			continue
+		}
+		for id, m := range g.members {
+			i := hitHash(g.id, id) & mask
+			for x.slots[i].g != nil {
+				i = (i + 1) & mask
+			}
+			x.slots[i] = hitEntry{grp: g.id, peer: id, g: g, m: m}
+		}
 	}
 }
 
-// lookup returns the group (nil if unknown or viewless) and the member
-// (nil if not one) for a packet from peer in grp.
+// lookup returns the group (nil if unknown) and the member (nil if not
+// one) for a packet from peer in grp.
 func (l *Layer) lookup(grp event.GroupID, peer event.NodeID) (*group, *member) {
-	e := &l.hits.slots[hitSlot(grp, peer)]
-	if e.gen == l.hits.gen && e.grp == grp && e.peer == peer && e.g != nil {
-		return e.g, e.m
+	if s := l.hits.slots; len(s) > 0 {
+		mask := uint32(len(s) - 1)
+		for i := hitHash(grp, peer) & mask; s[i].g != nil; i = (i + 1) & mask {
+			if s[i].grp == grp && s[i].peer == peer {
+				return s[i].g, s[i].m
+			}
+		}
 	}
 	g := l.groups[grp]
 	if g == nil || g.view == nil {
 		return g, nil
 	}
-	m := g.members[peer]
-	if m != nil {
-		*e = hitEntry{gen: l.hits.gen, grp: grp, peer: peer, g: g, m: m}
-	}
-	return g, m
+	return g, g.members[peer]
 }
