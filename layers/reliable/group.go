@@ -453,10 +453,10 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 		}
 		d.E = append(d.E, uint32(id), c, m.floor)
 	}
-	body := l.wc.Encode(d)
 	msg := l.Ctx.NewMessage()
-	msg.SetPayload(body)
-	msg.Prepend(1)[0] = tDigest
+	b := msg.Append(1 + digestSize(d))
+	b[0] = tDigest
+	appendDigest(b[1:1], d) // in place: b has exactly digestSize bytes after the type
 	l.c.stabilityMsgs.Inc()
 	l.c.acksSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Control: true, Msg: msg})
@@ -468,8 +468,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 func (l *Layer) digestUp(ev *event.Event) {
 	from := ev.Peer
 	d := &l.digest
-	d.G, d.V, d.U, d.H, d.E = 0, 0, false, false, d.E[:0]
-	err := l.wc.Decode(ev.Msg.Bytes(), d)
+	err := parseDigest(ev.Msg.Bytes(), d)
 	ev.Msg.Release()
 	if err != nil || len(d.E)%3 != 0 || len(d.E) < 3 || event.NodeID(d.E[0]) != from {
 		l.c.malformed.Inc()
