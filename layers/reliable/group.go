@@ -129,6 +129,7 @@ func (l *Layer) restartGroup(g *group) {
 	l.clearGroup(g)
 	*g = group{id: g.id, idx: g.idx, members: map[event.NodeID]*member{}, next: 1, base: 1,
 		buf: g.buf, pending: g.pending, held: g.held}
+	l.reindex()
 }
 
 // installView reconfigures a group for a new view: departed members are no
@@ -303,7 +304,7 @@ func (l *Layer) advanceStability(g *group) {
 	}
 	st := g.next - 1
 	for _, id := range g.view.Members {
-		if m := g.members[id]; m != nil && m.acked < st {
+		if _, m := l.lookup(g.id, id); m != nil && m.acked < st {
 			st = m.acked
 		}
 	}
@@ -443,7 +444,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 	d.G, d.V, d.U, d.H = uint32(g.id), g.tag, unstable, g.held
 	d.E = append(d.E[:0], uint32(l.self), g.next-1, 0)
 	for _, id := range g.view.Members {
-		m := g.members[id]
+		_, m := l.lookup(g.id, id)
 		if m == nil {
 			continue
 		}
@@ -532,7 +533,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 		if n == l.self || n == from {
 			continue
 		}
-		if om := g.members[n]; om != nil && om.rs != nil {
+		if _, om := l.lookup(g.id, n); om != nil && om.rs != nil {
 			l.announce(om.rs, c)
 		}
 	}
