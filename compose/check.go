@@ -71,6 +71,11 @@ func explain(spec *Spec, role Role) ([]Checked, error) {
 			return nil, err
 		}
 	}
+	if role == MemberRole {
+		if err := checkServices(ls); err != nil {
+			return nil, err
+		}
+	}
 	return ls, nil
 }
 

@@ -82,6 +82,20 @@ type LayerInfo struct {
 	// properties this layer introduces beyond compose's own (a layer may
 	// declare a new property without editing compose).
 	Properties map[Property]string
+	// Counters documents the counters the layer keeps, in display order
+	// (`stacktool layers` prints them; a report finds the acknowledgement
+	// and buffer counters by their roles).
+	Counters []CounterDoc
+	// Summarize, if set, turns the layer's counters at the end of a run into
+	// ratios and notes for the report. It must be deterministic (no clock,
+	// no dependence on map order). Only the layer's own package reads its
+	// counter names.
+	Summarize func(c Counters) Summary
+	// Service, if set, says which service node a member running this layer
+	// with these parameters needs (a run harness starts it).
+	Service func(p Params) (ServiceNeed, error)
+	// Tools are commands the layer adds to stacktool.
+	Tools []Tool
 }
 
 var (
@@ -108,6 +122,18 @@ func Register(info LayerInfo) {
 	for p, words := range info.Properties {
 		if old, ok := propertyWords[p]; ok && old != words {
 			panic(fmt.Sprintf("compose: layer %q describes property %q as %q, already described as %q", info.Name, p, words, old))
+		}
+	}
+	for _, t := range info.Tools {
+		if t.Name == "" || t.Run == nil {
+			panic(fmt.Sprintf("compose: layer %q: a tool needs a name and a Run", info.Name))
+		}
+		for _, l := range registry {
+			for _, o := range l.Tools {
+				if o.Name == t.Name {
+					panic(fmt.Sprintf("compose: layer %q: tool %q already added by layer %q", info.Name, t.Name, l.Name))
+				}
+			}
 		}
 	}
 	for p, words := range info.Properties {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
@@ -815,8 +816,10 @@ func (c *Collector) Finish(o Outcome) *Report {
 		RecoveryLatencyMs:    MeanP99{Mean: ms(c.rec.mean()), P99: ms(float64(c.rec.quantile(0.99)))},
 	}
 
-	// Counters.
-	var acks int64
+	// Counters. Acknowledgements and buffer peaks are found by the role
+	// each layer's registration gives its counters, never by name.
+	acks := map[string]int64{}
+	roles := counterRoles{}
 	for _, nc := range o.Nodes {
 		rep.Net.PacketsSent += nc.Net.PacketsSent
 		rep.Net.BytesSent += nc.Net.BytesSent
@@ -833,10 +836,10 @@ func (c *Collector) Finish(o Outcome) *Report {
 			}
 			for i, name := range l.Names {
 				m[name] += l.Values[i]
-				switch name {
-				case "acks_sent":
-					acks += l.Values[i]
-				case "peak_buffer_bytes":
+				switch roles.of(l.Layer, name) {
+				case compose.AckRole:
+					acks[l.Layer] += l.Values[i]
+				case compose.BufferPeakRole:
 					peak += l.Values[i]
 				}
 			}
@@ -848,15 +851,46 @@ func (c *Collector) Finish(o Outcome) *Report {
 		rep.Overhead = Overhead{
 			ControlPacketsPerMsg: round3(float64(rep.Net.ControlPacketsSent) / n),
 			ControlBytesPerMsg:   round3(float64(rep.Net.ControlBytesSent) / n),
-			AcksPerMsg:           round3(float64(acks) / n),
 		}
+		var all int64
+		for l, a := range acks {
+			all += a
+			if rep.Overhead.AcksPerMsgBy == nil {
+				rep.Overhead.AcksPerMsgBy = map[string]float64{}
+			}
+			rep.Overhead.AcksPerMsgBy[l] = round3(float64(a) / n)
+		}
+		rep.Overhead.AcksPerMsg = round3(float64(all) / n)
 	}
 	c.finishDrops(rep, dropMissing)
 	rep.Notes = append(rep.Notes, o.Notes...)
+	summarizeLayers(rep, o.Nodes, c.messagesSent)
 	for _, s := range Summarizers {
 		s(rep, o.Nodes)
 	}
 	return rep
+}
+
+// counterRoles caches, per layer and counter name, the role the layer's
+// registration gives the counter (every node reports the same names).
+type counterRoles map[string]map[string]compose.CounterRole
+
+func (c counterRoles) of(layer, name string) compose.CounterRole {
+	m := c[layer]
+	if m == nil {
+		m = map[string]compose.CounterRole{}
+		c[layer] = m
+	}
+	r, ok := m[name]
+	if !ok {
+		if info, found := compose.Lookup(layer); found {
+			if d := info.Counter(name); d != nil {
+				r = d.Role
+			}
+		}
+		m[name] = r
+	}
+	return r
 }
 
 // explanationKind sorts the explanations of explain and heldBy.

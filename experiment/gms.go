@@ -1,14 +1,14 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/layers/gms"
-	"github.com/layercast/layercast/stack"
 )
 
 func init() { GMSSetup = setupGMS }
@@ -17,35 +17,37 @@ func init() { GMSSetup = setupGMS }
 // views before it gives up.
 const settleLimit = 60 * time.Second
 
-// setupGMS runs the membership service for specs that end in gms: it adds
-// the service node (id and batching interval from the nodes' gms layer,
-// gms(service=..., view_interval=..., fd_timeout=...)), has every node join
-// its intended groups, and runs the network until every live node holds the
+// setupGMS runs the membership service for specs whose layers give views: it
+// asks the spec's layers which service they need (compose.LayerInfo.Service:
+// for gms, the node gms(service=N) running gms_service with the member's
+// view_interval, fd_timeout and suspect_timeout), builds that service's own
+// spec with compose.BuildService, has every node join its intended groups,
+// and runs the network until every live node's application holds the
 // intended view of each of its groups, less the nodes that are down or
 // frozen. Senders start then; fault times count from that moment (runSim
-// schedules them after this hook, offset by env.SendStart), so a fault
-// never strikes while membership settles.
+// schedules them after this hook, offset by env.SendStart), so a fault never
+// strikes while membership settles. It knows no layer: views are the View
+// events the applications saw.
 func setupGMS(env *SimEnv) error {
-	layers := map[event.NodeID]*gms.Layer{}
-	for _, id := range env.Nodes {
-		st := env.Stacks[id]
-		for i := 0; i < st.NumLayers(); i++ {
-			if l, ok := st.Layer(i).(*gms.Layer); ok {
-				layers[id] = l
-			}
-		}
-		if layers[id] == nil {
-			return fmt.Errorf("%v: its stack gives views but has no gms layer", id)
-		}
+	layer, need, err := serviceNeed(env.Spec)
+	if err != nil {
+		return err
 	}
-	cfg := layers[env.Nodes[0]].Config()
-	if slices.Contains(env.Nodes, cfg.Service) {
-		return fmt.Errorf("gms service id %v is one of the experiment's nodes; choose another with gms(service=N)", cfg.Service)
+	if slices.Contains(env.Nodes, need.Node) {
+		return fmt.Errorf("%s's service id %v is one of the experiment's nodes; choose another (%s(service=N))", layer, need.Node, layer)
 	}
-	svc := gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: cfg.ViewInterval, FDTimeout: cfg.FDTimeout, SuspectTimeout: cfg.SuspectTimeout})
-	if _, err := env.AddNode(cfg.Service, []stack.Entry{{Name: "gms_service", Layer: svc}}); err != nil {
-		return fmt.Errorf("adding the membership service: %w", err)
+	ssp, err := compose.Parse(need.Spec)
+	if err != nil {
+		return fmt.Errorf("the service's spec %q: %w", need.Spec, err)
 	}
+	entries, err := compose.BuildService(ssp)
+	if err != nil {
+		return fmt.Errorf("the service's spec %q: %w", need.Spec, err)
+	}
+	if _, err := env.AddNode(need.Node, entries); err != nil {
+		return fmt.Errorf("adding the service: %w", err)
+	}
+	env.service = ssp.Layers[0].Name
 	for _, id := range env.Nodes {
 		for _, g := range env.Of[id] {
 			if err := env.Stacks[id].Join(g); err != nil {
@@ -65,9 +67,8 @@ func setupGMS(env *SimEnv) error {
 			if !up(id) {
 				continue
 			}
-			views := layers[id].Views()
 			for _, g := range env.Of[id] {
-				v := views[g]
+				v := env.view(id, g)
 				if v == nil {
 					return false
 				}
@@ -89,29 +90,44 @@ func setupGMS(env *SimEnv) error {
 		return true
 	}
 	start := env.Net.Now()
-	step := max(time.Millisecond, cfg.ViewInterval/4)
 	for !settled() {
 		if env.Net.Now().Sub(start) > settleLimit {
-			return fmt.Errorf("views not installed after %v of virtual time (%v, view_interval %v)", settleLimit, cfg.Service, cfg.ViewInterval)
+			return fmt.Errorf("views not installed after %v of virtual time (%v, %s)", settleLimit, need.Node, need.Describe)
 		}
-		env.Net.Run(step)
+		env.Net.Run(need.Poll)
 	}
 	env.SendStart = max(env.SendStart, env.Net.Now())
-	if err := watchCrashes(env, svc, layers); err != nil {
+	if err := watchCrashes(env, layer, need); err != nil {
 		return err
 	}
-	st := svc.Service().Stats()
-	env.Notes = append(env.Notes, fmt.Sprintf("gms: %v installed the views of %d groups by %v (%d batches, view_interval %v, fd_timeout %v, heartbeat %v)",
-		cfg.Service, len(env.Groups), env.Net.Now(), st.Commits, cfg.ViewInterval, cfg.FDTimeout, cfg.Heartbeat))
+	env.Notes = append(env.Notes, fmt.Sprintf("%s: %v installed the views of %d groups by %v (%s)",
+		layer, need.Node, len(env.Groups), env.Net.Now(), need.Describe))
 	return nil
+}
+
+// serviceNeed asks the spec's layers which service node they need: the
+// first layer that says, and what it needs.
+func serviceNeed(sp *compose.Spec) (string, compose.ServiceNeed, error) {
+	ls, err := compose.Explain(sp)
+	if err != nil {
+		return "", compose.ServiceNeed{}, err
+	}
+	for _, l := range ls {
+		if l.Info.Service != nil {
+			need, err := l.Info.Service(l.Params)
+			return l.Info.Name, need, err
+		}
+	}
+	return "", compose.ServiceNeed{}, errors.New("the stack gives views but none of its layers names the service that installs them")
 }
 
 // watchCrashes observes, for every crash fault of the scenario, how long the
 // membership takes to remove the crashed node: from the crash until every
 // surviving member of its groups holds views of all of them without it. It
-// records the longest as the service's crash_removal_max_us counter (with
-// crash_removals, how many were observed) and notes each one.
-func watchCrashes(env *SimEnv, svc *gms.ServiceLayer, layers map[event.NodeID]*gms.Layer) error {
+// records the longest as the service's crash_removal_max_us figure (with
+// crash_removals, how many were observed; the harness's measurements,
+// reported beside the service layer's counters) and notes each one.
+func watchCrashes(env *SimEnv, layer string, need compose.ServiceNeed) error {
 	crashed := map[event.NodeID]event.Time{}
 	for _, f := range env.Scenario.Faults {
 		ft, err := ParseFault(f)
@@ -122,15 +138,11 @@ func watchCrashes(env *SimEnv, svc *gms.ServiceLayer, layers map[event.NodeID]*g
 			crashed[ft.Node] = env.SendStart.Add(ft.At.Duration()) // fault times count from the start of sending
 		}
 	}
-	cfg := layers[env.Nodes[0]].Config()
 	var worst time.Duration
 	removals := 0
 	for _, victim := range slices.Sorted(maps.Keys(crashed)) {
 		at := crashed[victim]
-		var gs []event.GroupID
-		if layers[victim] != nil {
-			gs = env.Of[victim]
-		}
+		gs := env.Of[victim]
 		if len(gs) == 0 {
 			continue
 		}
@@ -143,7 +155,7 @@ func watchCrashes(env *SimEnv, svc *gms.ServiceLayer, layers map[event.NodeID]*g
 					if t, dead := crashed[n]; dead && t <= env.Net.Now() {
 						continue
 					}
-					if v := layers[n].Views()[g]; v == nil || v.Has(victim) {
+					if v := env.view(n, g); v == nil || v.Has(victim) {
 						return false
 					}
 				}
@@ -159,12 +171,45 @@ func watchCrashes(env *SimEnv, svc *gms.ServiceLayer, layers map[event.NodeID]*g
 			d := env.Net.Now().Sub(at)
 			removals++
 			worst = max(worst, d)
-			svc.Record("crash_removals", int64(removals))
-			svc.Record("crash_removal_max_us", worst.Microseconds())
-			env.Notes = append(env.Notes, fmt.Sprintf("gms: %v crashed at %v; every surviving member of its %d groups installed views without it %v later (fd_timeout %v + suspect_timeout %v + view_interval %v = %v)",
-				victim, at, len(gs), d, cfg.FDTimeout, cfg.SuspectTimeout, cfg.ViewInterval, cfg.FDTimeout+cfg.SuspectTimeout+cfg.ViewInterval))
+			env.record(env.service, "crash_removals", int64(removals))
+			env.record(env.service, "crash_removal_max_us", worst.Microseconds())
+			env.Notes = append(env.Notes, fmt.Sprintf("%s: %v crashed at %v; every surviving member of its %d groups installed views without it %v later (%s = %v)",
+				layer, victim, at, len(gs), d, need.RemovalWords, need.RemovalBound))
 		}
 		env.Net.At(at, poll)
 	}
 	return nil
+}
+
+// view is the latest view of group g that node n's application saw (nil if
+// none).
+func (e *SimEnv) view(n event.NodeID, g event.GroupID) *event.ViewInfo {
+	r := e.col.rank(g, n)
+	if r < 0 {
+		return nil
+	}
+	return e.col.lastView(e.col.off[int(g)-1] + r)
+}
+
+// record sets a figure the harness measured, reported with the counters of
+// the named layer (a service's layer): the harness's own measurement, not
+// the layer's state.
+func (e *SimEnv) record(layer, name string, v int64) {
+	if e.figures == nil {
+		e.figures = map[string]map[string]int64{}
+	}
+	if e.figures[layer] == nil {
+		e.figures[layer] = map[string]int64{}
+	}
+	e.figures[layer][name] = v
+}
+
+// addFigures merges the figures the harness recorded into the report.
+func (e *SimEnv) addFigures(rep *Report) {
+	for l, m := range e.figures {
+		if rep.Layers[l] == nil {
+			rep.Layers[l] = map[string]int64{}
+		}
+		maps.Copy(rep.Layers[l], m)
+	}
 }

@@ -3,6 +3,7 @@ package experiment_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,31 @@ func (h *holdLayer) Timer(key uint64) {
 
 func init() {
 	compose.Register(compose.LayerInfo{Name: "exptest_pass", Summary: "test: passes events through.",
-		New: func(compose.Params) (stack.Layer, error) { return &passLayer{}, nil }})
+		New: func(compose.Params) (stack.Layer, error) { return &passLayer{}, nil },
+		Counters: []compose.CounterDoc{
+			{Name: "casts", Doc: "casts passed down"},
+			{Name: "acks_sent", Role: compose.AckRole, Doc: "pretend acknowledgements, two per cast"},
+			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "pretend buffer peak"},
+		},
+		// The layer's own reading of its counters: the report shows it
+		// without any change to experiment/.
+		Summarize: func(c compose.Counters) compose.Summary {
+			var s compose.Summary
+			if n := c.Total["casts"]; n > 0 {
+				s.Ratio("acks_per_cast", float64(c.Total["acks_sent"])/float64(n))
+			}
+			busiest := ""
+			var most int64
+			for _, nc := range c.Nodes {
+				if v := nc.Values["casts"]; v > most {
+					busiest, most = nc.Node.String(), v
+				}
+			}
+			s.Notes = append(s.Notes, fmt.Sprintf("%d nodes ran me; %s cast most (%d)", len(c.Nodes), busiest, most))
+			s.Extra = map[string]int64{"most": most}
+			return s
+		},
+	})
 	compose.Register(compose.LayerInfo{Name: "exptest_hold", Summary: "test: holds groups off now and then.",
 		New: func(compose.Params) (stack.Layer, error) { return &holdLayer{}, nil }})
 }
@@ -200,5 +225,57 @@ func TestHarnessFreezePausesSender(t *testing.T) {
 	}
 	if rep.LatencyMs.Max < 150 {
 		t.Errorf("freeze: max latency %vms, want the 200ms freeze to show", rep.LatencyMs.Max)
+	}
+}
+
+// A layer registered with its own counters and Summarize shows up in a
+// run's report (ratios beside its counters in JSON, notes, extra, the acks
+// row) with no change to experiment/: the harness reads counters by the
+// roles the registration gives them, never by name.
+func TestLayerExplainsItself(t *testing.T) {
+	rep := run(t, "exptest_pass", "nodes", "8", "groups-per-node", "2", "group-size", "4",
+		"senders", "3", "rate", "100", "duration", "2s", "latency", "2ms", "jitter", "0")
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Layers   map[string]map[string]float64 `json:"layers"`
+		Notes    []string                      `json:"notes"`
+		Extra    map[string]map[string]int64   `json:"extra"`
+		Overhead struct {
+			AcksPerMsg   float64            `json:"acks_per_msg"`
+			AcksPerMsgBy map[string]float64 `json:"acks_per_msg_by"`
+		} `json:"overhead"`
+	}
+	if err := json.Unmarshal(raw, &js); err != nil {
+		t.Fatal(err)
+	}
+	if got := js.Layers["exptest_pass"]; got["acks_per_cast"] != 2 || got["casts"] != 600 {
+		t.Errorf("layers.exptest_pass = %v, want acks_per_cast 2 beside casts 600", got)
+	}
+	// 3 senders of 200 messages each; all 8 nodes run the layer.
+	want := "exptest_pass: 8 nodes ran me; "
+	var note string
+	for _, n := range js.Notes {
+		if strings.HasPrefix(n, want) {
+			note = n
+		}
+	}
+	if !strings.HasSuffix(note, "cast most (200)") {
+		t.Errorf("notes %q, want one starting %q and ending in 'cast most (200)'", js.Notes, want)
+	}
+	if js.Extra["exptest_pass"]["most"] != 200 {
+		t.Errorf("extra = %v, want exptest_pass.most 200", js.Extra)
+	}
+	if js.Overhead.AcksPerMsgBy["exptest_pass"] != 2 || js.Overhead.AcksPerMsg != 2 {
+		t.Errorf("overhead acks %v by %v, want 2 from exptest_pass", js.Overhead.AcksPerMsg, js.Overhead.AcksPerMsgBy)
+	}
+	var b strings.Builder
+	if err := experiment.WriteTable(&b, []*experiment.Report{rep}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "exptest_pass 2.000") {
+		t.Errorf("the table does not show the layer's acks per message:\n%s", b.String())
 	}
 }

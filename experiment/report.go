@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/layercast/layercast/compose"
@@ -213,7 +214,12 @@ type DropOutcome struct {
 type Overhead struct {
 	ControlPacketsPerMsg float64 `json:"control_packets_per_msg"`
 	ControlBytesPerMsg   float64 `json:"control_bytes_per_msg"`
-	AcksPerMsg           float64 `json:"acks_per_msg"`
+	// AcksPerMsg is every layer's acknowledgements (the counters their
+	// registrations give compose.AckRole: mflow's credit acks, reliable's
+	// point-to-point acks, ...) summed, per message sent; AcksPerMsgBy
+	// splits it by layer.
+	AcksPerMsg   float64            `json:"acks_per_msg"`
+	AcksPerMsgBy map[string]float64 `json:"acks_per_msg_by,omitempty"`
 }
 
 // NetReport is what the stacks' bottom edges counted, summed over nodes.
@@ -250,13 +256,53 @@ func (nc *NodeCounters) Counter(layer, name string) int64 {
 	return 0
 }
 
+// summarizeLayers asks every layer of the run whose registration has a
+// Summarize for its ratios and notes (compose.LayerInfo.Summarize), with its
+// counters summed and per node; the report shows what the layer says
+// without knowing its counters.
+func summarizeLayers(rep *Report, nodes []NodeCounters, messages int64) {
+	for _, name := range slices.Sorted(maps.Keys(rep.Layers)) {
+		info, ok := compose.Lookup(name)
+		if !ok || info.Summarize == nil {
+			continue
+		}
+		c := compose.Counters{Total: rep.Layers[name], Messages: messages}
+		for _, nc := range nodes {
+			for _, l := range nc.Layers {
+				if l.Layer != name {
+					continue
+				}
+				vals := make(map[string]int64, len(l.Names))
+				for i, n := range l.Names {
+					vals[n] = l.Values[i]
+				}
+				c.Nodes = append(c.Nodes, compose.NodeCounters{Node: nc.Node, Alive: nc.Alive, Values: vals})
+			}
+		}
+		s := info.Summarize(c)
+		for _, k := range slices.Sorted(maps.Keys(s.Ratios)) {
+			rep.SetLayerRatio(name, k, s.Ratios[k])
+		}
+		for _, n := range s.Notes {
+			rep.Notes = append(rep.Notes, name+": "+n)
+		}
+		if s.Extra != nil {
+			if rep.Extra == nil {
+				rep.Extra = map[string]any{}
+			}
+			rep.Extra[name] = s.Extra
+		}
+	}
+}
+
 // Summarizer inspects a finished run's per-node counters and adds notes or
 // Extra fields to the report. It must be deterministic (no wall clock, no
 // map-order dependence).
 type Summarizer func(rep *Report, nodes []NodeCounters)
 
-// Summarizers run, in order, at the end of every run. Layer packages'
-// helpers (in experiment/) append to it from an init function.
+// Summarizers run, in order, at the end of every run, after the layers'
+// own summaries (compose.LayerInfo.Summarize): a layer explains its counters
+// in its registration, not here.
 var Summarizers []Summarizer
 
 // Mask returns a copy of the report with its wall-clock fields zeroed, so

@@ -41,6 +41,12 @@ type SimEnv struct {
 	Notes []string
 
 	extra []*stack.Stack
+	// col sees every view the applications see (SimEnv.view); service
+	// names the service's layer and figures holds what the harness
+	// measured for it (gms.go).
+	col     *Collector
+	service string
+	figures map[string]map[string]int64
 }
 
 // AddNode adds a node that is not part of the workload (a membership
@@ -120,6 +126,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		Stacks: map[event.NodeID]*stack.Stack{}, Seed: sc.Seed,
 	}
 	col := NewCollector(sc, asg)
+	env.col = col
 	col.TrackSends()
 	net.SetDropHook(col.simDrop)
 	senders := map[event.NodeID]*sender{}
@@ -279,6 +286,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		DroppedOther: stats.SendQueueDrops + stats.PartitionDrops + stats.WANQueueDrops + stats.DownDrops,
 		Notes:        env.Notes,
 	})
+	env.addFigures(rep)
 	return rep, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/layers/mflow"
 )
@@ -30,7 +29,7 @@ func TestMflowSpecRun(t *testing.T) {
 	var js struct {
 		Layers map[string]map[string]float64 `json:"layers"`
 		Extra  struct {
-			Mflow experiment.MflowSummary `json:"mflow"`
+			Mflow mflow.Summary `json:"mflow"`
 		} `json:"extra"`
 	}
 	if err := json.Unmarshal(b, &js); err != nil {

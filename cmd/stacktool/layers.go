@@ -18,11 +18,13 @@ import (
 func init() {
 	commands = append(commands, &cli.Command{
 		Name:      "layers",
-		Usage:     "list every layer with what it promises, its parameters and properties",
+		Usage:     "list every layer with what it promises, its parameters, properties and counters",
 		ArgsUsage: "[NAME...]",
 		Description: "Prints the catalogue of registered layers: a few sentences on what each promises and how,\n" +
 			"its parameters (name, type, default, range, meaning), what it needs from the layers below\n" +
-			"and what it gives the layers above. Name layers to show only those.\n" +
+			"and what it gives the layers above, and its counters (name, kind, role, meaning: what a run's\n" +
+			"report shows under layers.<name>; role 'acks' counts in the report's acks per message).\n" +
+			"Name layers to show only those.\n" +
 			"Example: stacktool layers reliable fifo",
 		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array for machines"}},
 		OnUsageError: usageError,
@@ -55,6 +57,26 @@ type jsonLayer struct {
 	Params  []jsonParam `json:"params"`
 	Needs   []string    `json:"needs"`
 	Gives   []string    `json:"gives"`
+	// Counters are the counters the layer reports, with their meaning.
+	Counters []jsonCounter `json:"counters"`
+}
+
+type jsonCounter struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	Role string `json:"role,omitempty"`
+	Doc  string `json:"doc"`
+}
+
+// roleWords names a counter's role for the catalogue ("" for none).
+func roleWords(r compose.CounterRole) string {
+	switch r {
+	case compose.AckRole:
+		return "acks"
+	case compose.BufferPeakRole:
+		return "buffer peak"
+	}
+	return ""
 }
 
 func layersCmd(c *cli.Context) error {
@@ -117,6 +139,10 @@ func writeLayersJSON(w io.Writer, ls []*compose.LayerInfo) error {
 			}
 			jl.Params = append(jl.Params, jp)
 		}
+		jl.Counters = []jsonCounter{}
+		for _, d := range l.Counters {
+			jl.Counters = append(jl.Counters, jsonCounter{Name: d.Name, Kind: d.Kind.String(), Role: roleWords(d.Role), Doc: d.Doc})
+		}
 		out = append(out, jl)
 	}
 	enc := json.NewEncoder(w)
@@ -160,25 +186,53 @@ func writeLayers(w io.Writer, ls []*compose.LayerInfo) error {
 			fmt.Fprintln(w, "    "+line)
 		}
 		fmt.Fprintf(w, "    needs: %s\n    gives: %s\n", describeProps(l.Needs), describeProps(l.Gives))
-		if len(l.Params) == 0 {
-			fmt.Fprintln(w, "    parameters: none")
-			continue
+		if err := writeParams(w, l); err != nil {
+			return err
 		}
-		fmt.Fprintln(w, "    parameters:")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "      NAME\tTYPE\tDEFAULT\tRANGE\tMEANING")
-		for _, p := range l.Params {
-			def := p.Default
-			if def == "" {
-				def = `""`
-			}
-			fmt.Fprintf(tw, "      %s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, def, paramRange(&p), p.Doc)
-		}
-		if err := tw.Flush(); err != nil {
+		if err := writeCounters(w, l); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeParams prints a layer's parameter table.
+func writeParams(w io.Writer, l *compose.LayerInfo) error {
+	if len(l.Params) == 0 {
+		_, err := fmt.Fprintln(w, "    parameters: none")
+		return err
+	}
+	fmt.Fprintln(w, "    parameters:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "      NAME\tTYPE\tDEFAULT\tRANGE\tMEANING")
+	for _, p := range l.Params {
+		def := p.Default
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(tw, "      %s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, def, paramRange(&p), p.Doc)
+	}
+	return tw.Flush()
+}
+
+// writeCounters prints what the layer's counters mean, as its registration
+// says (a report shows them under layers.<name>).
+func writeCounters(w io.Writer, l *compose.LayerInfo) error {
+	if len(l.Counters) == 0 {
+		_, err := fmt.Fprintln(w, "    counters: none documented")
+		return err
+	}
+	fmt.Fprintln(w, "    counters:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "      NAME\tKIND\tMEANING")
+	for _, d := range l.Counters {
+		kind := d.Kind.String()
+		if r := roleWords(d.Role); r != "" {
+			kind += ", " + r
+		}
+		fmt.Fprintf(tw, "      %s\t%s\t%s\n", d.Name, kind, d.Doc)
+	}
+	return tw.Flush()
 }
 
 // paramRange prints a parameter's bounds or choices in its own units.

@@ -86,6 +86,20 @@ func init() {
 		},
 		Needs: []compose.Property{compose.Reliable},
 		Gives: []compose.Property{compose.FIFO},
+		Counters: []compose.CounterDoc{
+			{Name: "delivered", Doc: "messages delivered up in order"},
+			{Name: "reordered", Doc: "messages that arrived early and were held for the gap before them"},
+			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes held out of order at once"},
+			{Name: "buffer_bytes", Kind: compose.Gauge, Doc: "bytes held out of order at the end"},
+			{Name: "released", Doc: "held messages let go when their sender left the view"},
+			{Name: "malformed", Doc: "packets whose fifo header did not decode"},
+			{Name: "before_join", Doc: "messages from before this node joined, not delivered"},
+			{Name: "overflow", Doc: "times a stream's reorder bounds overflowed and its head gap was given up"},
+			{Name: "non_member", Doc: "messages from senders outside the view"},
+			{Name: "floor_requests", Doc: "requests for a sender's join floor"},
+			{Name: "skipped", Doc: "messages given up on overflow (reported lost)"},
+			{Name: "late", Doc: "messages that arrived after they were given up"},
+		},
 		New: func(p compose.Params) (stack.Layer, error) {
 			return New(p.Int("max_reorder"), int64(p.Int("max_reorder_bytes"))), nil
 		},

@@ -3,6 +3,7 @@ package gms
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
@@ -21,9 +22,22 @@ func init() {
 			{Name: "fd_timeout", Type: compose.Duration, Default: DefaultFDTimeout.String(), Doc: "silence after which the service suspects this node and starts probing it", Min: 0.001, Max: 3600},
 			{Name: "suspect_timeout", Type: compose.Duration, Default: "0s", Doc: "how long the service probes this node, once suspected, before it declares it failed and removes it (0: equal to fd_timeout); a crashed node is removed within fd_timeout + suspect_timeout + view_interval", Min: 0, Max: 3600},
 			{Name: "retry", Type: compose.Duration, Default: DefaultRetry.String(), Doc: "wait for an acknowledgement before a join or leave request is sent again", Min: 0.001, Max: 60},
-			{Name: "view_interval", Type: compose.Duration, Default: DefaultViewInterval.String(), Doc: "batching interval of the service the simulator starts for this stack (stacktool gms has its own flag)", Min: 0, Max: 3600},
+			{Name: "view_interval", Type: compose.Duration, Default: DefaultViewInterval.String(), Doc: "the view_interval the simulator gives the membership service it starts for this stack (the harness builds that service as gms_service(view_interval=..., fd_timeout=..., suspect_timeout=...) from this layer's values; stacktool gms has its own flag); the member layer itself does not use it", Min: 0, Max: 3600},
 		},
 		Gives: []compose.Property{compose.Views, compose.Regions},
+		Counters: []compose.CounterDoc{
+			{Name: "heartbeats_sent", Doc: "heartbeats sent to the service"},
+			{Name: "requests_sent", Doc: "join and leave requests sent"},
+			{Name: "request_retries", Doc: "join and leave requests sent again for want of an acknowledgement"},
+			{Name: "updates_received", Doc: "view updates received from the service"},
+			{Name: "views_installed", Doc: "group views installed (View events sent up)"},
+			{Name: "removed_rejoined", Doc: "times the service had removed this node and it joined its groups again"},
+			{Name: "malformed", Doc: "packets from the service that did not decode"},
+			{Name: "full_updates", Doc: "full state updates asked for after a gap in the service's updates"},
+			{Name: "probes_answered", Doc: "probes of a suspecting service answered"},
+			{Name: "joins_refused", Doc: "joins the service refused (bounds)"},
+		},
+		Service: serviceNeed,
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				Service:   event.NodeID(p.Int("service")),
@@ -52,8 +66,42 @@ func init() {
 			{Name: "suspect_timeout", Type: compose.Duration, Default: "0s", Doc: "probing of a suspect before its removal, for nodes whose heartbeats declare none (0: equal to fd_timeout)", Min: 0, Max: 3600},
 		},
 		Role: compose.ServiceRole, // the membership server's stack, never a member's
+		Counters: []compose.CounterDoc{
+			{Name: "views_installed", Kind: compose.Gauge, Doc: "views the service has installed, over all groups"},
+			{Name: "node_updates", Doc: "updates sent to nodes"},
+			{Name: "nodes_failed", Doc: "nodes declared failed and removed"},
+			{Name: "malformed", Doc: "packets that did not decode"},
+			{Name: "packets_sent", Doc: "packets the service sent"},
+			{Name: "nodes_suspected", Doc: "nodes suspected after fd_timeout of silence"},
+			{Name: "suspicions_cleared", Doc: "suspected nodes that answered a probe in time"},
+			{Name: "probes_sent", Doc: "probes sent to suspected nodes"},
+			{Name: "nodes_told_to_rejoin", Doc: "removed nodes that spoke and were told to join again"},
+			{Name: "refused_by_bounds", Doc: "joins refused because a group or the service was full"},
+			{Name: "timeouts_clamped", Doc: "timeouts declared by nodes that were out of range and clamped"},
+			{Name: "crash_removals", Kind: compose.Gauge, Doc: "crashes whose removal the simulator harness observed (set by the harness, not the service)"},
+			{Name: "crash_removal_max_us", Kind: compose.Peak, Doc: "longest time, in microseconds, from a crash until every surviving member held views without the node (set by the harness)"},
+		},
 		New: func(p compose.Params) (stack.Layer, error) {
 			return NewServiceLayer(ServiceConfig{ViewInterval: p.Duration("view_interval"), FDTimeout: p.Duration("fd_timeout"), SuspectTimeout: p.Duration("suspect_timeout")}), nil
 		},
 	})
+}
+
+// serviceNeed says which membership service a member with these parameters
+// talks to: the node gms(service=N), running gms_service with the member's
+// view_interval, fd_timeout and suspect_timeout.
+func serviceNeed(p compose.Params) (compose.ServiceNeed, error) {
+	vi, fd, st := p.Duration("view_interval"), p.Duration("fd_timeout"), p.Duration("suspect_timeout")
+	eff := st
+	if eff == 0 {
+		eff = fd
+	}
+	return compose.ServiceNeed{
+		Node:         event.NodeID(p.Int("service")),
+		Spec:         fmt.Sprintf("gms_service(view_interval=%v, fd_timeout=%v, suspect_timeout=%v)", vi, fd, st),
+		Poll:         max(time.Millisecond, vi/4),
+		Describe:     fmt.Sprintf("view_interval %v, fd_timeout %v, heartbeat %v", vi, fd, p.Duration("heartbeat")),
+		RemovalBound: fd + eff + vi,
+		RemovalWords: fmt.Sprintf("fd_timeout %v + suspect_timeout %v + view_interval %v", fd, eff, vi),
+	}, nil
 }

@@ -1,20 +1,18 @@
-package main
+package mflow
 
 import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/layercast/layercast/layers/mflow"
 )
 
-func TestMflowParams(t *testing.T) {
+func TestParamsTool(t *testing.T) {
 	w, err := parseWorkload("10", "1KB", "1000", "2ms", "50KB")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := printMflowParams(&out, w); err != nil {
+	if err := printParams(&out, w); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"ack_thresh  45000 bytes", "= 46000, less one 1000-byte message", "efficiency  0.8333", "equation 7's bound: 0.8364", "ack_thresh=45000"} {
@@ -22,7 +20,7 @@ func TestMflowParams(t *testing.T) {
 			t.Errorf("mflow-params output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if err := printMflowParams(&out, mustWorkload(t, "10", "1000", "1000", "30ms", "50000")); err == nil || !strings.Contains(err.Error(), "no ack_thresh avoids delay") {
+	if err := printParams(&out, mustWorkload(t, "10", "1000", "1000", "30ms", "50000")); err == nil || !strings.Contains(err.Error(), "no ack_thresh avoids delay") {
 		t.Errorf("window smaller than a round trip: err = %v", err)
 	}
 	for _, bad := range [][5]string{
@@ -41,7 +39,7 @@ func TestMflowParams(t *testing.T) {
 	}
 }
 
-func mustWorkload(t *testing.T, n, size, rate, delay, window string) mflow.Workload {
+func mustWorkload(t *testing.T, n, size, rate, delay, window string) Workload {
 	t.Helper()
 	w, err := parseWorkload(n, size, rate, delay, window)
 	if err != nil {

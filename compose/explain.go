@@ -1,0 +1,204 @@
+package compose
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/layercast/layercast/event"
+)
+
+// CounterKind says how a counter's value reads, so that a report can sum it
+// over nodes (Count, Bytes, Nanos) or must not (Gauge, Peak).
+type CounterKind int
+
+const (
+	// Count is a number of things that happened. It is the zero value.
+	Count CounterKind = iota
+	// Bytes is a number of bytes that went somewhere.
+	Bytes
+	// Nanos is a total duration in nanoseconds.
+	Nanos
+	// Gauge is a level at the end of the run (buffer bytes held now).
+	Gauge
+	// Peak is the largest level seen during the run.
+	Peak
+)
+
+var kindNames = [...]string{Count: "count", Bytes: "bytes", Nanos: "ns", Gauge: "gauge", Peak: "peak"}
+
+// String names the kind as `stacktool layers` prints it.
+func (k CounterKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "?"
+}
+
+// CounterRole marks a counter a report reads without knowing the layer: the
+// harness looks counters up by role, never by name.
+type CounterRole int
+
+const (
+	// NoRole is an ordinary counter, shown only among the layer's own.
+	NoRole CounterRole = iota
+	// AckRole counts acknowledgements the layer sent; the report shows
+	// acknowledgements per message for each layer that has one.
+	AckRole
+	// BufferPeakRole is the peak of the bytes the layer buffered; a node's
+	// peak buffer is the sum over its layers of this counter.
+	BufferPeakRole
+)
+
+// CounterDoc documents one counter a layer keeps (stack.Context.Counter).
+type CounterDoc struct {
+	// Name is the counter's name. A name with a placeholder in angle
+	// brackets ("blocks:<node>") stands for the counters created at run
+	// time whose names start with the text before '<'.
+	Name string
+	Kind CounterKind
+	Role CounterRole
+	// Doc says in a few words what it counts.
+	Doc string
+}
+
+// Matches reports whether a counter's name is one this entry documents.
+func (d CounterDoc) Matches(name string) bool {
+	if i := strings.IndexByte(d.Name, '<'); i >= 0 {
+		return strings.HasPrefix(name, d.Name[:i]) && len(name) > i
+	}
+	return name == d.Name
+}
+
+// Counter finds the entry that documents a counter's name, or nil.
+func (l *LayerInfo) Counter(name string) *CounterDoc {
+	for i := range l.Counters {
+		if l.Counters[i].Matches(name) {
+			return &l.Counters[i]
+		}
+	}
+	return nil
+}
+
+// CountersWith returns the names of the layer's documented counters that
+// have a role (fixed names only).
+func (l *LayerInfo) CountersWith(role CounterRole) []string {
+	var out []string
+	for _, d := range l.Counters {
+		if d.Role == role && !strings.Contains(d.Name, "<") {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// NodeCounters are one node's counters of one layer at the end of a run.
+type NodeCounters struct {
+	Node event.NodeID
+	// Alive is false for a node that had crashed or was frozen at the end.
+	Alive bool
+	// Values maps counter name to value.
+	Values map[string]int64
+}
+
+// Counters is what a layer's Summarize reads: its counters summed over the
+// nodes that run it, and each node's own, in node order.
+type Counters struct {
+	// Total maps counter name to its sum over nodes.
+	Total map[string]int64
+	// Nodes are the nodes that run the layer, in the harness's order.
+	Nodes []NodeCounters
+	// Messages is the number of application messages the run cast (the
+	// base of per-message ratios), or 0 if it is not known.
+	Messages int64
+}
+
+// Summary is what a layer says about its counters in a report.
+type Summary struct {
+	// Ratios are figures that are not sums (acknowledgements per message,
+	// efficiency). A report shows them beside the layer's counters (JSON:
+	// layers.<layer>.<name>).
+	Ratios map[string]float64
+	// Notes are lines for the report's notes; the report prefixes each
+	// with the layer's name.
+	Notes []string
+	// Extra, when not nil, is added to the report's JSON as extra.<layer>.
+	Extra any
+}
+
+// Ratio records a ratio, making the map as needed.
+func (s *Summary) Ratio(name string, v float64) {
+	if s.Ratios == nil {
+		s.Ratios = map[string]float64{}
+	}
+	s.Ratios[name] = v
+}
+
+// ServiceNeed is what a member layer asks of a run harness: a node other
+// than the members, running a service stack, that the members talk to (the
+// membership service for gms).
+type ServiceNeed struct {
+	// Node is the id the service must have.
+	Node event.NodeID
+	// Spec is the service node's own stack (its layers have ServiceRole);
+	// its settings are read by the service layers' own registrations.
+	Spec string
+	// Poll is how often the harness should look whether the service has
+	// done its work (installed the first views).
+	Poll time.Duration
+	// Describe names the settings that matter, for the report's notes.
+	Describe string
+	// RemovalBound is how long the service may take to remove a crashed
+	// member, and RemovalWords how that bound is made up.
+	RemovalBound time.Duration
+	RemovalWords string
+}
+
+// Tool is a command a layer adds to stacktool (`stacktool <Name> --flag
+// value ...`): advice computed from the layer's own model (mflow's
+// ack_thresh for a workload, for example), so the command line needs no
+// import of the layer.
+type Tool struct {
+	// Name is the subcommand's name; it must not clash with another.
+	Name string
+	// Usage is one line; Description the help text.
+	Usage, Description string
+	// Flags are the tool's flags, all given as text.
+	Flags []ToolFlag
+	// Run does the work: flags maps every flag's name to its text (its
+	// default when not given). Bad input is one error naming the flag.
+	Run func(flags map[string]string, out io.Writer) error
+}
+
+// ToolFlag is one flag of a Tool.
+type ToolFlag struct {
+	Name, Usage string
+	// Default is the text used when the flag is not given.
+	Default string
+	// Required flags must be given.
+	Required bool
+}
+
+// checkServices builds, as a check, the service stack every layer of a
+// member stack asks for (LayerInfo.Service), so `check` refuses a member
+// spec whose service would not start, as `run` does.
+func checkServices(ls []Checked) error {
+	for _, l := range ls {
+		if l.Info.Service == nil {
+			continue
+		}
+		need, err := l.Info.Service(l.Params)
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.Info.Name, err)
+		}
+		sp, err := Parse(need.Spec)
+		if err == nil {
+			_, err = ExplainService(sp)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: the service it needs, %s, is refused: %w", l.Info.Name, need.Spec, err)
+		}
+	}
+	return nil
+}

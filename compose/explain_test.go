@@ -1,0 +1,78 @@
+package compose
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// mkLayer makes a test layer's factory.
+func mkLayer(name string) Factory {
+	return func(p Params) (stack.Layer, error) { return &fakeLayer{name: name, params: p}, nil }
+}
+
+func init() {
+	// tsvc2 is a member layer that asks for tsvc_service with its own
+	// interval, as gms asks for gms_service with its view_interval.
+	Register(LayerInfo{Name: "tsvc2", Summary: "test: names its service.",
+		Params: []Param{{Name: "interval", Type: Duration, Default: "100ms", Doc: "given to the service", Min: 0, Max: 3600}},
+		New:    mkLayer("tsvc2"),
+		Service: func(p Params) (ServiceNeed, error) {
+			return ServiceNeed{Node: event.NodeID(99), Spec: fmt.Sprintf("tsvc_service(interval=%v)", p.Duration("interval"))}, nil
+		}})
+}
+
+// check refuses a member spec whose service would be refused, as run does
+// when it starts the service (tsvc_service takes at most 60s).
+func TestCheckBuildsTheService(t *testing.T) {
+	if err := Check(mustParse(t, "tsvc2(interval=30s)")); err != nil {
+		t.Errorf("a service within its bounds: %v", err)
+	}
+	err := Check(mustParse(t, "tsvc2(interval=100s)"))
+	if err == nil || !strings.Contains(err.Error(), "tsvc_service(interval=1m40s)") || !strings.Contains(err.Error(), "tsvc2") {
+		t.Errorf("a service out of its bounds: err = %v, want it named with its spec", err)
+	}
+}
+
+func TestCounterDocMatches(t *testing.T) {
+	fixed := CounterDoc{Name: "acks_sent"}
+	per := CounterDoc{Name: "blocks:<node>"}
+	for _, c := range []struct {
+		d    CounterDoc
+		name string
+		want bool
+	}{
+		{fixed, "acks_sent", true}, {fixed, "acks_sent2", false}, {fixed, "acks", false},
+		{per, "blocks:n3", true}, {per, "blocks:", false}, {per, "blocked:n3", false},
+	} {
+		if got := c.d.Matches(c.name); got != c.want {
+			t.Errorf("%q matches %q = %v, want %v", c.d.Name, c.name, got, c.want)
+		}
+	}
+	info := LayerInfo{Counters: []CounterDoc{fixed, {Name: "peak", Kind: Peak, Role: BufferPeakRole}, per, {Name: "acks2", Role: AckRole}}}
+	if got := info.CountersWith(AckRole); len(got) != 1 || got[0] != "acks2" {
+		t.Errorf("CountersWith(AckRole) = %v", got)
+	}
+	if d := info.Counter("blocks:n12"); d == nil || d.Name != "blocks:<node>" {
+		t.Errorf("Counter(blocks:n12) = %v", d)
+	}
+	if Peak.String() != "peak" || Nanos.String() != "ns" || CounterKind(42).String() != "?" {
+		t.Error("kind names")
+	}
+}
+
+// Two layers cannot add the same stacktool command.
+func TestToolNameClash(t *testing.T) {
+	run := func(map[string]string, io.Writer) error { return nil }
+	Register(LayerInfo{Name: "ttool1", Summary: "x", New: mkLayer("ttool1"), Tools: []Tool{{Name: "ttool", Run: run}}})
+	defer func() {
+		if recover() == nil {
+			t.Error("a second layer registered the same tool name")
+		}
+	}()
+	Register(LayerInfo{Name: "ttool2", Summary: "x", New: mkLayer("ttool2"), Tools: []Tool{{Name: "ttool", Run: run}}})
+}
