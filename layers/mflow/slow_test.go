@@ -28,6 +28,13 @@ type host struct {
 	taken      int
 	firstTaken event.Time
 	lastTaken  event.Time
+	svc        *stack.Timer // the next message taken in
+}
+
+func (h *host) Init(ctx *stack.Context) error {
+	h.Ctx = ctx
+	h.svc = ctx.NewTimer(h.take)
+	return nil
 }
 
 func (h *host) Up(ev *event.Event) {
@@ -46,11 +53,12 @@ func (h *host) Up(ev *event.Event) {
 	h.peak = max(h.peak, h.bytes)
 	if !h.busy {
 		h.busy = true
-		h.Ctx.SetTimer(h.service, 0)
+		h.svc.Reset(h.service)
 	}
 }
 
-func (h *host) Timer(uint64) {
+// take hands the oldest held message up.
+func (h *host) take() {
 	ev := h.q[0]
 	h.q = h.q[1:]
 	h.bytes -= ev.Msg.Len()
@@ -61,7 +69,7 @@ func (h *host) Timer(uint64) {
 	h.lastTaken = h.Ctx.Now()
 	h.Ctx.Up(&ev)
 	if len(h.q) > 0 {
-		h.Ctx.SetTimer(h.service, 0)
+		h.svc.Reset(h.service)
 	} else {
 		h.busy = false
 	}

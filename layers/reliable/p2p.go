@@ -24,7 +24,7 @@ type peer struct {
 	pending ring.Ring[p2pMsg] // waiting for room in the window
 	held    bool
 	timer   bool
-	tid     stack.TimerID
+	tm      *stack.Timer
 
 	rnext     uint32
 	rhold     []p2pHeld // ring over the window: early arrivals
@@ -53,6 +53,7 @@ func (l *Layer) peerFor(id event.NodeID) *peer {
 		return p
 	}
 	p := &peer{id: id, idx: len(l.pslots), next: 1, rnext: 1}
+	p.tm = l.Ctx.NewTimer(func() { l.p2pTimer(p) })
 	l.pslots = append(l.pslots, p)
 	l.peers[id] = p
 	return p
@@ -68,7 +69,7 @@ func (l *Layer) dropPeer(p *peer) {
 	}
 	p.acked = p.next - 1
 	if p.timer {
-		l.Ctx.CancelTimer(p.tid)
+		p.tm.Stop()
 		p.timer = false
 	}
 }
@@ -150,7 +151,7 @@ func (l *Layer) p2pSend(p *peer, pm p2pMsg) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: pm.ctrl, Msg: pm.m})
 	if !p.timer {
 		p.timer = true
-		p.tid = l.Ctx.SetTimer(l.cfg.P2PTimeout, timerKey(keyP2P, p.idx))
+		p.tm.Reset(l.cfg.P2PTimeout)
 	}
 }
 
@@ -349,5 +350,5 @@ func (l *Layer) p2pTimer(p *peer) {
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: s.ctrl, Msg: c})
 	}
 	p.timer = true
-	p.tid = l.Ctx.SetTimer(l.cfg.P2PTimeout, timerKey(keyP2P, p.idx))
+	p.tm.Reset(l.cfg.P2PTimeout)
 }
