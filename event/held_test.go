@@ -21,7 +21,7 @@ func TestCompact(t *testing.T) {
 	}
 	c.Release()
 
-	small := p.FromBytes([]byte("abc"))
+	small := (&Pool{}).FromBytes([]byte("abc")) // a fresh pool: p now holds the 16 KB buffer
 	if small.Compact() != small {
 		t.Fatal("Compact copied a message in an ordinary pooled buffer")
 	}
