@@ -30,7 +30,7 @@ func init() {
 		Counters: []compose.CounterDoc{
 			{Name: "verified", Doc: "packets whose tag verified"},
 			{Name: "bad_tag", Doc: "packets dropped: tag missing, wrong key or tampered"},
-			{Name: "replayed", Doc: "packets dropped: sequence number already seen or older than the window"},
+			{Name: "replayed", Doc: "packets dropped: sequence number already seen or older than the window (checked before the tag, so a forgery reusing a seen number counts here)"},
 			{Name: "no_key", Doc: "packets dropped: their view's key has expired (past the grace period)"},
 			{Name: "malformed", Doc: "packets dropped: auth header short or of another version or mode"},
 			{Name: "senders_full", Doc: "packets dropped: a new sender while max_senders windows are kept"},
