@@ -42,7 +42,9 @@ func newPair(t testing.TB, cfg Config) *pair {
 		t.Fatal(err)
 	}
 	p.rcv, err = stack.New(stack.Config{Self: 2, Transport: &testkit.Transport{}, Clock: clock, Layers: []stack.Entry{{Name: "auth", Layer: p.rl}},
-		App: stack.AppFuncs{OnDeliver: func(d stack.Delivery) { p.delivered = append(p.delivered, fmt.Sprintf("%v/%v:%s", d.Group, d.From, d.Payload)) }}})
+		App: stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
+			p.delivered = append(p.delivered, fmt.Sprintf("%v/%v:%s", d.Group, d.From, d.Payload))
+		}}})
 	if err != nil {
 		t.Fatal(err)
 	}
