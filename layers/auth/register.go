@@ -26,7 +26,7 @@ func init() {
 			{Name: "max_senders", Type: compose.Int, Default: "4096", Doc: "most senders with a replay window (only senders whose tag verified get one)", Min: 1, Max: 1 << 20},
 		},
 		Bottom: "it authenticates the frame the stack writes (group, source, kind) and every byte of the layers " +
-			"above, membership packets included; a layer below it would see and send unauthenticated packets",
+			"above, so a layer below it would send and accept packets nothing has covered",
 		Counters: []compose.CounterDoc{
 			{Name: "verified", Doc: "packets whose tag verified"},
 			{Name: "bad_tag", Doc: "packets dropped: tag missing, wrong key or tampered"},
