@@ -31,12 +31,15 @@ import (
 //	bytes 17-32 tag (HMAC mode only; AES-GCM appends its tag to the payload)
 const (
 	baseSize  = 17
-	TagSize   = 16 // TagSize is the length of a tag, in both modes.
 	version   = 1
 	flagAEAD  = 1
 	macSize   = baseSize + TagSize
 	prefixLen = 4 + 4 + 1 + 1 // group, source, kind, control
+	maxAhead  = 64            // most views a sender may be ahead of us
 )
+
+// TagSize is the length of a tag, in both modes.
+const TagSize = 16
 
 // Config is the layer's settings.
 type Config struct {
@@ -206,9 +209,10 @@ func (l *Layer) lookup(g event.GroupID, epoch uint64) *key {
 			return ks.prev
 		}
 		return nil
-	case epoch > ks.cur.epoch:
+	case epoch > ks.cur.epoch && epoch-ks.cur.epoch <= maxAhead:
 		// The sender installed a newer view before us. Derive it once and
-		// keep it for when our view arrives.
+		// keep it for when our view arrives. (Bounded, so that forged
+		// epochs cannot make us derive a key per packet from far ahead.)
 		if ks.next == nil || ks.next.epoch != epoch {
 			ks.next = l.derive(g, epoch)
 		}

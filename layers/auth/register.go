@@ -17,7 +17,9 @@ func init() {
 			"AES-GCM encrypted, under a key derived from the master key in key_file for the packet's group and view. " +
 			"The tag covers the frame the stack writes (group, source, kind) and everything above; packets without a " +
 			"valid tag are dropped and counted, replays are refused by a per-sender sequence window, and the previous " +
-			"view's key is accepted for a grace period after a view change.",
+			"view's key is accepted for a grace period after a view change. Keys rotate with the views auth sees (the " +
+			"static membership installs them below it); gms installs its views above auth, so under gms the keys stay " +
+			"at the first epoch, and membership-service packets pass untagged (counted) until the service's stack runs auth.",
 		Params: []compose.Param{
 			{Name: "key_file", Type: compose.String, Default: "", Doc: "file holding the master group key: 64 hex digits, or at least 16 raw bytes (never printed)"},
 			{Name: "crypt", Type: compose.Bool, Default: "off", Doc: "encrypt payloads with AES-GCM instead of HMAC-SHA256 tags"},
@@ -37,6 +39,7 @@ func init() {
 			{Name: "membership_unauthenticated", Doc: "membership-service packets passed without a tag (the service's stack runs no auth)"},
 			{Name: "rotations", Doc: "view changes that installed a new key"},
 		},
+		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
 			key, err := ReadKey(p.String("key_file"))
 			if err != nil {
@@ -45,6 +48,20 @@ func init() {
 			return New(Config{Key: key, Crypt: p.Bool("crypt"), Window: p.Int("window"), Grace: p.Duration("grace"), MaxSenders: p.Int("max_senders")})
 		},
 	})
+}
+
+// summarize notes what auth refused, by cause, when it refused anything.
+func summarize(c compose.Counters) compose.Summary {
+	var s compose.Summary
+	t := c.Total
+	if d := t["bad_tag"] + t["replayed"] + t["no_key"] + t["malformed"] + t["senders_full"]; d > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d packets refused (bad tag %d, replayed %d, expired key %d, malformed %d, senders full %d); %d verified",
+			d, t["bad_tag"], t["replayed"], t["no_key"], t["malformed"], t["senders_full"], t["verified"]))
+	}
+	if n := t["membership_unauthenticated"]; n > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d membership-service packets passed unauthenticated (the service's stack runs no auth)", n))
+	}
+	return s
 }
 
 // ReadKey reads a master key file: 64 hex digits (32 bytes), or raw bytes
