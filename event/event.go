@@ -17,6 +17,10 @@ type Event struct {
 	// tokens) rather than application data. Control traffic is framed as such
 	// on the wire and processed first on arrival.
 	Control bool
+	// Channel, on a Cast going down with no Peer, is the multicast channel
+	// to send it on (Context.Channel); zero means the group's own channel.
+	// The packet still carries Group.
+	Channel ChannelID
 	// Msg is the message for Cast, Send and Membership events.
 	Msg *Message
 	// View is set for View events.

@@ -3,12 +3,15 @@ package event
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
-// Headroom is the room a new Message keeps in front of its payload for the
-// headers layers prepend going down. A layer that needs more still works (the
-// buffer grows once), but the stack raises Headroom to the sum of its layers'
-// declared header sizes so that growth never happens in steady state.
+// Headroom is the room a message from Pool.Get keeps in front of its payload
+// for the headers layers prepend going down. A stack does not use it: it
+// reserves, with Pool.GetRoom, the sum of its layers' declared header sizes
+// and its frame, so that no buffer grows in steady state. A layer that
+// prepends more than was reserved still works (the buffer grows, and the
+// pool counts it in Grows).
 const Headroom = 128
 
 // ErrShort is returned by Consume when the message holds fewer bytes than asked.
@@ -34,6 +37,7 @@ type Recovery struct {
 type Message struct {
 	buf  []byte
 	off  int
+	room int // headroom reserved when the message was made (0: Headroom)
 	refs int32
 	pool *Pool
 
@@ -67,11 +71,23 @@ func (m *Message) Prepend(n int) []byte {
 // grow moves the contents to a larger buffer so that at least n bytes of
 // headroom are free.
 func (m *Message) grow(n int) {
+	if m.pool != nil {
+		m.pool.grows.Add(1)
+	}
+	room := m.headroom()
 	size := len(m.buf) - m.off
-	nb := make([]byte, n+Headroom+size)
-	copy(nb[n+Headroom:], m.buf[m.off:])
+	nb := make([]byte, n+room+size)
+	copy(nb[n+room:], m.buf[m.off:])
 	m.buf = nb
-	m.off = n + Headroom
+	m.off = n + room
+}
+
+// headroom is the room the message keeps in front of a new payload.
+func (m *Message) headroom() int {
+	if m.room == 0 {
+		return Headroom
+	}
+	return m.room
 }
 
 // Consume takes an n-byte header off the front and returns it. The returned
@@ -102,15 +118,17 @@ func (m *Message) Restore(n int) {
 	m.off -= n
 }
 
-// SetPayload replaces the contents with a copy of p, with full headroom.
+// SetPayload replaces the contents with a copy of p, with the headroom the
+// message was made with.
 func (m *Message) SetPayload(p []byte) {
-	need := Headroom + len(p)
+	room := m.headroom()
+	need := room + len(p)
 	if cap(m.buf) < need {
 		m.buf = make([]byte, need)
 	}
 	m.buf = m.buf[:need]
-	m.off = Headroom
-	copy(m.buf[Headroom:], p)
+	m.off = room
+	copy(m.buf[room:], p)
 }
 
 // Append extends the message at the end by n bytes and returns them.
@@ -154,15 +172,14 @@ func (m *Message) Release() {
 	}
 }
 
-// Clone returns a new message (from the same pool) with a copy of the
-// current bytes and the same Recovery and Stamp.
+// Clone returns a new message (from the same pool, with the same headroom)
+// with a copy of the current bytes and the same Recovery and Stamp.
 func (m *Message) Clone() *Message {
-	var c *Message
-	if m.pool != nil {
-		c = m.pool.Get()
-	} else {
-		c = NewMessage()
+	p := m.pool
+	if p == nil {
+		p = DefaultPool
 	}
+	c := p.GetRoom(m.headroom())
 	c.SetPayload(m.Bytes())
 	c.Recovery = m.Recovery
 	c.Stamp = m.Stamp
@@ -172,7 +189,8 @@ func (m *Message) Clone() *Message {
 // Pool recycles Messages. It is safe for concurrent use. The zero Pool is
 // ready to use.
 type Pool struct {
-	p sync.Pool
+	p     sync.Pool
+	grows atomic.Int64
 }
 
 // DefaultPool is the pool NewMessage draws from.
@@ -183,13 +201,22 @@ func NewMessage() *Message { return DefaultPool.Get() }
 
 // Get returns an empty message with Headroom bytes of headroom and one
 // reference.
-func (p *Pool) Get() *Message {
+func (p *Pool) Get() *Message { return p.GetRoom(Headroom) }
+
+// GetRoom returns an empty message with room bytes of headroom (at least
+// one), which SetPayload and Clone keep, and one reference.
+func (p *Pool) GetRoom(room int) *Message {
+	room = max(room, 1)
 	m, _ := p.p.Get().(*Message)
-	if m == nil {
-		m = &Message{buf: make([]byte, Headroom, Headroom+1500)}
+	if m == nil || cap(m.buf) < room {
+		if m == nil {
+			m = &Message{}
+		}
+		m.buf = make([]byte, room, room+1500)
 	}
-	m.buf = m.buf[:Headroom]
-	m.off = Headroom
+	m.buf = m.buf[:room]
+	m.off = room
+	m.room = room
 	m.refs = 1
 	m.pool = p
 	m.Recovery = Recovery{}
@@ -198,11 +225,20 @@ func (p *Pool) Get() *Message {
 }
 
 // FromBytes returns a pooled message holding a copy of b.
-func (p *Pool) FromBytes(b []byte) *Message {
-	m := p.Get()
+func (p *Pool) FromBytes(b []byte) *Message { return p.FromBytesRoom(b, Headroom) }
+
+// FromBytesRoom returns a pooled message holding a copy of b with room
+// bytes of headroom.
+func (p *Pool) FromBytesRoom(b []byte, room int) *Message {
+	m := p.GetRoom(room)
 	m.SetPayload(b)
 	return m
 }
+
+// Grows is how many times a message of this pool had to move to a larger
+// buffer because a header did not fit in its headroom. A stack whose layers
+// declare their header sizes keeps it at zero.
+func (p *Pool) Grows() int64 { return p.grows.Load() }
 
 func (p *Pool) put(m *Message) {
 	if cap(m.buf) > 1<<20 {

@@ -42,8 +42,7 @@ func (p *passLayer) Down(ev *event.Event) {
 // later, to exercise the senders' back-pressure path.
 type holdLayer struct {
 	stack.Base
-	n    map[event.GroupID]int
-	held []event.GroupID
+	n map[event.GroupID]int
 }
 
 func (h *holdLayer) Init(ctx *stack.Context) error {
@@ -56,16 +55,12 @@ func (h *holdLayer) Down(ev *event.Event) {
 	if ev.Kind == event.Cast && !ev.Control {
 		h.n[ev.Group]++
 		if h.n[ev.Group]%10 == 0 {
-			h.held = append(h.held, ev.Group)
-			h.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: ev.Group})
-			h.Ctx.SetTimer(20*time.Millisecond, uint64(len(h.held)-1))
+			g := ev.Group
+			h.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: g})
+			h.Ctx.NewTimer(func() { h.Ctx.Up(&event.Event{Kind: event.Resume, Group: g}) }).Reset(20 * time.Millisecond)
 		}
 	}
 	h.Ctx.Down(ev)
-}
-
-func (h *holdLayer) Timer(key uint64) {
-	h.Ctx.Up(&event.Event{Kind: event.Resume, Group: h.held[key]})
 }
 
 func init() {

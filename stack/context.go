@@ -3,7 +3,6 @@ package stack
 import (
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"github.com/layercast/layercast/event"
 )
@@ -35,22 +34,42 @@ func (c *Context) Down(ev *event.Event) { c.st.enqueue(c.idx+1, dirDown, ev) }
 // Now is the stack's current time.
 func (c *Context) Now() event.Time { return c.st.now }
 
-// SetTimer arranges for the layer's Timer(key) to be called after d.
-func (c *Context) SetTimer(d time.Duration, key uint64) TimerID {
-	if d < 0 {
-		d = 0
+// NewTimer makes a timer that calls fn when it expires. The timer starts
+// stopped; arm it with Reset or ResetAt. Make timers once (in Init, or when
+// the state they serve is created) and reuse them: re-arming allocates
+// nothing. A nil fn makes a timer that fires into nothing.
+func (c *Context) NewTimer(fn func()) *Timer {
+	if fn == nil {
+		fn = func() {}
 	}
-	return c.st.timers.add(c.st.now+durationToTime(d), c.idx, key)
+	return &Timer{q: &c.st.timers, fn: fn, hidx: -1}
 }
 
-// SetTimerAt arranges for Timer(key) to be called at time t.
-func (c *Context) SetTimerAt(t event.Time, key uint64) TimerID {
-	return c.st.timers.add(t, c.idx, key)
+// NewFeed makes a feed (feed.go): pull is called when the feed is Ready and
+// the transport has room, control feeds before data feeds. pull builds at
+// most one packet, just in time, and passes it down with Down; it returns
+// whether it has more to send (the feed stays ready). Make feeds once and
+// reuse them: Ready allocates nothing.
+func (c *Context) NewFeed(control bool, pull func() bool) *Feed {
+	return &Feed{st: c.st, pull: pull, control: control}
 }
 
-// CancelTimer stops a timer that has not fired. Cancelling a fired or already
-// cancelled timer does nothing.
-func (c *Context) CancelTimer(id TimerID) { c.st.timers.cancel(id) }
+// Channel names the multicast channel of the given kind and id (a QSM
+// region's, a Spread site's). Subscribe to receive it; cast on it by setting
+// Event.Channel on a Cast going down. Which channels exist is the layer's
+// (membership's) decision; how they reach the network is the transport's.
+func (c *Context) Channel(kind event.ChannelKind, id uint32) event.ChannelID {
+	return event.Channel(kind, id)
+}
+
+// Subscribe makes the node receive channel ch; packets multicast on it
+// arrive as Casts of the group their frame names. It returns ErrNoChannels
+// if the transport carries only groups' channels. Subscribing twice is
+// harmless; the stack unsubscribes on Close.
+func (c *Context) Subscribe(ch event.ChannelID) error { return c.st.subscribe(ch) }
+
+// Unsubscribe stops receiving ch.
+func (c *Context) Unsubscribe(ch event.ChannelID) error { return c.st.unsubscribe(ch) }
 
 // Rand is the layer's random source, seeded from the stack's seed, the node
 // and the layer's position: the same seed gives the same draws.
@@ -84,10 +103,18 @@ func (c *Context) Logf(format string, args ...any) {
 // Logging reports whether Logf goes anywhere (to skip building arguments).
 func (c *Context) Logging() bool { return c.st.log != nil }
 
-// NewMessage returns an empty pooled message.
-func (c *Context) NewMessage() *event.Message { return c.st.pool.Get() }
+// NewMessage returns an empty pooled message with the stack's headroom (room
+// for every layer's header and the frame; SetPayload keeps it).
+func (c *Context) NewMessage() *event.Message { return c.st.pool.GetRoom(c.st.room) }
 
-// Pool is the stack's message pool.
+// MessageFrom returns a pooled message holding a copy of b, with the stack's
+// headroom.
+func (c *Context) MessageFrom(b []byte) *event.Message {
+	return c.st.pool.FromBytesRoom(b, c.st.room)
+}
+
+// Pool is the stack's message pool. Its Get reserves the default
+// event.Headroom, not the stack's: prefer NewMessage and MessageFrom.
 func (c *Context) Pool() *event.Pool { return c.st.pool }
 
 // Counter is a metric a layer keeps: a count or, with Set and Max, a gauge.

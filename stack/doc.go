@@ -27,7 +27,17 @@
 // can take more (a Pacer says so), so nothing stale queues behind data and
 // overload becomes back-pressure, not growth.
 //
-// Writing a layer: embed Base, override Up, Down or Timer, and register a
+// Messages a stack makes (application payloads, packets received,
+// Context.NewMessage) reserve the headroom its layers declare (HeaderSizer)
+// plus the frame, so headers are prepended in place.
+//
+// A layer that sends on its own schedule registers a Feed (Context.NewFeed)
+// and builds its packet when the stack pulls it; a multi-group layer names
+// extra multicast channels (Context.Channel: a QSM region's, a Spread
+// site's), subscribes to them, and casts on one by setting Event.Channel.
+//
+// Writing a layer: embed Base, override Up and Down, make timers with
+// Context.NewTimer (handles the layer keeps and re-arms), and register a
 // factory with compose.Register from the layer's package. A layer never
 // blocks, starts goroutines, reads the real clock or does I/O; it uses its
 // Context for all of that.

@@ -1,8 +1,6 @@
 package stack
 
 import (
-	"time"
-
 	"github.com/layercast/layercast/event"
 )
 
@@ -24,14 +22,14 @@ type Layer interface {
 	Up(ev *event.Event)
 	// Down handles an event coming down from above.
 	Down(ev *event.Event)
-	// Timer is called when a timer set with Context.SetTimer expires, with
-	// the key the layer gave it.
-	Timer(key uint64)
 }
 
-// HeaderSizer is implemented by layers that prepend headers; the stack sums
-// the sizes to reserve headroom.
+// HeaderSizer is implemented by layers that prepend headers. The stack sums
+// the sizes, adds its frame, and makes every message with that much
+// headroom, so no header ever moves a buffer; a layer that prepends without
+// declaring it makes the buffer grow (counted by event.Pool.Grows).
 type HeaderSizer interface {
+	// HeaderSize is the most bytes the layer prepends to one message.
 	HeaderSize() int
 }
 
@@ -55,9 +53,6 @@ func (b *Base) Up(ev *event.Event) { b.Ctx.Up(ev) }
 
 // Down passes the event down unchanged.
 func (b *Base) Down(ev *event.Event) { b.Ctx.Down(ev) }
-
-// Timer ignores timers.
-func (b *Base) Timer(uint64) {}
 
 // Entry is one layer of a stack with the name it is registered under.
 type Entry struct {
@@ -97,9 +92,26 @@ type Transport interface {
 	Unsubscribe(g event.GroupID) error
 }
 
+// Channels is implemented by transports that carry multicast channels
+// besides groups' (both transport/sim and transport/udp do): the channels a
+// multi-group layer asks for with Context.Channel, one per QSM region or
+// Spread site. Transport's group methods are the same contract for the
+// channel event.ChannelOf(g). How a channel maps to the network is the
+// transport's business.
+type Channels interface {
+	// MulticastOn transmits pkt on channel ch, to every node subscribed to
+	// it (as Multicast does for a group's channel).
+	MulticastOn(ch event.ChannelID, pkt []byte)
+	// SubscribeChannel makes the node receive ch.
+	SubscribeChannel(ch event.ChannelID) error
+	// UnsubscribeChannel stops that.
+	UnsubscribeChannel(ch event.ChannelID) error
+}
+
 // Pacer is implemented by transports that can say when they are full. While
-// Writable is false the stack stops pulling application sends (QSM's
-// pull-based feeds); the transport calls Stack.Pump when it has room again.
+// Writable is false the stack asks no feed for packets (QSM's pull-based
+// feeds: Feed, the application's queue among them); the transport calls
+// Stack.Pump when it has room again.
 type Pacer interface {
 	Writable() bool
 }
@@ -152,6 +164,3 @@ func (a AppFuncs) Flow(g event.GroupID, ok bool) {
 		a.OnFlow(g, ok)
 	}
 }
-
-// durationToTime converts for timers.
-func durationToTime(d time.Duration) event.Time { return event.Time(d) }

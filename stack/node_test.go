@@ -69,17 +69,17 @@ type tickLayer struct {
 	stack.Base
 	period time.Duration
 	fired  []event.Time
+	tick   *stack.Timer
 }
 
 func (l *tickLayer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
-	ctx.SetTimer(l.period, 1)
+	l.tick = ctx.NewTimer(func() {
+		l.fired = append(l.fired, l.Ctx.Now())
+		l.tick.Reset(l.period)
+	})
+	l.tick.Reset(l.period)
 	return nil
-}
-
-func (l *tickLayer) Timer(uint64) {
-	l.fired = append(l.fired, l.Ctx.Now())
-	l.Ctx.SetTimer(l.period, 1)
 }
 
 func TestNodeDeliversAndTicks(t *testing.T) {
@@ -143,20 +143,27 @@ func TestNodeDeliversAndTicks(t *testing.T) {
 // timer fires: a stand-in for flow control.
 type pauseLayer struct {
 	stack.Base
+	resume *stack.Timer
+	group  event.GroupID
+}
+
+func (l *pauseLayer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	l.resume = ctx.NewTimer(func() {
+		ev := event.Event{Kind: event.Resume, Group: l.group}
+		l.Ctx.Up(&ev)
+	})
+	return nil
 }
 
 func (l *pauseLayer) Down(ev *event.Event) {
 	if ev.Kind == event.Cast {
 		hold := event.Event{Kind: event.HoldOff, Group: ev.Group}
 		l.Ctx.Up(&hold)
-		l.Ctx.SetTimer(time.Millisecond, uint64(ev.Group))
+		l.group = ev.Group
+		l.resume.Reset(time.Millisecond)
 	}
 	l.Ctx.Down(ev)
-}
-
-func (l *pauseLayer) Timer(key uint64) {
-	ev := event.Event{Kind: event.Resume, Group: event.GroupID(key)}
-	l.Ctx.Up(&ev)
 }
 
 func TestNodeBackpressure(t *testing.T) {

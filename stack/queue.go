@@ -11,12 +11,12 @@ const (
 )
 
 // item is one queued step: deliver ev to layer target in direction dir, or
-// fire timer key at layer target.
+// fire timer tm.
 type item struct {
 	ev     event.Event
 	target int
 	dir    direction
-	key    uint64
+	tm     *Timer
 }
 
 // ring is a growable FIFO of items. It grows only while one step produces

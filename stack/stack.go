@@ -18,6 +18,9 @@ var (
 	ErrClosed = errors.New("stack: closed")
 	// ErrTooLarge means a payload exceeds Config.MaxPayload.
 	ErrTooLarge = errors.New("stack: payload too large")
+	// ErrNoChannels means the transport carries no channels but groups'
+	// (it does not implement Channels).
+	ErrNoChannels = errors.New("stack: the transport has no multicast channels besides groups'")
 )
 
 // Config builds a Stack.
@@ -60,22 +63,30 @@ type Stack struct {
 	layers []Entry
 	ctxs   []*Context
 	tr     Transport
+	chtr   Channels // nil if the transport has only group channels
 	pacer  Pacer
 	clock  Clock
 	app    Application
 	log    Logger
 	pool   *event.Pool
 	maxPay int
+	// room is the headroom of every message the stack makes: its layers'
+	// declared header sizes and the frame.
+	room int
 
-	now     event.Time
-	timers  timerQueue
-	ctrl    ring
-	data    ring
-	apps    appQueue
-	held    map[event.GroupID]bool
-	subs    map[event.GroupID]bool
-	running bool
-	closed  bool
+	now    event.Time
+	timers timerQueue
+	ctrl   ring
+	data   ring
+	apps   appQueue
+	// Ready feeds (feed.go); the application queue is appFeed, a data feed.
+	ctrlFeeds, dataFeeds feedQueue
+	appFeed              Feed
+	held                 map[event.GroupID]bool
+	subs                 map[event.GroupID]bool
+	chans                map[event.ChannelID]bool // subscribed channels other than groups'
+	running              bool
+	closed               bool
 	// cur is the item being dispatched. It lives in the Stack, not on the
 	// run loop's frame, because layers receive a pointer to its event and
 	// a local would escape to the heap once per step. Layers must not keep
@@ -92,6 +103,9 @@ type NetStats struct {
 	PacketsReceived, BytesReceived       int64
 	Malformed                            int64
 	AppBackpressure                      int64
+	// NoChannel counts casts on a channel the transport cannot carry
+	// (dropped).
+	NoChannel int64
 }
 
 // New builds a stack and initialises its layers, top first.
@@ -119,6 +133,7 @@ func New(cfg Config) (*Stack, error) {
 		maxPay: cfg.MaxPayload,
 		held:   map[event.GroupID]bool{},
 		subs:   map[event.GroupID]bool{},
+		chans:  map[event.ChannelID]bool{},
 	}
 	if s.app == nil {
 		s.app = AppFuncs{}
@@ -134,7 +149,10 @@ func New(cfg Config) (*Stack, error) {
 		n = 256
 	}
 	s.apps.buf = make([]appSend, n)
+	s.appFeed = Feed{st: s, pull: s.pullApp}
 	s.pacer, _ = cfg.Transport.(Pacer)
+	s.chtr, _ = cfg.Transport.(Channels)
+	s.timers.st = s
 	s.now = s.clock.Now()
 	for i, e := range cfg.Layers {
 		ctx := &Context{
@@ -146,8 +164,18 @@ func New(cfg Config) (*Stack, error) {
 			return nil, fmt.Errorf("stack: layer %s: %w", e.Name, err)
 		}
 	}
+	s.room = FrameSize
+	for _, e := range cfg.Layers {
+		if h, ok := e.Layer.(HeaderSizer); ok {
+			s.room += max(h.HeaderSize(), 0)
+		}
+	}
 	return s, nil
 }
+
+// Headroom is the room every message the stack makes keeps in front of its
+// payload: the sum of its layers' header sizes (HeaderSizer) and the frame.
+func (s *Stack) Headroom() int { return s.room }
 
 // Self is this stack's node.
 func (s *Stack) Self() event.NodeID { return s.self }
@@ -170,11 +198,11 @@ func (s *Stack) Tick() {
 	}
 	s.now = s.clock.Now()
 	for {
-		layer, key, ok := s.timers.pop(s.now)
-		if !ok {
+		t := s.timers.pop(s.now)
+		if t == nil {
 			break
 		}
-		s.ctrl.push(item{target: layer, dir: dirTimer, key: key})
+		s.ctrl.push(item{dir: dirTimer, tm: t})
 		s.run()
 	}
 	s.run()
@@ -224,7 +252,7 @@ func (s *Stack) accept(pkt []byte) error {
 	if f.Src == s.self && f.Kind == event.Cast {
 		return nil // our own multicast looped back
 	}
-	m := s.pool.FromBytes(pkt[FrameSize:])
+	m := s.pool.FromBytesRoom(pkt[FrameSize:], s.room)
 	ev := event.Event{Kind: f.Kind, Group: f.Group, Peer: f.Src, Control: f.Control, Msg: m}
 	s.enqueue(len(s.layers)-1, dirUp, &ev)
 	return nil
@@ -255,9 +283,10 @@ func (s *Stack) submit(k event.Kind, g event.GroupID, to event.NodeID, payload [
 		return ErrBackpressure
 	}
 	s.now = s.clock.Now()
-	m := s.pool.FromBytes(payload)
+	m := s.pool.FromBytesRoom(payload, s.room)
 	m.Stamp = stamp
 	s.apps.push(appSend{kind: k, group: g, peer: to, msg: m})
+	s.appFeed.Ready()
 	s.run()
 	return nil
 }
@@ -319,8 +348,9 @@ func (s *Stack) Inject(i int, up bool, ev event.Event) {
 	s.run()
 }
 
-// Pump pulls waiting application sends into the stack while the transport
-// can take more. Transports that implement Pacer call it when they drain.
+// Pump pulls ready feeds (control first, then data: the application's
+// waiting sends are one data feed) while the transport can take more.
+// Transports that implement Pacer call it when they drain.
 func (s *Stack) Pump() {
 	s.now = s.clock.Now()
 	s.run()
@@ -355,6 +385,58 @@ func (s *Stack) Close() {
 	for g := range s.subs {
 		_ = s.tr.Unsubscribe(g)
 	}
+	for ch := range s.chans {
+		_ = s.chtr.UnsubscribeChannel(ch)
+	}
+}
+
+// subscribe makes the node receive channel ch (Context.Subscribe).
+func (s *Stack) subscribe(ch event.ChannelID) error {
+	switch {
+	case s.closed:
+		return ErrClosed
+	case !ch.Valid():
+		return fmt.Errorf("stack: subscribe: %v is not a channel", ch)
+	case ch.Kind() == event.GroupChannel:
+		g := ch.Group()
+		if g == event.NoGroup {
+			return fmt.Errorf("stack: subscribe: no group")
+		}
+		if s.subs[g] {
+			return nil
+		}
+		if err := s.tr.Subscribe(g); err != nil {
+			return err
+		}
+		s.subs[g] = true
+		return nil
+	case s.chtr == nil:
+		return ErrNoChannels
+	case s.chans[ch]:
+		return nil
+	}
+	if err := s.chtr.SubscribeChannel(ch); err != nil {
+		return err
+	}
+	s.chans[ch] = true
+	return nil
+}
+
+// unsubscribe stops receiving ch (Context.Unsubscribe).
+func (s *Stack) unsubscribe(ch event.ChannelID) error {
+	if ch.Kind() == event.GroupChannel {
+		g := ch.Group()
+		if !s.subs[g] {
+			return nil
+		}
+		delete(s.subs, g)
+		return s.tr.Unsubscribe(g)
+	}
+	if !s.chans[ch] {
+		return nil
+	}
+	delete(s.chans, ch)
+	return s.chtr.UnsubscribeChannel(ch)
 }
 
 // enqueue queues ev for layer target (or a sink) in direction d.
@@ -367,8 +449,9 @@ func (s *Stack) enqueue(target int, d direction, ev *event.Event) {
 	}
 }
 
-// run steps until no work is left: control first, then data, then pulled
-// application sends while the transport has room.
+// run steps until no work is left: control first, then data, then ready
+// feeds (control feeds first; the application queue is a data feed) while
+// the transport has room.
 func (s *Stack) run() {
 	if s.running {
 		return // re-entered from an application callback: the outer run goes on
@@ -380,22 +463,31 @@ func (s *Stack) run() {
 			s.dispatch(it)
 			continue
 		}
-		if s.apps.size > 0 && !s.closed && (s.pacer == nil || s.pacer.Writable()) {
-			a, _ := s.apps.pop()
-			*it = item{ev: event.Event{Kind: a.kind, Group: a.group, Peer: a.peer, Msg: a.msg}}
-			s.layers[0].Layer.Down(&it.ev)
-			continue
+		if s.closed || (s.pacer != nil && !s.pacer.Writable()) || !s.pullFeed() {
+			break
 		}
-		break
 	}
 	*it = item{}
 	s.running = false
 }
 
+// pullApp is the application queue's feed: it takes the oldest waiting
+// send into the top layer.
+func (s *Stack) pullApp() bool {
+	a, ok := s.apps.pop()
+	if !ok {
+		return false
+	}
+	it := &s.cur
+	*it = item{ev: event.Event{Kind: a.kind, Group: a.group, Peer: a.peer, Msg: a.msg}}
+	s.layers[0].Layer.Down(&it.ev)
+	return s.apps.size > 0
+}
+
 func (s *Stack) dispatch(it *item) {
 	switch {
 	case it.dir == dirTimer:
-		s.layers[it.target].Layer.Timer(it.key)
+		s.timers.fire(it.tm)
 	case it.target < 0:
 		s.toApp(&it.ev)
 	case it.target >= len(s.layers):
@@ -439,6 +531,13 @@ func (s *Stack) toNet(ev *event.Event) {
 	switch ev.Kind {
 	case event.Cast, event.Send, event.Membership:
 		m := ev.Msg
+		multi := ev.Kind == event.Cast && ev.Peer == event.NoNode
+		other := multi && ev.Channel != 0 && ev.Channel.Kind() != event.GroupChannel
+		if other && (s.chtr == nil || !ev.Channel.Valid()) {
+			s.net.NoChannel++
+			m.Release()
+			return
+		}
 		hdr := m.Prepend(FrameSize)
 		PutFrame(hdr, Frame{Kind: ev.Kind, Control: ev.Control, Group: ev.Group, Src: s.self})
 		pkt := m.Bytes()
@@ -448,9 +547,14 @@ func (s *Stack) toNet(ev *event.Event) {
 			s.net.ControlPacketsSent++
 			s.net.ControlBytesSent += int64(len(pkt))
 		}
-		if ev.Kind == event.Cast && ev.Peer == event.NoNode {
+		switch {
+		case other:
+			s.chtr.MulticastOn(ev.Channel, pkt)
+		case multi && ev.Channel != 0:
+			s.tr.Multicast(ev.Channel.Group(), pkt)
+		case multi:
 			s.tr.Multicast(ev.Group, pkt)
-		} else {
+		default:
 			s.tr.Send(ev.Peer, pkt)
 		}
 		m.Release()

@@ -80,18 +80,27 @@ func TestCastThroughLayersOnSim(t *testing.T) {
 	}
 }
 
+// timerLayer owns three timer handles; each records its number when it
+// fires.
 type timerLayer struct {
 	stack.Base
-	fired []uint64
+	t     [3]*stack.Timer
+	fired []int
 	at    []event.Time
 }
 
-func (l *timerLayer) Timer(key uint64) {
-	l.fired = append(l.fired, key)
-	l.at = append(l.at, l.Ctx.Now())
+func (l *timerLayer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	for i := range l.t {
+		l.t[i] = ctx.NewTimer(func() {
+			l.fired = append(l.fired, i+1)
+			l.at = append(l.at, l.Ctx.Now())
+		})
+	}
+	return nil
 }
 
-func TestTimersFireInOrderAndCancel(t *testing.T) {
+func TestTimersFireInOrderAndStop(t *testing.T) {
 	net := sim.New(sim.Config{Seed: 1})
 	nd := net.AddNode(1)
 	tl := &timerLayer{}
@@ -101,14 +110,18 @@ func TestTimersFireInOrderAndCancel(t *testing.T) {
 	}
 	nd.Attach(st)
 	net.At(0, func() {
-		tl.Ctx.SetTimer(30*time.Millisecond, 3)
-		id := tl.Ctx.SetTimer(20*time.Millisecond, 2)
-		tl.Ctx.SetTimer(10*time.Millisecond, 1)
-		tl.Ctx.CancelTimer(id)
-		tl.Ctx.CancelTimer(id) // twice is harmless
+		tl.t[2].Reset(30 * time.Millisecond)
+		tl.t[1].Reset(20 * time.Millisecond)
+		tl.t[0].Reset(10 * time.Millisecond)
+		if !tl.t[1].Stop() {
+			t.Error("Stop of a pending timer = false")
+		}
+		if tl.t[1].Stop() {
+			t.Error("second Stop = true, want false (harmless no-op)")
+		}
 	})
 	net.Run(time.Second)
-	if len(tl.fired) != 2 || tl.fired[0] != 1 || tl.fired[1] != 3 {
+	if fmt.Sprint(tl.fired) != "[1 3]" {
 		t.Fatalf("fired %v, want [1 3]", tl.fired)
 	}
 	if tl.at[0] != event.Time(10*time.Millisecond) || tl.at[1] != event.Time(30*time.Millisecond) {
@@ -116,123 +129,58 @@ func TestTimersFireInOrderAndCancel(t *testing.T) {
 	}
 }
 
-// orderLayer records the order in which events reach it going up.
-type orderLayer struct {
-	stack.Base
-	seen []string
-}
-
-func (l *orderLayer) Up(ev *event.Event) {
-	tag := "data"
-	if ev.IsControl() {
-		tag = "control"
+// Reset of a pending timer moves it (earlier or later), it never fires
+// twice, and equal deadlines fire in the order they were set.
+func TestTimerResetMoves(t *testing.T) {
+	net := sim.New(sim.Config{Seed: 1})
+	nd := net.AddNode(1)
+	tl := &timerLayer{}
+	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "t", Layer: tl}}})
+	nd.Attach(st)
+	net.At(0, func() {
+		tl.t[0].Reset(50 * time.Millisecond)
+		tl.t[1].Reset(10 * time.Millisecond)
+		tl.t[2].Reset(20 * time.Millisecond)
+		tl.t[0].Reset(5 * time.Millisecond)                // earlier
+		tl.t[1].Reset(40 * time.Millisecond)               // later
+		tl.t[2].ResetAt(event.Time(40 * time.Millisecond)) // same time as t[1], set after it
+		if !tl.t[0].Pending() || tl.t[0].When() != event.Time(5*time.Millisecond) {
+			t.Errorf("t[0] pending=%v when=%v, want true 5ms", tl.t[0].Pending(), tl.t[0].When())
+		}
+	})
+	net.Run(time.Second)
+	if fmt.Sprint(tl.fired) != "[1 2 3]" || fmt.Sprint(tl.at) != "[5ms 40ms 40ms]" {
+		t.Fatalf("fired %v at %v, want [1 2 3] at [5ms 40ms 40ms]", tl.fired, tl.at)
 	}
-	l.seen = append(l.seen, tag)
-	if ev.Msg != nil {
-		ev.Msg.Release()
+	if tl.t[0].Pending() {
+		t.Fatal("a fired timer still pending")
 	}
 }
 
-func frame(kind event.Kind, control bool, payload string) []byte {
-	b := make([]byte, stack.FrameSize+len(payload))
-	stack.PutFrame(b, stack.Frame{Kind: kind, Control: control, Group: 1, Src: 2})
-	copy(b[stack.FrameSize:], payload)
-	return b
-}
-
-func TestControlBeforeDataInABatch(t *testing.T) {
-	l := &orderLayer{}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "order", Layer: l}}})
+// Re-arming an existing handle allocates nothing.
+func TestTimerResetAllocatesNothing(t *testing.T) {
+	tl := &timerLayer{}
+	now := event.Time(0)
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return now }), Layers: []stack.Entry{{Name: "t", Layer: tl}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch := [][]byte{
-		frame(event.Cast, false, "d1"), frame(event.Cast, false, "d2"),
-		frame(event.Send, true, "nak"), frame(event.Cast, false, "d3"), frame(event.Cast, true, "token"),
+	for _, tm := range tl.t {
+		tm.Reset(time.Millisecond) // the heap reaches its size once
 	}
-	if err := st.ReceiveBatch(batch); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"control", "control", "data", "data", "data"}
-	if fmt.Sprint(l.seen) != fmt.Sprint(want) {
-		t.Fatalf("ReceiveBatch order = %v, want %v", l.seen, want)
-	}
-}
-
-func TestMalformedPacketsAreCountedNotFatal(t *testing.T) {
-	l := &orderLayer{}
-	st, _ := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "order", Layer: l}}})
-	bad := [][]byte{nil, {0x10}, make([]byte, stack.FrameSize), {0x10, 99, 0, 0, 0, 1, 0, 0, 0, 2}, {0x10, byte(event.Cast), 0, 0, 0, 1, 0, 0, 0, 0}}
-	for _, p := range bad {
-		if err := st.Receive(p); err == nil {
-			t.Errorf("Receive(%x) = nil, want an error", p)
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		i++
+		tl.t[i%3].Reset(time.Duration(i%7) * time.Millisecond)
+		if i%5 == 0 {
+			tl.t[i%3].Stop()
 		}
-	}
-	if got := st.Net().Malformed; got != int64(len(bad)) {
-		t.Errorf("Malformed = %d, want %d", got, len(bad))
-	}
-	if len(l.seen) != 0 {
-		t.Errorf("malformed packets reached the layer: %v", l.seen)
-	}
-}
-
-// fullTransport is never writable: application sends wait in the stack.
-type fullTransport struct{ nopTransport }
-
-func (fullTransport) Writable() bool { return false }
-
-func TestBackpressureWhenQueueFull(t *testing.T) {
-	st, _ := stack.New(stack.Config{Self: 1, Transport: fullTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "pass", Layer: &passLayer{}}}, AppQueue: 4})
-	for i := 0; i < 4; i++ {
-		if err := st.Cast(1, []byte("x")); err != nil {
-			t.Fatalf("Cast %d = %v, want nil", i, err)
-		}
-	}
-	if err := st.Cast(1, []byte("x")); !errors.Is(err, stack.ErrBackpressure) {
-		t.Fatalf("Cast on a full queue = %v, want ErrBackpressure", err)
-	}
-	if st.Backlog() != 4 {
-		t.Fatalf("Backlog = %d, want 4", st.Backlog())
-	}
-	big := make([]byte, 70000)
-	if err := st.Cast(1, big); !errors.Is(err, stack.ErrTooLarge) {
-		t.Fatalf("Cast of 70000 bytes = %v, want ErrTooLarge", err)
-	}
-}
-
-// holdLayer emits HoldOff for group 1 at the first cast.
-type holdLayer struct{ stack.Base }
-
-func (l *holdLayer) Down(ev *event.Event) {
-	if ev.Kind == event.Cast {
-		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: ev.Group})
-	}
-	l.Ctx.Down(ev)
-}
-
-func TestHoldOffStopsCasts(t *testing.T) {
-	var flows []bool
-	st, _ := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "hold", Layer: &holdLayer{}}},
-		App:    stack.AppFuncs{OnFlow: func(g event.GroupID, ok bool) { flows = append(flows, ok) }}})
-	if err := st.Cast(1, []byte("a")); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Cast(1, []byte("b")); !errors.Is(err, stack.ErrBackpressure) {
-		t.Fatalf("Cast to a held-off group = %v, want ErrBackpressure", err)
-	}
-	if err := st.Cast(2, []byte("c")); err != nil {
-		t.Fatalf("Cast to another group = %v, want nil", err)
-	}
-	st.Inject(-1, true, event.Event{Kind: event.Resume, Group: 1})
-	if err := st.Cast(1, []byte("d")); err != nil {
-		t.Fatalf("Cast after Resume = %v, want nil", err)
-	}
-	if fmt.Sprint(flows) != "[false false true false]" {
-		t.Fatalf("Flow callbacks = %v", flows)
+		now += event.Time(time.Millisecond)
+		st.Tick()
+		tl.fired, tl.at = tl.fired[:0], tl.at[:0]
+	})
+	if allocs != 0 {
+		t.Fatalf("Reset/Stop/Tick allocate %v per run, want 0", allocs)
 	}
 }
 
@@ -242,7 +190,7 @@ func TestClosedStackFiresNoTimers(t *testing.T) {
 	tl := &timerLayer{}
 	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "t", Layer: tl}}})
 	nd.Attach(st)
-	net.At(0, func() { tl.Ctx.SetTimer(10*time.Millisecond, 1) })
+	net.At(0, func() { tl.t[0].Reset(10 * time.Millisecond) })
 	net.At(event.Time(5*time.Millisecond), func() { st.Close() })
 	net.Run(time.Second) // must end: a closed stack asks for no wake-ups
 	if len(tl.fired) != 0 || st.Next() != event.Never {
@@ -273,4 +221,106 @@ func ExampleStack() {
 	net.At(0, func() { _ = stacks[0].Cast(1, []byte("hello")) })
 	net.Run(time.Second)
 	// Output: n2 at 1ms: "hello" from n1 in g1
+}
+
+// hdrLayer prepends a size-byte header to every cast going down and
+// declares it.
+type hdrLayer struct {
+	stack.Base
+	size int
+	top  bool
+	last *byte // top layer: the payload's last byte, where the app put it
+}
+
+func (l *hdrLayer) HeaderSize() int { return l.size }
+
+func (l *hdrLayer) Down(ev *event.Event) {
+	if ev.Kind == event.Cast {
+		if l.top {
+			b := ev.Msg.Bytes()
+			l.last = &b[len(b)-1]
+		}
+		h := ev.Msg.Prepend(l.size)
+		for i := range h {
+			h[i] = byte(l.size)
+		}
+	}
+	l.Ctx.Down(ev)
+}
+
+// lastByteTransport notes where each packet's last byte lives.
+type lastByteTransport struct {
+	nopTransport
+	last *byte
+	n    int
+}
+
+func (t *lastByteTransport) Multicast(_ event.GroupID, pkt []byte) {
+	t.last = &pkt[len(pkt)-1]
+	t.n = len(pkt)
+}
+
+// A stack whose headers pass event.Headroom reserves their sum: from Cast
+// to the transport the payload never moves and no buffer grows.
+func TestHeadroomCoversEveryHeader(t *testing.T) {
+	pool := &event.Pool{}
+	top := &hdrLayer{size: 60, top: true}
+	tr := &lastByteTransport{}
+	st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }), Pool: pool,
+		Layers: []stack.Entry{{Name: "a", Layer: top}, {Name: "b", Layer: &hdrLayer{size: 70}}, {Name: "c", Layer: &hdrLayer{size: 50}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 60 + 70 + 50 + stack.FrameSize; st.Headroom() != want {
+		t.Fatalf("Headroom() = %d, want %d", st.Headroom(), want)
+	}
+	payload := make([]byte, 1000)
+	for i := 0; i < 100; i++ {
+		if err := st.Cast(1, payload); err != nil {
+			t.Fatal(err)
+		}
+		if tr.n != len(payload)+60+70+50+stack.FrameSize {
+			t.Fatalf("packet of %d bytes", tr.n)
+		}
+		if tr.last != top.last {
+			t.Fatalf("cast %d: the payload moved between the top layer and the transport", i)
+		}
+	}
+	if g := pool.Grows(); g != 0 {
+		t.Fatalf("%d buffers grew, want 0", g)
+	}
+	// Messages a layer makes get the same room.
+	m := st.Layer(0).(*hdrLayer).Ctx.NewMessage()
+	m.SetPayload([]byte("x"))
+	m.Prepend(st.Headroom())
+	m.Release()
+	if g := pool.Grows(); g != 0 {
+		t.Fatalf("a layer's NewMessage grew when filled with every header")
+	}
+}
+
+// A transport without Channels: a region channel cannot be subscribed to
+// and a cast on it is counted and dropped, not sent on the group's channel.
+func TestChannelsNeedTransportSupport(t *testing.T) {
+	tr := &lastByteTransport{}
+	l := &passLayer{}
+	st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }), Layers: []stack.Entry{{Name: "p", Layer: l}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	region := l.Ctx.Channel(event.RegionChannel, 3)
+	if err := l.Ctx.Subscribe(region); !errors.Is(err, stack.ErrNoChannels) {
+		t.Fatalf("Subscribe(%v) = %v, want ErrNoChannels", region, err)
+	}
+	if err := l.Ctx.Subscribe(event.ChannelOf(4)); err != nil {
+		t.Fatalf("Subscribe(group 4's channel) = %v", err)
+	}
+	st.Inject(0, false, event.Event{Kind: event.Cast, Group: 4, Channel: region, Msg: l.Ctx.MessageFrom([]byte("x"))})
+	if tr.n != 0 || st.Net().NoChannel != 1 || st.Net().PacketsSent != 0 {
+		t.Fatalf("cast on %v: transport got %d bytes, NoChannel %d, sent %d; want dropped and counted", region, tr.n, st.Net().NoChannel, st.Net().PacketsSent)
+	}
+	st.Inject(0, false, event.Event{Kind: event.Cast, Group: 4, Channel: event.ChannelOf(4), Msg: l.Ctx.MessageFrom([]byte("x"))})
+	if tr.n != 1+stack.FrameSize {
+		t.Fatalf("cast on group 4's channel not multicast")
+	}
 }

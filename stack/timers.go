@@ -1,43 +1,73 @@
 package stack
 
-import "github.com/layercast/layercast/event"
+import (
+	"time"
 
-// TimerID identifies a pending timer for cancellation. The zero TimerID is
-// never issued, so it can mean "no timer".
-type TimerID uint64
+	"github.com/layercast/layercast/event"
+)
 
-// timerSlot is one timer; slots are reused through a free list and a
-// generation number makes stale TimerIDs harmless.
-type timerSlot struct {
-	at    event.Time
-	seq   uint64 // ties broken by order of setting, for determinism
-	layer int
-	key   uint64
-	gen   uint32
-	hidx  int // position in the heap, -1 if not queued
+// Timer is a timer a layer owns: made once with Context.NewTimer, then set,
+// moved and stopped as often as the layer likes. When it expires the stack
+// calls its function, as one step of the layer's state machine (on the
+// stack's goroutine, processed as control, before data).
+//
+// A Timer is reused, not re-made: Reset of an existing timer allocates
+// nothing. It lives in the stack's one priority queue, on the stack's clock.
+type Timer struct {
+	q    *timerQueue
+	fn   func()
+	at   event.Time
+	seq  uint64 // ties broken by order of setting, for determinism
+	hidx int    // position in the heap, -1 if not pending
 }
+
+// Reset (re)arms the timer to fire after d (a negative d counts as zero). A
+// pending timer is moved, not duplicated.
+func (t *Timer) Reset(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	t.ResetAt(t.q.st.now + event.Time(d))
+}
+
+// ResetAt (re)arms the timer to fire at time at.
+func (t *Timer) ResetAt(at event.Time) { t.q.set(t, at) }
+
+// Stop disarms the timer. It reports whether the timer was pending; stopping
+// a stopped or fired timer does nothing.
+func (t *Timer) Stop() bool {
+	if t.hidx < 0 {
+		return false
+	}
+	t.q.remove(t)
+	return true
+}
+
+// Pending reports whether the timer is armed and has not fired.
+func (t *Timer) Pending() bool { return t.hidx >= 0 }
+
+// When is the time the timer fires, if it is pending.
+func (t *Timer) When() event.Time { return t.at }
 
 // timerQueue is one priority queue of timers per stack (an indexed binary
-// heap over slots), allocation-free in steady state.
+// heap of timer handles), allocation-free in steady state.
 type timerQueue struct {
-	slots []timerSlot
-	free  []int32
-	heap  []int32
-	seq   uint64
+	st   *Stack
+	heap []*Timer
+	seq  uint64
 }
 
-func (q *timerQueue) less(a, b int32) bool {
-	sa, sb := &q.slots[a], &q.slots[b]
-	if sa.at != sb.at {
-		return sa.at < sb.at
+func (q *timerQueue) less(a, b *Timer) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return sa.seq < sb.seq
+	return a.seq < b.seq
 }
 
 func (q *timerQueue) swap(i, j int) {
 	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
-	q.slots[q.heap[i]].hidx = i
-	q.slots[q.heap[j]].hidx = j
+	q.heap[i].hidx = i
+	q.heap[j].hidx = j
 }
 
 func (q *timerQueue) up(i int) {
@@ -70,78 +100,56 @@ func (q *timerQueue) down(i int) {
 	}
 }
 
-func (q *timerQueue) add(at event.Time, layer int, key uint64) TimerID {
-	var s int32
-	if n := len(q.free); n > 0 {
-		s = q.free[n-1]
-		q.free = q.free[:n-1]
-	} else {
-		q.slots = append(q.slots, timerSlot{})
-		s = int32(len(q.slots) - 1)
-	}
+// set arms t at at, moving it if it is pending.
+func (q *timerQueue) set(t *Timer, at event.Time) {
 	q.seq++
-	sl := &q.slots[s]
-	sl.gen++
-	sl.at, sl.seq, sl.layer, sl.key = at, q.seq, layer, key
-	sl.hidx = len(q.heap)
-	q.heap = append(q.heap, s)
-	q.up(sl.hidx)
-	return TimerID(uint64(sl.gen)<<32 | uint64(s) + 1)
+	t.at, t.seq = at, q.seq
+	if t.hidx >= 0 {
+		// A later seq never sorts earlier at the same time, so fixing both
+		// ways covers a move in either direction.
+		q.down(t.hidx)
+		q.up(t.hidx)
+		return
+	}
+	t.hidx = len(q.heap)
+	q.heap = append(q.heap, t)
+	q.up(t.hidx)
 }
 
-func (q *timerQueue) remove(s int32) {
-	i := q.slots[s].hidx
+func (q *timerQueue) remove(t *Timer) {
+	i := t.hidx
 	last := len(q.heap) - 1
 	if i != last {
 		q.swap(i, last)
 	}
+	q.heap[last] = nil
 	q.heap = q.heap[:last]
 	if i != last {
 		q.down(i)
 		q.up(i)
 	}
-	q.slots[s].hidx = -1
-	q.free = append(q.free, s)
+	t.hidx = -1
 }
 
-func (q *timerQueue) cancel(id TimerID) {
-	if id == 0 {
-		return
-	}
-	raw := uint64(id)
-	s := int32(uint32(raw) - 1)
-	gen := uint32(raw >> 32)
-	if s < 0 || int(s) >= len(q.slots) {
-		return
-	}
-	sl := &q.slots[s]
-	if sl.gen != gen || sl.hidx < 0 {
-		return
-	}
-	q.remove(s)
-}
+// fire runs a timer taken from the queue.
+func (q *timerQueue) fire(t *Timer) { t.fn() }
 
 // next is the earliest deadline, or event.Never.
 func (q *timerQueue) next() event.Time {
 	if len(q.heap) == 0 {
 		return event.Never
 	}
-	return q.slots[q.heap[0]].at
+	return q.heap[0].at
 }
 
 // pop removes the earliest timer if it is due at now.
-func (q *timerQueue) pop(now event.Time) (layer int, key uint64, ok bool) {
-	if len(q.heap) == 0 {
-		return 0, 0, false
+func (q *timerQueue) pop(now event.Time) *Timer {
+	if len(q.heap) == 0 || q.heap[0].at > now {
+		return nil
 	}
-	s := q.heap[0]
-	sl := &q.slots[s]
-	if sl.at > now {
-		return 0, 0, false
-	}
-	layer, key = sl.layer, sl.key
-	q.remove(s)
-	return layer, key, true
+	t := q.heap[0]
+	q.remove(t)
+	return t
 }
 
 // Len is the number of pending timers.

@@ -75,7 +75,8 @@ type Layer struct {
 	want      uint64   // digest of desired (valid while !wantDirty)
 	wantDirty bool
 	since     event.Time
-	retryT    stack.TimerID
+	hbT       *stack.Timer // heartbeats
+	retryT    *stack.Timer // the request in flight
 	applied   uint64
 
 	early     map[uint64]*wireMsg // updates that arrived ahead of a missing one
@@ -123,11 +124,6 @@ func New(cfg Config) *Layer {
 // Config returns the layer's configuration (defaults filled in).
 func (l *Layer) Config() Config { return l.cfg }
 
-const (
-	keyHeartbeat uint64 = iota + 1
-	keyRetry
-)
-
 // Init starts the heartbeats.
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
@@ -149,7 +145,9 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.resyncs = ctx.Counter("full_updates")
 	l.probes = ctx.Counter("probes_answered")
 	l.refused = ctx.Counter("joins_refused")
-	ctx.SetTimer(0, keyHeartbeat)
+	l.hbT = ctx.NewTimer(l.heartbeatTimer)
+	l.retryT = ctx.NewTimer(l.retryTimer)
+	l.hbT.Reset(0)
 	return nil
 }
 
@@ -238,27 +236,30 @@ func (l *Layer) Up(ev *event.Event) {
 	}
 }
 
-// Timer sends heartbeats and retries requests.
-func (l *Layer) Timer(key uint64) {
+// heartbeatTimer sends a heartbeat and notes a silent service.
+func (l *Layer) heartbeatTimer() {
 	if l.gone {
 		return
 	}
 	now := l.Ctx.Now()
-	switch key {
-	case keyHeartbeat:
-		l.heartbeat()
-		// The service answers requests (it does not answer heartbeats).
-		if l.flight != nil && !l.silent && now.Sub(max(l.since, l.heard)) > l.cfg.FDTimeout {
-			l.silent = true
-			l.Ctx.Logf("no answer from the membership service %v for %v", l.cfg.Service, now.Sub(max(l.since, l.heard)))
-		}
-		l.Ctx.SetTimer(l.cfg.Heartbeat, keyHeartbeat)
-	case keyRetry:
-		if l.flight != nil {
-			l.retries.Inc()
-			l.send(l.flight)
-			l.retryT = l.Ctx.SetTimer(l.cfg.Retry, keyRetry)
-		}
+	l.heartbeat()
+	// The service answers requests (it does not answer heartbeats).
+	if l.flight != nil && !l.silent && now.Sub(max(l.since, l.heard)) > l.cfg.FDTimeout {
+		l.silent = true
+		l.Ctx.Logf("no answer from the membership service %v for %v", l.cfg.Service, now.Sub(max(l.since, l.heard)))
+	}
+	l.hbT.Reset(l.cfg.Heartbeat)
+}
+
+// retryTimer sends the request in flight again.
+func (l *Layer) retryTimer() {
+	if l.gone {
+		return
+	}
+	if l.flight != nil {
+		l.retries.Inc()
+		l.send(l.flight)
+		l.retryT.Reset(l.cfg.Retry)
 	}
 }
 
@@ -315,8 +316,7 @@ func (l *Layer) request() {
 	l.since = l.Ctx.Now()
 	l.requests.Inc()
 	l.send(m)
-	l.Ctx.CancelTimer(l.retryT)
-	l.retryT = l.Ctx.SetTimer(l.cfg.Retry, keyRetry)
+	l.retryT.Reset(l.cfg.Retry)
 }
 
 // rejoin handles the service's notice that this node is no longer a

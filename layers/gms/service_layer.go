@@ -18,7 +18,7 @@ type ServiceLayer struct {
 	Config ServiceConfig
 	svc    *Service
 
-	timer   stack.TimerID
+	timer   *stack.Timer
 	timerAt event.Time
 
 	views, updates, failed, malformed, packets           *stack.Counter
@@ -36,6 +36,7 @@ func (l *ServiceLayer) Service() *Service { return l.svc }
 // Init builds the service on the layer's context.
 func (l *ServiceLayer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
+	l.timer = ctx.NewTimer(l.wake)
 	cfg := l.Config
 	cfg.Send = func(to event.NodeID, payload []byte) {
 		ev := event.Event{Kind: event.Membership, Peer: to, Msg: ctx.Pool().FromBytes(payload)}
@@ -80,8 +81,8 @@ func (l *ServiceLayer) Up(ev *event.Event) {
 	}
 }
 
-// Timer runs the failure detector and pending installations.
-func (l *ServiceLayer) Timer(uint64) {
+// wake runs the failure detector and pending installations.
+func (l *ServiceLayer) wake() {
 	l.timerAt = event.Never
 	l.svc.Tick(l.Ctx.Now())
 	l.after()
@@ -111,10 +112,11 @@ func (l *ServiceLayer) after() {
 	if t == l.timerAt {
 		return
 	}
-	l.Ctx.CancelTimer(l.timer)
 	l.timerAt = t
-	if t != event.Never {
-		l.timer = l.Ctx.SetTimerAt(t, 0)
+	if t == event.Never {
+		l.timer.Stop()
+	} else {
+		l.timer.ResetAt(t)
 	}
 }
 

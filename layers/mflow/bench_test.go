@@ -92,10 +92,14 @@ func BenchmarkCreditCheck(b *testing.B) {
 			b.Run(fmt.Sprintf("receivers=%d/%s", m, mode), func(b *testing.B) {
 				const window, thresh, cost, period = 50000, 25000, 1100, 250
 				limits := make([]int64, m)
+				heads := make([]int64, m)
 				rcv := make([]receiver, m)
 				for i := range limits {
 					off := int64(i) * thresh / int64(m)
-					limits[i] = window + off
+					if off > 0 {
+						heads[i] = thresh // see Layer.headroom
+					}
+					limits[i] = window + heads[i]
 					rcv[i] = receiver{off: off, c: -off, due: thresh}
 				}
 				type ackAt struct {
@@ -119,7 +123,7 @@ func BenchmarkCreditCheck(b *testing.B) {
 				}
 				c.slow()
 				for r := range rcv {
-					c.limit[r] = window + int64(period*cost) - rcv[r].c
+					c.limit[r] = window + int64(period*cost) - rcv[r].c - rcv[r].off + heads[r]
 				}
 				c.tryFast()
 				if mode == "scan" {

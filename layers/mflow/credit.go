@@ -82,6 +82,11 @@ func (c *credits) min() (int64, int) {
 // ack records a bulk acknowledgement of amount bytes from the receiver in
 // slot.
 func (c *credits) ack(slot int, amount int64) {
+	if amount == 0 {
+		// Nothing to apply. Queued, it would take the receiver's turn
+		// and leave its real acknowledgements one behind for good.
+		return
+	}
 	if !c.fast {
 		c.limit[slot] += amount
 		c.tryFast()

@@ -21,8 +21,10 @@ func (n *naiveCredits) min() int64 {
 // message sizes and random delivery orders of data (FIFO per receiver) and
 // acknowledgements (FIFO per receiver, any interleaving between receivers),
 // and checks at every step that the O(1) rotation gives the same least
-// credit as the O(n) scan, and that no receiver ever holds more than its
-// window of unprocessed bytes (window+offset before its first ack).
+// credit as the O(n) scan, and that no receiver ever holds more than
+// window + headroom - offset unprocessed bytes (window + headroom before its
+// first ack; the headroom is ack_thresh for a staggered receiver, 0 for the
+// one at offset 0).
 func TestCreditsMatchNaive(t *testing.T) {
 	for seed := uint64(1); seed <= 300; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
@@ -33,13 +35,17 @@ func TestCreditsMatchNaive(t *testing.T) {
 		maxSize := 1 + rng.IntN(3000)
 
 		offs := make([]int64, m)
+		heads := make([]int64, m)
 		limits := make([]int64, m)
 		rcv := make([]receiver, m)
 		for i := range offs {
 			if stagger {
 				offs[i] = int64(i) * thresh / int64(m)
 			}
-			limits[i] = window + offs[i]
+			if offs[i] > 0 {
+				heads[i] = thresh
+			}
+			limits[i] = window + heads[i]
 			rcv[i] = receiver{off: offs[i], c: -offs[i], due: thresh}
 		}
 		var fast credits
@@ -94,9 +100,9 @@ func TestCreditsMatchNaive(t *testing.T) {
 				naive.limit[i] += a
 			}
 			for i := range processed {
-				limit := window
-				if !acked[i] {
-					limit += offs[i]
+				limit := window + heads[i]
+				if acked[i] {
+					limit -= offs[i]
 				}
 				if held := sent - processed[i]; held > limit && !(maxSize+100 > int(window-thresh)) {
 					t.Fatalf("seed %d step %d: receiver %d holds %d bytes, window %d", seed, step, i, held, limit)
@@ -141,30 +147,43 @@ func TestCreditsFallBackAndRecover(t *testing.T) {
 	}
 }
 
+// TestReceiverCountStaysOnLattice: a receiver with offset off and
+// ack_thresh 1000 acknowledges at the first message at or past off+1000,
+// off+2000, ... of the stream; at offset 300 it returns whole thresholds
+// (more than one when a message crosses two points) and carries the rest,
+// at offset 0 everything; what it has returned plus what it holds is
+// always what it took in.
 func TestReceiverCountStaysOnLattice(t *testing.T) {
-	r := receiver{off: 300, c: -300, due: 1000}
-	var pos, last int64
-	var got []int64
-	for i := 0; i < 100; i++ {
-		pos += 170
-		if a, ok := r.count(170, 1000); ok {
-			if pos-last != a+func() int64 {
-				if last == 0 {
-					return 300
+	for _, tc := range []struct{ off, cost int64 }{{300, 170}, {300, 999}, {300, 2500}, {0, 170}, {0, 2500}} {
+		off, cost := tc.off, tc.cost
+		r := receiver{off: off, c: -off, due: 1000}
+		var pos, returned int64
+		var got []int64
+		for i := 0; i < 200; i++ {
+			pos += cost
+			a, ok := r.count(cost, 1000)
+			if ok {
+				if a <= 0 || (off > 0 && a%1000 != 0) || (off == 0 && r.c != 0) {
+					t.Fatalf("offset %d cost %d: ack at %d returns %d, keeps %d", off, cost, pos, a, r.c)
 				}
-				return 0
-			}() {
-				t.Fatalf("ack at %d returns %d, last ack at %d", pos, a, last)
+				returned += a
+				got = append(got, pos)
 			}
-			got = append(got, pos)
-			last = pos
+			if returned+r.c+r.off != pos || r.c < -r.off || r.c >= 1000 {
+				t.Fatalf("offset %d cost %d at %d: returned %d + count %d + offset != taken in (count out of range?)", off, cost, pos, returned, r.c)
+			}
 		}
-	}
-	// Acks at the first message end at or past 1300, 2300, 3300, ...
-	for k, p := range got {
-		lat := int64(300 + 1000*(k+1))
-		if p < lat || p >= lat+170 {
-			t.Fatalf("ack %d at %d, want in [%d, %d)", k, p, lat, lat+170)
+		// Each ack is at the first message end at or past a lattice point,
+		// and no lattice point is passed without one.
+		k := int64(1)
+		for _, p := range got {
+			lat := off + 1000*k
+			if p < lat || p >= lat+cost {
+				t.Fatalf("offset %d cost %d: ack at %d, want in [%d, %d)", off, cost, p, lat, lat+cost)
+			}
+			for off+1000*k <= p {
+				k++
+			}
 		}
 	}
 }

@@ -88,8 +88,8 @@ func TestForgedAcksCreateNoCredit(t *testing.T) {
 	}
 	for i, n := range s.nodes {
 		r := c.layers[n].recv[rkey{c.g, 1}]
-		if want := cfg.Window + s.cr.sent - r.c; s.cr.limit[i] != want {
-			t.Errorf("receiver %v: limit %d, want window+sent-count = %d", n, s.cr.limit[i], want)
+		if want := exactLimit(c.layers[1], s.cr.sent, r); s.cr.limit[i] != want {
+			t.Errorf("receiver %v: limit %d, want window+sent-count-offset+headroom = %d", n, s.cr.limit[i], want)
 		}
 	}
 }
@@ -162,7 +162,7 @@ func TestForgedEpochDoesNotStall(t *testing.T) {
 	forged := int64(8) + cfg.Overhead
 	for i, n := range s.nodes {
 		r := c.layers[n].recv[rkey{c.g, 1}]
-		exact := cfg.Window + s.cr.sent - r.c
+		exact := exactLimit(c.layers[1], s.cr.sent, r)
 		if extra := s.cr.limit[i] - exact; extra < 0 || extra > forged {
 			t.Errorf("receiver %v: limit %d, exact %d: %d more, want 0..%d", n, s.cr.limit[i], exact, extra, forged)
 		}
@@ -210,8 +210,8 @@ func TestEarlyCountsOnlyInWantedGroups(t *testing.T) {
 	s := c.layers[4].send[c.g]
 	for i, n := range s.nodes {
 		r := c.layers[n].recv[rkey{c.g, 4}]
-		if want := cfg.Window + s.cr.sent - r.c; s.cr.limit[i] != want {
-			t.Errorf("receiver %v: node 4's limit %d, want window+sent-count = %d", n, s.cr.limit[i], want)
+		if want := exactLimit(c.layers[1], s.cr.sent, r); s.cr.limit[i] != want {
+			t.Errorf("receiver %v: node 4's limit %d, want window+sent-count-offset+headroom = %d", n, s.cr.limit[i], want)
 		}
 	}
 }

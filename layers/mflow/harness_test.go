@@ -44,6 +44,9 @@ type cluster struct {
 	// lax ignores deliveries out of sequence instead of failing (forged
 	// input may be delivered).
 	lax bool
+	// lat holds every send-to-delivery latency of messages of at least 16
+	// bytes (castEvery stamps the send time after the sequence number).
+	lat []time.Duration
 }
 
 func newCluster(t *testing.T, n int, cfg Config, latency time.Duration) *cluster {
@@ -85,6 +88,9 @@ func (c *cluster) addNode(id event.NodeID, cfg Config) {
 				}
 				c.delivered[self][d.From] = seq + 1
 				c.got++
+				if len(d.Payload) >= 16 {
+					c.lat = append(c.lat, c.net.Now().Sub(event.Time(binary.BigEndian.Uint64(d.Payload[8:]))))
+				}
 			},
 			OnFlow: func(g event.GroupID, ok bool) {
 				c.flow[self] = ok
@@ -128,6 +134,9 @@ func (c *cluster) castEvery(sender event.NodeID, size, count int, gap time.Durat
 		}
 		if c.flow[sender] {
 			binary.BigEndian.PutUint64(payload, c.seq[sender])
+			if size >= 16 {
+				binary.BigEndian.PutUint64(payload[8:], uint64(c.net.Now()))
+			}
 			if err := c.stacks[sender].Cast(c.g, payload); err == nil {
 				*sent++
 				c.seq[sender]++
@@ -161,4 +170,12 @@ func (c *cluster) total(name string) int64 {
 		s += c.counter(id, name)
 	}
 	return s
+}
+
+// exactLimit is the limit the sender l should hold for a receiver count r
+// once everything sent has arrived: window plus what the receiver has
+// taken in, minus what it counted and not yet returned (its count and its
+// kept-back offset), plus the headroom its offset gives.
+func exactLimit(l *Layer, sent int64, r *receiver) int64 {
+	return l.cfg.Window + sent - r.c - r.off + l.headroom(r.off)
 }

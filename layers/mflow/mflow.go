@@ -11,21 +11,33 @@
 // application is told to hold off (event.HoldOff going up; event.Resume when
 // the queue has drained to half). Receivers count the bytes they receive from
 // each sender and acknowledge, point to point, when the count passes
-// ack_thresh; one acknowledgement returns everything counted (bulk). The
+// ack_thresh; one acknowledgement returns what was counted (bulk). The
 // receivers' counts are staggered so their acknowledgements reach the sender
 // evenly spread over the traffic instead of in a storm: for sender s the
 // other members are numbered r' = 0..n-2 in view order, receiver r' starts
-// its count at -offset and the sender its credit for r' at window + offset,
-// offset = r' * ack_thresh / (n-1). Everything happens on sends and
-// receipts: no timers, and nothing is sent while no application sends.
+// its count at -offset, offset = r' * ack_thresh / (n-1), so it
+// acknowledges at offset + k*ack_thresh in the sender's stream. The sender
+// gives each staggered receiver (offset > 0) ack_thresh of headroom: its
+// credit starts at window + ack_thresh, so that its acknowledgement at
+// offset + k*ack_thresh allows what the unstaggered protocol allows only at
+// (k+1)*ack_thresh. Without it (Ensemble's mcredit) the n-1 receivers each
+// stop the sender at their own point of the cycle once ack_thresh passes
+// equation 6's bound, and staggering multiplies the waits; with it,
+// staggering never makes the sender wait longer than without (see
+// headroom). Everything happens on sends and receipts: no timers, and
+// nothing is sent while no application sends.
 //
 // What a receiver can have to hold: at most window weighted bytes that it
-// has not yet taken in, once it has acknowledged for the first time; before
-// that, window + its offset (the stagger hands the later receivers' first
-// acknowledgements that much later). A message larger than window -
-// ack_thresh is let through once the least-credited receiver has less than
-// ack_thresh outstanding (otherwise it could never fit), so for such
-// messages the bound is ack_thresh plus the message.
+// has not yet taken in at offset 0 (or without stagger), window + ack_thresh
+// for a staggered receiver (window + ack_thresh - offset once it has
+// acknowledged). A message larger than window - ack_thresh is let through
+// once the least-credited receiver has less than ack_thresh outstanding
+// (otherwise it could never fit), so for such messages the bound is
+// ack_thresh plus the message.
+//
+// The sender also keeps what shows the acknowledgements spreading (or not):
+// acks_recv, and ack_burst_max, the most it received within any 1 ms of its
+// clock.
 //
 // Flow-controlled multicasts carry a 5-byte header (a tag and the sender's
 // view epoch) so that, across a view change, each receiver closes its count
@@ -37,6 +49,7 @@ package mflow
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
@@ -93,7 +106,24 @@ type Layer struct {
 	// not left).
 	joining           map[event.GroupID]bool
 	blockedNs, blocks map[event.NodeID]*stack.Counter
+
+	// What shows the acknowledgements spreading (the stagger's purpose)
+	// or arriving in storms, as this node receives them as a sender:
+	// acksRecv counts them, ackBurstMax is the most received within any
+	// 1 ms (ackBurstWindow) of the Context's clock, ackCrowded those that
+	// arrived less than 1 ms after another.
+	acksRecv, ackBurstMax, ackCrowded *stack.Counter
+	// ackWin holds the arrival times of the acknowledgements of the last
+	// millisecond (a ring: a larger burst saturates at its size).
+	ackWin          [ackWinSize]event.Time
+	ackHead, ackLen int
 }
+
+// ackBurstWindow is the span over which ack_burst_max counts arrivals.
+const ackBurstWindow = event.Time(time.Millisecond)
+
+// ackWinSize bounds ack_burst_max (a burst of more reads as this many).
+const ackWinSize = 64
 
 var _ stack.Layer = (*Layer)(nil)
 
@@ -122,6 +152,9 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.malformed = ctx.Counter("malformed")
 	l.badAcks = ctx.Counter("bad_acks")
 	l.foreign = ctx.Counter("foreign")
+	l.acksRecv = ctx.Counter("acks_recv")
+	l.ackBurstMax = ctx.Counter("ack_burst_max")
+	l.ackCrowded = ctx.Counter("acks_crowded")
 	return nil
 }
 
@@ -145,8 +178,8 @@ type rkey struct {
 type receiver struct {
 	epoch uint32
 	off   int64 // bytes of this epoch never returned (the stagger offset)
-	c     int64 // counted since the last acknowledgement (starts at -off)
-	due   int64 // acknowledge when c reaches due
+	c     int64 // counted and not yet returned, less off (starts at -off)
+	due   int64 // acknowledge when c reaches due (ack_thresh when off > 0)
 	// early: the sender was not a member of this node's view of the group
 	// when the count began (counted in Layer.early).
 	early bool
@@ -260,6 +293,7 @@ func (l *Layer) Up(ev *event.Event) {
 				l.malformed.Inc()
 				return
 			}
+			l.ackArrived()
 			l.acked(ev.Peer, a)
 		default:
 			l.drop(ev)
@@ -272,6 +306,27 @@ func (l *Layer) Up(ev *event.Event) {
 	default:
 		l.Ctx.Up(ev)
 	}
+}
+
+// ackArrived keeps acks_recv, ack_burst_max and acks_crowded: the
+// acknowledgements received within the last millisecond stay in ackWin.
+func (l *Layer) ackArrived() {
+	now := l.Ctx.Now()
+	l.acksRecv.Inc()
+	for l.ackLen > 0 && now-l.ackWin[l.ackHead] >= ackBurstWindow {
+		l.ackHead = (l.ackHead + 1) % ackWinSize
+		l.ackLen--
+	}
+	if l.ackLen > 0 {
+		l.ackCrowded.Inc()
+	}
+	if l.ackLen == ackWinSize {
+		l.ackHead = (l.ackHead + 1) % ackWinSize
+		l.ackLen--
+	}
+	l.ackWin[(l.ackHead+l.ackLen)%ackWinSize] = now
+	l.ackLen++
+	l.ackBurstMax.Max(int64(l.ackLen))
 }
 
 // flowBelow merges a layer below's back-pressure with mflow's own: the
@@ -362,14 +417,23 @@ func (l *Layer) received(ev *event.Event) {
 }
 
 // count adds one message's cost and says whether to acknowledge, and how
-// much: everything counted since the last acknowledgement (bulk). The next
-// acknowledgement is due on this receiver's lattice (offset + k*ack_thresh
-// in the sender's stream), so acknowledgements stay ack_thresh apart on
-// average and the receivers' stay staggered.
+// much. Acknowledgements fall on this receiver's lattice: the first message
+// at or past offset + k*ack_thresh in the sender's stream, so they stay
+// ack_thresh apart on average and the receivers' stay staggered. The
+// receiver at offset 0 returns everything it counted (bulk); a staggered
+// receiver returns whole thresholds and carries the rest, as Ensemble's
+// mflow does: its headroom (ack_thresh) already covers the rest, and exact
+// multiples keep the sender's limits in rotation order (see credits), which
+// the rest, varying from receiver to receiver, would not.
 func (r *receiver) count(cost, thresh int64) (int64, bool) {
 	r.c += cost
 	if r.c < r.due {
 		return 0, false
+	}
+	if r.off > 0 {
+		amount := r.c - r.c%thresh
+		r.c -= amount
+		return amount, true
 	}
 	amount, over := r.c, r.c-r.due
 	r.c = 0

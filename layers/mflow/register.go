@@ -26,6 +26,9 @@ func init() {
 		Counters: []compose.CounterDoc{
 			{Name: "casts", Doc: "application messages the layer sent on"},
 			{Name: "acks_sent", Role: compose.AckRole, Doc: "credit acknowledgements receivers sent (one per ack_thresh bytes)"},
+			{Name: "acks_recv", Doc: "credit acknowledgements senders received"},
+			{Name: "ack_burst_max", Kind: compose.Peak, Doc: "most acknowledgements a sender received within any 1 ms (Figure 3: n-1 without stagger, 1 with it)"},
+			{Name: "acks_crowded", Doc: "acknowledgements a sender received less than 1 ms after another"},
 			{Name: "credit_waits", Doc: "times a sender ran out of credit and queued"},
 			{Name: "credit_wait_ns", Kind: compose.Nanos, Doc: "time senders spent waiting on credit"},
 			{Name: "queue_peak", Kind: compose.Peak, Doc: "most messages queued for credit at once"},

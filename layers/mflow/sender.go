@@ -86,7 +86,7 @@ func (l *Layer) reconfigure(s *sender, v *event.ViewInfo) {
 			off = int64(i) * l.cfg.AckThresh / int64(m)
 		}
 		s.off[i] = off
-		limits[i] = s.cr.sent + l.cfg.Window + off
+		limits[i] = s.cr.sent + l.cfg.Window + l.headroom(off)
 	}
 	if s.blocked && s.slot != nil {
 		if _, ok := s.slot[s.blockedBy]; !ok {
@@ -116,6 +116,31 @@ func (l *Layer) cast(s *sender, m *event.Message) {
 	if !s.held && s.q.len() >= l.cfg.HiWmark {
 		l.setHeld(s, true)
 	}
+}
+
+// headroom is the credit beyond window a receiver with stagger offset off
+// starts with: ack_thresh for a staggered receiver, none for the one at
+// offset 0 (or without stagger).
+//
+// Why: a receiver whose acknowledgements fall at offset + k*ack_thresh
+// would, with window alone (Ensemble's mcredit), stop the sender at its
+// own points of the cycle, and the n-1 receivers' stops, staggered, add up
+// to n-1 stops per ack_thresh where unstaggered receivers make one (they
+// coincide). Once ack_thresh passes equation 6's bound every stop is a
+// wait, and staggering throttled the sender (issue 13, item 7). With this
+// headroom a staggered receiver's acknowledgement at offset + k*ack_thresh
+// credits the sender up to window + (k+1)*ack_thresh, what the unstaggered
+// protocol grants only at the later (k+1)*ack_thresh: at every point of
+// the stream each receiver allows at least as much as without stagger, so
+// staggering never makes the sender wait longer, and it waits for one
+// receiver's acknowledgement per cycle (the one at offset 0) instead of the
+// last of n-1. The price is buffer: a staggered receiver may be sent up to
+// window + ack_thresh bytes it has not returned.
+func (l *Layer) headroom(off int64) int64 {
+	if off == 0 {
+		return 0
+	}
+	return l.cfg.AckThresh
 }
 
 // fits reports whether a message of that cost may leave now, and if not
@@ -225,7 +250,7 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 	if a.off != s.off[i] {
 		// The receiver keeps back a different offset than assumed (it
 		// moved to a new view, or placed itself differently).
-		s.cr.adjust(int(i), a.off-s.off[i])
+		s.cr.adjust(int(i), l.headroom(a.off)-l.headroom(s.off[i]))
 		s.off[i] = a.off
 	}
 	if s.transit[i] && current {
@@ -242,16 +267,17 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 // creates credit the receiver never had: a stagger offset is below
 // ack_thresh (r*ack_thresh/(n-1) with r < n-1), an amount is never negative,
 // and a receiver's credit never runs ahead of the sender's total by more
-// than window plus its offset (limit = window + sent - count, count >=
-// -offset). The bound is checked against the offset it claims and the
-// largest one possible, so that it holds across view changes whatever the
-// order of the switch acknowledgements. amount is what the acknowledgement
-// would add (after the switch rule).
+// than window plus its headroom (limit = window + sent - count - offset +
+// headroom, count >= -offset, headroom <= ack_thresh). The bound is checked
+// against the headroom the offset it claims gives and the largest one
+// possible, so that it holds across view changes whatever the order of the
+// switch acknowledgements. amount is what the acknowledgement would add
+// (after the switch rule).
 func (l *Layer) plausible(s *sender, slot int, off, amount int64) bool {
 	if amount < 0 || off < 0 || off >= l.cfg.AckThresh || (!l.cfg.Stagger && off != 0) {
 		return false
 	}
-	room := s.cr.sent + l.cfg.Window + l.cfg.AckThresh - s.cr.credited(slot) - (off - s.off[slot])
+	room := s.cr.sent + l.cfg.Window + l.cfg.AckThresh - s.cr.credited(slot) - (l.headroom(off) - l.headroom(s.off[slot]))
 	return amount <= room
 }
 

@@ -96,6 +96,15 @@ func summarize(c compose.Counters) compose.Summary {
 		note += "; no sender waited on credit"
 	}
 	out.Notes = append(out.Notes, note)
+	if recv := m["acks_recv"]; recv > 0 {
+		// A peak is per node: the largest any sender saw, not the sum.
+		var burst int64
+		for _, nc := range c.Nodes {
+			burst = max(burst, nc.Values["ack_burst_max"])
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("acknowledgements at the senders: at most %d within 1 ms; %d of %d (%.1f%%) within 1 ms of another",
+			burst, m["acks_crowded"], recv, 100*float64(m["acks_crowded"])/float64(recv)))
+	}
 	for _, ms := range s.Senders {
 		out.Notes = append(out.Notes, fmt.Sprintf("%s waited %v on credit; held back most by %s (%v, %d times)",
 			ms.Node, msDur(ms.WaitMs), ms.HeldBy, msDur(ms.HeldByMs), ms.HeldRuns))

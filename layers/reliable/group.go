@@ -30,7 +30,7 @@ type group struct {
 
 	// gossip
 	gossip     bool // the gossip timer is set
-	gtid       stack.TimerID
+	gt         *stack.Timer
 	dirty      bool       // something changed since the last digest
 	answerOwed bool       // a member with unstable messages gossiped: answer it
 	rxBytes    int64      // bytes received since our last digest
@@ -79,6 +79,8 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 		l.gslots = append(l.gslots, g)
 	}
 	l.groups[id] = g
+
+	g.gt = l.Ctx.NewTimer(func() { l.gossipTimer(g) })
 	return g
 }
 
@@ -115,7 +117,7 @@ func (l *Layer) clearGroup(g *group) {
 		}
 	}
 	if g.gossip {
-		l.Ctx.CancelTimer(g.gtid)
+		g.gt.Stop()
 		g.gossip = false
 	}
 }
@@ -125,6 +127,8 @@ func (l *Layer) clearGroup(g *group) {
 // a new stream from sequence number 1, no member state, no view. Casts
 // waiting for room stay and go out in the new stream.
 func (l *Layer) restartGroup(g *group) {
+	defer func(gt *stack.Timer) { g.gt = gt }(g.gt) // the gossip timer outlives the restart
+
 	l.clearGroup(g)
 	*g = group{id: g.id, idx: g.idx, members: map[event.NodeID]*member{}, next: 1, base: 1,
 		buf: g.buf, pending: g.pending, held: g.held}
@@ -234,10 +238,10 @@ func (l *Layer) holdOff(g *group) {
 			// while held, rather than wait for the next round
 			l.sendDigest(g, true)
 			if g.gossip {
-				l.Ctx.CancelTimer(g.gtid)
+				g.gt.Stop()
 			}
 			g.gossip = true
-			g.gtid = l.Ctx.SetTimer(l.cfg.NakRetry, timerKey(keyGossip, g.idx))
+			g.gt.Reset(l.cfg.NakRetry)
 		}
 	}
 }
@@ -267,7 +271,7 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	g.next++
 	// kept until stable: not in a pooled buffer many times its size (which
 	// a flood of large packets would leave the pool full of)
-	m = tighten(m)
+	m = m.Compact()
 	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
 	m.Retain()
 	l.bufPush(g, sentMsg{m: m, b: m.Bytes()})
@@ -405,7 +409,7 @@ func (l *Layer) touch(g *group) {
 	g.dirty = true
 	if !g.gossip && g.view != nil {
 		g.gossip = true
-		g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
+		g.gt.Reset(l.cfg.StableInterval)
 	}
 }
 
@@ -432,7 +436,7 @@ func (l *Layer) gossipTimer(g *group) {
 	if g.held {
 		d = min(d, l.cfg.NakRetry)
 	}
-	g.gtid = l.Ctx.SetTimer(d, timerKey(keyGossip, g.idx))
+	g.gt.Reset(d)
 }
 
 func (l *Layer) sendDigest(g *group, unstable bool) {
@@ -548,6 +552,6 @@ func (l *Layer) digestUp(ev *event.Event) {
 func (l *Layer) touchQuiet(g *group) {
 	if !g.gossip {
 		g.gossip = true
-		g.gtid = l.Ctx.SetTimer(l.cfg.StableInterval, timerKey(keyGossip, g.idx))
+		g.gt.Reset(l.cfg.StableInterval)
 	}
 }

@@ -24,7 +24,7 @@ type recvState struct {
 	// epochs[i].at. Bounded: the oldest merge when it is full.
 	epochs []gapEpoch
 	timer  bool // a NAK timer is set
-	tid    stack.TimerID
+	tm     *stack.Timer
 	// retransmissions received, in all and when we last NAKed: a sender
 	// answers a NAK with at most max_nak_retrans messages, so a NAK round
 	// that brought some back is progress, not a failed try
@@ -54,13 +54,15 @@ func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
 		l.recvs = append(l.recvs, rs)
 	}
 	m.rs = rs
+
+	rs.tm = l.Ctx.NewTimer(func() { l.nakTimer(rs) })
 	return rs
 }
 
 // freeRecv releases a stream's state (its sender left) and its NAK timer.
 func (l *Layer) freeRecv(rs *recvState) {
 	if rs.timer {
-		l.Ctx.CancelTimer(rs.tid)
+		rs.tm.Stop()
 	}
 	l.recvs[rs.idx] = nil
 	l.rfree = append(l.rfree, rs.idx)
@@ -192,7 +194,7 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 	rs.highest = seq
 	if !rs.timer {
 		rs.timer = true
-		rs.tid = l.Ctx.SetTimer(l.cfg.NakDelay, timerKey(keyNak, rs.idx))
+		rs.tm.Reset(l.cfg.NakDelay)
 	}
 }
 
@@ -292,7 +294,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 		nextDue = now.Add(l.cfg.NakRetry)
 	}
 	rs.timer = true
-	rs.tid = l.Ctx.SetTimerAt(nextDue, timerKey(keyNak, rs.idx))
+	rs.tm.ResetAt(nextDue)
 }
 
 // retryAfter is the interval before NAK round tries+1 of a gap.

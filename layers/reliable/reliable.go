@@ -72,17 +72,6 @@ type Config struct {
 	MaxNakRetrans int
 }
 
-// Timer key kinds (top byte of the key); the rest is an index.
-const (
-	keyNak uint64 = iota + 1
-	keyGossip
-	keyP2P
-)
-
-const keyShift = 56
-
-func timerKey(kind uint64, idx int) uint64 { return kind<<keyShift | uint64(idx) }
-
 // Layer is the reliable layer of one node.
 type Layer struct {
 	stack.Base
@@ -91,9 +80,9 @@ type Layer struct {
 	wc   *wirecodec.Codec
 
 	groups  map[event.GroupID]*group
-	gslots  []*group // by group.idx, for timer keys
+	gslots  []*group // by group.idx
 	gfree   []int
-	recvs   []*recvState // by recvState.idx, for timer keys
+	recvs   []*recvState // by recvState.idx: every live stream
 	rfree   []int
 	peers   map[event.NodeID]*peer
 	pslots  []*peer
@@ -236,25 +225,6 @@ func (l *Layer) drop(ev *event.Event) {
 		l.Ctx.Logf("dropping malformed %v from %v (%d bytes)", ev.Kind, ev.Peer, ev.Msg.Len())
 	}
 	ev.Msg.Release()
-}
-
-// Timer implements stack.Layer.
-func (l *Layer) Timer(key uint64) {
-	idx := int(key & (1<<keyShift - 1))
-	switch key >> keyShift {
-	case keyNak:
-		if idx < len(l.recvs) && l.recvs[idx] != nil {
-			l.nakTimer(l.recvs[idx])
-		}
-	case keyGossip:
-		if idx < len(l.gslots) && l.gslots[idx] != nil {
-			l.gossipTimer(l.gslots[idx])
-		}
-	case keyP2P:
-		if idx < len(l.pslots) && l.pslots[idx] != nil {
-			l.p2pTimer(l.pslots[idx])
-		}
-	}
 }
 
 // Close releases every buffered message (the stack is closing).

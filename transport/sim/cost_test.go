@@ -22,12 +22,12 @@ type echo struct {
 
 func (l *echo) Down(ev *event.Event) {
 	if ev.Kind == event.Cast {
-		l.Ctx.SetTimer(l.delay, 2)
+		l.Ctx.NewTimer(l.fire).Reset(l.delay) // one timer per cast: several may be pending
 	}
 	l.Ctx.Down(ev)
 }
 
-func (l *echo) Timer(uint64) {
+func (l *echo) fire() {
 	l.fired = append(l.fired, l.Ctx.Now())
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: l.to, Msg: l.Ctx.Pool().FromBytes([]byte("echo"))})
 }

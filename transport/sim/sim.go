@@ -59,6 +59,7 @@
 package sim
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -97,7 +98,7 @@ type Network struct {
 	seq   uint64
 	nodes map[event.NodeID]*Node
 	order []*Node
-	subs  map[event.GroupID][]*Node
+	subs  map[event.ChannelID][]*Node // subscribers of each multicast channel, by id
 	stats Stats
 	pool  bufPool
 	trace func(TraceEvent)
@@ -148,7 +149,7 @@ func New(cfg Config) *Network {
 		cfg:   cfg,
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 		nodes: map[event.NodeID]*Node{},
-		subs:  map[event.GroupID][]*Node{},
+		subs:  map[event.ChannelID][]*Node{},
 		trace: cfg.Trace,
 	}
 }
@@ -191,8 +192,8 @@ type Node struct {
 
 type txItem struct {
 	pb *pktBuf
-	to *Node // nil for a multicast
-	g  event.GroupID
+	to *Node           // nil for a multicast
+	ch event.ChannelID // the multicast's channel; 0 for a unicast
 }
 
 type rxItem struct {
@@ -256,39 +257,61 @@ func (nd *Node) Send(to event.NodeID, pkt []byte) {
 	if dst == nil || nd.down {
 		return
 	}
-	nd.enqueueTx(dst, event.NoGroup, pkt)
+	nd.enqueueTx(dst, 0, pkt)
 }
 
-// Multicast implements stack.Transport. It costs the sender one packet on
-// its NIC.
+// Multicast implements stack.Transport: MulticastOn the group's channel.
 func (nd *Node) Multicast(g event.GroupID, pkt []byte) {
+	nd.MulticastOn(event.ChannelOf(g), pkt)
+}
+
+// MulticastOn implements stack.Channels: pkt goes to every node subscribed
+// to ch (a channel is its set of subscribers). It costs the sender one
+// packet on its NIC.
+func (nd *Node) MulticastOn(ch event.ChannelID, pkt []byte) {
 	n := nd.net
 	n.stats.Sent++
-	if nd.down {
+	if nd.down || ch == 0 {
 		return
 	}
-	nd.enqueueTx(nil, g, pkt)
+	nd.enqueueTx(nil, ch, pkt)
 }
 
 // Subscribe implements stack.Transport.
 func (nd *Node) Subscribe(g event.GroupID) error {
-	s := nd.net.subs[g]
-	i, found := slices.BinarySearchFunc(s, nd.id, cmpNode)
-	if !found {
-		nd.net.subs[g] = slices.Insert(s, i, nd)
-	}
-	return nil
+	return nd.SubscribeChannel(event.ChannelOf(g))
 }
 
 // Unsubscribe implements stack.Transport.
 func (nd *Node) Unsubscribe(g event.GroupID) error {
-	s := nd.net.subs[g]
+	return nd.UnsubscribeChannel(event.ChannelOf(g))
+}
+
+// SubscribeChannel implements stack.Channels: the node joins ch's
+// multicast set.
+func (nd *Node) SubscribeChannel(ch event.ChannelID) error {
+	if ch == 0 || !ch.Valid() {
+		return fmt.Errorf("sim: subscribe: %v is not a channel", ch)
+	}
+	s := nd.net.subs[ch]
 	i, found := slices.BinarySearchFunc(s, nd.id, cmpNode)
-	if found {
-		nd.net.subs[g] = slices.Delete(s, i, i+1)
+	if !found {
+		nd.net.subs[ch] = slices.Insert(s, i, nd)
 	}
 	return nil
 }
+
+// UnsubscribeChannel implements stack.Channels.
+func (nd *Node) UnsubscribeChannel(ch event.ChannelID) error {
+	s := nd.net.subs[ch]
+	i, found := slices.BinarySearchFunc(s, nd.id, cmpNode)
+	if found {
+		nd.net.subs[ch] = slices.Delete(s, i, i+1)
+	}
+	return nil
+}
+
+var _ stack.Channels = (*Node)(nil)
 
 func cmpNode(a *Node, id event.NodeID) int {
 	switch {
@@ -301,13 +324,13 @@ func cmpNode(a *Node, id event.NodeID) int {
 }
 
 // enqueueTx copies pkt and puts it on the sender's NIC.
-func (nd *Node) enqueueTx(dst *Node, g event.GroupID, pkt []byte) {
+func (nd *Node) enqueueTx(dst *Node, g event.ChannelID, pkt []byte) {
 	n := nd.net
 	nd.stats.PacketsSent++
 	nd.stats.BytesSent += int64(len(pkt))
 	pb := n.pool.get(pkt)
 	if n.trace != nil {
-		n.emit(TraceEvent{Kind: TraceSend, From: nd.id, To: idOf(dst), Group: g, Size: len(pkt)})
+		n.emit(TraceEvent{Kind: TraceSend, From: nd.id, To: idOf(dst), Group: g.Group(), Channel: g, Size: len(pkt)})
 	}
 	if !nd.cap.sendLimited() {
 		n.wire(nd, dst, g, pb)
@@ -317,11 +340,11 @@ func (nd *Node) enqueueTx(dst *Node, g event.GroupID, pkt []byte) {
 	if nd.cap.SendQueue > 0 && nd.tx.len() >= nd.cap.SendQueue {
 		n.stats.SendQueueDrops++
 		nd.stats.SendQueueDrops++
-		n.traceDrop(nd.id, idOf(dst), g, pb, DropSendQueue)
+		n.traceDrop(nd.id, idOf(dst), g.Group(), pb, DropSendQueue)
 		n.pool.put(pb)
 		return
 	}
-	nd.tx.push(txItem{pb: pb, to: dst, g: g})
+	nd.tx.push(txItem{pb: pb, to: dst, ch: g})
 	if l := nd.tx.len(); l > nd.stats.PeakSendQueue {
 		nd.stats.PeakSendQueue = l
 	}
@@ -346,7 +369,7 @@ func (n *Network) sendDone(nd *Node) {
 		return
 	}
 	if !nd.down {
-		n.wire(nd, it.to, it.g, it.pb)
+		n.wire(nd, it.to, it.ch, it.pb)
 	}
 	n.pool.put(it.pb)
 	if h, ok := nd.tx.peek(); ok {
@@ -363,9 +386,9 @@ func (n *Network) sendDone(nd *Node) {
 	}
 }
 
-// wire sends pb from src to dst, or to every subscriber of g but src when
-// dst is nil. The caller keeps its reference to pb.
-func (n *Network) wire(src, dst *Node, g event.GroupID, pb *pktBuf) {
+// wire sends pb from src to dst, or to every subscriber of channel g but
+// src when dst is nil. The caller keeps its reference to pb.
+func (n *Network) wire(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 	if dst != nil {
 		n.link(src, dst, g, pb)
 		return
@@ -380,10 +403,10 @@ func (n *Network) wire(src, dst *Node, g event.GroupID, pb *pktBuf) {
 
 // link carries pb from src to one receiver: partition, WAN queue, loss,
 // latency and jitter.
-func (n *Network) link(src, dst *Node, g event.GroupID, pb *pktBuf) {
+func (n *Network) link(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 	if src.part != dst.part {
 		n.stats.PartitionDrops++
-		n.traceDrop(src.id, dst.id, g, pb, DropPartition)
+		n.traceDrop(src.id, dst.id, g.Group(), pb, DropPartition)
 		return
 	}
 	lat, jit, loss := n.cfg.Latency, n.cfg.Jitter, n.cfg.Loss
@@ -394,7 +417,7 @@ func (n *Network) link(src, dst *Node, g event.GroupID, pb *pktBuf) {
 			dep, ok := n.wanDepart(w, dst.site, g, len(pb.b))
 			if !ok {
 				n.stats.WANQueueDrops++
-				n.traceDrop(src.id, dst.id, g, pb, DropWANQueue)
+				n.traceDrop(src.id, dst.id, g.Group(), pb, DropWANQueue)
 				return
 			}
 			at = dep
@@ -408,7 +431,7 @@ func (n *Network) link(src, dst *Node, g event.GroupID, pb *pktBuf) {
 		} else {
 			n.stats.DroppedData++
 		}
-		n.traceDrop(src.id, dst.id, g, pb, DropLoss)
+		n.traceDrop(src.id, dst.id, g.Group(), pb, DropLoss)
 		return
 	}
 	d := lat

@@ -19,17 +19,17 @@ type ticker struct {
 	stack.Base
 	period time.Duration
 	fired  []event.Time
+	tick   *stack.Timer
 }
 
 func (l *ticker) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
-	ctx.SetTimer(l.period, 1)
+	l.tick = ctx.NewTimer(func() {
+		l.fired = append(l.fired, l.Ctx.Now())
+		l.tick.Reset(l.period)
+	})
+	l.tick.Reset(l.period)
 	return nil
-}
-
-func (l *ticker) Timer(uint64) {
-	l.fired = append(l.fired, l.Ctx.Now())
-	l.Ctx.SetTimer(l.period, 1)
 }
 
 type recv struct {

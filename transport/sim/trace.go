@@ -35,7 +35,10 @@ type TraceEvent struct {
 	From  event.NodeID // sender (NoNode for faults)
 	To    event.NodeID // receiver, NoNode for a multicast send; the node of a crash/freeze
 	Group event.GroupID
-	Size  int
+	// Channel is the multicast channel of a multicast send (zero for a
+	// unicast); for a group's channel, Group says the same.
+	Channel event.ChannelID
+	Size    int
 	// Reason is the drop reason or the fault ("crash", "freeze 500ms",
 	// "thaw", "partition 1,2|3", "heal").
 	Reason string
@@ -47,6 +50,9 @@ func (e TraceEvent) String() string {
 	switch e.Kind {
 	case TraceSend:
 		if e.To == event.NoNode {
+			if e.Channel.Kind() != event.GroupChannel {
+				return fmt.Sprintf("%s send %d->%v %dB", at, e.From, e.Channel, e.Size)
+			}
 			return fmt.Sprintf("%s send %d->g%d %dB", at, e.From, e.Group, e.Size)
 		}
 		return fmt.Sprintf("%s send %d->%d %dB", at, e.From, e.To, e.Size)

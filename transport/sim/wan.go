@@ -56,8 +56,8 @@ func (n *Network) WANLink(a, b int, l Link) {
 // the link's queue is full. A multicast crosses the link once per remote
 // site (routers copy it on the far side), so the receivers of one multicast
 // in one site share one departure.
-func (n *Network) wanDepart(w *wanLink, site int, g event.GroupID, size int) (event.Time, bool) {
-	if g != event.NoGroup {
+func (n *Network) wanDepart(w *wanLink, site int, g event.ChannelID, size int) (event.Time, bool) {
+	if g != 0 { // a multicast
 		for _, d := range n.wanDep {
 			if d.w == w && d.site == site {
 				return d.at, true
@@ -72,7 +72,7 @@ func (n *Network) wanDepart(w *wanLink, site int, g event.GroupID, size int) (ev
 		start = start.Add(time.Duration(float64(size) * 1e9 / w.Bandwidth))
 		w.busy = start
 	}
-	if g != event.NoGroup {
+	if g != 0 {
 		n.wanDep = append(n.wanDep, wanDep{w: w, site: site, at: start})
 	}
 	return start, true

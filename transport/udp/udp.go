@@ -2,11 +2,14 @@
 // multicast through golang.org/x/net/ipv4.
 //
 // Each node has one unicast socket, bound to its entry in the address book
-// (NodeID -> UDP address), which it also sends multicasts from. Each joined
-// group has its own socket bound to the group's multicast address and port
-// (GroupAddr: 239.0.0.0/8, administratively scoped, derived from the
-// GroupID; the one channel-to-address map of every command) and joined on
-// the configured interface. The multicast interface is always set
+// (NodeID -> UDP address), which it also sends multicasts from. Each
+// subscribed multicast channel (a group's, a QSM region's, a Spread site's:
+// event.ChannelID) has its own socket bound to the channel's multicast
+// address and port and joined on the configured interface. ChannelAddr is
+// the one channel-to-address map of every command: 239.0.0.0/8,
+// administratively scoped, derived from the channel's id, on the port
+// Config.MulticastPort plus the channel's kind (GroupAddr is its group
+// case). The multicast interface is always set
 // explicitly (default "lo"), TTL is 1 and loopback is on so several
 // processes on one host hear each other.
 //
@@ -57,7 +60,8 @@ type Config struct {
 	Book map[event.NodeID]*net.UDPAddr
 	// Interface is the multicast interface (default "lo").
 	Interface string
-	// MulticastPort is the UDP port of every group's channel (default 47000).
+	// MulticastPort is the UDP port of every group's channel (default
+	// 47000); other kinds of channel use the next ports (ChannelAddr).
 	MulticastPort int
 	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF size to ask for (default 8 MB).
 	SocketBuffer int
@@ -122,7 +126,7 @@ type Transport struct {
 	werr    error
 	full    atomic.Bool // a send was refused lately (see Writable)
 	resume  *time.Timer
-	chans   sync.Map // event.GroupID -> *syscall.SockaddrInet4 (multicast channel)
+	chans   sync.Map // event.ChannelID -> *syscall.SockaddrInet4 (see ChannelAddr)
 
 	// The address book: read for every send and, when learning, for every
 	// packet received; written rarely. Entries are never changed in place.
@@ -131,7 +135,7 @@ type Transport struct {
 	learned ring.Ring[event.NodeID] // learned ids, oldest first
 
 	mu     sync.Mutex
-	groups map[event.GroupID]*groupSock
+	groups map[event.ChannelID]*groupSock // subscribed channels
 	closed bool
 	wg     sync.WaitGroup
 
@@ -151,15 +155,33 @@ type groupSock struct {
 	pc   *ipv4.PacketConn
 }
 
-// GroupAddr is group g's multicast channel: 239.x.y.z with x.y.z the
-// GroupID folded to 24 bits (never 239.0.0.0), at the given port.
+// GroupAddr is group g's multicast channel (ChannelAddr of
+// event.ChannelOf(g)): 239.x.y.z with x.y.z the GroupID folded to 24 bits
+// (never 239.0.0.0), at the given port.
 func GroupAddr(g event.GroupID, port int) *net.UDPAddr {
-	v := uint32(g)
+	a, _ := ChannelAddr(event.ChannelOf(g), port) // a group channel always maps
+	return a
+}
+
+// ChannelAddr maps a multicast channel to its address: 239.x.y.z with x.y.z
+// the channel's id folded to 24 bits (never 239.0.0.0), at port base plus
+// the channel's kind, so channels of different kinds never share a socket
+// even where their ids fold alike. It is the one channel-to-address map of
+// every command that touches the real network.
+func ChannelAddr(ch event.ChannelID, base int) (*net.UDPAddr, error) {
+	if !ch.Valid() {
+		return nil, fmt.Errorf("udp: %v is not a channel", ch)
+	}
+	port := base + int(ch.Kind())
+	if base <= 0 || port > 65535 {
+		return nil, fmt.Errorf("udp: channel %v: port %d+%d out of range 1-65535", ch, base, ch.Kind())
+	}
+	v := ch.ID()
 	v = (v ^ v>>24) & 0xffffff
 	if v == 0 {
 		v = 1
 	}
-	return &net.UDPAddr{IP: net.IPv4(239, byte(v>>16), byte(v>>8), byte(v)), Port: port}
+	return &net.UDPAddr{IP: net.IPv4(239, byte(v>>16), byte(v>>8), byte(v)), Port: port}, nil
 }
 
 // New opens the unicast socket and starts its reader. Packets go to sink,
@@ -175,8 +197,8 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 	if cfg.MulticastPort == 0 {
 		cfg.MulticastPort = DefaultMulticastPort
 	}
-	if cfg.MulticastPort < 0 || cfg.MulticastPort > 65535 {
-		return nil, fmt.Errorf("udp: multicast port %d out of range 1-65535", cfg.MulticastPort)
+	if top := 65535 - int(event.NumChannelKinds-1); cfg.MulticastPort < 0 || cfg.MulticastPort > top {
+		return nil, fmt.Errorf("udp: multicast port %d out of range 1-%d (each kind of channel takes the next port)", cfg.MulticastPort, top)
 	}
 	if cfg.Learn < 0 {
 		return nil, fmt.Errorf("udp: Config.Learn %d is negative", cfg.Learn)
@@ -212,7 +234,7 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("udp: node %v: %v", cfg.Self, err)
 	}
-	t := &Transport{cfg: cfg, ifi: ifi, sink: sink, uc: uc, groups: map[event.GroupID]*groupSock{},
+	t := &Transport{cfg: cfg, ifi: ifi, sink: sink, uc: uc, groups: map[event.ChannelID]*groupSock{},
 		book: map[event.NodeID]*bookEntry{}}
 	t.pc = ipv4.NewPacketConn(uc)
 	setBuffers(uc, cfg.SocketBuffer)
@@ -387,12 +409,22 @@ func (t *Transport) Send(to event.NodeID, pkt []byte) {
 
 // Multicast transmits pkt on group g's channel, without blocking.
 func (t *Transport) Multicast(g event.GroupID, pkt []byte) {
-	v, ok := t.chans.Load(g)
+	t.MulticastOn(event.ChannelOf(g), pkt)
+}
+
+// MulticastOn transmits pkt on channel ch, without blocking (stack.Channels).
+// A channel with no address (a bad id) counts as a send error.
+func (t *Transport) MulticastOn(ch event.ChannelID, pkt []byte) {
+	v, ok := t.chans.Load(ch)
 	if !ok {
-		a := GroupAddr(g, t.cfg.MulticastPort)
+		a, err := ChannelAddr(ch, t.cfg.MulticastPort)
+		if err != nil {
+			t.sendErrors.Add(1)
+			return
+		}
 		sa := &syscall.SockaddrInet4{Port: a.Port}
 		copy(sa.Addr[:], a.IP.To4())
-		v, _ = t.chans.LoadOrStore(g, sa)
+		v, _ = t.chans.LoadOrStore(ch, sa)
 	}
 	t.write(pkt, v.(*syscall.SockaddrInet4))
 }
@@ -459,6 +491,16 @@ const PauseFor = 200 * time.Microsecond
 // Subscribe opens the group's multicast socket, joins the group on the
 // configured interface and starts its reader.
 func (t *Transport) Subscribe(g event.GroupID) error {
+	return t.SubscribeChannel(event.ChannelOf(g))
+}
+
+// SubscribeChannel opens channel ch's multicast socket, joins its address
+// on the configured interface and starts its reader (stack.Channels).
+func (t *Transport) SubscribeChannel(g event.ChannelID) error {
+	ga, err := ChannelAddr(g, t.cfg.MulticastPort)
+	if err != nil {
+		return err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -467,7 +509,6 @@ func (t *Transport) Subscribe(g event.GroupID) error {
 	if t.groups[g] != nil {
 		return nil
 	}
-	ga := GroupAddr(g, t.cfg.MulticastPort)
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) {
@@ -504,6 +545,12 @@ func (t *Transport) Subscribe(g event.GroupID) error {
 
 // Unsubscribe leaves the group and closes its socket.
 func (t *Transport) Unsubscribe(g event.GroupID) error {
+	return t.UnsubscribeChannel(event.ChannelOf(g))
+}
+
+// UnsubscribeChannel leaves channel ch and closes its socket
+// (stack.Channels).
+func (t *Transport) UnsubscribeChannel(g event.ChannelID) error {
 	t.mu.Lock()
 	gs := t.groups[g]
 	delete(t.groups, g)
@@ -511,7 +558,8 @@ func (t *Transport) Unsubscribe(g event.GroupID) error {
 	if gs == nil {
 		return nil
 	}
-	_ = gs.pc.LeaveGroup(t.ifi, &net.UDPAddr{IP: GroupAddr(g, t.cfg.MulticastPort).IP})
+	ga, _ := ChannelAddr(g, t.cfg.MulticastPort) // it mapped when subscribed
+	_ = gs.pc.LeaveGroup(t.ifi, &net.UDPAddr{IP: ga.IP})
 	return gs.conn.Close()
 }
 
@@ -597,7 +645,7 @@ func (t *Transport) Close() error {
 	}
 	t.closed = true
 	gs := t.groups
-	t.groups = map[event.GroupID]*groupSock{}
+	t.groups = map[event.ChannelID]*groupSock{}
 	t.mu.Unlock()
 	for _, g := range gs {
 		g.conn.Close()
@@ -610,6 +658,7 @@ func (t *Transport) Close() error {
 var (
 	_ stack.Transport = (*Transport)(nil)
 	_ stack.Pacer     = (*Transport)(nil)
+	_ stack.Channels  = (*Transport)(nil)
 )
 
 // ipMulticastAll is Linux's IP_MULTICAST_ALL (missing from package syscall).

@@ -101,7 +101,13 @@ func TestGroupAddr(t *testing.T) {
 
 // TestMulticastNetns runs TestMulticastInside in a fresh network namespace
 // with loopback only (unshare -n), multicast enabled on lo.
-func TestMulticastNetns(t *testing.T) {
+func TestMulticastNetns(t *testing.T) { inNetns(t, "TestMulticastInside") }
+
+// inNetns runs the named test of this binary in a fresh network namespace
+// with loopback only (unshare -n), multicast enabled on lo, and fails if it
+// does not pass there.
+func inNetns(t *testing.T, test string) {
+	t.Helper()
 	if os.Getenv("LC_UDP_NETNS") != "" {
 		t.Skip("already inside")
 	}
@@ -113,11 +119,11 @@ func TestMulticastNetns(t *testing.T) {
 			t.Skipf("needs %s to create a network namespace: %v", tool, err)
 		}
 	}
-	script := "ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo && exec \"$0\" -test.run '^TestMulticastInside$' -test.v"
-	cmd := exec.Command("unshare", "-n", "sh", "-c", script, os.Args[0])
+	script := "ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo && exec \"$0\" -test.run \"^$1\\$\" -test.v"
+	cmd := exec.Command("unshare", "-n", "sh", "-c", script, os.Args[0], test)
 	cmd.Env = append(os.Environ(), "LC_UDP_NETNS=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestMulticastInside")) {
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+test)) {
 		t.Fatalf("inside the namespace: %v\n%s", err, out)
 	}
 }

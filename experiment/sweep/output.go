@@ -1,0 +1,237 @@
+package sweep
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/layercast/layercast/experiment"
+)
+
+// Column is one column of results.csv after the stack, spec, parameter
+// and seed columns.
+type Column struct {
+	Name, Doc string
+	Value     func(r *experiment.Report) string
+}
+
+func fcol(f func(r *experiment.Report) float64) func(r *experiment.Report) string {
+	return func(r *experiment.Report) string { return strconv.FormatFloat(f(r), 'g', 6, 64) }
+}
+
+func icol(f func(r *experiment.Report) int64) func(r *experiment.Report) string {
+	return func(r *experiment.Report) string { return strconv.FormatInt(f(r), 10) }
+}
+
+// Columns documents results.csv. Its header is: stack (the label), spec
+// (the spec as run, layer parameters applied), one column per swept
+// parameter (named as given to --param, its value as given), seed, then
+// the metrics (Metrics, in order, named by Key) and these columns.
+var Columns = func() []Column {
+	var cs []Column
+	for _, m := range Metrics {
+		cs = append(cs, Column{m.Key, m.Title + " (" + m.Unit + ")", fcol(m.Value)})
+	}
+	return append(cs,
+		Column{"latency_p90_ms", "delivery latency, 90th percentile (ms)", fcol(func(r *experiment.Report) float64 { return r.LatencyMs.P90 })},
+		Column{"latency_max_ms", "delivery latency, largest (ms)", fcol(func(r *experiment.Report) float64 { return r.LatencyMs.Max })},
+		Column{"recovery_latency_p99_ms", "recovery latency, 99th percentile (ms)", fcol(func(r *experiment.Report) float64 { return r.Loss.RecoveryLatencyMs.P99 })},
+		Column{"control_bytes_per_msg", "control bytes per message sent", fcol(func(r *experiment.Report) float64 { return r.Overhead.ControlBytesPerMsg })},
+		Column{"offered_msgs_per_s", "offered load, all senders (msgs/s)", fcol(func(r *experiment.Report) float64 { return r.OfferedMsgsPerS })},
+		Column{"messages_sent", "casts the stacks accepted", icol(func(r *experiment.Report) int64 { return r.MessagesSent })},
+		Column{"deliveries_expected", "owed (receiver, message) deliveries", icol(func(r *experiment.Report) int64 { return r.DeliveriesExpected })},
+		Column{"deliveries_of_expected", "owed deliveries made", icol(func(r *experiment.Report) int64 { return r.DeliveriesOfExpected })},
+		Column{"missing_unexplained", "owed deliveries missing with no fault to explain them", icol(func(r *experiment.Report) int64 { return r.MissingUnexplained })},
+		Column{"duplicates", "duplicate deliveries", icol(func(r *experiment.Report) int64 { return r.Duplicates })},
+		Column{"fifo_violations", "FIFO violations", icol(func(r *experiment.Report) int64 { return r.FIFOViolations })},
+		Column{"dropped", "data packets the network dropped, per receiver", icol(func(r *experiment.Report) int64 { return r.Loss.Dropped })},
+		Column{"recovered", "deliveries a layer marked as recovered", icol(func(r *experiment.Report) int64 { return r.Loss.Recovered })},
+		Column{"peak_buffer_bytes", "largest per-node sum of the layers' peak buffers (bytes)", icol(func(r *experiment.Report) int64 { return r.PeakBufferBytes })},
+		Column{"sim_seconds", "virtual time the run took (s)", fcol(func(r *experiment.Report) float64 { return r.SimSeconds })},
+		Column{"wall_seconds", "wall time the run took (s; 0 with --no-wall)", fcol(func(r *experiment.Report) float64 { return r.WallSeconds })},
+		Column{"broken_promises", "what promise the run broke, '; '-separated (empty: none)", func(r *experiment.Report) string { return strings.Join(r.Broken, "; ") }},
+	)
+}()
+
+// WriteCSV writes one row per (stack, point, seed), in plan order.
+func WriteCSV(w io.Writer, pl *Plan, res []Result) error {
+	cw := csv.NewWriter(w)
+	head := []string{"stack", "spec"}
+	for _, p := range pl.Config.Params {
+		head = append(head, p.Name)
+	}
+	head = append(head, "seed")
+	for _, c := range Columns {
+		head = append(head, c.Name)
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, r := range res {
+		rec := []string{pl.Config.Stacks[r.Job.Stack].Label, r.Report.Spec}
+		rec = append(rec, pl.Points[r.Job.Point]...)
+		rec = append(rec, strconv.FormatUint(r.Job.Seed, 10))
+		for _, c := range Columns {
+			rec = append(rec, c.Value(r.Report))
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Output is results.json: the sweep's configuration, the per-point
+// summaries and every run's full report (the `stacktool run --json`
+// object).
+type Output struct {
+	Specs []OutputSpec `json:"specs"`
+	// Params are the swept parameters with their values.
+	Params []OutputParam `json:"params"`
+	// Scenario is the base scenario (experiment.Scenario.Describe).
+	Scenario string   `json:"scenario"`
+	Seeds    []uint64 `json:"seeds"`
+	Network  string   `json:"network"`
+	// Metrics names the summarised metrics with their units.
+	Metrics []OutputMetric `json:"metrics"`
+	// Points are the per-(stack, point) summaries, in plan order.
+	Points []Row `json:"points"`
+	// Runs are every run, in plan order.
+	Runs []OutputRun `json:"runs"`
+}
+
+// OutputSpec is one stack of results.json.
+type OutputSpec struct {
+	Label string `json:"label"`
+	Spec  string `json:"spec"`
+	File  string `json:"file,omitempty"`
+}
+
+// OutputParam is one swept parameter of results.json.
+type OutputParam struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+// OutputMetric names a metric of results.json.
+type OutputMetric struct {
+	Key   string `json:"key"`
+	Title string `json:"title"`
+	Unit  string `json:"unit"`
+}
+
+// OutputRun is one run of results.json.
+type OutputRun struct {
+	Stack  string             `json:"stack"`
+	Values map[string]string  `json:"values"`
+	Seed   uint64             `json:"seed"`
+	Report *experiment.Report `json:"report"`
+}
+
+// NewOutput assembles results.json.
+func NewOutput(pl *Plan, res []Result, rows []Row) *Output {
+	o := &Output{Scenario: pl.Config.Base.Describe(), Network: pl.Config.Network, Points: rows}
+	if o.Network == "" {
+		o.Network = "sim"
+	}
+	for _, st := range pl.Config.Stacks {
+		o.Specs = append(o.Specs, OutputSpec{Label: st.Label, Spec: st.Spec.String(), File: st.Spec.File})
+	}
+	for _, p := range pl.Config.Params {
+		o.Params = append(o.Params, OutputParam{p.Name, p.Values})
+	}
+	for s := range max(1, pl.Config.Seeds) {
+		o.Seeds = append(o.Seeds, pl.Config.Base.Seed+uint64(s))
+	}
+	for _, m := range Metrics {
+		o.Metrics = append(o.Metrics, OutputMetric{m.Key, m.Title, m.Unit})
+	}
+	for _, r := range res {
+		vals := map[string]string{}
+		for i, p := range pl.Config.Params {
+			vals[p.Name] = pl.Points[r.Job.Point][i]
+		}
+		o.Runs = append(o.Runs, OutputRun{pl.Config.Stacks[r.Job.Stack].Label, vals, r.Job.Seed, r.Report})
+	}
+	return o
+}
+
+// WriteJSON writes o indented.
+func WriteJSON(w io.Writer, o *Output) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(o)
+}
+
+// WriteTable prints one row per (stack, point): the parameter values and
+// each metric's mean, with ±SD when there are several seeds.
+func WriteTable(w io.Writer, pl *Plan, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	seeds := max(1, pl.Config.Seeds)
+	head := []string{"stack"}
+	for _, p := range pl.Config.Params {
+		head = append(head, p.Name)
+	}
+	for _, m := range Metrics {
+		head = append(head, m.Short)
+	}
+	head = append(head, "broken")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range rows {
+		cells := []string{r.Stack}
+		for _, p := range pl.Config.Params {
+			cells = append(cells, r.Values[p.Name])
+		}
+		for _, m := range Metrics {
+			s := r.Metrics[m.Key]
+			c := num(s.Mean)
+			if seeds > 1 {
+				c += " ±" + num(s.SD)
+			}
+			cells = append(cells, c)
+		}
+		b := "-"
+		if r.Broken > 0 {
+			b = fmt.Sprintf("%d/%d", r.Broken, seeds)
+		}
+		cells = append(cells, b)
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	note := fmt.Sprintf("%d seed(s) from %d", seeds, pl.Config.Base.Seed)
+	if seeds > 1 {
+		note += "; mean ±sample standard deviation over seeds"
+	}
+	_, err := fmt.Fprintf(w, "%s; scenario (swept keys aside): %s\n", note, pl.Config.Base.Describe())
+	return err
+}
+
+// num prints v with about four significant digits.
+func num(v float64) string {
+	switch a := abs(v); {
+	case a == 0:
+		return "0"
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	default:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
