@@ -449,6 +449,12 @@ func (c *Collector) explain(gi, ti, ri int, idx uint64, e *endState) string {
 	if snap := c.resets[rk]; snap != nil && idx < snap[ti] {
 		return fmt.Sprintf("cast before %v's removal from %v: its state for the group was dropped", rx, g)
 	}
+	if snap := c.resets[tk]; snap != nil && idx < snap[ti] {
+		// The sender itself was removed (or readmitted as new) after the
+		// cast: R1/R3 drop its own stream, retransmission buffer included,
+		// so what the receiver lacked of it then is never sent again.
+		return fmt.Sprintf("cast before %v learned of its removal from %v: its own stream was dropped", tx, g)
+	}
 	if d := c.drops[rk]; d != nil && idx < d[ti] {
 		return fmt.Sprintf("cast before %v saw %v removed from %v: its state for the sender was dropped", rx, tx, g)
 	}
