@@ -152,9 +152,9 @@ type peer struct {
 	// specs/gms.stack).
 	log     []wireMsg
 	logCost int
-	list     *peerList
-	prev     *peer
-	next     *peer
+	list    *peerList
+	prev    *peer
+	next    *peer
 }
 
 type peerList struct {
