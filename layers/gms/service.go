@@ -144,17 +144,19 @@ type peer struct {
 	applied  uint64          // last update sequence number it applied (its heartbeat)
 	lastSend event.Time
 	needFull bool
+	list     *peerList
+	prev     *peer
+	next     *peer
+
 	// log holds the update packets sent since the last one it applied
-	// (sequence numbers applied+1..sent, bounded by UpdateLog): when some are lost they are sent again as they were,
-	// so that it installs every view. A full update in their place would
+	// (sequence numbers applied+1..sent, bounded by UpdateLog): when some
+	// are lost they are sent again as they were, so that it installs
+	// every view. A full update in their place would
 	// skip views, hiding a removal and re-admission (R2) and the views in
 	// which others cast to it (soak seeds 11, 31, 40, 66, 96 of
 	// specs/gms.stack).
 	log     []wireMsg
 	logCost int
-	list    *peerList
-	prev    *peer
-	next    *peer
 }
 
 type peerList struct {
