@@ -51,7 +51,7 @@ func (e *SimEnv) AddNode(id event.NodeID, layers []stack.Entry) (*stack.Stack, e
 		return nil, fmt.Errorf("node %v already exists", id)
 	}
 	nd := e.Net.AddNode(id)
-	st, err := stack.New(stack.Config{Self: id, Layers: layers, Transport: nd, Clock: e.Net, Seed: e.Seed})
+	st, err := stack.New(stack.Config{Self: id, Layers: layers, Transport: nd, Clock: nd, Seed: e.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			}
 		}
 		tr := &watchTransport{Node: nd, self: id, col: col, size: sc.MsgSize}
-		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: net, App: app, Seed: sc.Seed})
+		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed})
 		if err != nil {
 			return nil, err
 		}

@@ -33,7 +33,7 @@ func BenchmarkSimDeliveries(b *testing.B) {
 			view := &event.ViewInfo{Group: grp, ID: 1, Members: members}
 			for i, id := range members {
 				nd := net.AddNode(id)
-				st, err := stack.New(stack.Config{Self: id, Transport: nd, Clock: net,
+				st, err := stack.New(stack.Config{Self: id, Transport: nd, Clock: nd,
 					Layers: []stack.Entry{{Name: "pass", Layer: &pass{}}}, AppQueue: 1024})
 				if err != nil {
 					b.Fatal(err)

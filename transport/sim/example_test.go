@@ -20,7 +20,7 @@ func ExampleConfig_trace() {
 	var sender *stack.Stack
 	for id := event.NodeID(1); id <= 3; id++ {
 		nd := net.AddNode(id)
-		st, _ := stack.New(stack.Config{Self: id, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "pass", Layer: &pass{}}}})
+		st, _ := stack.New(stack.Config{Self: id, Transport: nd, Clock: nd, Layers: []stack.Entry{{Name: "pass", Layer: &pass{}}}})
 		nd.Attach(st)
 		st.InstallView(view)
 		if id == 1 {

@@ -38,10 +38,24 @@
 //
 //	net := sim.New(sim.Config{Seed: 7, Latency: time.Millisecond})
 //	nd := net.AddNode(1)
-//	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: layers})
+//	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: nd, Layers: layers})
 //	nd.Attach(st)
 //	net.At(0, func() { st.Cast(g, payload) })
 //	net.RunUntil(event.Time(10 * time.Second))
+//
+// # Cost
+//
+// A step costs what it does, not the size of the network. After a packet,
+// a timer or a NIC event, that node's stack is asked for its next wake-up;
+// so are the stacks that read their clock since the last step, which every
+// stack call does (a function scheduled with At casting, an application
+// callback calling another stack, the driver calling one between runs).
+// For this give each stack its own Node as Clock, as above. A stack clocked
+// by the Network itself (Clock: net) cannot be told apart: while one is
+// attached, every stack is asked after every scheduled function, which
+// costs N times the work and gives the same run; and such a stack called
+// from a callback or between runs gets its new timers only at the next
+// scheduled function or packet it receives.
 package sim
 
 import (
@@ -90,6 +104,16 @@ type Network struct {
 
 	fns     []func() // scheduled functions, by simEvent.arg
 	freeFns []int
+
+	// touched is the nodes whose stacks read their clock (so may have
+	// changed their timers) since the last sweep, each once;
+	// cur is the node whose own event is being handled, which reschedules
+	// it anyway. sweepAll is set once a stack clocked by the Network is
+	// attached: its calls cannot be traced to it.
+	touched  []*Node
+	cur      *Node
+	sweepAll bool
+	asked    int64 // stacks asked for their next wake-up (tests)
 
 	wan    map[[2]int]*wanLink
 	wanDep []wanDep // per multicast: departure time per remote site
@@ -145,6 +169,10 @@ type Node struct {
 	st   *stack.Stack
 	wake event.Time // the earliest wake-up already queued
 	down bool
+	idx  int // position in Network.order
+
+	clocked bool // a stack read this node's clock
+	touched bool // in Network.touched
 
 	cap     Capacity
 	frozen  bool
@@ -173,7 +201,7 @@ type rxItem struct {
 
 // AddNode adds a node. Attach its stack before running.
 func (n *Network) AddNode(id event.NodeID) *Node {
-	nd := &Node{net: n, id: id, wake: event.Never, cap: n.cfg.Capacity}
+	nd := &Node{net: n, id: id, wake: event.Never, cap: n.cfg.Capacity, idx: len(n.order)}
 	n.nodes[id] = nd
 	n.order = append(n.order, nd)
 	return nd
@@ -182,8 +210,36 @@ func (n *Network) AddNode(id event.NodeID) *Node {
 // Node returns the node with that id, or nil.
 func (n *Network) Node(id event.NodeID) *Node { return n.nodes[id] }
 
-// Attach connects the node's stack.
-func (nd *Node) Attach(st *stack.Stack) { nd.st = st; nd.net.reschedule(nd) }
+// Attach connects the node's stack. A stack built with this Node as its
+// Clock (stack.New reads it) is rescheduled only when something touched it;
+// any other stack makes the network ask every stack after every scheduled
+// function (see Cost in the package doc).
+func (nd *Node) Attach(st *stack.Stack) {
+	if !nd.clocked {
+		nd.net.sweepAll = true
+	}
+	nd.st = st
+	nd.net.reschedule(nd)
+}
+
+// Now is the virtual time, as Network.Now. A Node is the stack.Clock of its
+// own stack: every stack entry point (Cast, Receive, Tick, Join...) reads its
+// clock, which tells the network the stack may have new timers to schedule.
+// Only the node's stack should use it.
+func (nd *Node) Now() event.Time {
+	n := nd.net
+	if !nd.touched && nd != n.cur {
+		nd.touch()
+	}
+	return n.now
+}
+
+// touch notes that the node's stack was called from outside its own event.
+func (nd *Node) touch() {
+	nd.clocked = true // stack.New reads it, always from outside
+	nd.touched = true
+	nd.net.touched = append(nd.net.touched, nd)
+}
 
 // ID is the node's id.
 func (nd *Node) ID() event.NodeID { return nd.id }
@@ -469,11 +525,15 @@ func (n *Network) After(d time.Duration, fn func()) { n.At(n.now.Add(d), fn) }
 // RunUntil processes events in time order until the next one is after t,
 // then sets the clock to t.
 func (n *Network) RunUntil(t event.Time) {
+	if len(n.touched) > 0 {
+		n.sweep(false) // stacks the driver called since the last run
+	}
 	for len(n.q) > 0 && n.q[0].at <= t {
 		e := n.pop()
 		n.now = e.at
 		n.handle(&e)
 	}
+	n.cur = nil // calls between runs come from the driver
 	if n.now < t {
 		n.now = t
 	}
@@ -487,6 +547,9 @@ func (n *Network) Run(d time.Duration) { n.RunUntil(n.now.Add(d)) }
 func (n *Network) Pending() int { return len(n.q) }
 
 func (n *Network) handle(e *simEvent) {
+	// Every event but a scheduled function (node nil) concerns one node
+	// and reschedules it after stepping its stack.
+	n.cur = e.node
 	switch e.kind {
 	case evArrive:
 		n.arrive(e.node, e.pb, event.NodeID(e.arg))
@@ -512,11 +575,42 @@ func (n *Network) handle(e *simEvent) {
 		n.fns[e.arg] = nil
 		n.freeFns = append(n.freeFns, int(e.arg))
 		fn()
-		// the function may have stepped any stack
+		n.sweep(true)
+		return
+	}
+	if len(n.touched) > 0 {
+		// a callback of this node's stack (an application's Deliver, say)
+		// called another stack
+		n.sweep(false)
+	}
+}
+
+// sweep reschedules the stacks touched since the last sweep, in the order
+// the nodes were added. A stack that no one touched has not changed its
+// timers, so asking it would queue nothing; visiting the touched ones in
+// node order therefore queues exactly the wake-ups, in the same order, that
+// asking every node would. After a scheduled function (fn) with a stack
+// clocked by the Network attached, every node is asked: that stack's calls
+// leave no trace.
+func (n *Network) sweep(fn bool) {
+	if fn && n.sweepAll {
 		for _, nd := range n.order {
+			nd.touched = false
 			n.reschedule(nd)
 		}
+		n.touched = n.touched[:0]
+		return
 	}
+	t := n.touched
+	if len(t) > 1 {
+		slices.SortFunc(t, func(a, b *Node) int { return a.idx - b.idx })
+	}
+	for i, nd := range t {
+		nd.touched = false
+		t[i] = nil
+		n.reschedule(nd)
+	}
+	n.touched = t[:0]
 }
 
 // reschedule queues a wake-up for the node's next timer if it is earlier
@@ -525,6 +619,7 @@ func (n *Network) reschedule(nd *Node) {
 	if nd.st == nil || nd.down || nd.frozen {
 		return
 	}
+	n.asked++
 	t := nd.st.Next()
 	if t == event.Never || t >= nd.wake {
 		return
