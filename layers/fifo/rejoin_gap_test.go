@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -14,13 +15,13 @@ import (
 // the stream (soak seed 31 of specs/gms.stack: every later cast of the
 // rejoined node was held at the others forever).
 func TestRejoinerThatMissedItsReadmittingView(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 3, Latency: time.Millisecond}, 3, fifoEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond}, 3, fifoEntries(nil))
 	const g = event.GroupID(1)
 	all := []event.NodeID{1, 2, 3}
 	c.Install(&event.ViewInfo{Group: g, ID: 1, Members: all})
 	var sent, atView3 uint32
 	cast := func() {
-		if err := c.Stacks[2].Cast(g, payload(sent+1, 32)); err != nil {
+		if err := c.Stacks[2].Cast(g, layertest.Payload(sent+1, 32)); err != nil {
 			t.Fatalf("cast %d: %v", sent+1, err)
 		}
 		sent++

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -15,7 +16,7 @@ import (
 // from its start, each message once (soak seed 166 of specs/gms.stack: 4
 // duplicates and 36 FIFO violations).
 func TestCastOfANewerViewWaitsForIt(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 5, Latency: time.Millisecond}, 2, relEntries(nil))
+	c := layertest.New(t, sim.Config{Seed: 5, Latency: time.Millisecond}, 2, relEntries(nil))
 	const g = event.GroupID(1)
 	all := []event.NodeID{1, 2}
 	c.Install(&event.ViewInfo{Group: g, ID: 1, Members: all})
@@ -23,7 +24,7 @@ func TestCastOfANewerViewWaitsForIt(t *testing.T) {
 	cast := func(n int) {
 		for i := 0; i < n; i++ {
 			sent++
-			if err := c.Stacks[1].Cast(g, payload(sent, 32)); err != nil {
+			if err := c.Stacks[1].Cast(g, layertest.Payload(sent, 32)); err != nil {
 				t.Fatalf("cast %d: %v", sent, err)
 			}
 		}
