@@ -79,10 +79,7 @@ func checkCmd(c *cli.Context) error {
 	if len(args) > 1 && !anyFile(args) {
 		args = []string{strings.Join(args, " ")}
 	}
-	w := c.App.Writer
-	if w == nil {
-		w = os.Stdout
-	}
+	w, _ := writers(c)
 	for _, arg := range args {
 		var err error
 		if isScenario(arg) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -105,10 +104,7 @@ func layersCmd(c *cli.Context) error {
 			ls = append(ls, info)
 		}
 	}
-	w := c.App.Writer
-	if w == nil {
-		w = os.Stdout
-	}
+	w, _ := writers(c)
 	if asJSON {
 		return writeLayersJSON(w, ls)
 	}
