@@ -253,15 +253,10 @@ func looksLikeScenario(text string) bool {
 	}
 	seen := false
 	for _, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
+		text, k, v, ok := experiment.ScenarioLine(line)
+		if text == "" {
 			continue
 		}
-		k, v, ok := strings.Cut(line, ":")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || v == "" || !isKeyWord(k) {
 			return false
 		}
