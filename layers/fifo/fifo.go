@@ -319,12 +319,12 @@ func (l *Layer) dropGroup(g *group) {
 // release drops a departed sender's held messages.
 func (l *Layer) release(s *sender) {
 	s.ring.Clear(func(m *event.Message) {
-		l.hold(-charge(m))
+		l.hold(-event.HeldCost(m.Len()))
 		m.Release()
 		l.dropped.Inc()
 	})
 	for _, m := range s.early {
-		l.hold(-charge(m))
+		l.hold(-event.HeldCost(m.Len()))
 		m.Release()
 		l.dropped.Inc()
 	}
@@ -332,39 +332,8 @@ func (l *Layer) release(s *sender) {
 	s.bytes = 0
 }
 
-// What a held message counts against max_reorder_bytes: its length, at
-// least pooledRoom (the payload room of a fresh pooled buffer, which a
-// small message occupies whole), plus msgOverhead (the headroom, up to
-// headerRoom of headers or spare room behind the payload, and the
-// Message). The charge depends only on
-// the length, so what a run holds and gives up is the same for a seed
-// whatever buffers the pool recycled; tighten makes it true of the memory.
-const (
-	pooledRoom  = 1500
-	headerRoom  = 128 // headers prepended into the headroom, or consumed
-	msgOverhead = event.Headroom + headerRoom + 192
-)
-
-func charge(m *event.Message) int64 { return int64(max(m.Len(), pooledRoom)) + msgOverhead }
-
-// tighten returns m, or, if m's buffer is larger than its charge says, a
-// copy of it in a buffer of its own size (m is released). A pooled buffer
-// keeps the capacity of the largest packet it ever carried: after a flood
-// of large forged packets, small held messages each pinned 16 KB while
-// counting their few bytes (tests/fuzz's flood probe). Only messages that
-// are held pay the copy, and only those in oversized buffers.
-func tighten(m *event.Message) *event.Message {
-	if cap(m.Bytes()) <= max(m.Len(), pooledRoom)+headerRoom {
-		return m
-	}
-	c := new(event.Message) // not pooled: freed with its last reference
-	c.Retain()
-	c.SetPayload(m.Bytes())
-	c.Recovery, c.Stamp = m.Recovery, m.Stamp
-	m.Release()
-	return c
-}
-
+// What a held message counts against max_reorder_bytes is event.HeldCost
+// of its length, and a held message is kept compact (event.Message.Compact).
 func (l *Layer) hold(d int64) {
 	l.held += d
 	l.bufBytes.Set(l.held)
@@ -415,13 +384,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	_, _ = m.Consume(headerSize)
 	if !s.known {
-		if len(s.early) < l.maxReorder && (len(s.early) == 0 || s.bytes+charge(m) <= l.maxReorderBytes) {
+		if len(s.early) < l.maxReorder && (len(s.early) == 0 || s.bytes+event.HeldCost(m.Len()) <= l.maxReorderBytes) {
 			m.Restore(headerSize) // earlySeq reads it again
-			m = tighten(m)
+			m = m.Compact()
 			_, _ = m.Consume(headerSize)
 			s.early = append(s.early, m)
-			s.bytes += charge(m)
-			l.hold(charge(m))
+			s.bytes += event.HeldCost(m.Len())
+			l.hold(event.HeldCost(m.Len()))
 			return
 		}
 		// no room to wait for the floor any longer: start the stream at
@@ -456,8 +425,8 @@ func (l *Layer) place(g *group, from event.NodeID, s *sender, next uint32) {
 	early := s.early
 	s.early = nil
 	for _, m := range early {
-		s.bytes -= charge(m)
-		l.hold(-charge(m))
+		s.bytes -= event.HeldCost(m.Len())
+		l.hold(-event.HeldCost(m.Len()))
 	}
 	for _, m := range early {
 		l.accept(g, from, s, earlySeq(m), m)
@@ -479,7 +448,7 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 		return
 	}
 	if seq != s.next {
-		l.makeRoom(g, from, s, seq, charge(m))
+		l.makeRoom(g, from, s, seq, event.HeldCost(m.Len()))
 	}
 	if seq == s.next {
 		l.deliver(g, from, m)
@@ -490,14 +459,14 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 		}
 		return
 	}
-	m = tighten(m)
+	m = m.Compact()
 	if !s.ring.Put(int(seq-s.next), m) { // makeRoom keeps seq within max_reorder: a duplicate
 		m.Release()
 		return
 	}
-	s.bytes += charge(m)
+	s.bytes += event.HeldCost(m.Len())
 	l.reordered.Inc()
-	l.hold(charge(m))
+	l.hold(event.HeldCost(m.Len()))
 }
 
 // drain delivers the held messages that follow next without a gap.
@@ -505,8 +474,8 @@ func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
 	for s.ring.Len() > 0 && s.ring.Get(0) != nil {
 		d := s.ring.Advance()
 		s.next++
-		s.bytes -= charge(d)
-		l.hold(-charge(d))
+		s.bytes -= event.HeldCost(d.Len())
+		l.hold(-event.HeldCost(d.Len()))
 		l.deliver(g, from, d)
 	}
 }

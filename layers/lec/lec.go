@@ -409,7 +409,7 @@ func (l *Layer) hold(k id, msg *event.Message, data []byte) {
 	} else {
 		h = &heldPkt{}
 	}
-	if cap(data) > max(len(data), pooledRoom)+headerRoom {
+	if event.Oversized(len(data), cap(data)) {
 		// a pooled buffer keeps the capacity of the largest packet it
 		// ever carried: after a flood of large forged packets, small
 		// held packets each pinned 16 KB while counting their few
@@ -428,20 +428,14 @@ func (l *Layer) hold(k id, msg *event.Message, data []byte) {
 	l.notePeak()
 }
 
-// What a held data packet counts against max_held_bytes: its length, at
-// least pooledRoom (the payload room of a fresh pooled buffer, which a
-// small packet occupies whole), plus heldOverhead (the headroom and
-// headers in front of it, up to headerRoom of spare room behind it, the
-// Message, and its entries in held and heldQ). The charge depends only on the length, so what a run keeps is
-// the same for a seed whatever buffers the pool recycled; hold copies a
-// packet out of a buffer larger than that.
-const (
-	pooledRoom   = 1500
-	headerRoom   = 128 // headers prepended into the headroom, or consumed
-	heldOverhead = event.Headroom + headerRoom + 448
-)
+// What a held data packet counts against max_held_bytes: event.HeldCost of
+// its length plus its entries in held and heldQ. hold copies a packet out
+// of a buffer larger than that (event.Oversized).
+func heldCharge(data []byte) int64 { return event.HeldCost(len(data)) + heldEntry }
 
-func heldCharge(data []byte) int64 { return int64(max(len(data), pooledRoom)) + heldOverhead }
+// heldEntry is a held packet's bookkeeping: its heldPkt and its places in
+// held and heldQ.
+const heldEntry = 256
 
 func (l *Layer) heldCount() int { return len(l.heldQ) - l.heldHead }
 

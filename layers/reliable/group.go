@@ -271,7 +271,7 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	g.next++
 	// kept until stable: not in a pooled buffer many times its size (which
 	// a flood of large packets would leave the pool full of)
-	m = tighten(m)
+	m = m.Compact()
 	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
 	m.Retain()
 	l.bufPush(g, sentMsg{m: m, b: m.Bytes()})

@@ -208,7 +208,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		l.c.outOfWindow.Inc()
 		m.Release()
 		return
-	case seq != p.rnext && p.rheldSize+charge(m) > l.cfg.P2PMaxHeldBytes:
+	case seq != p.rnext && p.rheldSize+event.HeldCost(m.Len()) > l.cfg.P2PMaxHeldBytes:
 		// early, and no room for its bytes: not acknowledged, so the
 		// sender sends it again
 		l.c.p2pHeldDropped.Inc()
@@ -216,11 +216,11 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		return
 	default:
 		if seq != p.rnext {
-			m = tighten(m) // held: in a buffer its charge accounts for
+			m = m.Compact() // held: in a buffer its charge accounts for
 		}
 		p.rhold[seq&(w-1)] = p2pHeld{m: m, ctrl: ev.Control}
 		p.rheld++
-		p.rheldSize += charge(m)
+		p.rheldSize += event.HeldCost(m.Len())
 	}
 	for hm := &p.rhold[p.rnext&(w-1)]; hm.m != nil; hm = &p.rhold[p.rnext&(w-1)] {
 		l.p2pDeliver(p, hm)
@@ -234,39 +234,6 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: true, Msg: ack})
 }
 
-// What an early point-to-point message counts against p2p_max_held: its
-// length, at least pooledRoom (the payload room of a fresh pooled buffer,
-// which a small message occupies whole), plus msgOverhead (the headroom,
-// up to headerRoom of headers or spare room behind the payload, and the
-// Message). The charge depends only
-// on the length, so what a run holds is the same for a seed whatever
-// buffers the pool recycled; tighten makes it true of the memory.
-const (
-	pooledRoom  = 1500
-	headerRoom  = 128 // headers prepended into the headroom, or consumed
-	msgOverhead = event.Headroom + headerRoom + 192
-)
-
-func charge(m *event.Message) int64 { return int64(max(m.Len(), pooledRoom)) + msgOverhead }
-
-// tighten returns m, or, if m's buffer is larger than its charge says, a
-// copy of it in a buffer of its own size (m is released). A pooled buffer
-// keeps the capacity of the largest packet it ever carried: after a flood
-// of large forged packets, small held messages each pinned 16 KB while
-// counting their few bytes (tests/fuzz's flood probe). Only held messages
-// in oversized buffers pay the copy.
-func tighten(m *event.Message) *event.Message {
-	if cap(m.Bytes()) <= max(m.Len(), pooledRoom)+headerRoom {
-		return m
-	}
-	c := new(event.Message) // not pooled: freed with its last reference
-	c.Retain()
-	c.SetPayload(m.Bytes())
-	c.Recovery, c.Stamp = m.Recovery, m.Stamp
-	m.Release()
-	return c
-}
-
 // p2pHeld is a point-to-point message waiting for those before it.
 type p2pHeld struct {
 	m    *event.Message
@@ -275,7 +242,7 @@ type p2pHeld struct {
 
 func (l *Layer) p2pDeliver(p *peer, hm *p2pHeld) {
 	p.rheld--
-	p.rheldSize -= charge(hm.m)
+	p.rheldSize -= event.HeldCost(hm.m.Len())
 	l.c.p2pDelivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Send, Peer: p.id, Control: hm.ctrl, Msg: hm.m})
 	*hm = p2pHeld{}
