@@ -144,6 +144,9 @@ func resolve(spec *Spec, role Role) ([]Checked, error) {
 				return nil, spec.errAt(a.ValuePos, "%v", err)
 			}
 		}
+		if info.Bottom != "" && i != len(spec.Layers)-1 {
+			return nil, spec.errAt(c.Pos, "%s must be the bottom layer (%s is below it): %s", c.Name, spec.Layers[len(spec.Layers)-1].Name, info.Bottom)
+		}
 		params, err := NewParams(info, c.Given())
 		if err != nil { // every given value parsed above, so a default is bad
 			return nil, spec.errAt(c.Pos, "%v", err)

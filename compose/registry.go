@@ -96,6 +96,10 @@ type LayerInfo struct {
 	Service func(p Params) (ServiceNeed, error)
 	// Tools are commands the layer adds to stacktool.
 	Tools []Tool
+	// Bottom, if set, says why the layer must be the bottom layer of a
+	// stack (nothing below it): a spec placing it elsewhere is refused with
+	// this reason.
+	Bottom string
 }
 
 var (

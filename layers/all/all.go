@@ -5,6 +5,7 @@ package all
 // Each layer package registers itself in an init function; list it here
 // once it exists.
 import (
+	_ "github.com/layercast/layercast/layers/auth"     // authenticated groups (HMAC or AES-GCM)
 	_ "github.com/layercast/layercast/layers/fifo"     // per-sender FIFO order over reliable
 	_ "github.com/layercast/layercast/layers/gms"      // group membership and the membership service
 	_ "github.com/layercast/layercast/layers/lec"      // Ricochet lateral error correction

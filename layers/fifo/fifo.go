@@ -117,6 +117,8 @@ type Layer struct {
 
 	delivered, reordered, peak, bufBytes, dropped, malformed, beforeJoin, overflow, nonMember, floorReqs *stack.Counter
 	skipped, late                                                                                        *stack.Counter
+
+	hits hitIndex // (group, sender) -> state on the per-packet path
 }
 
 type group struct {
@@ -299,6 +301,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		}
 	}
 	g.view, g.tag = v, tag
+	l.reindex() // floors and senders changed
 	for id, t := range g.asked {
 		if t <= tag {
 			delete(g.asked, id)
@@ -314,6 +317,7 @@ func (l *Layer) dropGroup(g *group) {
 		delete(g.senders, id)
 	}
 	delete(l.groups, g.id)
+	l.reindex()
 }
 
 // release drops a departed sender's held messages.
@@ -353,28 +357,24 @@ func (l *Layer) dataUp(ev *event.Event) {
 		l.bad(ev, fmt.Errorf("%w: seq %d base %d", errHeader, seq, base))
 		return
 	}
-	g := l.groups[ev.Group]
-	if g == nil || g.view == nil {
+	e := l.lookup(ev.Group, ev.Peer)
+	if e == nil {
 		l.nonMember.Inc()
 		m.Release()
 		return
 	}
-	f, ok := g.floors[ev.Peer]
-	if !ok {
-		l.nonMember.Inc()
-		m.Release()
-		return
-	}
+	g, f := e.g, e.f
 	if tag < f.since {
 		// cast before we were in the group together: not owed to us
 		l.beforeJoin.Inc()
 		m.Release()
 		return
 	}
-	s := g.senders[ev.Peer]
+	s := e.s
 	if s == nil {
 		s = &sender{ring: seqwin.Slots[*event.Message]{Max: l.maxReorder}}
 		g.senders[ev.Peer] = s
+		e.s = s
 		if baseView <= f.since {
 			// it cast nothing between our start and base
 			s.known, s.next = true, base

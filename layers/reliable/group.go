@@ -94,6 +94,7 @@ func (l *Layer) dropGroup(g *group) {
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
 	delete(l.groups, g.id)
+	l.reindex()
 	l.gslots[g.idx] = nil
 	l.gfree = append(l.gfree, g.idx)
 	gone := g.members
@@ -132,6 +133,7 @@ func (l *Layer) restartGroup(g *group) {
 	l.clearGroup(g)
 	*g = group{id: g.id, idx: g.idx, members: map[event.NodeID]*member{}, next: 1, base: 1,
 		buf: g.buf, pending: g.pending, held: g.held}
+	l.reindex()
 }
 
 // installView reconfigures a group for a new view: departed members are no
@@ -199,6 +201,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1, since: tag}
 	}
 	g.view, g.tag = v, tag
+	l.reindex() // members changed
 	for _, id := range gone {
 		l.forgetPeer(id)
 	}
@@ -305,7 +308,7 @@ func (l *Layer) advanceStability(g *group) {
 	}
 	st := g.next - 1
 	for _, id := range g.view.Members {
-		if m := g.members[id]; m != nil && m.acked < st {
+		if _, m := l.lookup(g.id, id); m != nil && m.acked < st {
 			st = m.acked
 		}
 	}
@@ -445,7 +448,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 	d.G, d.V, d.U, d.H = uint32(g.id), g.tag, unstable, g.held
 	d.E = append(d.E[:0], uint32(l.self), g.next-1, 0)
 	for _, id := range g.view.Members {
-		m := g.members[id]
+		_, m := l.lookup(g.id, id)
 		if m == nil {
 			continue
 		}
@@ -455,10 +458,10 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 		}
 		d.E = append(d.E, uint32(id), c, m.floor)
 	}
-	body := l.wc.Encode(d)
 	msg := l.Ctx.NewMessage()
-	msg.SetPayload(body)
-	msg.Prepend(1)[0] = tDigest
+	b := msg.Append(1 + digestSize(d))
+	b[0] = tDigest
+	appendDigest(b[1:1], d) // in place: b has exactly digestSize bytes after the type
 	l.c.stabilityMsgs.Inc()
 	l.c.acksSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Control: true, Msg: msg})
@@ -470,8 +473,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 func (l *Layer) digestUp(ev *event.Event) {
 	from := ev.Peer
 	d := &l.digest
-	d.G, d.V, d.U, d.H, d.E = 0, 0, false, false, d.E[:0]
-	err := l.wc.Decode(ev.Msg.Bytes(), d)
+	err := parseDigest(ev.Msg.Bytes(), d)
 	ev.Msg.Release()
 	if err != nil || len(d.E)%3 != 0 || len(d.E) < 3 || event.NodeID(d.E[0]) != from {
 		l.c.malformed.Inc()
@@ -486,12 +488,11 @@ func (l *Layer) digestUp(ev *event.Event) {
 			return
 		}
 	}
-	g := l.groups[event.GroupID(d.G)]
+	g, fm := l.lookup(event.GroupID(d.G), from)
 	if g == nil || g.view == nil {
 		l.c.noView.Inc()
 		return
 	}
-	fm := g.members[from]
 	if fm == nil {
 		l.c.nonMember.Inc()
 		return
@@ -536,7 +537,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 		if n == l.self || n == from {
 			continue
 		}
-		if om := g.members[n]; om != nil && om.rs != nil {
+		if _, om := l.lookup(g.id, n); om != nil && om.rs != nil {
 			l.announce(om.rs, c)
 		}
 	}

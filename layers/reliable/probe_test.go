@@ -63,7 +63,7 @@ func (p *probe) nak(from event.NodeID, lo, hi uint32) {
 }
 
 func (p *probe) digest(from event.NodeID, view uint32, e ...uint32) {
-	p.inject(event.Cast, from, append([]byte{tDigest}, p.wc.Encode(&digestMsg{G: 1, V: view, U: true, E: e})...))
+	p.inject(event.Cast, from, encDigest(&digestMsg{G: 1, V: view, U: true, E: e}))
 }
 
 func p2pPacket(seq, low uint32, size int) []byte {
@@ -203,7 +203,7 @@ func FuzzScript(f *testing.F) {
 	}
 	data := dataPacket(1, 3, 8)
 	nak := append([]byte{tNak}, wc.Encode(&nakMsg{G: 1, R: []uint32{1, 1 << 20}})...)
-	dig := append([]byte{tDigest}, wc.Encode(&digestMsg{G: 1, V: 1, U: true, E: []uint32{2, 5, 0, 1, 3, 1}})...)
+	dig := encDigest(&digestMsg{G: 1, V: 1, U: true, E: []uint32{2, 5, 0, 1, 3, 1}})
 	p2p := p2pPacket(2, 1, 40)
 	f.Add(cat([]byte{5, 5, 5}, rec(1, data), rec(0, nak), rec(1, dig), rec(0, p2p), []byte{6, 30}))
 	f.Add(cat([]byte{5, 5}, rec(1|8, data), []byte{7, 1, 6, 10, 7, 2}, rec(1, dig), rec(0, p2p), []byte{7, 3, 5}))

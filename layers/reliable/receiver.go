@@ -79,13 +79,12 @@ func (l *Layer) dataUp(ev *event.Event) {
 		l.drop(ev)
 		return
 	}
-	g := l.groups[ev.Group]
+	g, mb := l.lookup(ev.Group, ev.Peer)
 	if g == nil || g.view == nil {
 		l.c.noView.Inc()
 		m.Release()
 		return
 	}
-	mb := g.members[ev.Peer]
 	if mb == nil {
 		l.c.nonMember.Inc()
 		m.Release()

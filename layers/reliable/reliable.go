@@ -92,6 +92,8 @@ type Layer struct {
 	p2pRing int   // size of a peer's receive ring: p2p_window rounded up to a power of two
 
 	c counters
+
+	hits hitIndex // (group, sender) -> state on the per-packet path
 }
 
 type counters struct {

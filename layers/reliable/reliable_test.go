@@ -322,7 +322,7 @@ func TestLowerLayersRecoveryTagIsKept(t *testing.T) {
 // parse as a data or point-to-point header.
 func FuzzPacketUp(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1}, true)
-	f.Add([]byte{3, 0x84, 0xa1, 'g', 1, 0xa1, 'e', 0x93, 2, 5, 0}, true)
+	f.Add([]byte{3, 1, 1, 3, 2, 2, 5, 0, 1, 3, 1}, true)
 	f.Add([]byte{4, 0x82, 0xa1, 'g', 1, 0xa1, 'r', 0x92, 1, 0xce, 0xff, 0xff, 0xff, 0xff}, false)
 	f.Add([]byte{5, 0, 0, 0, 0, 1, 0, 0, 0, 1}, false)
 	f.Add([]byte{6, 0, 0, 0, 9}, false)

@@ -15,7 +15,7 @@ const (
 	tData byte = 1
 	// tPass is a control multicast from a layer above, passed unsequenced.
 	tPass byte = 2
-	// tDigest is a stability digest (control multicast, msgpack body).
+	// tDigest is a stability digest (control multicast, body in digest.go).
 	tDigest byte = 3
 	// tNak asks a sender for missing messages (control send, msgpack body).
 	tNak byte = 4

@@ -1,0 +1,115 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/membership"
+)
+
+// Join adds node to a group after Start. The node must be a member of some
+// group already (Start built its stack). With static membership the group's
+// next view, and every node's neighbourhood, are installed at once; with gms
+// the node asks the service, and its casts to the group fail with "no view"
+// until the service's view has arrived (run the cluster for a while).
+func (c *Cluster) Join(node int, group string) error { return c.change(node, group, true) }
+
+// Leave removes node from a group after Start, the same way Join adds it.
+func (c *Cluster) Leave(node int, group string) error { return c.change(node, group, false) }
+
+func (c *Cluster) change(node int, group string, join bool) error {
+	verb := map[bool]string{true: "join", false: "leave"}[join]
+	if !c.started || c.closed {
+		return fmt.Errorf("cluster: %s before Start or after Close; declare the first members with Group", verb)
+	}
+	if c.cfg.UDP {
+		return fmt.Errorf("cluster: %s over UDP is not supported yet; declare the members with Group", verb)
+	}
+	g, ok := c.ids[group]
+	if !ok {
+		return fmt.Errorf("cluster: no group %q (groups: %v)", group, c.names)
+	}
+	n := event.NodeID(node)
+	st := c.stacks[n]
+	if st == nil {
+		return fmt.Errorf("cluster: no node %d (nodes: %v): a node is made by naming it in a Group before Start", node, c.Nodes())
+	}
+	ms := c.groups[g-1]
+	i, member := slices.BinarySearch(ms, n)
+	switch {
+	case join && member:
+		return fmt.Errorf("cluster: node %d is already a member of %q", node, group)
+	case !join && !member:
+		return fmt.Errorf("cluster: node %d is not a member of %q", node, group)
+	case !join && len(ms) <= 2:
+		return fmt.Errorf("cluster: node %d cannot leave %q: a group needs at least 2 members", node, group)
+	}
+	if join {
+		ms = slices.Insert(slices.Clone(ms), i, n)
+	} else {
+		ms = slices.Delete(slices.Clone(ms), i, i+1)
+	}
+	old := c.groups[g-1]
+	c.groups[g-1] = ms
+	if c.gms {
+		var err error
+		if join {
+			err = st.Join(g)
+		} else {
+			err = st.Leave(g)
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: node %d %s %q: %w", node, verb, group, err)
+		}
+		if !join {
+			c.mu.Lock()
+			delete(c.views, viewKey{n, g})
+			c.mu.Unlock()
+		}
+		return nil
+	}
+	return c.reinstall(g, old, n, join)
+}
+
+// reinstall installs group g's next static view on its old and new members
+// and every node's recomputed neighbourhood.
+func (c *Cluster) reinstall(g event.GroupID, old []event.NodeID, n event.NodeID, join bool) error {
+	c.viewIDs[g-1]++
+	v := &event.ViewInfo{Group: g, ID: c.viewIDs[g-1], Members: c.groups[g-1]}
+	if join {
+		v.Joined = []event.NodeID{n}
+	} else {
+		v.Left = []event.NodeID{n}
+	}
+	views := map[event.GroupID]*event.ViewInfo{}
+	for i, ms := range c.groups {
+		gi := event.GroupID(i + 1)
+		if gi == g {
+			views[gi] = v
+			continue
+		}
+		views[gi] = &event.ViewInfo{Group: gi, ID: c.viewIDs[i], Members: ms}
+	}
+	for _, id := range c.nodes {
+		if slices.Contains(old, id) || id == n {
+			c.stacks[id].InstallView(v)
+		}
+	}
+	c.mu.Lock()
+	if join {
+		c.views[viewKey{n, g}] = v.ID
+	} else {
+		delete(c.views, viewKey{n, g})
+	}
+	c.mu.Unlock()
+	nbs := membership.Static(views)
+	for _, id := range c.nodes {
+		nb := nbs[id]
+		if nb == nil {
+			nb = &event.Neighbourhood{Self: id}
+		}
+		c.stacks[id].InstallNeighbourhood(nb)
+	}
+	return nil
+}

@@ -1,0 +1,426 @@
+// Package auth authenticates every packet of a stack under a group key: an
+// HMAC-SHA256 tag truncated to 16 bytes, or AES-GCM when crypt is on. It
+// stands at the bottom of the stack (compose refuses it anywhere else), so
+// the tag covers what the stack writes in the frame (group, source node,
+// kind, control flag) and every byte the layers above put in the packet.
+// Replays are refused by a per-sender sliding window over a 64-bit sequence
+// number, and keys rotate with the views the layer sees.
+package auth
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// Wire format of the auth header, in front of what the layers above wrote:
+//
+//	byte 0      version (high 4 bits) | flags (bit 0: AEAD)
+//	bytes 1-8   key epoch: the view id the sender's key was derived for
+//	bytes 9-16  sender's sequence number (one counter per sender)
+//	bytes 17-32 tag (HMAC mode only; AES-GCM appends its tag to the payload)
+const (
+	baseSize  = 17
+	version   = 1
+	flagAEAD  = 1
+	macSize   = baseSize + TagSize
+	prefixLen = 4 + 4 + 1 + 1 // group, source, kind, control
+	maxAhead  = 64            // most views a sender may be ahead of us
+)
+
+// TagSize is the length of a tag, in both modes.
+const TagSize = 16
+
+// Config is the layer's settings.
+type Config struct {
+	// Key is the master group key (at least 16 bytes).
+	Key []byte
+	// Crypt selects AES-GCM (payload encrypted) instead of HMAC-SHA256.
+	Crypt bool
+	// Window is the replay window in sequence numbers (a multiple of 64).
+	Window int
+	// Grace is how long the previous view's key is still accepted.
+	Grace time.Duration
+	// MaxSenders bounds the senders a replay window is kept for.
+	MaxSenders int
+}
+
+// Errors of Verify, one per drop cause.
+var (
+	ErrMalformed = errors.New("auth: malformed header")
+	ErrNoKey     = errors.New("auth: no key for the packet's epoch")
+	ErrBadTag    = errors.New("auth: bad tag")
+	ErrReplayed  = errors.New("auth: replayed or too old")
+	ErrFull      = errors.New("auth: too many senders")
+)
+
+// key is one derived key with its primitives, reused for every packet.
+type key struct {
+	epoch uint64
+	mac   hash.Hash
+	aead  cipher.AEAD
+	until event.Time // for the previous key: accepted until then
+}
+
+// keys is what one group holds: the current key, the previous one during
+// its grace period, and one newer epoch seen from a sender ahead of us.
+type keys struct {
+	cur, prev, next *key
+}
+
+// window is a sender's replay window: the highest sequence number accepted
+// and a bitmap of the last len(bits)*64 numbers.
+type window struct {
+	top  uint64
+	bits []uint64
+}
+
+// Layer is the auth layer.
+type Layer struct {
+	stack.Base
+	cfg    Config
+	master []byte
+	groups map[event.GroupID]*keys
+	wins   map[event.NodeID]*window
+	seq    uint64
+
+	// scratch, kept in the layer so that hashing allocates nothing
+	prefix [prefixLen]byte
+	sum    [sha256.Size * 2]byte
+	nonce  [12]byte
+
+	ok, badTag, replayed, noKey, malformed, full, passed, rotated *stack.Counter
+}
+
+// New makes a layer. The key must be at least 16 bytes.
+func New(cfg Config) (*Layer, error) {
+	if len(cfg.Key) < 16 {
+		return nil, fmt.Errorf("auth: the key has %d bytes, at least 16 are needed", len(cfg.Key))
+	}
+	if cfg.Window < 64 {
+		cfg.Window = 64
+	}
+	cfg.Window = (cfg.Window + 63) / 64 * 64
+	if cfg.MaxSenders < 1 {
+		cfg.MaxSenders = 1
+	}
+	return &Layer{cfg: cfg, master: append([]byte(nil), cfg.Key...), groups: map[event.GroupID]*keys{}, wins: map[event.NodeID]*window{}}, nil
+}
+
+// HeaderSize is the room the layer prepends (and, with AES-GCM, appends).
+func (l *Layer) HeaderSize() int {
+	if l.cfg.Crypt {
+		return baseSize + TagSize
+	}
+	return macSize
+}
+
+// Init keeps the context and makes the counters.
+func (l *Layer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	l.ok = ctx.Counter("verified")
+	l.badTag = ctx.Counter("bad_tag")
+	l.replayed = ctx.Counter("replayed")
+	l.noKey = ctx.Counter("no_key")
+	l.malformed = ctx.Counter("malformed")
+	l.full = ctx.Counter("senders_full")
+	l.passed = ctx.Counter("membership_unauthenticated")
+	l.rotated = ctx.Counter("rotations")
+	// A node that restarts starts its counter above the one it had, as long
+	// as the clock moves on (over UDP it is the real clock): receivers would
+	// otherwise refuse its packets as replays, and AES-GCM would reuse nonces.
+	if now := ctx.Now(); now > 0 {
+		l.seq = uint64(now)
+	}
+	return nil
+}
+
+// derive makes the key of a group for a view epoch: HMAC-SHA256 of the
+// master key over a label, the group and the epoch (HKDF-Expand with one
+// block).
+func (l *Layer) derive(g event.GroupID, epoch uint64) *key {
+	var info [17 + 4 + 8 + 1]byte
+	copy(info[:], "layercast-auth v1")
+	binary.BigEndian.PutUint32(info[17:], uint32(g))
+	binary.BigEndian.PutUint64(info[21:], epoch)
+	info[29] = 1
+	h := hmac.New(sha256.New, l.master)
+	h.Write(info[:])
+	k := h.Sum(nil)
+	out := &key{epoch: epoch}
+	if l.cfg.Crypt {
+		b, _ := aes.NewCipher(k) // a 32-byte key never fails
+		out.aead, _ = cipher.NewGCM(b)
+	} else {
+		out.mac = hmac.New(sha256.New, k)
+	}
+	return out
+}
+
+// group returns a group's keys, making the epoch-0 key on first use.
+func (l *Layer) group(g event.GroupID) *keys {
+	ks := l.groups[g]
+	if ks == nil {
+		ks = &keys{cur: l.derive(g, 0)}
+		l.groups[g] = ks
+	}
+	return ks
+}
+
+// rotate installs the key of a new view; the old one stays valid for Grace.
+func (l *Layer) rotate(v *event.ViewInfo) {
+	if v == nil {
+		return
+	}
+	ks := l.group(v.Group)
+	if v.ID <= ks.cur.epoch {
+		return // not newer
+	}
+	old := ks.cur
+	old.until = l.Ctx.Now().Add(l.cfg.Grace)
+	if ks.next != nil && ks.next.epoch == v.ID {
+		ks.cur = ks.next
+	} else {
+		ks.cur = l.derive(v.Group, v.ID)
+	}
+	ks.next = nil
+	ks.prev = old
+	l.rotated.Inc()
+}
+
+// lookup finds the key for a received epoch.
+func (l *Layer) lookup(g event.GroupID, epoch uint64) *key {
+	ks := l.group(g)
+	switch {
+	case epoch == ks.cur.epoch:
+		return ks.cur
+	case ks.prev != nil && epoch == ks.prev.epoch:
+		if l.Ctx.Now() <= ks.prev.until {
+			return ks.prev
+		}
+		return nil
+	case epoch > ks.cur.epoch && epoch-ks.cur.epoch <= maxAhead:
+		// The sender installed a newer view before us. Derive it once and
+		// keep it for when our view arrives. (Bounded, so that forged
+		// epochs cannot make us derive a key per packet from far ahead.)
+		if ks.next == nil || ks.next.epoch != epoch {
+			ks.next = l.derive(g, epoch)
+		}
+		return ks.next
+	}
+	return nil
+}
+
+// putPrefix writes what the frame carries, as the tag covers it.
+func (l *Layer) putPrefix(g event.GroupID, src event.NodeID, k event.Kind, control bool) {
+	binary.BigEndian.PutUint32(l.prefix[0:], uint32(g))
+	binary.BigEndian.PutUint32(l.prefix[4:], uint32(src))
+	l.prefix[8] = byte(k)
+	l.prefix[9] = 0
+	if control {
+		l.prefix[9] = 1
+	}
+}
+
+// mac computes the tag of hdr[:baseSize] and body under k into l.sum.
+func (l *Layer) mac(k *key, hdr, body []byte) []byte {
+	k.mac.Reset()
+	k.mac.Write(l.prefix[:])
+	k.mac.Write(hdr[:baseSize])
+	k.mac.Write(body)
+	return k.mac.Sum(l.sum[:0])[:TagSize]
+}
+
+// Down tags outgoing packets; View events rotate the group's key.
+func (l *Layer) Down(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+		l.seal(ev)
+	case event.View:
+		l.rotate(ev.View)
+	}
+	l.Ctx.Down(ev)
+}
+
+// seal prepends the header and tag (or encrypts) in place of ev.Msg.
+func (l *Layer) seal(ev *event.Event) {
+	ks := l.group(ev.Group)
+	k := ks.cur
+	l.seq++
+	l.putPrefix(ev.Group, l.Ctx.Self(), ev.Kind, ev.Control)
+	m := ev.Msg
+	if l.cfg.Crypt {
+		// Encrypt into a fresh message: layers above may keep the plaintext
+		// for retransmission.
+		body := m.Bytes()
+		nm := l.Ctx.NewMessage()
+		nm.Recovery, nm.Stamp = m.Recovery, m.Stamp
+		nm.Append(len(body) + TagSize)
+		h := nm.Prepend(baseSize)
+		out := nm.Bytes()[baseSize:]
+		putHeader(h, flagAEAD, k.epoch, l.seq)
+		l.putNonce(l.Ctx.Self(), l.seq)
+		k.aead.Seal(out[:0], l.nonce[:], body, l.aad(h))
+		m.Release()
+		ev.Msg = nm
+		return
+	}
+	body := m.Bytes()
+	h := m.Prepend(macSize)
+	putHeader(h, 0, k.epoch, l.seq)
+	copy(h[baseSize:], l.mac(k, h, body))
+}
+
+// aad is the additional data AES-GCM authenticates: frame fields and header.
+func (l *Layer) aad(h []byte) []byte {
+	copy(l.sum[:prefixLen], l.prefix[:])
+	copy(l.sum[prefixLen:], h[:baseSize])
+	return l.sum[:prefixLen+baseSize]
+}
+
+func (l *Layer) putNonce(src event.NodeID, seq uint64) {
+	binary.BigEndian.PutUint32(l.nonce[0:], uint32(src))
+	binary.BigEndian.PutUint64(l.nonce[4:], seq)
+}
+
+func putHeader(h []byte, flags byte, epoch, seq uint64) {
+	h[0] = version<<4 | flags
+	binary.BigEndian.PutUint64(h[1:], epoch)
+	binary.BigEndian.PutUint64(h[9:], seq)
+}
+
+// Up verifies incoming packets and drops those that fail, counting why.
+func (l *Layer) Up(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+		if err := l.Open(ev); err != nil {
+			l.count(err)
+			if l.Ctx.Logging() {
+				l.Ctx.Logf("drop %v packet from %v: %v", ev.Kind, ev.Peer, err)
+			}
+			ev.Msg.Release()
+			return
+		}
+	case event.Membership:
+		// The membership service's own stack does not run auth (yet):
+		// its packets pass unauthenticated, counted.
+		l.passed.Inc()
+	case event.View:
+		l.rotate(ev.View)
+	}
+	l.Ctx.Up(ev)
+}
+
+func (l *Layer) count(err error) {
+	switch err {
+	case ErrMalformed:
+		l.malformed.Inc()
+	case ErrNoKey:
+		l.noKey.Inc()
+	case ErrBadTag:
+		l.badTag.Inc()
+	case ErrReplayed:
+		l.replayed.Inc()
+	case ErrFull:
+		l.full.Inc()
+	}
+}
+
+// Open checks ev.Msg's header, tag and sequence number, and on success
+// leaves the message holding what the layers above wrote (decrypted with
+// AES-GCM). On failure it returns the cause and the message is unusable.
+func (l *Layer) Open(ev *event.Event) error {
+	m := ev.Msg
+	hs := l.HeaderSize() - boolInt(l.cfg.Crypt)*TagSize
+	h, err := m.Consume(hs)
+	if err != nil {
+		return ErrMalformed
+	}
+	if h[0]>>4 != version || (h[0]&flagAEAD != 0) != l.cfg.Crypt || h[0]&^(0xF0|flagAEAD) != 0 {
+		return ErrMalformed
+	}
+	epoch := binary.BigEndian.Uint64(h[1:])
+	seq := binary.BigEndian.Uint64(h[9:])
+	w := l.wins[ev.Peer]
+	if w != nil && w.seen(seq) {
+		return ErrReplayed // checked first: cheaper than the tag
+	}
+	if w == nil && len(l.wins) >= l.cfg.MaxSenders {
+		return ErrFull
+	}
+	k := l.lookup(ev.Group, epoch)
+	if k == nil {
+		return ErrNoKey
+	}
+	l.putPrefix(ev.Group, ev.Peer, ev.Kind, ev.Control)
+	body := m.Bytes()
+	if l.cfg.Crypt {
+		if len(body) < TagSize {
+			return ErrMalformed
+		}
+		l.putNonce(ev.Peer, seq)
+		if _, err := k.aead.Open(body[:0], l.nonce[:], body, l.aad(h)); err != nil {
+			return ErrBadTag
+		}
+		m.Truncate(len(body) - TagSize)
+	} else if subtle.ConstantTimeCompare(l.mac(k, h, body), h[baseSize:macSize]) != 1 {
+		return ErrBadTag
+	}
+	// Only a sender whose tag verified gets a window.
+	if w == nil {
+		w = &window{bits: make([]uint64, l.cfg.Window/64)}
+		l.wins[ev.Peer] = w
+	}
+	w.mark(seq)
+	l.ok.Inc()
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// seen reports whether seq was accepted already or is too old to tell (its
+// word of the bitmap has been reused).
+func (w *window) seen(seq uint64) bool {
+	if seq > w.top {
+		return false
+	}
+	n := uint64(len(w.bits))
+	if w.top/64-seq/64 >= n {
+		return true
+	}
+	return w.bits[(seq/64)%n]&(1<<(seq%64)) != 0
+}
+
+// mark records seq as accepted, sliding the window forward if it is newer.
+func (w *window) mark(seq uint64) {
+	n := uint64(len(w.bits))
+	if seq > w.top {
+		if seq/64-w.top/64 >= n {
+			clear(w.bits)
+		} else {
+			for i := w.top/64 + 1; i <= seq/64; i++ {
+				w.bits[i%n] = 0
+			}
+		}
+		w.top = seq
+	}
+	w.bits[(seq/64)%n] |= 1 << (seq % 64)
+}
+
+// Close drops per-sender state.
+func (l *Layer) Close() { clear(l.wins) }

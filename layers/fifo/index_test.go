@@ -1,0 +1,74 @@
+package fifo
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// TestIndexFollowsViews: through a random run of view changes (members
+// leaving, joining, re-admitted, node 1 itself removed and re-admitted),
+// with casts from members between them, the per-packet index answers
+// exactly what the maps do for every (group, node) pair: no stale floor or
+// sender after a view change.
+func TestIndexFollowsViews(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		var l *Layer
+		c := layertest.New(t, sim.Config{Seed: seed, Latency: time.Millisecond}, 1, func() []stack.Entry {
+			l = New(16, 1<<20)
+			return []stack.Entry{{Name: "fifo", Layer: l}}
+		})
+		c.Lax = true
+		rng := rand.New(rand.NewPCG(seed, 7))
+		ids := map[event.GroupID]uint64{}
+		seqs := map[[2]uint32]uint32{}
+		for step := 0; step < 60; step++ {
+			grp := event.GroupID(1 + rng.IntN(4))
+			ids[grp]++
+			v := &event.ViewInfo{Group: grp, ID: ids[grp]}
+			for n := event.NodeID(1); n <= 12; n++ {
+				if rng.IntN(3) > 0 || (n == 1 && rng.IntN(5) > 0) {
+					v.Members = append(v.Members, n)
+				}
+			}
+			for _, n := range v.Members {
+				if rng.IntN(6) == 0 {
+					v.Joined = append(v.Joined, n)
+				}
+			}
+			c.Stacks[1].InstallView(v)
+			// casts from some members (creating senders)
+			for _, n := range v.Members[:len(v.Members)/2] {
+				k := [2]uint32{uint32(grp), uint32(n)}
+				seqs[k]++
+				b := probeData(uint32(v.ID), 0, 1, seqs[k], 4)
+				c.Stacks[1].Inject(0, true, event.Event{Kind: event.Cast, Group: grp, Peer: n, Msg: event.DefaultPool.FromBytes(b)})
+			}
+			c.Net.Run(time.Millisecond)
+			for g := event.GroupID(0); g <= 5; g++ {
+				for n := event.NodeID(0); n <= 13; n++ {
+					e := l.lookup(g, n)
+					wg := l.groups[g]
+					var f floor
+					ok := false
+					if wg != nil && wg.view != nil {
+						f, ok = wg.floors[n]
+					}
+					switch {
+					case !ok && e != nil:
+						t.Fatalf("seed %d step %d: (%v, %v) indexed, not a member", seed, step, g, n)
+					case ok && e == nil:
+						t.Fatalf("seed %d step %d: member (%v, %v) not indexed", seed, step, g, n)
+					case ok && (e.g != wg || e.f != f || e.s != wg.senders[n]):
+						t.Fatalf("seed %d step %d: (%v, %v) indexed %p %+v %p, maps say %p %+v %p", seed, step, g, n, e.g, e.f, e.s, wg, f, wg.senders[n])
+					}
+				}
+			}
+		}
+	}
+}
