@@ -75,6 +75,12 @@ type stream struct {
 type epoch struct {
 	start uint64
 	view  *event.ViewInfo // nil: the sender was not in the group
+	// The views the sender installed from the previous epoch's end to
+	// this one's start (several when it cast nothing in between): whether
+	// one removed or readmitted the sender itself, and the members one
+	// removed or readmitted (listed in Left or Joined, or gone).
+	selfOut bool
+	changed []event.NodeID
 }
 
 // viewRec is one view a node's application saw.
@@ -216,11 +222,24 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 	if in {
 		ev = v
 	}
+	selfOut := !in || slices.Contains(v.Joined, n)
+	changed := append(slices.Clone(v.Joined), v.Left...)
+	if len(hist) > 0 {
+		for _, m := range hist[len(hist)-1].v.Members {
+			if !in || !v.Has(m) {
+				changed = append(changed, m)
+			}
+		}
+	}
 	es := c.epochs[k]
 	if m := len(es); m > 0 && es[m-1].start == c.sent[k] {
-		es[m-1].view = ev // nothing cast under the previous one
+		// nothing cast under the previous one: this epoch carries the
+		// changes of both
+		es[m-1].view = ev
+		es[m-1].selfOut = es[m-1].selfOut || selfOut
+		es[m-1].changed = append(es[m-1].changed, changed...)
 	} else {
-		c.epochs[k] = append(es, epoch{start: c.sent[k], view: ev})
+		c.epochs[k] = append(es, epoch{start: c.sent[k], view: ev, selfOut: selfOut, changed: changed})
 	}
 	size := len(c.groups[gi])
 	if len(hist) > 0 {
@@ -577,20 +596,27 @@ func (c *Collector) explain(gi, ti, ri int, idx uint64, e *endState) string {
 	if snap := c.resets[rk]; snap != nil && idx < snap[ti] {
 		return fmt.Sprintf("cast before %v's removal from %v: its state for the group was dropped", rx, g)
 	}
+	if snap := c.resets[tk]; snap != nil && idx < snap[ti] {
+		// The sender itself was removed (or readmitted as new) after the
+		// cast: R1/R3 drop its own stream, retransmission buffer included,
+		// so what the receiver lacked of it then is never sent again.
+		return fmt.Sprintf("cast before %v learned of its removal from %v: its own stream was dropped", tx, g)
+	}
 	if d := c.drops[rk]; d != nil && idx < d[ti] {
 		return fmt.Sprintf("cast before %v saw %v removed from %v: its state for the sender was dropped", rx, tx, g)
 	}
-	// The sender may have queued the cast just before it removed (or
-	// readmitted) the receiver, or was removed itself: the epoch after the
-	// cast's changes one of them.
+	// The sender may have cast it just before it removed (or readmitted)
+	// the receiver, or was removed itself: a view it installed right after
+	// the cast (before casting again) changes one of them, and the
+	// receiver, readmitted or having removed the sender, takes the casts
+	// of the sender's older view as not owed (R3).
 	es := c.epochs[tk]
 	j, _ := slices.BinarySearchFunc(es, idx+1, func(ep epoch, t uint64) int { return cmp.Compare(ep.start, t) })
 	if j < len(es) {
-		nv := es[j].view
 		switch {
-		case nv == nil || slices.Contains(nv.Joined, tx):
+		case es[j].selfOut:
 			return fmt.Sprintf("cast just before %v was removed from %v", tx, g)
-		case !nv.Has(rx) || slices.Contains(nv.Joined, rx) || slices.Contains(nv.Left, rx):
+		case slices.Contains(es[j].changed, rx):
 			return fmt.Sprintf("cast just before %v removed %v from %v", tx, rx, g)
 		}
 	}

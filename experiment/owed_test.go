@@ -245,3 +245,63 @@ func TestScenarioFlagsRoundTrip(t *testing.T) {
 func hasNote(r *Report, s string) bool {
 	return slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, s) })
 }
+
+// TestCollectorSenderRemoved: the sender n1 learns it was removed (R1)
+// after casting 0-4 while n3, which never saw n1 leave (it missed the views
+// that removed and readmitted it), had 0-2: n1 dropped its own stream, so 3
+// and 4 are explained by n1's removal. A cast after n1's readmission that
+// n3 lacks stays unexplained.
+func TestCollectorSenderRemoved(t *testing.T) {
+	r := newOwedRig(t)
+	for _, n := range all {
+		r.view(n, 1, all, all, nil)
+	}
+	r.cast(0, 5)
+	r.deliver(2, span(0, 5)...)
+	r.deliver(3, 0, 1, 2)
+	r.view(1, 2, only(2, 3), nil, only(1)) // n1 learns it was removed (R1)
+	r.view(2, 2, only(2, 3), nil, only(1))
+	r.view(1, 3, all, only(1), nil)
+	r.view(2, 3, all, only(1), nil)
+	r.view(3, 3, all, nil, nil) // n3 skipped view 2
+	r.cast(5, 7)
+	r.deliver(2, 5, 6)
+	r.deliver(3, 5)
+	rep := r.c.Finish(Outcome{End: r.tick()})
+	if rep.Missing != 3 || rep.MissingExplained != 2 || rep.MissingUnexplained != 1 {
+		t.Errorf("missing %d explained %d unexplained %d, want 3 2 1 (%q)", rep.Missing, rep.MissingExplained, rep.MissingUnexplained, rep.Notes)
+	}
+	if !hasNote(rep, "cast before n1 learned of its removal from g1: its own stream was dropped (2)") {
+		t.Errorf("notes %q do not name the sender's removal", rep.Notes)
+	}
+}
+
+// TestCollectorCollapsedViews: n2 is removed and readmitted (its own views)
+// while n1, cut off, still casts 0-3 under view 1; n1 then installs views 2
+// (n2 out), 3 (n2 back) and 4 before casting again. n2 takes n1's view-1
+// casts as not owed (R3), so their absence is explained by n1's removal of
+// n2, though the view right after the casts (4) no longer names n2.
+func TestCollectorCollapsedViews(t *testing.T) {
+	r := newOwedRig(t)
+	for _, n := range all {
+		r.view(n, 1, all, all, nil)
+	}
+	r.view(2, 2, no2, nil, only(2))     // n2 learns it was removed (R1)
+	r.view(2, 3, all, only(2), nil)     // and is readmitted
+	r.view(3, 4, all, only(3), only(3)) // n3's views go on
+	r.cast(0, 4)
+	r.deliver(3, span(0, 4)...)
+	r.view(1, 2, no2, nil, only(2))
+	r.view(1, 3, all, only(2), nil)
+	r.view(1, 4, all, only(3), only(3))
+	r.cast(4, 6)
+	r.deliver(2, 4, 5)
+	r.deliver(3, 4, 5)
+	rep := r.c.Finish(Outcome{End: r.tick()})
+	if rep.Missing != 4 || rep.MissingExplained != 4 || rep.MissingUnexplained != 0 {
+		t.Errorf("missing %d explained %d unexplained %d, want 4 4 0 (%q)", rep.Missing, rep.MissingExplained, rep.MissingUnexplained, rep.Notes)
+	}
+	if !hasNote(rep, "cast just before n1 removed n2 from g1") {
+		t.Errorf("notes %q do not name n1's removal of n2", rep.Notes)
+	}
+}

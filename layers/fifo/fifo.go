@@ -33,6 +33,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/layercast/layercast/compose"
@@ -308,6 +309,13 @@ func (l *Layer) installView(v *event.ViewInfo) {
 			l.answerFloor(g, id, t)
 		}
 	}
+	// an answer naming a view we had not installed was dropped: ask again
+	// (in id order: runs repeat exactly)
+	for _, id := range slices.Sorted(maps.Keys(g.senders)) {
+		if !g.senders[id].known {
+			l.askFloor(g, id, g.floors[id].since)
+		}
+	}
 }
 
 // dropGroup releases every sender's held messages and forgets the group.
@@ -554,11 +562,17 @@ func (l *Layer) floorReqUp(ev *event.Event) {
 
 func (l *Layer) answerFloor(g *group, to event.NodeID, since uint32) {
 	f, ok := g.floors[to]
-	if !ok || f.since != since {
-		// not a member, or a request from a relationship that ended
+	if !ok || f.since < since {
+		// not a member, or we hold a relationship that ended (its view
+		// re-admitting us, or it, is still to come here)
 		l.nonMember.Inc()
 		return
 	}
+	// f.since > since: we started the relationship at a later view than
+	// the asker, e.g. we missed the view that re-admitted us and took the
+	// next one as our first. The answer names our view; the asker takes
+	// it only if it installed that view with us still in it.
+	since = f.since
 	m := l.Ctx.NewMessage()
 	r := m.Append(floorSize)
 	r[0] = tFloor
@@ -596,9 +610,15 @@ func (l *Layer) floorUp(ev *event.Event) {
 		return
 	}
 	s := g.senders[from]
-	if s == nil || s.known || g.floors[from].since != since {
-		return // not asked, already placed, or an answer for an ended relationship
+	fl, ok := g.floors[from]
+	if s == nil || s.known || !ok || since < fl.since || since > g.tag {
+		// not asked, already placed, an answer for an ended relationship,
+		// or one for a view not installed here yet (asked again then)
+		return
 	}
+	// since >= fl.since: every view we installed from fl.since to since
+	// held the sender without listing it in Joined, so its relationship
+	// since then is the one we start at fl.since
 	l.place(g, from, s, f)
 }
 

@@ -88,6 +88,11 @@ func FuzzServiceReceive(f *testing.F) {
 		if svc.Live() > 4 || svc.Index().NumGroups() > 16 {
 			t.Fatalf("service grew past its bounds: %d nodes, %d groups", svc.Live(), svc.Index().NumGroups())
 		}
+		for _, p := range svc.peers {
+			if len(p.log) > svc.cfg.UpdateLog || (len(p.log) > 1 && p.logCost > 4*svc.cfg.MaxEntries) {
+				t.Fatalf("%v: %d updates (%d entries) logged, bounds %d and %d", p.id, len(p.log), p.logCost, svc.cfg.UpdateLog, 4*svc.cfg.MaxEntries)
+			}
+		}
 		for n := event.NodeID(0); n < 6; n++ {
 			if len(svc.Index().Groups(n)) > 8 {
 				t.Fatalf("%v in %d groups, bound 8", n, len(svc.Index().Groups(n)))

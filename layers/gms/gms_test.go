@@ -317,6 +317,7 @@ func TestMistakenRemovalRejoins(t *testing.T) {
 // A node that misses updates catches up through a full update.
 func TestLostUpdatesResync(t *testing.T) {
 	c := newCluster(t, 4, 4, 50*time.Millisecond, time.Second)
+	c.svc.Service().cfg.UpdateLog = -1 // no log: lost updates mean a full one
 	for n := 1; n <= 4; n++ {
 		c.join(event.NodeID(n), 5, 6)
 	}

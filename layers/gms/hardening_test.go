@@ -330,6 +330,7 @@ func TestMembershipSoak(t *testing.T) {
 func TestFullUpdateInPartsRemovesNothing(t *testing.T) {
 	c := newCluster(t, 16, 4, 50*time.Millisecond, time.Second)
 	c.svc.Service().cfg.MaxEntries = 8
+	c.svc.Service().cfg.UpdateLog = -1 // no log: lost updates mean a full one
 	for n := 1; n <= 4; n++ {
 		c.join(event.NodeID(n), 1, 2, 3, 4, 5, 6)
 	}

@@ -43,6 +43,12 @@ type ServiceConfig struct {
 	// MaxEntries bounds the node ids and group ids carried by one update
 	// packet; a larger update is split into parts (default 8000, about 40 KB).
 	MaxEntries int
+	// UpdateLog bounds the update packets kept per node until its
+	// heartbeat says it applied them (default DefaultUpdateLog, negative:
+	// none), so that lost ones are sent again as they were and the node
+	// installs every view; a node that lost more gets a full update, which
+	// skips views. The entries they hold are bounded too (4 MaxEntries).
+	UpdateLog int
 	// Send transmits one membership packet to a node. payload is valid only
 	// during the call. Required.
 	Send func(to event.NodeID, payload []byte)
@@ -59,6 +65,7 @@ const (
 	DefaultMaxGroupsPerNode = 8192
 	DefaultMaxGroups        = 1 << 20
 	DefaultMaxRequest       = 8192
+	DefaultUpdateLog        = 64
 )
 
 // ServiceStats counts what a Service did.
@@ -68,6 +75,7 @@ type ServiceStats struct {
 	NodeUpdates  int64 // per-node updates sent (each may take several packets)
 	Packets      int64 // membership packets sent
 	Resyncs      int64 // full state updates sent after a node fell behind
+	Resent       int64 // update packets sent again to a node that lost them
 	SplitParts   int64 // update packets followed by another part of the same update
 	Suspected    int64 // nodes suspected after fd timeout of silence
 	Probes       int64 // probes sent to suspected nodes
@@ -133,11 +141,22 @@ type peer struct {
 	suspect  bool            // in Service.suspects, not in a list
 	probeAt  event.Time      // next probe, while suspect
 	sent     uint64          // last update sequence number sent
+	applied  uint64          // last update sequence number it applied (its heartbeat)
 	lastSend event.Time
 	needFull bool
 	list     *peerList
 	prev     *peer
 	next     *peer
+
+	// log holds the update packets sent since the last one it applied
+	// (sequence numbers applied+1..sent, bounded by UpdateLog): when some
+	// are lost they are sent again as they were, so that it installs
+	// every view. A full update in their place would
+	// skip views, hiding a removal and re-admission (R2) and the views in
+	// which others cast to it (soak seeds 11, 31, 40, 66, 96 of
+	// specs/gms.stack).
+	log     []wireMsg
+	logCost int
 }
 
 type peerList struct {
@@ -211,6 +230,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	}
 	if cfg.MaxEntries <= 0 {
 		cfg.MaxEntries = 8000
+	}
+	if cfg.UpdateLog == 0 {
+		cfg.UpdateLog = DefaultUpdateLog
 	}
 	return &Service{
 		cfg:        cfg,
@@ -347,6 +369,8 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 			s.sendRemoved(from, m.Seq)
 			return nil
 		}
+		p.applied = m.Applied
+		p.trimLog()
 		if m.Applied > p.sent || (m.Applied < p.sent && now.Sub(p.lastSend) >= s.resyncAfter(p)) {
 			// It lost an update (or holds another life's numbers).
 			if !p.needFull {
@@ -555,7 +579,7 @@ func (s *Service) commit(now event.Time) {
 	}
 	for _, u := range ups {
 		p := s.peers[u.Node]
-		if p == nil || p.needFull {
+		if p == nil || (p.needFull && !p.canResend()) {
 			continue // gone, or about to get everything below
 		}
 		s.stats.NodeUpdates++
@@ -566,6 +590,15 @@ func (s *Service) commit(now event.Time) {
 			continue
 		}
 		p.needFull = false
+		if p.canResend() {
+			// every update it lacks is still logged: send them again
+			for i := range p.log {
+				s.stats.Resent++
+				s.send(p.id, &p.log[i])
+			}
+			p.lastSend = now
+			continue
+		}
 		s.stats.Resyncs++
 		s.stats.NodeUpdates++
 		var views []*event.ViewInfo
@@ -585,6 +618,9 @@ func (s *Service) sendUpdate(p *peer, now event.Time, full bool, views []*event.
 	m := &s.out
 	*m = wireMsg{T: msgUpdate, Full: full, FullRegions: fullRegions, Removed: removed}
 	cost := len(removed)
+	if full {
+		p.log, p.logCost = p.log[:0], 0 // it starts over from this one
+	}
 	flush := func(more bool) {
 		p.sent++
 		m.Seq = p.sent
@@ -593,6 +629,7 @@ func (s *Service) sendUpdate(p *peer, now event.Time, full bool, views []*event.
 			s.stats.SplitParts++
 		}
 		s.send(p.id, m)
+		s.keep(p, m)
 		*m = wireMsg{T: msgUpdate}
 		cost = 0
 	}
@@ -614,6 +651,43 @@ func (s *Service) sendUpdate(p *peer, now event.Time, full bool, views []*event.
 	}
 	flush(false)
 	p.lastSend = now
+}
+
+// keep logs an update packet just sent, within the service's bounds (the
+// oldest go first: a node that lost one of those gets a full update). Its
+// slices are not reused by the service (each part starts from a fresh
+// wireMsg), so a shallow copy is safe.
+func (s *Service) keep(p *peer, m *wireMsg) {
+	if s.cfg.UpdateLog < 0 {
+		return
+	}
+	p.log = append(p.log, *m)
+	p.logCost += entries(m) + 1
+	for len(p.log) > s.cfg.UpdateLog || (p.logCost > 4*s.cfg.MaxEntries && len(p.log) > 1) {
+		p.logCost -= entries(&p.log[0]) + 1
+		p.log[0] = wireMsg{}
+		p.log = p.log[1:]
+	}
+}
+
+// canResend reports whether every update the node lacks is still logged.
+func (p *peer) canResend() bool {
+	n := len(p.log)
+	return n > 0 && p.log[0].Seq == p.applied+1 && p.log[n-1].Seq == p.sent
+}
+
+// trimLog forgets the logged updates the node has applied.
+func (p *peer) trimLog() {
+	i := 0
+	for i < len(p.log) && p.log[i].Seq <= p.applied {
+		p.logCost -= entries(&p.log[i]) + 1
+		p.log[i] = wireMsg{}
+		i++
+	}
+	p.log = p.log[i:]
+	if len(p.log) == 0 {
+		p.log, p.logCost = nil, 0
+	}
 }
 
 func (s *Service) send(to event.NodeID, m *wireMsg) {
