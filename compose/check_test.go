@@ -248,3 +248,31 @@ func FuzzFormatRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// tcfg is a configuration with its own Check, as reliable's and mflow's.
+type tcfg struct{ n int }
+
+func (c tcfg) Check() error {
+	if c.n < 1 {
+		return errors.New("tcfg: n must be at least 1")
+	}
+	return nil
+}
+
+type tcfgLayer struct {
+	stack.Base
+	cfg tcfg
+}
+
+// NewIfValid makes the layer from a configuration that passes its Check,
+// and only then.
+func TestNewIfValid(t *testing.T) {
+	mk := func(c tcfg) *tcfgLayer { return &tcfgLayer{cfg: c} }
+	l, err := NewIfValid(tcfg{n: 2}, mk)
+	if tl, ok := l.(*tcfgLayer); err != nil || !ok || tl.cfg.n != 2 {
+		t.Errorf("valid config: %v, %v; want the layer made from it", l, err)
+	}
+	if l, err := NewIfValid(tcfg{n: 0}, mk); l != nil || err == nil || err.Error() != "tcfg: n must be at least 1" {
+		t.Errorf("invalid config: %v, %v; want no layer and Check's error", l, err)
+	}
+}

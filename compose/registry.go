@@ -107,6 +107,16 @@ var (
 	registry = map[string]*LayerInfo{}
 )
 
+// NewIfValid is the end of a LayerInfo.New whose layer has a configuration
+// with its own Check: cfg's error if it cannot work, else the layer mk
+// makes from it.
+func NewIfValid[C interface{ Check() error }, L stack.Layer](cfg C, mk func(C) L) (stack.Layer, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	return mk(cfg), nil
+}
+
 // Register adds a layer to the registry. It panics on a duplicate name or a
 // schema error, since both are programming errors caught at start-up.
 func Register(info LayerInfo) {

@@ -370,50 +370,43 @@ type DropCauses struct {
 // Add counts n drops of a cause (one of the Drop* names). It reports
 // false, counting nothing, for a cause it does not know.
 func (d *DropCauses) Add(cause string, n int64) bool {
-	switch cause {
-	case DropModel:
-		d.Model += n
-	case DropPartition:
-		d.Partition += n
-	case DropOverflow:
-		d.Overflow += n
-	case DropKernel:
-		d.Kernel += n
-	case DropQueue:
-		d.Queue += n
-	case DropWAN:
-		d.WAN += n
-	case DropDown:
-		d.Down += n
-	case DropMalformed:
-		d.Malformed += n
-	default:
+	p := d.count(cause)
+	if p == nil {
 		return false
 	}
+	*p += n
 	return true
 }
 
 // Of is one cause's count (0 for a cause it does not know).
 func (d *DropCauses) Of(cause string) int64 {
-	switch cause {
-	case DropModel:
-		return d.Model
-	case DropPartition:
-		return d.Partition
-	case DropOverflow:
-		return d.Overflow
-	case DropKernel:
-		return d.Kernel
-	case DropQueue:
-		return d.Queue
-	case DropWAN:
-		return d.WAN
-	case DropDown:
-		return d.Down
-	case DropMalformed:
-		return d.Malformed
+	if p := d.count(cause); p != nil {
+		return *p
 	}
 	return 0
+}
+
+// count is the counter of a cause, nil for a cause it does not know.
+func (d *DropCauses) count(cause string) *int64 {
+	switch cause {
+	case DropModel:
+		return &d.Model
+	case DropPartition:
+		return &d.Partition
+	case DropOverflow:
+		return &d.Overflow
+	case DropKernel:
+		return &d.Kernel
+	case DropQueue:
+		return &d.Queue
+	case DropWAN:
+		return &d.WAN
+	case DropDown:
+		return &d.Down
+	case DropMalformed:
+		return &d.Malformed
+	}
+	return nil
 }
 
 // Total is the sum over causes.

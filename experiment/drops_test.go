@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,26 +133,29 @@ func TestDropsCrash(t *testing.T) {
 	if !rep.DeliveredAll || l.DropOutcome.Missing != 0 {
 		t.Errorf("delivered_all %v, dropped and missing %d", rep.DeliveredAll, l.DropOutcome.Missing)
 	}
-	found := false
-	for _, n := range rep.Notes {
-		found = found || strings.Contains(n, "data packets dropped (per receiver)")
-	}
-	if !found {
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "data packets dropped (per receiver)") }) {
 		t.Errorf("no note accounts for the drops: %q", rep.Notes)
 	}
 }
 
-// TestDropsZeroBase: with nothing dropped the table prints "-" where a
-// percentage would be, and the JSON has recovered_pct null; a layer's
-// recovery mark without a drop is not counted as recovered.
-func TestDropsZeroBase(t *testing.T) {
+// threeNodeCollector is a collector for three nodes in one group of three,
+// fed by hand.
+func threeNodeCollector(t *testing.T) *experiment.Collector {
+	t.Helper()
 	sc := experiment.Default()
 	sc.Nodes, sc.GroupsPerNode, sc.GroupSize = 3, 1, 3
 	a, err := experiment.Assign(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := experiment.NewCollector(sc, a)
+	return experiment.NewCollector(sc, a)
+}
+
+// TestDropsZeroBase: with nothing dropped the table prints "-" where a
+// percentage would be, and the JSON has recovered_pct null; a layer's
+// recovery mark without a drop is not counted as recovered.
+func TestDropsZeroBase(t *testing.T) {
+	c := threeNodeCollector(t)
 	buf := make([]byte, experiment.PayloadHeader)
 	c.Sent(1, 1, 0)
 	experiment.PutStamp(buf, experiment.Stamp{Sender: 1, Group: 1, Index: 0})
@@ -188,13 +192,7 @@ func TestDropsZeroBase(t *testing.T) {
 // message counts in dropped only; a message dropped to a receiver that
 // never gets it is missing.
 func TestDropsTiedToMessages(t *testing.T) {
-	sc := experiment.Default()
-	sc.Nodes, sc.GroupsPerNode, sc.GroupSize = 3, 1, 3
-	a, err := experiment.Assign(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := experiment.NewCollector(sc, a)
+	c := threeNodeCollector(t)
 	buf := make([]byte, experiment.PayloadHeader)
 	deliver := func(rx event.NodeID, i uint64, by string) {
 		experiment.PutStamp(buf, experiment.Stamp{Sender: 1, Group: 1, Index: i})

@@ -172,24 +172,8 @@ func WriteTable(w io.Writer, reps []*Report, wall bool) error {
 		}
 		b.WriteByte('\n')
 	}
-	for i, r := range reps {
-		for _, n := range r.Broken {
-			if len(reps) == 1 {
-				fmt.Fprintf(&b, "PROMISE BROKEN: %s\n", n)
-			} else {
-				fmt.Fprintf(&b, "PROMISE BROKEN [%d]: %s\n", i+1, n)
-			}
-		}
-	}
-	for i, r := range reps {
-		for _, n := range r.Notes {
-			if len(reps) == 1 {
-				fmt.Fprintf(&b, "note: %s\n", n)
-			} else {
-				fmt.Fprintf(&b, "note [%d]: %s\n", i+1, n)
-			}
-		}
-	}
+	writeTagged(&b, reps, "PROMISE BROKEN", func(r *Report) []string { return r.Broken })
+	writeTagged(&b, reps, "note", func(r *Report) []string { return r.Notes })
 	if wall {
 		parts := make([]string, len(reps))
 		for i, r := range reps {
@@ -199,6 +183,20 @@ func WriteTable(w io.Writer, reps []*Report, wall bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeTagged writes the lines of every report, each as "tag: line", or
+// "tag [i]: line" naming the report when there are several.
+func writeTagged(b *strings.Builder, reps []*Report, tag string, lines func(*Report) []string) {
+	for i, r := range reps {
+		for _, n := range lines(r) {
+			if len(reps) == 1 {
+				fmt.Fprintf(b, "%s: %s\n", tag, n)
+			} else {
+				fmt.Fprintf(b, "%s [%d]: %s\n", tag, i+1, n)
+			}
+		}
+	}
 }
 
 // acksPerLayer shows each layer's acknowledgements per message apart

@@ -257,6 +257,18 @@ func (sc *Scenario) RateText() string {
 	return strconv.FormatFloat(sc.Rate, 'g', -1, 64)
 }
 
+// ScenarioLine reads one line of a scenario file: text is the line without
+// its `#` comment and outer spaces ("" for a line to skip); ok says it has
+// the `key: value` shape, and key and value are its two sides, trimmed.
+func ScenarioLine(line string) (text, key, value string, ok bool) {
+	if i := strings.IndexByte(line, '#'); i >= 0 {
+		line = line[:i]
+	}
+	text = strings.TrimSpace(line)
+	k, v, ok := strings.Cut(text, ":")
+	return text, strings.TrimSpace(k), strings.TrimSpace(v), ok
+}
+
 // LoadFile applies a scenario file to sc: `key: value` lines with the keys
 // of Keys, `#` comments, blank lines ignored, `fault:` repeatable. Errors
 // name the file and line.
@@ -270,19 +282,14 @@ func (sc *Scenario) LoadFile(path string) error {
 	line := 0
 	for sn.Scan() {
 		line++
-		text := sn.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
-		}
-		text = strings.TrimSpace(text)
+		text, k, v, ok := ScenarioLine(sn.Text())
 		if text == "" {
 			continue
 		}
-		k, v, ok := strings.Cut(text, ":")
 		if !ok {
 			return fmt.Errorf("%s:%d: want 'key: value', got %q", path, line, text)
 		}
-		if err := sc.Set(strings.TrimSpace(k), v); err != nil {
+		if err := sc.Set(k, v); err != nil {
 			return fmt.Errorf("%s:%d: %v", path, line, err)
 		}
 	}

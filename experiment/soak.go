@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/layercast/layercast/compose"
@@ -184,36 +182,17 @@ func Soak(ctx context.Context, o SoakOptions) SoakResult {
 		}
 	}
 	results := make([]*SoakFailure, len(jobs))
-	workers := o.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	wallCap := o.WallCap
 	if wallCap <= 0 {
 		wallCap = time.Minute
 	}
-	ch := make(chan job)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				results[j.i] = soakOne(ctx, j.seed, j.sp, o.Quick, wallCap)
-				if o.Done != nil {
-					o.Done(j.seed, j.sp.Name, results[j.i] != nil)
-				}
-			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
+	Parallel(ctx, len(jobs), o.Workers, func(i int) {
+		j := jobs[i]
+		results[i] = soakOne(ctx, j.seed, j.sp, o.Quick, wallCap)
+		if o.Done != nil {
+			o.Done(j.seed, j.sp.Name, results[i] != nil)
 		}
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
+	})
 	res := SoakResult{Runs: len(jobs), Failures: []SoakFailure{}, ByKind: map[string]int{}}
 	for _, f := range results {
 		if f == nil {

@@ -3,6 +3,7 @@ package tests
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,11 +51,7 @@ func TestMflowSpecRun(t *testing.T) {
 	if v, ok := m["acks_per_msg"]; ok && math.Abs(v-got) > 1e-3 {
 		t.Errorf("layers.mflow.acks_per_msg %v, summarizer says %v", v, got)
 	}
-	found := false
-	for _, n := range rep.Notes {
-		found = found || strings.HasPrefix(n, "mflow:")
-	}
-	if !found {
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, "mflow:") }) {
 		t.Errorf("no mflow note in the report: %q", rep.Notes)
 	}
 }

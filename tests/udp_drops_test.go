@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os/exec"
 	"testing"
 	"time"
 )
@@ -15,18 +11,6 @@ import (
 // kernel's receive-queue drops (if any) as dropped_by.kernel, the causes
 // summing to dropped, and never more recovered than dropped.
 func TestUDPDropsByCause(t *testing.T) {
-	ns := newNetns(t)
-	tool := stacktool(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns.name, tool, "run", "../specs/ricochet.stack", "--network", "udp",
-		"--nodes", "6", "--groups-per-node", "2", "--group-size", "3", "--rate", "1000", "--msg-size", "64",
-		"--duration", "1s", "--drain", "5s", "--loss", "uniform:2%", "--json")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil && stdout.Len() == 0 {
-		t.Fatalf("stacktool run --network udp: %v\nstderr:\n%s", err, stderr.String())
-	}
 	var r struct {
 		Network string `json:"network"`
 		Loss    struct {
@@ -41,9 +25,9 @@ func TestUDPDropsByCause(t *testing.T) {
 		} `json:"loss"`
 		Notes []string `json:"notes"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("report is not one JSON object: %v\n%s", err, stdout.String())
-	}
+	runUDP(t, 90*time.Second, true, &r, "../specs/ricochet.stack", "--network", "udp",
+		"--nodes", "6", "--groups-per-node", "2", "--group-size", "3", "--rate", "1000", "--msg-size", "64",
+		"--duration", "1s", "--drain", "5s", "--loss", "uniform:2%", "--json")
 	l := r.Loss
 	t.Logf("udp ricochet under 2%% loss: dropped %d by %v, recovered %d (%v) by %v, marked without a drop %d",
 		l.Dropped, l.DroppedBy, l.Recovered, pctString(l.RecoveredPct), l.RecoveredBy, l.Without)

@@ -79,10 +79,7 @@ func checkCmd(c *cli.Context) error {
 	if len(args) > 1 && !anyFile(args) {
 		args = []string{strings.Join(args, " ")}
 	}
-	w := c.App.Writer
-	if w == nil {
-		w = os.Stdout
-	}
+	w, _ := writers(c)
 	for _, arg := range args {
 		var err error
 		if isScenario(arg) {
@@ -256,15 +253,10 @@ func looksLikeScenario(text string) bool {
 	}
 	seen := false
 	for _, line := range strings.Split(text, "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
+		text, k, v, ok := experiment.ScenarioLine(line)
+		if text == "" {
 			continue
 		}
-		k, v, ok := strings.Cut(line, ":")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || v == "" || !isKeyWord(k) {
 			return false
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -105,10 +104,7 @@ func layersCmd(c *cli.Context) error {
 			ls = append(ls, info)
 		}
 	}
-	w := c.App.Writer
-	if w == nil {
-		w = os.Stdout
-	}
+	w, _ := writers(c)
 	if asJSON {
 		return writeLayersJSON(w, ls)
 	}
@@ -198,39 +194,42 @@ func writeLayers(w io.Writer, ls []*compose.LayerInfo) error {
 
 // writeParams prints a layer's parameter table.
 func writeParams(w io.Writer, l *compose.LayerInfo) error {
-	if len(l.Params) == 0 {
-		_, err := fmt.Fprintln(w, "    parameters: none")
-		return err
-	}
-	fmt.Fprintln(w, "    parameters:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "      NAME\tTYPE\tDEFAULT\tRANGE\tMEANING")
+	var rows [][]string
 	for _, p := range l.Params {
 		def := p.Default
 		if def == "" {
 			def = `""`
 		}
-		fmt.Fprintf(tw, "      %s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, def, paramRange(&p), p.Doc)
+		rows = append(rows, []string{p.Name, p.Type.String(), def, paramRange(&p), p.Doc})
 	}
-	return tw.Flush()
+	return writeSection(w, "parameters", "none", []string{"NAME", "TYPE", "DEFAULT", "RANGE", "MEANING"}, rows)
 }
 
 // writeCounters prints what the layer's counters mean, as its registration
 // says (a report shows them under layers.<name>).
 func writeCounters(w io.Writer, l *compose.LayerInfo) error {
-	if len(l.Counters) == 0 {
-		_, err := fmt.Fprintln(w, "    counters: none documented")
-		return err
-	}
-	fmt.Fprintln(w, "    counters:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "      NAME\tKIND\tMEANING")
+	var rows [][]string
 	for _, d := range l.Counters {
 		kind := d.Kind.String()
 		if r := roleWords(d.Role); r != "" {
 			kind += ", " + r
 		}
-		fmt.Fprintf(tw, "      %s\t%s\t%s\n", d.Name, kind, d.Doc)
+		rows = append(rows, []string{d.Name, kind, d.Doc})
+	}
+	return writeSection(w, "counters", "none documented", []string{"NAME", "KIND", "MEANING"}, rows)
+}
+
+// writeSection prints one titled table of a layer's entry, its columns
+// aligned under header, or "title: none" when it has no rows.
+func writeSection(w io.Writer, title, none string, header []string, rows [][]string) error {
+	if len(rows) == 0 {
+		_, err := fmt.Fprintf(w, "    %s: %s\n", title, none)
+		return err
+	}
+	fmt.Fprintf(w, "    %s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range append([][]string{header}, rows...) {
+		fmt.Fprintf(tw, "      %s\n", strings.Join(r, "\t"))
 	}
 	return tw.Flush()
 }

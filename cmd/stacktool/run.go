@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,20 +76,33 @@ type options struct {
 	network  string
 }
 
-// parseOptions collects the flags cli parsed (those before the first
-// argument) and parses the rest, so flags may also follow the spec (the Go
-// flag package stops at the first argument).
+// parseOptions parses the command line of run or compare, whose scenario
+// must be complete as given.
 func parseOptions(c *cli.Context) (*options, error) {
+	return parseCommand(c, nil, nil, true)
+}
+
+// parseCommand collects the flags cli parsed (those before the first
+// argument) and parses the rest, so flags may also follow the spec (the Go
+// flag package stops at the first argument). Beside the scenario flags and
+// extraBool it takes the string flags extra, of which those in repeated are
+// slices; check says whether the scenario must pass Check as it stands (a
+// sweep's parameters may still complete it).
+func parseCommand(c *cli.Context, extra, repeated []string, check bool) (*options, error) {
 	o := &options{values: map[string][]string{}, bools: map[string]bool{}}
 	strs := []string{"scenario", "network"}
 	for _, k := range experiment.Keys {
 		strs = append(strs, k.Name)
+		if k.Repeatable {
+			repeated = append(repeated, k.Name)
+		}
 	}
+	strs = append(strs, extra...)
 	for _, name := range strs {
 		if !c.IsSet(name) {
 			continue
 		}
-		if name == "fault" {
+		if slices.Contains(repeated, name) {
 			o.values[name] = append(o.values[name], c.StringSlice(name)...)
 		} else {
 			o.values[name] = append(o.values[name], c.String(name))
@@ -148,8 +162,10 @@ func parseOptions(c *cli.Context) (*options, error) {
 			return nil, fmt.Errorf("--%v", err)
 		}
 	}
-	if err := sc.Check(); err != nil {
-		return nil, err
+	if check {
+		if err := sc.Check(); err != nil {
+			return nil, err
+		}
 	}
 	o.scenario = sc
 	o.network = last(o.values["network"])
@@ -162,6 +178,20 @@ func parseOptions(c *cli.Context) (*options, error) {
 	return o, nil
 }
 
+// writers are the command's output and error streams: the app's, or the
+// process's where the app sets none.
+func writers(c *cli.Context) (out, errw io.Writer) {
+	out, errw = c.App.Writer, c.App.ErrWriter
+	if out == nil {
+		out = os.Stdout
+	}
+	if errw == nil {
+		errw = os.Stderr
+	}
+	return out, errw
+}
+
+// last is the last of vs, "" if there is none.
 func last(vs []string) string {
 	if len(vs) == 0 {
 		return ""
@@ -205,14 +235,7 @@ func runCmd(c *cli.Context, compare bool) error {
 		}
 		specs = append(specs, sp)
 	}
-	out := c.App.Writer
-	if out == nil {
-		out = os.Stdout
-	}
-	errw := c.App.ErrWriter
-	if errw == nil {
-		errw = os.Stderr
-	}
+	out, errw := writers(c)
 	show := o.bools["progress"] || isTerminal(errw)
 	var reps []*experiment.Report
 	for i, sp := range specs {

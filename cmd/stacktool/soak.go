@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -79,14 +78,7 @@ func soakCmd(c *cli.Context) error {
 	for i := range seeds {
 		seeds[i] = from + uint64(i)
 	}
-	out := c.App.Writer
-	if out == nil {
-		out = os.Stdout
-	}
-	errw := c.App.ErrWriter
-	if errw == nil {
-		errw = os.Stderr
-	}
+	out, errw := writers(c)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	total := len(seeds) * len(specs)

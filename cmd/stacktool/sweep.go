@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -59,102 +57,18 @@ func sweepFlags() []cli.Flag {
 	return fs
 }
 
-// sweepOptions are sweep's parsed command line.
-type sweepOptions struct {
-	args    []string
-	values  map[string][]string
-	bools   map[string]bool
-	sc      experiment.Scenario
-	network string
-}
-
-// parseSweep collects the flags cli parsed (before the first spec) and
-// parses those after it, as parseOptions does for run, with sweep's own.
-func parseSweep(c *cli.Context) (*sweepOptions, error) {
-	o := &sweepOptions{values: map[string][]string{}, bools: map[string]bool{}}
-	strs := []string{"scenario", "network"}
-	for _, k := range experiment.Keys {
-		strs = append(strs, k.Name)
-	}
+// parseSweep parses sweep's command line: run's flags and sweep's own.
+// Its scenario is not checked here: the parameters swept may complete it.
+func parseSweep(c *cli.Context) (*options, error) {
+	var extra []string
 	for _, e := range sweepExtra {
-		strs = append(strs, e.name)
+		extra = append(extra, e.name)
 	}
-	for _, name := range strs {
-		if !c.IsSet(name) {
-			continue
-		}
-		if name == "fault" || name == "param" {
-			o.values[name] = append(o.values[name], c.StringSlice(name)...)
-		} else {
-			o.values[name] = append(o.values[name], c.String(name))
-		}
-	}
-	for _, b := range extraBool {
-		o.bools[b.name] = c.Bool(b.name)
-	}
-	set := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	set.SetOutput(io.Discard)
-	for _, name := range strs {
-		set.Func(name, "", func(v string) error { o.values[name] = append(o.values[name], v); return nil })
-	}
-	for _, b := range extraBool {
-		set.BoolFunc(b.name, "", func(string) error { o.bools[b.name] = true; return nil })
-	}
-	rest := c.Args().Slice()
-	for len(rest) > 0 {
-		if err := set.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, cli.ShowCommandHelp(c, "sweep")
-			}
-			return nil, fmt.Errorf("%v (see 'stacktool sweep --help')", err)
-		}
-		rest = set.Args()
-		if len(rest) > 0 {
-			if rest[0] == "--" {
-				o.args = append(o.args, rest[1:]...)
-				break
-			}
-			o.args = append(o.args, rest[0])
-			rest = rest[1:]
-		}
-	}
-	sc := experiment.Default()
-	if f := last(o.values["scenario"]); f != "" {
-		if err := sc.LoadFile(f); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range experiment.Keys {
-		vs, ok := o.values[k.Name]
-		if !ok {
-			continue
-		}
-		if k.Repeatable {
-			sc.Faults = nil
-			for _, v := range vs {
-				if err := sc.Set(k.Name, v); err != nil {
-					return nil, fmt.Errorf("--%v", err)
-				}
-			}
-			continue
-		}
-		if err := sc.Set(k.Name, last(vs)); err != nil {
-			return nil, fmt.Errorf("--%v", err)
-		}
-	}
-	o.sc = sc
-	o.network = last(o.values["network"])
-	if o.network == "" {
-		o.network = "sim"
-	}
-	if _, ok := experiment.Networks[o.network]; !ok {
-		return nil, fmt.Errorf("--network: unknown network %q; choose one of: %s", o.network, strings.Join(experiment.NetworkNames(), ", "))
-	}
-	return o, nil
+	return parseCommand(c, extra, []string{"param"}, false)
 }
 
 // intFlag parses a positive integer flag of sweep, def when not given.
-func (o *sweepOptions) intFlag(name string, def, hi int) (int, error) {
+func (o *options) intFlag(name string, def, hi int) (int, error) {
 	v := last(o.values[name])
 	if v == "" {
 		return def, nil
@@ -189,7 +103,7 @@ func sweepCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := sweep.Config{Base: o.sc, Seeds: seeds, Network: o.network, Workers: workers}
+	cfg := sweep.Config{Base: o.scenario, Seeds: seeds, Network: o.network, Workers: workers}
 	for _, a := range o.args {
 		sp, err := loadSpec(a)
 		if err != nil {
@@ -222,14 +136,7 @@ func sweepCmd(c *cli.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %v", err)
 	}
-	out := c.App.Writer
-	if out == nil {
-		out = os.Stdout
-	}
-	errw := c.App.ErrWriter
-	if errw == nil {
-		errw = os.Stderr
-	}
+	out, errw := writers(c)
 	for si, names := range pl.Flat {
 		fmt.Fprintf(errw, "sweep: %s has no layer for %s: it runs unchanged at every value\n", cfg.Stacks[si].Label, strings.Join(names, ", "))
 	}

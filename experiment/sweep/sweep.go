@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -227,7 +226,7 @@ func NewPlan(cfg Config) (*Plan, error) {
 		cfg.Seeds = 1
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
+		cfg.Workers = experiment.Workers(0)
 	}
 	if cfg.Network != "" && cfg.Network != "sim" {
 		// Real networks run in real time on shared sockets: parallel runs
@@ -450,13 +449,11 @@ func Run(ctx context.Context, pl *Plan, progress Progress) ([]Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make([]Result, len(pl.Jobs))
-	next := make(chan int)
 	var (
 		mu       sync.Mutex
 		costDone float64
 		runsDone int
 		firstErr error
-		wg       sync.WaitGroup
 	)
 	report := func(dCost float64, dRuns int) {
 		mu.Lock()
@@ -467,45 +464,29 @@ func Run(ctx context.Context, pl *Plan, progress Progress) ([]Result, error) {
 			progress(costDone, runsDone)
 		}
 	}
-	for range min(pl.Config.Workers, len(pl.Jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := pl.Jobs[i]
-				var told float64
-				p := func(pi experiment.ProgressInfo) {
-					f := math.Min(1, pi.Done.Seconds()/math.Max(pi.Total.Seconds(), 1e-9))
-					if d := f*j.Cost - told; d > 0 {
-						told += d
-						report(d, 0)
-					}
-				}
-				rep, err := experiment.Run(ctx, pl.Config.Network, j.Spec, j.Scenario, p)
-				report(j.Cost-told, 1)
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("%s at %s, seed %d: %w", pl.Config.Stacks[j.Stack].Label, pl.PointText(pl.Points[j.Point]), j.Seed, err)
-						cancel()
-					}
-					mu.Unlock()
-					continue
-				}
-				results[i] = Result{Job: j, Report: rep}
+	experiment.Parallel(ctx, len(pl.Jobs), pl.Config.Workers, func(i int) {
+		j := pl.Jobs[i]
+		var told float64
+		p := func(pi experiment.ProgressInfo) {
+			f := math.Min(1, pi.Done.Seconds()/math.Max(pi.Total.Seconds(), 1e-9))
+			if d := f*j.Cost - told; d > 0 {
+				told += d
+				report(d, 0)
 			}
-		}()
-	}
-feed:
-	for i := range pl.Jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
 		}
-	}
-	close(next)
-	wg.Wait()
+		rep, err := experiment.Run(ctx, pl.Config.Network, j.Spec, j.Scenario, p)
+		report(j.Cost-told, 1)
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s at %s, seed %d: %w", pl.Config.Stacks[j.Stack].Label, pl.PointText(pl.Points[j.Point]), j.Seed, err)
+				cancel()
+			}
+			mu.Unlock()
+			return
+		}
+		results[i] = Result{Job: j, Report: rep}
+	})
 	if firstErr != nil {
 		return nil, firstErr
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -78,16 +79,6 @@ func TestReorderOverflowSkipsTheGap(t *testing.T) {
 	}
 }
 
-// liveHeap is the live heap after two collections (the second frees what
-// the pools' victim caches kept).
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
-
 // Issue 8 item 5 (the flood probe): max_reorder_bytes bounds the memory the
 // reorder buffer keeps alive, not only the payload it holds. A pooled buffer
 // keeps the capacity of the largest packet it ever carried, so after a flood
@@ -97,7 +88,7 @@ func TestReorderBytesBoundTheBuffers(t *testing.T) {
 	c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoAlone(map[string]string{"max_reorder_bytes": "256KB"}))
 	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	const n, pinned = 1000, 16 << 10
-	before := liveHeap()
+	before := testkit.LiveHeap()
 	big := make([]byte, pinned)
 	for seq := uint32(2); seq <= n+1; seq++ { // message 1 never comes
 		m := event.DefaultPool.FromBytes(big)
@@ -106,7 +97,7 @@ func TestReorderBytesBoundTheBuffers(t *testing.T) {
 		m.Truncate(len(pkt))
 		c.Stacks[1].Inject(0, true, event.Event{Kind: event.Cast, Group: 1, Peer: 2, Msg: m})
 	}
-	held := liveHeap() - before
+	held := testkit.LiveHeap() - before
 	if b := c.Counter("fifo", "buffer_bytes", 1); b > 256<<10+pinned+1024 {
 		t.Errorf("fifo counts %d bytes held, bound 256 KB and one message", b)
 	}

@@ -28,26 +28,14 @@ func TestIndexFollowsViews(t *testing.T) {
 		ids := map[event.GroupID]uint64{}
 		seqs := map[[2]uint32]uint32{}
 		for step := 0; step < 60; step++ {
-			grp := event.GroupID(1 + rng.IntN(4))
-			ids[grp]++
-			v := &event.ViewInfo{Group: grp, ID: ids[grp]}
-			for n := event.NodeID(1); n <= 12; n++ {
-				if rng.IntN(3) > 0 || (n == 1 && rng.IntN(5) > 0) {
-					v.Members = append(v.Members, n)
-				}
-			}
-			for _, n := range v.Members {
-				if rng.IntN(6) == 0 {
-					v.Joined = append(v.Joined, n)
-				}
-			}
+			v := layertest.RandomView(rng, ids)
 			c.Stacks[1].InstallView(v)
 			// casts from some members (creating senders)
 			for _, n := range v.Members[:len(v.Members)/2] {
-				k := [2]uint32{uint32(grp), uint32(n)}
+				k := [2]uint32{uint32(v.Group), uint32(n)}
 				seqs[k]++
 				b := probeData(uint32(v.ID), 0, 1, seqs[k], 4)
-				c.Stacks[1].Inject(0, true, event.Event{Kind: event.Cast, Group: grp, Peer: n, Msg: event.DefaultPool.FromBytes(b)})
+				c.Stacks[1].Inject(0, true, event.Event{Kind: event.Cast, Group: v.Group, Peer: n, Msg: event.DefaultPool.FromBytes(b)})
 			}
 			c.Net.Run(time.Millisecond)
 			for g := event.GroupID(0); g <= 5; g++ {

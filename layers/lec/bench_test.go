@@ -8,16 +8,10 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
 )
-
-type nopTransport struct{}
-
-func (nopTransport) Send(event.NodeID, []byte)       {}
-func (nopTransport) Multicast(event.GroupID, []byte) {}
-func (nopTransport) Subscribe(event.GroupID) error   { return nil }
-func (nopTransport) Unsubscribe(event.GroupID) error { return nil }
 
 // assign puts n nodes in d groups each of size s (n divisible by s), at
 // random: every round shuffles the nodes and cuts them into groups.
@@ -56,7 +50,7 @@ func newBenchNode(b *testing.B, d int) *benchNode {
 	nb := membership.Static(views)[1]
 	bn := &benchNode{seq: map[streamKey]uint32{}, pkt: make([]byte, dataHeader+1000)}
 	l := New(Config{R: 8, C: 5, Stagger: 1, Window: 2e9, MaxHeld: 16384, MaxUnusable: 2048})
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return bn.now }),
+	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return bn.now }),
 		Layers: []stack.Entry{{Name: "lec", Layer: l}}, Seed: 1})
 	if err != nil {
 		b.Fatal(err)

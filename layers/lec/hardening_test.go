@@ -7,6 +7,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -26,7 +27,7 @@ type hardNode struct {
 func newHardNode(t testing.TB, cfg Config) *hardNode {
 	hn := &hardNode{l: New(cfg), now: 1e9}
 	app := stack.AppFuncs{OnDeliver: func(stack.Delivery) { hn.delivered++ }}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return hn.now }),
+	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return hn.now }),
 		Layers: []stack.Entry{{Name: "lec", Layer: hn.l}}, App: app, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

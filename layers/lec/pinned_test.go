@@ -6,17 +6,8 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 )
-
-// liveHeap is the live heap after two collections (the second frees what
-// the pools' victim caches kept).
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
 
 // Issue 8 item 5 (the flood probe in tests/fuzz): max_held_bytes bounds the
 // memory held data keeps alive, not only its bytes. A pooled buffer keeps
@@ -28,7 +19,7 @@ func TestHeldDataBoundsTheBuffers(t *testing.T) {
 	cfg := hardConfig() // max_held 1024, max_held_bytes 256 KB
 	hn := newHardNode(t, cfg)
 	const n, pinned = 1000, 16 << 10
-	before := liveHeap()
+	before := testkit.LiveHeap()
 	big := make([]byte, pinned)
 	for seq := uint32(1); seq <= n; seq++ {
 		m := event.DefaultPool.FromBytes(big)
@@ -38,7 +29,7 @@ func TestHeldDataBoundsTheBuffers(t *testing.T) {
 		m.Truncate(dataHeader + 16)
 		hn.st.Inject(0, true, event.Event{Kind: event.Cast, Group: 9, Peer: 2, Msg: m})
 	}
-	held := liveHeap() - before
+	held := testkit.LiveHeap() - before
 	if hn.delivered != n {
 		t.Fatalf("%d of %d delivered", hn.delivered, n)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -25,7 +26,7 @@ func newTestNode(t *testing.T) *testNode {
 		d.Payload = bytes.Clone(d.Payload)
 		tn.got = append(tn.got, d)
 	}}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 1e9 }),
+	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 1e9 }),
 		Layers: []stack.Entry{{Name: "lec", Layer: tn.l}}, App: app, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package mflow
 import (
 	"testing"
 
-	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -12,27 +11,11 @@ import (
 // nothing once warm (the benchmark rounds to whole allocations per message,
 // which would hide one per acknowledgement).
 func TestSteadyStateAllocatesNothing(t *testing.T) {
-	clock := stack.ClockFunc(func() event.Time { return 0 })
-	ta, tb := &pipe{}, &pipe{}
-	mk := func(self event.NodeID, tr *pipe) *stack.Stack {
-		st, err := stack.New(stack.Config{Self: self, Transport: tr, Clock: clock, Layers: []stack.Entry{{Name: "mflow", Layer: New(DefaultConfig())}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	a, r := mk(1, ta), mk(2, tb)
-	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
-	a.InstallView(v)
-	r.InstallView(v)
+	_, r, step := pipePair(t, "mflow", func() stack.Layer { return New(DefaultConfig()) })
 	payload := make([]byte, 1000)
 	run := func() {
 		for i := 0; i < 1000; i++ {
-			if err := a.Cast(1, payload); err != nil {
-				t.Fatal(err)
-			}
-			ta.flush(r)
-			tb.flush(a)
+			step(payload)
 		}
 	}
 	run()

@@ -35,6 +35,32 @@ func (p *pipe) flush(to *stack.Stack) {
 
 type passLayer struct{ stack.Base }
 
+// pipePair builds stacks 1 and 2, each with the one layer newLayer makes
+// (named name) over a pipe and a clock stopped at 0, both in group 1's view
+// {1, 2}. step casts payload from 1 and hands on each side's packets.
+func pipePair(tb testing.TB, name string, newLayer func() stack.Layer) (a, r *stack.Stack, step func(payload []byte)) {
+	clock := stack.ClockFunc(func() event.Time { return 0 })
+	mk := func(self event.NodeID, tr *pipe) *stack.Stack {
+		st, err := stack.New(stack.Config{Self: self, Transport: tr, Clock: clock, Layers: []stack.Entry{{Name: name, Layer: newLayer()}}})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return st
+	}
+	ta, tr := &pipe{}, &pipe{}
+	a, r = mk(1, ta), mk(2, tr)
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
+	a.InstallView(v)
+	r.InstallView(v)
+	return a, r, func(payload []byte) {
+		if err := a.Cast(1, payload); err != nil {
+			tb.Fatal(err)
+		}
+		ta.flush(r)
+		tr.flush(a)
+	}
+}
+
 // BenchmarkMflowPerMessage is one 1 KB multicast from a sender through
 // mflow to a receiver, the receiver's counting, and the sender's handling
 // of the bulk acknowledgements that follow (one per ack_thresh bytes), in
@@ -43,31 +69,13 @@ type passLayer struct{ stack.Base }
 func BenchmarkMflowPerMessage(b *testing.B) {
 	for _, name := range []string{"mflow", "pass"} {
 		b.Run(name, func(b *testing.B) {
-			clock := stack.ClockFunc(func() event.Time { return 0 })
-			mk := func(self event.NodeID, tr *pipe) *stack.Stack {
-				var l stack.Layer = New(DefaultConfig())
-				if name == "pass" {
-					l = &passLayer{}
-				}
-				st, err := stack.New(stack.Config{Self: self, Transport: tr, Clock: clock, Layers: []stack.Entry{{Name: name, Layer: l}}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				return st
+			newLayer := func() stack.Layer { return New(DefaultConfig()) }
+			if name == "pass" {
+				newLayer = func() stack.Layer { return &passLayer{} }
 			}
-			ta, tb := &pipe{}, &pipe{}
-			a, r := mk(1, ta), mk(2, tb)
-			v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
-			a.InstallView(v)
-			r.InstallView(v)
+			_, _, cast := pipePair(b, name, newLayer)
 			payload := make([]byte, 1000)
-			step := func() {
-				if err := a.Cast(1, payload); err != nil {
-					b.Fatal(err)
-				}
-				ta.flush(r)
-				tb.flush(a)
-			}
+			step := func() { cast(payload) }
 			for i := 0; i < 1000; i++ {
 				step() // reach steady state: pools and rings at size
 			}

@@ -100,6 +100,18 @@ func gapHistogram(times []event.Time) string {
 	return sb.String()
 }
 
+// staggerRun is node 1 of four casting 2000 messages of 1000 bytes, one a
+// millisecond, on a 1 ms link under a 30,000-byte window and ackThresh,
+// run for d; the cluster's latencies come back sorted.
+func staggerRun(t *testing.T, ackThresh int64, stagger bool, d time.Duration) *cluster {
+	cfg := Config{Window: 30000, AckThresh: ackThresh, Overhead: 100, HiWmark: 100, Stagger: stagger}
+	c := newCluster(t, 4, cfg, time.Millisecond)
+	c.castEvery(1, 1000, 2000, time.Millisecond, 0)
+	c.net.Run(d)
+	slices.Sort(c.lat)
+	return c
+}
+
 // TestStaggerSpreadsAcks is the paper's Figure 3 setting: 4 processes,
 // ack_thresh 15 KB, window 30 KB, one sender multicasting 1 KB every
 // millisecond. Without staggering the n-1 acknowledgements arrive together;
@@ -113,13 +125,9 @@ func TestStaggerSpreadsAcks(t *testing.T) {
 	}
 	var res [2]result
 	for k, stagger := range []bool{false, true} {
-		cfg := Config{Window: 30000, AckThresh: 15000, Overhead: 100, HiWmark: 100, Stagger: stagger}
-		c := newCluster(t, 4, cfg, time.Millisecond)
-		c.castEvery(1, 1000, 2000, time.Millisecond, 0)
-		c.net.Run(2100 * time.Millisecond)
+		c := staggerRun(t, 15000, stagger, 2100*time.Millisecond)
 		acks := c.probes[1].ackTimes
 		got := maxIn(acks, time.Millisecond)
-		slices.Sort(c.lat)
 		res[k] = result{c.lat[len(c.lat)/2], c.lat[len(c.lat)-1]}
 		burst, crowded, recv := c.counter(1, "ack_burst_max"), c.counter(1, "acks_crowded"), c.counter(1, "acks_recv")
 		t.Logf("stagger=%v: %d acks at the sender (acks_recv %d), at most %d within 1 ms (ack_burst_max %d), %d within 1 ms of another; latency p50 %v max %v; inter-ack gaps:\n%s",
@@ -154,11 +162,7 @@ func TestStaggerSpreadsAcks(t *testing.T) {
 	// not make it wait more or deliver later (issue 13 item 7).
 	var waits [2]int64
 	for k, stagger := range []bool{false, true} {
-		cfg := Config{Window: 30000, AckThresh: 29000, Overhead: 100, HiWmark: 100, Stagger: stagger}
-		c := newCluster(t, 4, cfg, time.Millisecond)
-		c.castEvery(1, 1000, 2000, time.Millisecond, 0)
-		c.net.Run(2500 * time.Millisecond)
-		slices.Sort(c.lat)
+		c := staggerRun(t, 29000, stagger, 2500*time.Millisecond)
 		res[k] = result{c.lat[len(c.lat)/2], c.lat[len(c.lat)-1]}
 		waits[k] = c.counter(1, "credit_waits")
 		if c.got != 3*2000 {

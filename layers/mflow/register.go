@@ -49,10 +49,7 @@ func init() {
 				HiWmark:   p.Int("hi_wmark"),
 				Stagger:   p.Bool("stagger"),
 			}
-			if err := cfg.Check(); err != nil {
-				return nil, err
-			}
-			return New(cfg), nil
+			return compose.NewIfValid(cfg, New)
 		},
 	})
 }

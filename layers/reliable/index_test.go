@@ -32,19 +32,7 @@ func TestIndexFollowsViews(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		ids := map[event.GroupID]uint64{}
 		for step := 0; step < 60; step++ {
-			grp := event.GroupID(1 + rng.IntN(4))
-			ids[grp]++
-			v := &event.ViewInfo{Group: grp, ID: ids[grp]}
-			for n := event.NodeID(1); n <= 12; n++ {
-				if rng.IntN(3) > 0 || (n == 1 && rng.IntN(5) > 0) {
-					v.Members = append(v.Members, n)
-				}
-			}
-			for _, n := range v.Members {
-				if rng.IntN(6) == 0 {
-					v.Joined = append(v.Joined, n)
-				}
-			}
+			v := layertest.RandomView(rng, ids)
 			c.Stacks[1].InstallView(v)
 			c.Net.Run(time.Millisecond)
 			for g := event.GroupID(0); g <= 5; g++ {

@@ -9,6 +9,7 @@ import (
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
@@ -261,16 +262,6 @@ func TestProbeForgedSeqBelievedWithinWindow(t *testing.T) {
 	}
 }
 
-// liveHeap is the live heap after two collections (the second frees what
-// the pools' victim caches kept).
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
-
 // Issue 8 item 5 (the flood probe): p2p_max_held bounds the memory early
 // point-to-point arrivals keep alive, not only their payload. A pooled
 // buffer keeps the capacity of the largest packet it ever carried, so after
@@ -279,7 +270,7 @@ func liveHeap() int64 {
 func TestProbeP2PHeldBoundsTheBuffers(t *testing.T) {
 	p := newProbe(t, 0, map[string]string{"p2p_max_held": "64KB", "p2p_window": "256"})
 	const pinned = 16 << 10
-	before := liveHeap()
+	before := testkit.LiveHeap()
 	big := make([]byte, pinned)
 	for seq := uint32(2); seq <= 256; seq++ { // 1 never comes
 		m := event.DefaultPool.FromBytes(big)
@@ -288,7 +279,7 @@ func TestProbeP2PHeldBoundsTheBuffers(t *testing.T) {
 		m.Truncate(len(pkt))
 		p.c.Stacks[1].Inject(0, true, event.Event{Kind: event.Send, Group: 1, Peer: 2, Msg: m})
 	}
-	held := liveHeap() - before
+	held := testkit.LiveHeap() - before
 	if n, b := p.l.heldP2P(); n == 0 || b > 64<<10 {
 		t.Errorf("%d messages, %d bytes counted held: want some, at most 64 KB", n, b)
 	}
@@ -304,7 +295,7 @@ func TestProbeP2PHeldBoundsTheBuffers(t *testing.T) {
 // 4.8 MB alive under the 4 MB max_buffer that counts 25 KB of them.
 func TestProbeOwnCastsNotPinned(t *testing.T) {
 	p := newProbe(t, 0, nil) // node 2 is cut off: nothing becomes stable
-	before := liveHeap()
+	before := testkit.LiveHeap()
 	big := make([]*event.Message, 300)
 	for i := range big {
 		big[i] = event.DefaultPool.FromBytes(make([]byte, 16<<10))
@@ -318,7 +309,7 @@ func TestProbeOwnCastsNotPinned(t *testing.T) {
 		}
 	}
 	p.c.Net.Run(10 * time.Millisecond)
-	held := liveHeap() - before
+	held := testkit.LiveHeap() - before
 	if b := p.counter("buffer_bytes"); b < 300*64 {
 		t.Fatalf("buffer holds %d bytes: the casts were not kept", b)
 	}

@@ -76,10 +76,7 @@ func init() {
 				P2PMaxHeldBytes: int64(p.Int("p2p_max_held")),
 				MaxNakRetrans:   p.Int("max_nak_retrans"),
 			}
-			if err := cfg.Check(); err != nil {
-				return nil, err
-			}
-			return New(cfg), nil
+			return compose.NewIfValid(cfg, New)
 		},
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -27,15 +28,6 @@ const (
 	forgedIDs = 100000   // distinct forged source ids
 )
 
-// heapAfterGC is the live heap, collected twice so finalisers have run.
-func heapAfterGC() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
-
 // floodRun runs spec for floodFor with every member casting, and, if
 // templates is not nil, the outsider flooding forged packets made from
 // them. It returns the live heap the world holds at the end, and the
@@ -48,7 +40,7 @@ func floodRun(tb testing.TB, spec string, templates [][]byte) (held int64, forge
 			crash = fmt.Errorf("panic after %d forged packets: %v", forged, p)
 		}
 	}()
-	base := heapAfterGC()
+	base := testkit.LiveHeap()
 	w := newWorld(tb, spec, 11, nil, false)
 	rng := rand.New(rand.NewPCG(5, 8))
 	end := w.net.Now().Add(floodFor)
@@ -81,7 +73,7 @@ func floodRun(tb testing.TB, spec string, templates [][]byte) (held int64, forge
 		w.net.After(0, floodTick)
 	}
 	w.run(floodFor + time.Second)
-	held = heapAfterGC() - base
+	held = testkit.LiveHeap() - base
 	runtime.KeepAlive(w)
 	w.close()
 	return held, forged, nil

@@ -364,46 +364,6 @@ func TestWANLink(t *testing.T) {
 	}
 }
 
-func TestParseFault(t *testing.T) {
-	good := map[string]string{
-		"crash:3@2s":             "crash:3@2s",
-		"crash:n3@2s":            "crash:3@2s",
-		"freeze:3@2s+500ms":      "freeze:3@2s+500ms",
-		"partition:1,2|3,4@1s":   "partition:1,2|3,4@1s",
-		" partition: 1, 2 |3@0 ": "partition:1,2|3@0s",
-		"heal@3s":                "heal@3s",
-	}
-	for in, want := range good {
-		f, err := sim.ParseFault(in)
-		if err != nil {
-			t.Errorf("ParseFault(%q): %v", in, err)
-		} else if f.String() != want {
-			t.Errorf("ParseFault(%q) = %s, want %s", in, f, want)
-		}
-	}
-	bad := map[string]string{
-		"crash:3":            "has no time",
-		"crash@1s":           "needs a node",
-		"crash:x@1s":         `node "x" is not a node number`,
-		"crash:0@1s":         `node "0" is not a node number`,
-		"crash:3@soon":       "want a duration with a unit",
-		"crash:3@-1s":        "negative",
-		"freeze:3@1s":        "freeze needs a duration",
-		"freeze:3@1s+0":      "must be more than 0",
-		"freeze:3@1s+abc":    "want a duration",
-		"partition:@1s":      "needs node sets",
-		"partition:1,2|2@1s": "node 2 is in two sets",
-		"heal:1@1s":          "heal takes no argument",
-		"crahs:3@1s":         `unknown fault "crahs"`,
-	}
-	for in, want := range bad {
-		_, err := sim.ParseFault(in)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseFault(%q) error %v, want one containing %q", in, err, want)
-		}
-	}
-}
-
 // scenario runs a scripted run with every feature on and returns its trace;
 // netClock clocks every stack by the Network instead of its node.
 func scenario(t *testing.T, seed uint64, netClock bool) string {
