@@ -250,7 +250,7 @@ func (l *Layer) Down(ev *event.Event) {
 	switch ev.Kind {
 	case event.Cast:
 		if !ev.Control && ev.Peer == event.NoNode {
-			if s := l.send[ev.Group]; s != nil && s.cr.size() > 0 {
+			if s := l.send[ev.Group]; s != nil && (s.cr.size() > 0 || s.detached) {
 				l.cast(s, ev.Msg)
 				return
 			}
@@ -265,6 +265,11 @@ func (l *Layer) Down(ev *event.Event) {
 			l.joining[ev.Group] = true
 		} else {
 			delete(l.joining, ev.Group)
+			if s := l.send[ev.Group]; s != nil && s.detached {
+				// Left while removed: nothing kept is owed any more.
+				l.close(s)
+				delete(l.send, ev.Group)
+			}
 		}
 		l.Ctx.Down(ev)
 	default:
@@ -464,6 +469,11 @@ func (l *Layer) view(v *event.ViewInfo) {
 	}
 	vs.prev, vs.cur = vs.cur, v
 	self := l.Ctx.Self()
+	// Rejoin contract (R3): a member listed in Joined is new, even if this
+	// node never saw it leave (its removal and readmission in one batch,
+	// or a removal view that never reached us); if self is in Joined,
+	// everything held for the group starts afresh.
+	fresh := joined(v, self)
 	for k, r := range l.recv {
 		if k.g != v.Group {
 			continue
@@ -474,24 +484,50 @@ func (l *Layer) view(v *event.ViewInfo) {
 			r.early = false
 			l.early--
 		}
-		if !v.Has(k.s) || !v.Has(self) {
+		// A count already in this view's epoch (or later) began after
+		// the sender installed this view, where it charges us afresh:
+		// keep it. An older one counts a stream the sender no longer
+		// charges to us.
+		stale := (fresh || joined(v, k.s)) && int32(r.epoch-uint32(v.ID)) < 0
+		if !v.Has(k.s) || !v.Has(self) || stale {
 			delete(l.recv, k)
 		}
 	}
 	s := l.send[v.Group]
 	if !v.Has(self) {
-		if s != nil {
-			l.close(s)
-			delete(l.send, v.Group)
+		if s == nil {
+			return
 		}
+		if l.joining[v.Group] && s.q.len() > 0 {
+			// Removed, not left (R1): the application's casts accepted
+			// and still waiting for credit are kept, in order, for the
+			// view that readmits this node; dropping them would lose
+			// casts no removal explains (they never left this node).
+			l.detach(s)
+			return
+		}
+		l.close(s)
+		delete(l.send, v.Group)
 		return
 	}
 	if s == nil {
 		s = &sender{g: v.Group}
 		l.send[v.Group] = s
 	}
+	s.detached = false
 	l.reconfigure(s, v)
 	l.pump(s)
+}
+
+// joined reports whether n is listed in v's Joined: new in v, whatever
+// state was held for it before (rejoin contract R3).
+func joined(v *event.ViewInfo, n event.NodeID) bool {
+	for _, j := range v.Joined {
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
 
 // Close releases queued messages (stack.Closer).

@@ -26,6 +26,11 @@ type sender struct {
 	held  bool // mflow holds the application off (queue past hi_wmark)
 	below bool // the layer below holds us off: queue, send nothing
 
+	// detached: this node was removed from the group (not left) with
+	// casts still queued; they wait, sending nothing, for the view that
+	// readmits it, where every receiver starts afresh.
+	detached bool
+
 	blocked      bool
 	blockedSince event.Time
 	blockedBy    event.NodeID
@@ -48,8 +53,10 @@ func (l *Layer) reconfigure(s *sender, v *event.ViewInfo) {
 		}
 	}
 	oldSlot, oldOff := s.slot, s.off
-	if s.cr.sent == 0 {
-		oldSlot = nil // nothing sent yet: every receiver starts afresh
+	if s.cr.sent == 0 || joined(v, self) {
+		// Nothing sent yet, or this node rejoins (R3): every receiver
+		// starts afresh.
+		oldSlot = nil
 	}
 	var oldLimit []int64
 	if len(s.cr.limit) > 0 {
@@ -72,7 +79,11 @@ func (l *Layer) reconfigure(s *sender, v *event.ViewInfo) {
 	limits := make([]int64, m)
 	for i, n := range s.nodes {
 		s.slot[n] = int32(i)
-		if j, ok := oldSlot[n]; ok {
+		// A receiver in Joined is new (R3) even if it was a member of
+		// our previous view: it dropped its count of our stream, so the
+		// credit it held can never come back; it starts with a full
+		// window at our switch point.
+		if j, ok := oldSlot[n]; ok && !joined(v, n) {
 			// Continuing: it still counts the old epoch with its old
 			// offset until our first message of this view reaches it.
 			limits[i] = oldLimit[j]
@@ -97,15 +108,29 @@ func (l *Layer) reconfigure(s *sender, v *event.ViewInfo) {
 	s.cr.reset(limits)
 }
 
+// detach keeps a removed sender's queue and drops everything else: its
+// receivers and their credit (the next view that has this node starts
+// them afresh: with sent at 0, reconfigure keeps no old receiver).
+func (l *Layer) detach(s *sender) {
+	if s.blocked {
+		l.unblock(s)
+	}
+	s.detached = true
+	s.nodes, s.slot, s.off, s.transit, s.nTransit = s.nodes[:0], nil, nil, nil, 0
+	s.cr.noFast = false
+	s.cr.reset(nil)
+	s.cr.sent = 0
+}
+
 // cast takes an application multicast: it leaves now if there is credit
 // for every receiver and nothing is queued, otherwise it queues.
 func (l *Layer) cast(s *sender, m *event.Message) {
 	cost := int64(m.Len()) + l.cfg.Overhead
-	if s.q.len() == 0 && !s.below && l.fits(s, cost) {
+	if s.q.len() == 0 && !s.below && !s.detached && l.fits(s, cost) {
 		l.transmit(s, m, cost)
 		return
 	}
-	if !s.below {
+	if !s.below && !s.detached {
 		l.creditWaits.Inc()
 	}
 	s.q.push(m, cost)
@@ -198,7 +223,7 @@ func (l *Layer) transmit(s *sender, m *event.Message, cost int64) {
 // pump sends queued messages while credit lasts and resumes the
 // application once the queue has drained to half of hi_wmark.
 func (l *Layer) pump(s *sender) {
-	for s.q.len() > 0 && !s.below {
+	for s.q.len() > 0 && !s.below && !s.detached {
 		m, cost := s.q.front()
 		if !l.fits(s, cost) {
 			break
