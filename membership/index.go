@@ -27,7 +27,18 @@ type Index struct {
 	dirtyRegions []*region
 	dirtyNodes   []*node
 	key          []byte // scratch for region keys
+
+	// lastIDs keeps the last view id of groups that emptied, so that a
+	// group formed again under the same id goes on numbering its views
+	// where it stopped: layers tell old views from new ones by their ids,
+	// and an id that went back would make a new view look stale. Bounded
+	// by maxLastIDs; past it the table starts afresh (a group that stays
+	// empty that long has no member left to confuse).
+	lastIDs map[event.GroupID]uint64
 }
+
+// maxLastIDs bounds Index.lastIDs.
+const maxLastIDs = 1 << 16
 
 type group struct {
 	id      event.GroupID
@@ -93,7 +104,8 @@ func (x *Index) JoinMany(n event.NodeID, gs []event.GroupID) bool {
 		nd.groups = slices.Insert(nd.groups, i, g)
 		gr := x.groups[g]
 		if gr == nil {
-			gr = &group{id: g, regions: map[event.RegionID]*region{}}
+			gr = &group{id: g, regions: map[event.RegionID]*region{}, lastID: x.lastIDs[g]}
+			delete(x.lastIDs, g)
 			x.groups[g] = gr
 		}
 		j, _ := slices.BinarySearch(gr.members, n)
@@ -306,6 +318,10 @@ func (x *Index) Commit() *Change {
 	for _, gr := range x.dirtyGroups {
 		if len(gr.members) == 0 {
 			delete(x.groups, gr.id)
+			if x.lastIDs == nil || len(x.lastIDs) >= maxLastIDs {
+				x.lastIDs = map[event.GroupID]uint64{}
+			}
+			x.lastIDs[gr.id] = gr.lastID
 		}
 	}
 	x.dirtyGroups = x.dirtyGroups[:0]
