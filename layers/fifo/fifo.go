@@ -38,6 +38,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/pairindex"
 	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/stack"
 )
@@ -119,7 +120,7 @@ type Layer struct {
 	delivered, reordered, peak, bufBytes, dropped, malformed, beforeJoin, overflow, nonMember, floorReqs *stack.Counter
 	skipped, late                                                                                        *stack.Counter
 
-	hits hitIndex // (group, sender) -> state on the per-packet path
+	hits pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
 }
 
 type group struct {

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/pairindex"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
@@ -93,7 +94,7 @@ type Layer struct {
 
 	c counters
 
-	hits hitIndex // (group, sender) -> state on the per-packet path
+	hits pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
 }
 
 type counters struct {
