@@ -74,10 +74,37 @@ type Neighbourhood struct {
 	// the node's groups; Own is the index in Regions of the node's own region.
 	Regions []RegionView
 	Own     int
+	// Sites are the views of every site that has a member of one of the
+	// node's groups (sorted by SiteID); OwnSite is the index in Sites of
+	// the node's own site, or -1 when Sites is empty.
+	Sites   []SiteView
+	OwnSite int
 }
 
 // Has reports whether n is a member of the region.
 func (r *RegionView) Has(n NodeID) bool {
 	_, ok := slices.BinarySearch(r.Members, n)
+	return ok
+}
+
+// SiteID names a Spread site: the nodes of one LAN, joined to other sites by
+// wide-area links. Site 0 is the default: every node is in it unless its
+// runner says otherwise (stack.Config.Site).
+type SiteID uint32
+
+// SiteView is one numbered view of a site: the live nodes placed in it that
+// belong to at least one group (sorted by NodeID). Membership computes it
+// from the site each node declared; the site's representative on the wide
+// area is chosen from Members (Spread section 3.1).
+type SiteView struct {
+	Site SiteID
+	ID   uint64
+	// Members sorted by NodeID.
+	Members []NodeID
+}
+
+// Has reports whether n is a member of the site.
+func (s *SiteView) Has(n NodeID) bool {
+	_, ok := slices.BinarySearch(s.Members, n)
 	return ok
 }

@@ -24,6 +24,10 @@ func (c *Context) Name() string { return c.name }
 // Self is the node this stack runs on.
 func (c *Context) Self() event.NodeID { return c.st.self }
 
+// Site is the Spread site the node was placed in (stack.Config.Site; 0 when
+// the runner placed it nowhere).
+func (c *Context) Site() event.SiteID { return c.st.site }
+
 // Up passes ev to the layer above (or the application). The event is copied;
 // its Message now belongs to the receiver.
 func (c *Context) Up(ev *event.Event) { c.st.enqueue(c.idx-1, dirUp, ev) }

@@ -47,6 +47,9 @@ type Config struct {
 	Log Logger
 	// Pool recycles messages; nil means event.DefaultPool.
 	Pool *event.Pool
+	// Site is the Spread site (LAN) this node is placed in; layers read it
+	// through Context.Site and membership learns it with the node's joins.
+	Site event.SiteID
 }
 
 // Stack is one node's protocol stack: the steppable core. It is not safe for
@@ -60,6 +63,7 @@ type Config struct {
 // stack next needs a Tick.
 type Stack struct {
 	self   event.NodeID
+	site   event.SiteID
 	layers []Entry
 	ctxs   []*Context
 	tr     Transport
@@ -128,6 +132,7 @@ func New(cfg Config) (*Stack, error) {
 	}
 	s := &Stack{
 		self:   cfg.Self,
+		site:   cfg.Site,
 		layers: cfg.Layers,
 		tr:     cfg.Transport,
 		clock:  cfg.Clock,
