@@ -11,6 +11,7 @@ import (
 // propertyWords says each property the way an error message needs it.
 var propertyWords = map[Property]string{
 	Reliable:              "reliable delivery",
+	Sequenced:             "sequenced delivery",
 	FIFO:                  "FIFO order",
 	Views:                 "group views",
 	Regions:               "region views",

@@ -28,6 +28,11 @@ const (
 	// Reliable: every message sent to a group is delivered to every member
 	// that stays in the view (NAK recovery, or a complete recovery mechanism).
 	Reliable Property = "reliable"
+	// Sequenced: every data cast delivered up carries its number in its
+	// sender's stream and where that stream starts for this node
+	// (event.Event Seq and Start): the join floor, kept by the one layer
+	// that gives this (reliable) and used by those above (fifo).
+	Sequenced Property = "sequenced"
 	// FIFO: per (group, sender), messages are delivered in send order.
 	FIFO Property = "fifo"
 	// Views: group views are installed as events (gms).

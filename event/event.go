@@ -35,6 +35,14 @@ type Event struct {
 	Regions *Neighbourhood
 	// Lost is set for Lost events: which messages were skipped.
 	Lost *LostRange
+	// Seq and Start, on a data Cast going up, are set by the layer that
+	// gives sequenced delivery (compose.Sequenced: reliable): Seq is the
+	// message's number in its sender's stream for the group (from 1), and
+	// Start where that stream starts for this node, the join floor (every
+	// message from Start on is owed to it, each delivered once, in any
+	// order). Zero on anything else. fifo orders by them, so the floor
+	// rule lives in one layer and travels in one header.
+	Seq, Start uint32
 }
 
 // LostRange says which of a sender's messages in a group were given up

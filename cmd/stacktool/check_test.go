@@ -245,7 +245,7 @@ func TestCheckScenario(t *testing.T) {
 		t.Errorf("check plain = %q, %v", out, err)
 	}
 	spec := write("spec", "fifo : reliable\n")
-	if out, err := runApp(t, "check", spec); exitCode(err) != 0 || out != "ok: fifo : reliable ("+spec+")\n  fifo      gives FIFO order  (needs reliable delivery)\n  reliable  gives reliable delivery\n" {
+	if out, err := runApp(t, "check", spec); exitCode(err) != 0 || out != "ok: fifo : reliable ("+spec+")\n  fifo      gives FIFO order  (needs reliable delivery, sequenced delivery)\n  reliable  gives reliable delivery, sequenced delivery\n" {
 		t.Errorf("check spec = %q, %v", out, err)
 	}
 	bad := []struct {
@@ -334,7 +334,7 @@ func TestCheckVerbose(t *testing.T) {
 				t.Errorf("%s: %q, want %s", k, f, want)
 			}
 		}
-		if !strings.Contains(out, "\n  stack gives: group views, region views, probabilistic recovery, reliable delivery, FIFO order, flow control\n") {
+		if !strings.Contains(out, "\n  stack gives: group views, region views, probabilistic recovery, reliable delivery, sequenced delivery, FIFO order, flow control\n") {
 			t.Errorf("no stack gives line:\n%s", out)
 		}
 		// The spec in full checks to the same values.

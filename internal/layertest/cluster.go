@@ -97,6 +97,14 @@ func Payload(seq uint32, size int) []byte {
 	return b
 }
 
+// SeqCast is a data cast from a sender in grp as a sequenced layer
+// (compose.Sequenced) delivers it up: number seq of a stream that starts at
+// start for the receiver, with Payload(seq, size) as its bytes. Tests of a
+// layer above one (fifo) inject it at the bottom of their stack.
+func SeqCast(grp event.GroupID, from event.NodeID, seq, start uint32, size int) event.Event {
+	return event.Event{Kind: event.Cast, Group: grp, Peer: from, Seq: seq, Start: start, Msg: event.DefaultPool.FromBytes(Payload(seq, size))}
+}
+
 // Counter sums a layer counter over the given nodes.
 func (c *Cluster) Counter(layer, name string, ids ...event.NodeID) int64 {
 	var sum int64

@@ -1,7 +1,6 @@
 package fifo_test
 
 import (
-	"encoding/binary"
 	"runtime"
 	"testing"
 
@@ -11,22 +10,10 @@ import (
 	"github.com/layercast/layercast/transport/sim"
 )
 
-// fifoData is a fifo data packet from a sender in view tag whose stream
-// starts at base (cast since view 1), with payload the sequence number and
-// size bytes in all.
-func fifoData(tag, base, seq uint32, size int) []byte {
-	b := make([]byte, 17+size)
-	b[0] = 1
-	binary.BigEndian.PutUint32(b[1:], tag)
-	binary.BigEndian.PutUint32(b[5:], 1)
-	binary.BigEndian.PutUint32(b[9:], base)
-	binary.BigEndian.PutUint32(b[13:], seq)
-	binary.BigEndian.PutUint32(b[17:], seq)
-	return b
-}
-
-func inject(c *layertest.Cluster, at event.NodeID, k event.Kind, from event.NodeID, b []byte) {
-	c.Stacks[at].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: from, Msg: event.DefaultPool.FromBytes(b)})
+// inject hands node at a cast from a sender of group 1 as reliable would
+// deliver it: number seq of a stream starting at 1, size bytes of payload.
+func inject(c *layertest.Cluster, at, from event.NodeID, seq uint32, size int) {
+	c.Stacks[at].Inject(0, true, layertest.SeqCast(1, from, seq, 1, size))
 }
 
 // Issue 8 item 5: a reorder buffer that overflows (by count or by bytes)
@@ -48,9 +35,9 @@ func TestReorderOverflowSkipsTheGap(t *testing.T) {
 			const n = 100
 			// message 1 comes last, as if reliable recovered it late
 			for seq := uint32(2); seq <= n; seq++ {
-				inject(c, 1, event.Cast, 2, fifoData(1, 1, seq, tc.size))
+				inject(c, 1, 2, seq, tc.size)
 			}
-			inject(c, 1, event.Cast, 2, fifoData(1, 1, 1, tc.size))
+			inject(c, 1, 2, 1, tc.size)
 			got := c.Got[1][1][2]
 			for i := 1; i < len(got); i++ {
 				if got[i] <= got[i-1] {
@@ -92,10 +79,8 @@ func TestReorderBytesBoundTheBuffers(t *testing.T) {
 	big := make([]byte, pinned)
 	for seq := uint32(2); seq <= n+1; seq++ { // message 1 never comes
 		m := event.DefaultPool.FromBytes(big)
-		pkt := fifoData(1, 1, seq, 10)
-		copy(m.Bytes(), pkt)
-		m.Truncate(len(pkt))
-		c.Stacks[1].Inject(0, true, event.Event{Kind: event.Cast, Group: 1, Peer: 2, Msg: m})
+		m.Truncate(copy(m.Bytes(), layertest.Payload(seq, 10)))
+		c.Stacks[1].Inject(0, true, event.Event{Kind: event.Cast, Group: 1, Peer: 2, Seq: seq, Start: 1, Msg: m})
 	}
 	held := testkit.LiveHeap() - before
 	if b := c.Counter("fifo", "buffer_bytes", 1); b > 256<<10+pinned+1024 {

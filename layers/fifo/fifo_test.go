@@ -7,6 +7,8 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/internal/testkit"
+	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -43,11 +45,12 @@ func TestEveryMemberDeliversInSendOrder(t *testing.T) {
 
 // A joiner delivers, in order, exactly what each sender cast from its
 // joining on, including when it first hears from a sender in a later view
-// (it then asks the sender where its stream starts).
+// (reliable below then learns where the stream starts from the sender's
+// digest, and fifo starts where reliable says).
 func TestJoinerStartsWhereItJoined(t *testing.T) {
 	c, sent := layertest.JoinerMissesAView(t, time.Millisecond, fifoEntries(nil), 1, 2)
-	// 41..100, tagged view 3, slowly: some reach fifo at node 5 before
-	// reliable has recovered 21..40, so fifo must ask where 1's stream starts
+	// 41..100, tagged view 3, slowly: some reach node 5 before 21..40 are
+	// recovered, so its stream must start at 21, not at what arrives first
 	c.CastLoop(1, 1, 100, 5*time.Millisecond, 64, sent)
 	c.CastLoop(2, 1, 50, time.Millisecond, 64, sent) // 21..50: sender 2 cast nothing in view 2
 	c.Net.Run(2 * time.Second)
@@ -64,9 +67,6 @@ func TestJoinerStartsWhereItJoined(t *testing.T) {
 				break
 			}
 		}
-	}
-	if n := c.Counter("fifo", "floor_requests", 5); n != 1 {
-		t.Errorf("joiner made %d floor requests, want 1 (for sender 1)", n)
 	}
 	c.CheckExactlyOnce([]*event.ViewInfo{{Group: 1, Members: []event.NodeID{2, 3}}}, sent, true)
 }
@@ -104,25 +104,26 @@ func TestDepartedSenderIsReleased(t *testing.T) {
 	}
 }
 
-func TestMalformedHeadersAreDropped(t *testing.T) {
-	c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
+// A sequenced cast whose stream start does not fit its number (a broken
+// layer below) is dropped and counted, never ordered; a cast without a
+// number passes up.
+func TestInconsistentSequenceIsDropped(t *testing.T) {
+	c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoAlone(nil))
 	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
-	bad := []struct {
-		k event.Kind
-		b []byte
-	}{
-		{event.Cast, nil},
-		{event.Cast, []byte{1, 0, 0}},
-		{event.Cast, append([]byte{1}, make([]byte, 16)...)},
-		{event.Send, []byte{3, 1}},
-		{event.Send, []byte{4, 1, 2}},
-		{event.Cast, []byte{77}},
-	}
-	for _, b := range bad {
-		c.Stacks[1].Inject(0, true, event.Event{Kind: b.k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b.b)})
+	bad := []event.Event{layertest.SeqCast(1, 2, 1, 0, 8), layertest.SeqCast(1, 2, 3, 4, 8)}
+	for _, ev := range bad {
+		c.Stacks[1].Inject(0, true, ev)
 	}
 	if n := c.Counter("fifo", "malformed", 1); n != int64(len(bad)) {
 		t.Errorf("malformed = %d, want %d", n, len(bad))
+	}
+	if n := c.Counter("fifo", "delivered", 1); n != 0 {
+		t.Errorf("delivered = %d, want 0", n)
+	}
+	pass := layertest.SeqCast(1, 2, 0, 0, 8)
+	c.Stacks[1].Inject(0, true, pass)
+	if n := c.Counter("fifo", "malformed", 1); n != int64(len(bad)) {
+		t.Errorf("an unsequenced cast counted malformed")
 	}
 }
 
@@ -159,24 +160,45 @@ func TestBaselineShape(t *testing.T) {
 	}
 }
 
-// FuzzFifoUp feeds arbitrary bytes to fifo as casts and sends: no panic.
+// FuzzFifoUp feeds fifo arbitrary sequenced casts (sender, number, stream
+// start) and views: no panic, each sender's deliveries in increasing order,
+// and nothing held after Close.
 func FuzzFifoUp(f *testing.F) {
-	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2}, true)
-	f.Add([]byte{3, 0, 0, 0, 1, 0, 0, 0, 1}, false)
-	f.Add([]byte{3, 0, 0, 0, 1, 0, 0, 0, 7}, false)
-	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9}, false)
-	f.Add([]byte{2, 'x'}, true)
-	f.Fuzz(func(t *testing.T, b []byte, cast bool) {
-		c := layertest.New(t, sim.Config{Seed: 1}, 2, fifoEntries(nil))
+	f.Add([]byte{2, 2, 1, 2, 1, 1, 3, 5, 5})
+	f.Add([]byte{2, 9, 1, 2, 0, 0, 2, 1, 2, 255, 4, 1})
+	f.Add([]byte{2, 3, 3, 0, 2, 2, 2, 2, 1, 200, 1, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := layertest.New(t, sim.Config{Seed: 1}, 3, fifoAlone(map[string]string{"max_reorder": "8"}))
 		c.Lax = true
-		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
-		k := event.Send
-		if cast {
-			k = event.Cast
+		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
+		restart := 0 // node 2's deliveries before its latest re-admission
+		for ; len(b) >= 3; b = b[3:] {
+			if b[0] == 0 {
+				restart = len(c.Got[1][1][2])
+				// node 2 leaves or, with b[1] odd, is re-admitted
+				v := &event.ViewInfo{Group: 1, ID: uint64(len(b)) + 1, Members: []event.NodeID{1, 3}}
+				if b[1]&1 != 0 {
+					v.Members, v.Joined = []event.NodeID{1, 2, 3}, []event.NodeID{2}
+				}
+				c.Stacks[1].InstallView(v)
+				continue
+			}
+			c.Stacks[1].Inject(0, true, layertest.SeqCast(1, event.NodeID(b[0]), uint32(b[1]), uint32(b[2]), 8))
 		}
-		c.Stacks[1].Inject(0, true, event.Event{Kind: k, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
-		c.Net.Run(time.Second)
+		for s, got := range c.Got[1][1] {
+			if s == 2 {
+				got = got[restart:]
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i] <= got[i-1] {
+					t.Fatalf("sender %v: delivered %d after %d", s, got[i], got[i-1])
+				}
+			}
+		}
 		c.Stacks[1].Close()
+		if n := c.Counter("fifo", "buffer_bytes", 1); n != 0 {
+			t.Errorf("%d bytes held after Close", n)
+		}
 	})
 }
 
@@ -186,4 +208,34 @@ func FuzzFifoUp(f *testing.F) {
 // whichever views it and the others saw.
 func TestRejoinAfterRemoval(t *testing.T) {
 	layertest.TestRejoin(t, fifoEntries(nil), true, "reliable", "fifo")
+}
+
+// Issue 9 item 6: the join floor travels once, in reliable's header: a
+// cast through fifo over reliable is exactly as long on the wire as one
+// through reliable alone (fifo used to restate the floor in 17 bytes of
+// its own).
+func TestFifoAddsNothingOnTheWire(t *testing.T) {
+	size := func(names ...string) int {
+		tr := &testkit.Transport{Record: true}
+		st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+			Layers: layertest.Registered(nil, names...)()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		st.InstallView(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+		if err := st.Cast(1, layertest.Payload(1, 100)); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range tr.Packets() {
+			if p.Group == 1 && p.To == event.NoNode {
+				return len(p.Data)
+			}
+		}
+		t.Fatalf("%v: no multicast sent", names)
+		return 0
+	}
+	if with, without := size("fifo", "reliable"), size("reliable"); with != without {
+		t.Errorf("a 100-byte cast is %d bytes on the wire through fifo : reliable, %d through reliable: fifo adds %d", with, without, with-without)
+	}
 }

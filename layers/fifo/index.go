@@ -3,23 +3,23 @@ package fifo
 import "github.com/layercast/layercast/event"
 
 // dataUp finds the (group, sender) state through a pairindex.Table of every
-// (group, member) pair rather than three map lookups (groups, floors,
-// senders). The table is rebuilt whenever floors or senders are dropped or
-// groups forgotten (installView, dropGroup), which is rare next to packets;
-// dataUp fills in a sender it creates.
+// (group, member) pair rather than two map lookups (groups, senders). The
+// table is rebuilt whenever members or senders are dropped or groups
+// forgotten (installView, dropGroup), which is rare next to packets; dataUp
+// fills in a sender it creates.
 
 type hitEntry struct {
-	f floor
 	g *group
 	s *sender // nil until the sender's first packet
 }
 
-// reindex rebuilds the table from the groups' floors (one per member).
+// reindex rebuilds the table from the groups' views (one entry per other
+// member).
 func (l *Layer) reindex() {
 	n := 0
 	for _, g := range l.groups {
 		if g.view != nil {
-			n += len(g.floors)
+			n += len(g.view.Members)
 		}
 	}
 	l.hits.Reset(n)
@@ -27,8 +27,10 @@ func (l *Layer) reindex() {
 		if g.view == nil {
 			continue
 		}
-		for id, f := range g.floors {
-			l.hits.Put(g.id, id, hitEntry{f: f, g: g, s: g.senders[id]})
+		for _, id := range g.view.Members {
+			if id != l.self {
+				l.hits.Put(g.id, id, hitEntry{g: g, s: g.senders[id]})
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
@@ -36,7 +37,7 @@ func TestLostSaysWhichMessages(t *testing.T) {
 	var lost []stack.Loss
 	st := fifoStack(t, map[string]string{"max_reorder": "4"}, stack.AppFuncs{OnLost: func(l stack.Loss) { lost = append(lost, l) }})
 	for seq := uint32(3); seq <= 8; seq++ { // 1 and 2 never come
-		st.Inject(0, true, event.Event{Kind: event.Cast, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(fifoData(1, 1, seq, 10))})
+		st.Inject(0, true, layertest.SeqCast(1, 2, seq, 1, 10))
 	}
 	var n uint32
 	for _, l := range lost {
@@ -59,7 +60,7 @@ func TestLostSaysWhichMessages(t *testing.T) {
 func TestExitLeavesReleaseToClose(t *testing.T) {
 	st := fifoStack(t, nil, nil)
 	for seq := uint32(2); seq <= 6; seq++ { // 1 missing: 2..6 held
-		st.Inject(0, true, event.Event{Kind: event.Cast, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(fifoData(1, 1, seq, 10))})
+		st.Inject(0, true, layertest.SeqCast(1, 2, seq, 1, 10))
 	}
 	held := fifoCounter(st, "buffer_bytes")
 	if held <= 0 {

@@ -16,6 +16,7 @@ type recvState struct {
 	idx     int
 	g       *group
 	from    event.NodeID
+	start   uint32 // the join floor: the stream starts here for us
 	next    uint32
 	highest uint32
 	got     seqwin.Bitmap // what arrived in [next, next+window)
@@ -42,7 +43,7 @@ const maxEpochs = 32
 
 // newRecv starts a sender's stream at a receiver at sequence number start.
 func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
-	rs := &recvState{g: g, from: m.id, next: start, highest: start - 1}
+	rs := &recvState{g: g, from: m.id, start: start, next: start, highest: start - 1}
 	rs.got = seqwin.NewBitmap(l.cfg.Window)
 	rs.epochs = make([]gapEpoch, 0, maxEpochs)
 	if n := len(l.rfree); n > 0 {
@@ -163,6 +164,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 		rs.prune()
 	}
 	_, _ = m.Consume(dataHeaderSize)
+	ev.Seq, ev.Start = seq, rs.start // compose.Sequenced: what fifo orders by
 	l.c.delivered.Inc()
 	l.touch(g)
 	// like JGroups STABLE's max_bytes: after a quarter of a sender's buffer

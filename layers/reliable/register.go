@@ -30,7 +30,7 @@ func init() {
 				"more are not acknowledged and come again. Only members of a group we share get point-to-point state, released when they leave every shared group", Min: 1, Max: 1 << 40},
 			{Name: "max_nak_retrans", Type: compose.Int, Default: "256", Doc: "retransmissions one NAK can cause (the rest of what it asks for is refused and counted as nak_refused; the receiver asks again)", Min: 1, Max: 1 << 20},
 		},
-		Gives: []compose.Property{compose.Reliable},
+		Gives: []compose.Property{compose.Reliable, compose.Sequenced},
 		Counters: []compose.CounterDoc{
 			{Name: "sent", Doc: "multicasts sent"},
 			{Name: "delivered", Doc: "multicasts delivered up"},

@@ -27,7 +27,10 @@
 // leaves stops being waited for and its receive state is released; a member
 // that joins is owed the stream of every sender from the sender's sequence
 // number at the moment the sender installed the view (its floor), learnt
-// from the data header (base, base view) or from the sender's digest.
+// from the data header (base, base view) or from the sender's digest. Each
+// cast delivered up carries its sequence number and that floor
+// (event.Event Seq and Start, compose.Sequenced), so the layers above
+// (fifo) order by them without a floor rule of their own.
 //
 // Rejoins (issue 8's contract): a member listed in a view's Joined starts
 // afresh even if we knew it (removed and re-admitted, or restarted): its
@@ -202,6 +205,7 @@ func (l *Layer) packetUp(ev *event.Event) {
 		l.dataUp(ev)
 	case t == tPass && ev.Kind == event.Cast:
 		_, _ = m.Consume(1)
+		ev.Seq, ev.Start = 0, 0 // unsequenced (compose.Sequenced)
 		l.Ctx.Up(ev)
 	case t == tDigest && ev.Kind == event.Cast:
 		_, _ = m.Consume(1)
