@@ -58,7 +58,7 @@ func ParseFrame(pkt []byte) (Frame, error) {
 	}
 	f := Frame{
 		Kind:    k,
-		Control: pkt[0]&flagControl != 0 || k == event.Membership,
+		Control: pkt[0]&flagControl != 0,
 		Group:   event.GroupID(binary.BigEndian.Uint32(pkt[2:])),
 		Src:     event.NodeID(binary.BigEndian.Uint32(pkt[6:])),
 	}

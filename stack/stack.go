@@ -320,29 +320,29 @@ func (s *Stack) control(k event.Kind, g event.GroupID) error {
 	return nil
 }
 
-// InstallView installs a view as if a membership layer below the stack had
-// produced it: the static membership source the simulator uses when a stack
-// has no gms layer. The node subscribes to the group's channel if it is a
-// member.
+// InstallView is the static membership source: it hands the stack a view
+// from below, through the same entry as a packet from the network, exactly
+// where a membership layer (gms) would produce it. The stack treats it like
+// any other view (see follow).
 func (s *Stack) InstallView(v *event.ViewInfo) {
-	s.now = s.clock.Now()
-	if v.Has(s.self) && !s.subs[v.Group] {
-		if err := s.tr.Subscribe(v.Group); err == nil {
-			s.subs[v.Group] = true
-		}
-	}
-	ev := event.Event{Kind: event.View, Group: v.Group, View: v}
-	s.enqueue(len(s.layers)-1, dirUp, &ev)
-	s.run()
+	s.Inject(len(s.layers)-1, true, event.Event{Kind: event.View, Group: v.Group, View: v})
 }
 
-// InstallNeighbourhood hands the multi-group layers their derived membership
-// (static membership source; gms produces the same event itself).
+// InstallNeighbourhood is the static source of the multi-group layers'
+// derived membership, handed in from below as gms would produce it.
 func (s *Stack) InstallNeighbourhood(n *event.Neighbourhood) {
-	s.now = s.clock.Now()
-	ev := event.Event{Kind: event.Regions, Regions: n}
-	s.enqueue(len(s.layers)-1, dirUp, &ev)
-	s.run()
+	s.Inject(len(s.layers)-1, true, event.Event{Kind: event.Regions, Regions: n})
+}
+
+// follow keeps the node subscribed to the channel of every group whose view
+// names it, whichever source installed the view (gms or a static one); only
+// Leave and Close unsubscribe.
+func (s *Stack) follow(v *event.ViewInfo) {
+	if v != nil && v.Has(s.self) {
+		if err := s.subscribe(event.ChannelOf(v.Group)); err != nil && s.log != nil {
+			s.log(fmt.Sprintf("%v %v stack: subscribe %v: %v", s.now, s.self, v.Group, err))
+		}
+	}
 }
 
 // Inject feeds an arbitrary event into layer i going up (from below) or
@@ -523,6 +523,7 @@ func (s *Stack) toApp(ev *event.Event) {
 		s.app.Deliver(Delivery{Group: ev.Group, From: ev.Peer, Payload: m.Bytes(), Recovery: m.Recovery})
 		m.Release()
 	case event.View:
+		s.follow(ev.View)
 		s.app.View(ev.View)
 	case event.Lost:
 		if s.lost != nil {
@@ -567,11 +568,11 @@ func (s *Stack) toNet(ev *event.Event) {
 			return
 		}
 		hdr := m.Prepend(FrameSize)
-		PutFrame(hdr, Frame{Kind: ev.Kind, Control: ev.Control, Group: ev.Group, Src: s.self})
+		PutFrame(hdr, Frame{Kind: ev.Kind, Control: ev.IsControl(), Group: ev.Group, Src: s.self})
 		pkt := m.Bytes()
 		s.net.PacketsSent++
 		s.net.BytesSent += int64(len(pkt))
-		if ev.Control || ev.Kind == event.Membership {
+		if ev.IsControl() {
 			s.net.ControlPacketsSent++
 			s.net.ControlBytesSent += int64(len(pkt))
 		}

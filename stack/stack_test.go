@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -322,5 +323,55 @@ func TestChannelsNeedTransportSupport(t *testing.T) {
 	st.Inject(0, false, event.Event{Kind: event.Cast, Group: 4, Channel: event.ChannelOf(4), Msg: l.Ctx.MessageFrom([]byte("x"))})
 	if tr.n != 1+stack.FrameSize {
 		t.Fatalf("cast on group 4's channel not multicast")
+	}
+}
+
+// joinLayer is a one-node membership layer: a Join going down comes back
+// up as a view of the group with this node alone, as gms produces views.
+type joinLayer struct{ stack.Base }
+
+func (l *joinLayer) Down(ev *event.Event) {
+	if ev.Kind == event.Join {
+		v := &event.ViewInfo{Group: ev.Group, ID: 1, Members: []event.NodeID{l.Ctx.Self()}}
+		l.Ctx.Up(&event.Event{Kind: event.View, Group: ev.Group, View: v})
+		return
+	}
+	l.Ctx.Down(ev)
+}
+
+// Issue 9 item 5: static membership is one source among others. A view
+// subscribes the node to its group's channel whoever produced it (a layer
+// at the bottom, or the static source InstallView, which enters where the
+// network's packets do and passes through every layer); a view without
+// the node subscribes nothing.
+func TestEveryViewSourceSubscribes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		install func(st *stack.Stack, g event.GroupID)
+	}{
+		{"layer", func(st *stack.Stack, g event.GroupID) { _ = st.Join(g) }},
+		{"static", func(st *stack.Stack, g event.GroupID) {
+			st.InstallView(&event.ViewInfo{Group: g, ID: 1, Members: []event.NodeID{1}})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &testkit.Transport{}
+			var views []event.GroupID
+			st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+				Layers: []stack.Entry{{Name: "top", Layer: &tagLayer{tag: 1}}, {Name: "membership", Layer: &joinLayer{}}},
+				App:    stack.AppFuncs{OnView: func(v *event.ViewInfo) { views = append(views, v.Group) }}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			tc.install(st, 4)
+			st.InstallView(&event.ViewInfo{Group: 5, ID: 1, Members: []event.NodeID{2, 3}})
+			if !tr.Subscribed(4) || tr.Subscribed(5) {
+				t.Errorf("subscribed to g4 %v, g5 %v; want g4 only (the node is in g4's view, not g5's)", tr.Subscribed(4), tr.Subscribed(5))
+			}
+			if len(views) != 2 {
+				t.Errorf("application saw views of %v, want g4 and g5", views)
+			}
+		})
 	}
 }
