@@ -65,10 +65,9 @@ type Collector struct {
 
 // stream is one receiver's view of one (sender, group) stream.
 type stream struct {
-	got  bitset // indexes delivered, over the whole run
-	lost bitset // indexes a data packet of which to this receiver was dropped before they were delivered
-	n    int64  // distinct deliveries
-	hi   uint64 // highest index delivered since the receiver's last (re)join, plus 1; 0 none
+	StreamCheck        // what was delivered, and whether in order
+	lost        bitset // indexes a data packet of which to this receiver was dropped before they were delivered
+	n           int64  // distinct deliveries
 }
 
 // epoch is a stretch of a sender's casts to a group under one view: from
@@ -268,7 +267,7 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 	}
 	for ti := 0; ti < size; ti++ {
 		snap[ti] = c.sent[c.off[gi]+ti]
-		c.streams[c.off[gi]+r*size+ti].hi = 0
+		c.streams[c.off[gi]+r*size+ti].Restart()
 	}
 }
 
@@ -302,19 +301,14 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 	c.now = max(c.now, now)
 	size := len(c.groups[st.Group-1])
 	s := &c.streams[c.off[st.Group-1]+rr*size+tr]
-	if s.got.has(st.Index) {
+	dup, late := s.Deliver(st.Index, c.inViewAtCast(c.off[st.Group-1]+tr, rx, st.Index))
+	if dup {
 		c.duplicates++
 		return
 	}
-	s.got.set(st.Index)
 	s.n++
-	switch {
-	case !c.inViewAtCast(c.off[st.Group-1]+tr, rx, st.Index):
-		// not owed: neither checked nor a reference for what follows
-	case st.Index+1 < s.hi:
-		c.fifo++ // below one delivered since the receiver (re)joined
-	default:
-		s.hi = st.Index + 1
+	if late {
+		c.fifo++
 	}
 	c.deliveries++
 	c.outstanding--

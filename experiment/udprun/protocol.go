@@ -40,7 +40,8 @@ type WorkerReport struct {
 	Sent []SentCount `json:"sent"`
 	// Deliveries in delivery order.
 	Deliveries []Record `json:"deliveries"`
-	// The worker's own check of its deliveries.
+	// The worker's own check of its deliveries (experiment.StreamCheck, as
+	// the collector counts them).
 	Delivered      int64 `json:"delivered"`
 	Expected       int64 `json:"expected"`
 	Duplicates     int64 `json:"duplicates"`

@@ -155,8 +155,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	// reads them only after the node is closed.
 	var (
 		recs      []Record
-		streams   = map[[2]uint32]uint64{} // (group, sender) -> next index
-		ahead     = map[[3]uint64]bool{}
+		streams   = map[[2]uint32]*experiment.StreamCheck{} // (group, sender): the collector's checker
 		delivered atomic.Int64
 		lastAt    atomic.Int64
 		rep       = WorkerReport{Node: self}
@@ -180,24 +179,17 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 		recs = append(recs, Record{Group: st.Group, Sender: st.Sender, Index: st.Index, Sent: st.Sent, At: now,
 			By: d.Recovery.By, Discovered: d.Recovery.Discovered})
 		k := [2]uint32{uint32(st.Group), uint32(st.Sender)}
-		next, seen := streams[k]
-		if !seen && gms != nil {
-			next = st.Index // joined a running group: its streams start where we came in
+		chk := streams[k]
+		if chk == nil {
+			chk = &experiment.StreamCheck{}
+			streams[k] = chk
 		}
-		switch {
-		case st.Index < next || ahead[[3]uint64{uint64(k[0]), uint64(k[1]), st.Index}]:
+		switch dup, late := chk.Deliver(st.Index, true); {
+		case dup:
 			rep.Duplicates++
 			return
-		case st.Index > next:
+		case late:
 			rep.FIFOViolations++
-			ahead[[3]uint64{uint64(k[0]), uint64(k[1]), st.Index}] = true
-		default:
-			next++
-			for ahead[[3]uint64{uint64(k[0]), uint64(k[1]), next}] {
-				delete(ahead, [3]uint64{uint64(k[0]), uint64(k[1]), next})
-				next++
-			}
-			streams[k] = next
 		}
 		delivered.Add(1)
 		lastAt.Store(int64(now))
