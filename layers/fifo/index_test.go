@@ -1,14 +1,12 @@
 package fifo
 
 import (
-	"math/rand/v2"
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/stack"
-	"github.com/layercast/layercast/transport/sim"
 )
 
 // TestIndexFollowsViews: through a random run of view changes (members
@@ -17,41 +15,31 @@ import (
 // exactly what the views and maps do for every (group, node) pair: no
 // stale member or sender after a view change.
 func TestIndexFollowsViews(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
-		var l *Layer
-		c := layertest.New(t, sim.Config{Seed: seed, Latency: time.Millisecond}, 1, func() []stack.Entry {
-			l = New(16, 1<<20)
-			return []stack.Entry{{Name: "fifo", Layer: l}}
-		})
-		c.Lax = true
-		rng := rand.New(rand.NewPCG(seed, 7))
-		ids := map[event.GroupID]uint64{}
-		seqs := map[[2]uint32]uint32{}
-		for step := 0; step < 60; step++ {
-			v := layertest.RandomView(rng, ids)
-			c.Stacks[1].InstallView(v)
-			// casts from some members (creating senders)
-			for _, n := range v.Members[:len(v.Members)/2] {
-				k := [2]uint32{uint32(v.Group), uint32(n)}
-				seqs[k]++
-				c.Stacks[1].Inject(0, true, layertest.SeqCast(v.Group, n, seqs[k], 1, 4))
-			}
-			c.Net.Run(time.Millisecond)
-			for g := event.GroupID(0); g <= 5; g++ {
-				for n := event.NodeID(0); n <= 13; n++ {
-					e := l.lookup(g, n)
-					wg := l.groups[g]
-					ok := wg != nil && wg.view != nil && n != 1 && wg.view.Has(n)
-					switch {
-					case !ok && e != nil:
-						t.Fatalf("seed %d step %d: (%v, %v) indexed, not a member", seed, step, g, n)
-					case ok && e == nil:
-						t.Fatalf("seed %d step %d: member (%v, %v) not indexed", seed, step, g, n)
-					case ok && (e.g != wg || e.s != wg.senders[n]):
-						t.Fatalf("seed %d step %d: (%v, %v) indexed %p %p, maps say %p %p", seed, step, g, n, e.g, e.s, wg, wg.senders[n])
-					}
-				}
-			}
+	var l *Layer
+	var seqs map[[2]uint32]uint32
+	mk := func() []stack.Entry {
+		l, seqs = New(16, 1<<20), map[[2]uint32]uint32{}
+		return []stack.Entry{{Name: "fifo", Layer: l}}
+	}
+	cast := func(c *layertest.Cluster, v *event.ViewInfo) {
+		// casts from some members (creating senders)
+		for _, n := range v.Members[:len(v.Members)/2] {
+			k := [2]uint32{uint32(v.Group), uint32(n)}
+			seqs[k]++
+			c.Stacks[1].Inject(0, true, layertest.SeqCast(v.Group, n, seqs[k], 1, 4))
 		}
 	}
+	layertest.RandomViews(t, mk, cast, func(g event.GroupID, n event.NodeID) error {
+		e, wg := l.lookup(g, n), l.groups[g]
+		ok := wg != nil && wg.view != nil && n != 1 && wg.view.Has(n)
+		switch {
+		case !ok && e != nil:
+			return fmt.Errorf("indexed, not a member")
+		case ok && e == nil:
+			return fmt.Errorf("member not indexed")
+		case ok && (e.g != wg || e.s != wg.senders[n]):
+			return fmt.Errorf("indexed %p %p, maps say %p %p", e.g, e.s, wg, wg.senders[n])
+		}
+		return nil
+	})
 }

@@ -91,19 +91,25 @@ func (l *Layer) heldP2P() (n int, bytes int64) {
 	return n, bytes
 }
 
+// streams lists every live receive stream.
+func (l *Layer) streams() []*recvState {
+	var out []*recvState
+	for _, g := range l.groups {
+		for _, m := range g.members {
+			if m.rs != nil {
+				out = append(out, m.rs)
+			}
+		}
+	}
+	return out
+}
+
 // Issue 8 item 5: a node in no view flooding forged data, NAKs, digests and
 // point-to-point packets under many ids gets no state, no retransmission,
 // and frees nothing of our buffer.
 func TestProbeNonMemberGetsNothing(t *testing.T) {
 	p := newProbe(t, 20, nil)
-	recvs := func() (n int) {
-		for _, rs := range p.l.recvs {
-			if rs != nil {
-				n++
-			}
-		}
-		return n
-	}
+	recvs := func() int { return len(p.l.streams()) }
 	r0 := recvs()
 	for id := event.NodeID(100); id < 300; id++ {
 		p.inject(event.Cast, id, dataPacket(1, uint32(id), 60000))
@@ -255,8 +261,8 @@ func TestProbeForgedSeqBelievedWithinWindow(t *testing.T) {
 	if d := p.counter("loss_discovered"); d <= 0 || d > 1024 {
 		t.Errorf("loss_discovered = %d, want 1..1024 (the window)", d)
 	}
-	for _, rs := range p.l.recvs {
-		if rs != nil && rs.highest-rs.next >= 1024 {
+	for _, rs := range p.l.streams() {
+		if rs.highest-rs.next >= 1024 {
 			t.Errorf("stream of %v: next %d, highest %d: beyond the window", rs.from, rs.next, rs.highest)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 // what arrived in [next, next+window); highest is the highest sequence number
 // known to exist. Missing messages between next and highest are NAKed.
 type recvState struct {
-	idx     int
 	g       *group
 	from    event.NodeID
 	start   uint32 // the join floor: the stream starts here for us
@@ -46,14 +45,6 @@ func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
 	rs := &recvState{g: g, from: m.id, start: start, next: start, highest: start - 1}
 	rs.got = seqwin.NewBitmap(l.cfg.Window)
 	rs.epochs = make([]gapEpoch, 0, maxEpochs)
-	if n := len(l.rfree); n > 0 {
-		rs.idx = l.rfree[n-1]
-		l.rfree = l.rfree[:n-1]
-		l.recvs[rs.idx] = rs
-	} else {
-		rs.idx = len(l.recvs)
-		l.recvs = append(l.recvs, rs)
-	}
 	m.rs = rs
 
 	rs.tm = l.Ctx.NewTimer(func() { l.nakTimer(rs) })
@@ -65,8 +56,6 @@ func (l *Layer) freeRecv(rs *recvState) {
 	if rs.timer {
 		rs.tm.Stop()
 	}
-	l.recvs[rs.idx] = nil
-	l.rfree = append(l.rfree, rs.idx)
 	rs.got, rs.epochs = seqwin.Bitmap{}, nil
 }
 

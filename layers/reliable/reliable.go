@@ -86,8 +86,6 @@ type Layer struct {
 	groups  map[event.GroupID]*group
 	gslots  []*group // by group.idx
 	gfree   []int
-	recvs   []*recvState // by recvState.idx: every live stream
-	rfree   []int
 	peers   map[event.NodeID]*peer
 	pslots  []*peer
 	nak     nakMsg
