@@ -252,6 +252,22 @@ type DropWhen struct {
 // Drop implements sim.LossModel.
 func (d DropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return d.Rx[rx] && d.On() }
 
+// Caster returns a function making node s cast n messages to g at once
+// (payloads numbered on from 1, 32 bytes each), failing the test if the
+// stack refuses one; it returns how many s has cast so far.
+func (c *Cluster) Caster(s event.NodeID, g event.GroupID) func(n int) uint32 {
+	var sent uint32
+	return func(n int) uint32 {
+		for i := 0; i < n; i++ {
+			if err := c.Stacks[s].Cast(g, Payload(sent+1, 32)); err != nil {
+				c.T.Fatalf("n%v cast %d: %v", s, sent+1, err)
+			}
+			sent++
+		}
+		return sent
+	}
+}
+
 // CastLoop makes sender s cast count messages of size bytes to g, one every
 // gap, retrying on back-pressure. It records what was sent in sent.
 func (c *Cluster) CastLoop(s event.NodeID, g event.GroupID, count int, gap time.Duration, size int, sent map[event.GroupID]map[event.NodeID]uint32) {

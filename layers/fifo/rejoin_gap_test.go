@@ -19,20 +19,12 @@ func TestRejoinerThatMissedItsReadmittingView(t *testing.T) {
 	const g = event.GroupID(1)
 	all := []event.NodeID{1, 2, 3}
 	c.Install(&event.ViewInfo{Group: g, ID: 1, Members: all})
-	var sent, atView3 uint32
-	cast := func() {
-		if err := c.Stacks[2].Cast(g, layertest.Payload(sent+1, 32)); err != nil {
-			t.Fatalf("cast %d: %v", sent+1, err)
-		}
-		sent++
-	}
-	for i := 0; i < 5; i++ {
-		cast()
-	}
+	cast := c.Caster(2, g)
+	cast(5)
 	c.Net.RunUntil(event.Time(100 * time.Millisecond))
 	// n2 learns it was removed (R1) and casts while out of every view
 	c.Stacks[2].InstallView(&event.ViewInfo{Group: g, ID: 2, Members: []event.NodeID{1, 3}, Left: []event.NodeID{2}})
-	cast() // held below until a view comes; fifo numbers it now
+	cast(1) // held below until a view comes; reliable numbers it then
 	c.Net.RunUntil(event.Time(200 * time.Millisecond))
 	// the others see it removed and re-admitted in one batch (R2)
 	readmit := &event.ViewInfo{Group: g, ID: 2, Members: all, Joined: []event.NodeID{2}, Left: []event.NodeID{2}}
@@ -42,10 +34,10 @@ func TestRejoinerThatMissedItsReadmittingView(t *testing.T) {
 	// everyone installs view 3; n2 never saw view 2
 	v3 := &event.ViewInfo{Group: g, ID: 3, Members: all}
 	c.Install(v3)
-	atView3 = sent
+	atView3, sent := cast(0), uint32(0)
 	for i := 0; i < 10; i++ {
 		c.Net.RunUntil(c.Net.Now().Add(10 * time.Millisecond))
-		cast()
+		sent = cast(1)
 	}
 	c.Net.RunUntil(event.Time(3 * time.Second))
 	for _, rx := range []event.NodeID{1, 3} {

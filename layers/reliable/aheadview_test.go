@@ -20,20 +20,12 @@ func TestCastOfANewerViewWaitsForIt(t *testing.T) {
 	const g = event.GroupID(1)
 	all := []event.NodeID{1, 2}
 	c.Install(&event.ViewInfo{Group: g, ID: 1, Members: all})
-	var sent uint32
-	cast := func(n int) {
-		for i := 0; i < n; i++ {
-			sent++
-			if err := c.Stacks[1].Cast(g, layertest.Payload(sent, 32)); err != nil {
-				t.Fatalf("cast %d: %v", sent, err)
-			}
-		}
-	}
+	cast := c.Caster(1, g)
 	cast(3)
 	c.Net.RunUntil(event.Time(100 * time.Millisecond))
 	readmit := &event.ViewInfo{Group: g, ID: 2, Members: all, Joined: []event.NodeID{1}, Left: []event.NodeID{1}}
 	c.Stacks[1].InstallView(readmit)
-	cast(5)
+	sent := cast(5)
 	c.Net.RunUntil(event.Time(150 * time.Millisecond))
 	c.Stacks[2].InstallView(readmit)
 	c.Net.RunUntil(event.Time(3 * time.Second))
