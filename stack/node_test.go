@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -63,25 +64,6 @@ func (p *memPort) Unsubscribe(g event.GroupID) error {
 	return nil
 }
 
-// tickLayer sets a timer every period and counts the firings; it also
-// holds casts off after holdAfter sends until the next timer.
-type tickLayer struct {
-	stack.Base
-	period time.Duration
-	fired  []event.Time
-	tick   *stack.Timer
-}
-
-func (l *tickLayer) Init(ctx *stack.Context) error {
-	l.Ctx = ctx
-	l.tick = ctx.NewTimer(func() {
-		l.fired = append(l.fired, l.Ctx.Now())
-		l.tick.Reset(l.period)
-	})
-	l.tick.Reset(l.period)
-	return nil
-}
-
 func TestNodeDeliversAndTicks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mn := &memNet{nodes: map[event.NodeID]*stack.Node{}, subs: map[event.GroupID]map[event.NodeID]bool{}}
@@ -89,9 +71,9 @@ func TestNodeDeliversAndTicks(t *testing.T) {
 		view := &event.ViewInfo{Group: g, ID: 1, Members: []event.NodeID{1, 2}}
 		var mu sync.Mutex
 		var got []string
-		ticks := map[event.NodeID]*tickLayer{}
+		ticks := map[event.NodeID]*testkit.Ticker{}
 		for id := event.NodeID(1); id <= 2; id++ {
-			tl := &tickLayer{period: 10 * time.Millisecond}
+			tl := &testkit.Ticker{Period: 10 * time.Millisecond}
 			ticks[id] = tl
 			nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
 				Self: id, Transport: &memPort{net: mn, self: id},
@@ -124,10 +106,10 @@ func TestNodeDeliversAndTicks(t *testing.T) {
 			t.Fatalf("node 2 delivered %d messages, want 100", len(got))
 		}
 		for id, tl := range ticks {
-			if len(tl.fired) != 9 {
-				t.Errorf("node %v: timer fired %d times in 95ms at a 10ms period, want 9", id, len(tl.fired))
+			if len(tl.Fired) != 9 {
+				t.Errorf("node %v: timer fired %d times in 95ms at a 10ms period, want 9", id, len(tl.Fired))
 			}
-			for i, at := range tl.fired {
+			for i, at := range tl.Fired {
 				if want := event.Time((i + 1) * 10 * int(time.Millisecond)); at != want {
 					t.Errorf("node %v: firing %d at %v, want %v", id, i, at, want)
 				}

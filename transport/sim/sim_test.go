@@ -7,30 +7,13 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
 
 // pass is a layer that passes everything through.
 type pass struct{ stack.Base }
-
-// ticker sets a timer every period and records when it fired.
-type ticker struct {
-	stack.Base
-	period time.Duration
-	fired  []event.Time
-	tick   *stack.Timer
-}
-
-func (l *ticker) Init(ctx *stack.Context) error {
-	l.Ctx = ctx
-	l.tick = ctx.NewTimer(func() {
-		l.fired = append(l.fired, l.Ctx.Now())
-		l.tick.Reset(l.period)
-	})
-	l.tick.Reset(l.period)
-	return nil
-}
 
 type recv struct {
 	at   event.Time
@@ -237,9 +220,9 @@ func TestSendQueueOverflowWithoutPacer(t *testing.T) {
 }
 
 func TestFreezeHoldsThenCatchesUp(t *testing.T) {
-	tickers := map[event.NodeID]*ticker{}
+	tickers := map[event.NodeID]*testkit.Ticker{}
 	h := newHarness(t, sim.Config{Seed: 4, Latency: time.Millisecond}, 2, func(id event.NodeID) []stack.Entry {
-		tk := &ticker{period: 10 * time.Millisecond}
+		tk := &testkit.Ticker{Period: 10 * time.Millisecond}
 		tickers[id] = tk
 		return []stack.Entry{{Name: "ticker", Layer: tk}}
 	})
@@ -275,16 +258,16 @@ func TestFreezeHoldsThenCatchesUp(t *testing.T) {
 		t.Errorf("after thaw got %q..%q then %q; want the buffered 50..69 then 150", g[50].body, g[69].body, g[70].body)
 	}
 	// timers wait: no tick in (50.5, 150.5), one as soon as it thaws
-	for _, at := range tickers[2].fired {
+	for _, at := range tickers[2].Fired {
 		if at > ms(50.5) && at < ms(150.5) {
 			t.Errorf("node 2's timer fired at %v while frozen", at)
 		}
 	}
-	if !hasTime(tickers[2].fired, ms(150.5)) {
-		t.Errorf("node 2's overdue timer did not fire on thaw: %v", tickers[2].fired)
+	if !hasTime(tickers[2].Fired, ms(150.5)) {
+		t.Errorf("node 2's overdue timer did not fire on thaw: %v", tickers[2].Fired)
 	}
-	if len(tickers[1].fired) != 40 {
-		t.Errorf("node 1 ticked %d times in 400 ms, want 40", len(tickers[1].fired))
+	if len(tickers[1].Fired) != 40 {
+		t.Errorf("node 1 ticked %d times in 400 ms, want 40", len(tickers[1].Fired))
 	}
 }
 
@@ -377,7 +360,7 @@ func scenario(t *testing.T, seed uint64, netClock bool) string {
 	echoes := map[event.NodeID]*echo{}
 	h := newHarnessClock(t, cfg, 6, func(id event.NodeID) []stack.Entry {
 		echoes[id] = &echo{delay: 3 * time.Millisecond, to: id%6 + 1}
-		return []stack.Entry{{Name: "ticker", Layer: &ticker{period: 7 * time.Millisecond}}, {Name: "echo", Layer: echoes[id]}}
+		return []stack.Entry{{Name: "ticker", Layer: &testkit.Ticker{Period: 7 * time.Millisecond}}, {Name: "echo", Layer: echoes[id]}}
 	}, netClock)
 	h.net.SetCapacity(2, sim.Capacity{RecvPPS: 2000, RecvBuffer: 5})
 	h.net.SetCapacity(1, sim.Capacity{SendPPS: 5000, SendQueue: 8})
