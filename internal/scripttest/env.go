@@ -809,13 +809,7 @@ func (e *Env) cmdHeal(args []string) error {
 }
 
 func (e *Env) cmdCrash(args []string) error {
-	if err := e.ready(); err != nil {
-		return err
-	}
-	if len(args) != 1 {
-		return fmt.Errorf("%w: crash takes a node", errUsage)
-	}
-	id, _, err := e.member(args[0])
+	id, err := e.nodeArgs(args, 1, "crash takes a node")
 	if err != nil {
 		return err
 	}
@@ -824,13 +818,7 @@ func (e *Env) cmdCrash(args []string) error {
 }
 
 func (e *Env) cmdFreeze(args []string) error {
-	if err := e.ready(); err != nil {
-		return err
-	}
-	if len(args) != 2 {
-		return fmt.Errorf("%w: freeze takes a node and a duration", errUsage)
-	}
-	id, _, err := e.member(args[0])
+	id, err := e.nodeArgs(args, 2, "freeze takes a node and a duration")
 	if err != nil {
 		return err
 	}
@@ -840,6 +828,19 @@ func (e *Env) cmdFreeze(args []string) error {
 	}
 	e.net.Freeze(id, d)
 	return nil
+}
+
+// nodeArgs checks a fault command that names a member node first and takes
+// n arguments in all (usage says so otherwise), and returns the node.
+func (e *Env) nodeArgs(args []string, n int, usage string) (event.NodeID, error) {
+	if err := e.ready(); err != nil {
+		return 0, err
+	}
+	if len(args) != n {
+		return 0, fmt.Errorf("%w: %s", errUsage, usage)
+	}
+	id, _, err := e.member(args[0])
+	return id, err
 }
 
 func (e *Env) cmdLoss(args []string) error {
