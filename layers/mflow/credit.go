@@ -1,5 +1,7 @@
 package mflow
 
+import "github.com/layercast/layercast/internal/ring"
+
 // credits is one sender's window over its n-1 receivers in one group: the
 // "one sender, n-1 receivers" instance of MFLOW section 2.1, in the shape of
 // etcd-io/raft's tracker.Inflights (a small ring-backed structure with
@@ -198,44 +200,29 @@ func (c *credits) adjust(slot int, delta int64) {
 // count in the new epoch).
 func (c *credits) slow() { c.toSlow() }
 
-// ackRing is a FIFO of queued acknowledgement amounts for one receiver. It
-// grows only when a receiver runs further ahead of the minimum than ever
-// before (at most about window/ack_thresh + 2 entries), so steady state
-// allocates nothing.
+// ackRing is a FIFO of queued acknowledgement amounts for one receiver,
+// with their total. It grows only when a receiver runs further ahead of the
+// minimum than ever before (at most about window/ack_thresh + 2 entries),
+// so steady state allocates nothing.
 type ackRing struct {
-	buf        []int64
-	head, size int
-	sum        int64 // total of the queued amounts
+	q   ring.Ring[int64]
+	sum int64 // total of the queued amounts
 }
 
-func (r *ackRing) reset() { r.head, r.size, r.sum = 0, 0, 0 }
+func (r *ackRing) reset() { r.q.Clear(); r.sum = 0 }
 
-func (r *ackRing) len() int { return r.size }
+func (r *ackRing) len() int { return r.q.Len() }
 
 func (r *ackRing) push(a int64) {
-	if r.size == len(r.buf) {
-		n := 2 * len(r.buf)
-		if n == 0 {
-			n = 4
-		}
-		nb := make([]int64, n)
-		for i := 0; i < r.size; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.size)%len(r.buf)] = a
-	r.size++
+	r.q.Push(a)
 	r.sum += a
 }
 
 func (r *ackRing) pop() (int64, bool) {
-	if r.size == 0 {
+	if r.q.Len() == 0 {
 		return 0, false
 	}
-	a := r.buf[r.head]
-	r.head = (r.head + 1) % len(r.buf)
-	r.size--
+	a := r.q.Pop()
 	r.sum -= a
 	return a, true
 }
