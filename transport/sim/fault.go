@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/units"
 )
 
 // Crash stops a node for good: it sends and receives nothing more, and what
@@ -263,17 +264,4 @@ func parseNode(t string) (event.NodeID, error) {
 	return event.NodeID(v), nil
 }
 
-func parseDur(t string) (time.Duration, error) {
-	s := strings.TrimSpace(t)
-	if s == "0" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("want a duration with a unit such as 500ms or 2s, got %q", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("duration %q is negative", s)
-	}
-	return d, nil
-}
+func parseDur(t string) (time.Duration, error) { return units.ParseDuration(strings.TrimSpace(t)) }
