@@ -1,6 +1,7 @@
 package wirecodec
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"testing"
@@ -69,4 +70,24 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-decoding %+v: %+v, %v", m, m2, err)
 		}
 	})
+}
+
+// PutUint32s and Uint32s are inverse, big-endian, and allocate nothing.
+func TestUint32sRoundTrip(t *testing.T) {
+	b := make([]byte, 12)
+	PutUint32s(b, 1, 0x01020304, 0xffffffff)
+	if want := []byte{0, 0, 0, 1, 1, 2, 3, 4, 0xff, 0xff, 0xff, 0xff}; !bytes.Equal(b, want) {
+		t.Fatalf("PutUint32s wrote %x, want %x", b, want)
+	}
+	var x, y, z uint32
+	Uint32s(b, &x, &y, &z)
+	if x != 1 || y != 0x01020304 || z != 0xffffffff {
+		t.Fatalf("Uint32s read %x %x %x", x, y, z)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		PutUint32s(b, x, y, z)
+		Uint32s(b, &x, &y, &z)
+	}); n != 0 {
+		t.Errorf("%v allocations per round trip, want 0", n)
+	}
 }

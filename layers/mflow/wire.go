@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 )
 
 // Header tags: the first byte of every message mflow passes down. Wire
@@ -51,9 +52,7 @@ func putAck(b []byte, a ack) {
 	if a.sw {
 		b[1] = flagSwitch
 	}
-	binary.BigEndian.PutUint32(b[2:], uint32(a.group))
-	binary.BigEndian.PutUint32(b[6:], a.epoch)
-	binary.BigEndian.PutUint32(b[10:], uint32(a.off))
+	wirecodec.PutUint32s(b[2:], uint32(a.group), a.epoch, uint32(a.off))
 	binary.BigEndian.PutUint64(b[14:], uint64(a.amount))
 }
 

@@ -1,7 +1,6 @@
 package reliable
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -66,12 +65,8 @@ type dataHeader struct {
 }
 
 func putData(b []byte, h dataHeader) {
-	b[0] = tData
-	b[1] = h.flags
-	binary.BigEndian.PutUint32(b[2:], h.view)
-	binary.BigEndian.PutUint32(b[6:], h.baseView)
-	binary.BigEndian.PutUint32(b[10:], h.base)
-	binary.BigEndian.PutUint32(b[14:], h.seq)
+	b[0], b[1] = tData, h.flags
+	wirecodec.PutUint32s(b[2:], h.view, h.baseView, h.base, h.seq)
 }
 
 // parseData decodes a whole data header (type byte included).
@@ -79,13 +74,8 @@ func parseData(b []byte) (dataHeader, error) {
 	if len(b) < dataHeaderSize || b[0] != tData {
 		return dataHeader{}, fmt.Errorf("%w: data header of %d bytes", errMalformed, len(b))
 	}
-	h := dataHeader{
-		flags:    b[1],
-		view:     binary.BigEndian.Uint32(b[2:]),
-		baseView: binary.BigEndian.Uint32(b[6:]),
-		base:     binary.BigEndian.Uint32(b[10:]),
-		seq:      binary.BigEndian.Uint32(b[14:]),
-	}
+	h := dataHeader{flags: b[1]}
+	wirecodec.Uint32s(b[2:], &h.view, &h.baseView, &h.base, &h.seq)
 	if h.seq == 0 || h.seq > maxSeq || h.base == 0 || h.base > h.seq || h.baseView > h.view {
 		return dataHeader{}, fmt.Errorf("%w: seq %d base %d view %d base view %d", errMalformed, h.seq, h.base, h.view, h.baseView)
 	}
