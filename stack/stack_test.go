@@ -101,7 +101,9 @@ func (l *timerLayer) Init(ctx *stack.Context) error {
 	return nil
 }
 
-func TestTimersFireInOrderAndStop(t *testing.T) {
+// timerStack is node 1 of a simulated network with a timerLayer alone.
+func timerStack(t *testing.T) (*sim.Network, *stack.Stack, *timerLayer) {
+	t.Helper()
 	net := sim.New(sim.Config{Seed: 1})
 	nd := net.AddNode(1)
 	tl := &timerLayer{}
@@ -110,6 +112,11 @@ func TestTimersFireInOrderAndStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	nd.Attach(st)
+	return net, st, tl
+}
+
+func TestTimersFireInOrderAndStop(t *testing.T) {
+	net, _, tl := timerStack(t)
 	net.At(0, func() {
 		tl.t[2].Reset(30 * time.Millisecond)
 		tl.t[1].Reset(20 * time.Millisecond)
@@ -133,11 +140,7 @@ func TestTimersFireInOrderAndStop(t *testing.T) {
 // Reset of a pending timer moves it (earlier or later), it never fires
 // twice, and equal deadlines fire in the order they were set.
 func TestTimerResetMoves(t *testing.T) {
-	net := sim.New(sim.Config{Seed: 1})
-	nd := net.AddNode(1)
-	tl := &timerLayer{}
-	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "t", Layer: tl}}})
-	nd.Attach(st)
+	net, _, tl := timerStack(t)
 	net.At(0, func() {
 		tl.t[0].Reset(50 * time.Millisecond)
 		tl.t[1].Reset(10 * time.Millisecond)
@@ -186,11 +189,7 @@ func TestTimerResetAllocatesNothing(t *testing.T) {
 }
 
 func TestClosedStackFiresNoTimers(t *testing.T) {
-	net := sim.New(sim.Config{Seed: 1})
-	nd := net.AddNode(1)
-	tl := &timerLayer{}
-	st, _ := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "t", Layer: tl}}})
-	nd.Attach(st)
+	net, st, tl := timerStack(t)
 	net.At(0, func() { tl.t[0].Reset(10 * time.Millisecond) })
 	net.At(event.Time(5*time.Millisecond), func() { st.Close() })
 	net.Run(time.Second) // must end: a closed stack asks for no wake-ups
