@@ -460,3 +460,34 @@ func TestRejoin(t *testing.T, mk func() []stack.Entry, ordered bool, layers ...s
 		})
 	}
 }
+
+// RandomViews is the index test fifo and reliable share: for seeds 1 to 20,
+// a one-node cluster (stack from mk) goes through 60 random views
+// (RandomView); after each, cast (if set) may feed the node packets, the
+// network runs 1 ms, and check must hold for every (group, node) pair of
+// groups 0 to 5 and nodes 0 to 13 (a layer's per-packet index against its
+// maps, say). mk is called once per seed, before its run.
+func RandomViews(t *testing.T, mk func() []stack.Entry, cast func(c *Cluster, v *event.ViewInfo), check func(g event.GroupID, n event.NodeID) error) {
+	t.Helper()
+	for seed := uint64(1); seed <= 20; seed++ {
+		c := New(t, sim.Config{Seed: seed, Latency: time.Millisecond}, 1, mk)
+		c.Lax = true
+		rng := rand.New(rand.NewPCG(seed, 7))
+		ids := map[event.GroupID]uint64{}
+		for step := 0; step < 60; step++ {
+			v := RandomView(rng, ids)
+			c.Stacks[1].InstallView(v)
+			if cast != nil {
+				cast(c, v)
+			}
+			c.Net.Run(time.Millisecond)
+			for g := event.GroupID(0); g <= 5; g++ {
+				for n := event.NodeID(0); n <= 13; n++ {
+					if err := check(g, n); err != nil {
+						t.Fatalf("seed %d step %d: (%v, %v): %v", seed, step, g, n, err)
+					}
+				}
+			}
+		}
+	}
+}

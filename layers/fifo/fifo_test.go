@@ -7,8 +7,6 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/internal/testkit"
-	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -209,34 +207,4 @@ func FuzzFifoUp(f *testing.F) {
 // whichever views it and the others saw.
 func TestRejoinAfterRemoval(t *testing.T) {
 	layertest.TestRejoin(t, fifoEntries(nil), true, "reliable", "fifo")
-}
-
-// Issue 9 item 6: the join floor travels once, in reliable's header: a
-// cast through fifo over reliable is exactly as long on the wire as one
-// through reliable alone (fifo used to restate the floor in 17 bytes of
-// its own).
-func TestFifoAddsNothingOnTheWire(t *testing.T) {
-	size := func(names ...string) int {
-		tr := &testkit.Transport{Record: true}
-		st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-			Layers: layertest.Registered(nil, names...)()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		st.InstallView(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
-		if err := st.Cast(1, layertest.Payload(1, 100)); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range tr.Packets() {
-			if p.Group == 1 && p.To == event.NoNode {
-				return len(p.Data)
-			}
-		}
-		t.Fatalf("%v: no multicast sent", names)
-		return 0
-	}
-	if with, without := size("fifo", "reliable"), size("reliable"); with != without {
-		t.Errorf("a 100-byte cast is %d bytes on the wire through fifo : reliable, %d through reliable: fifo adds %d", with, without, with-without)
-	}
 }

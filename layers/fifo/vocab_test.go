@@ -11,9 +11,14 @@ import (
 
 // fifoStack is node 1 alone with a fifo layer, in group 1 with node 2.
 func fifoStack(t *testing.T, params map[string]string, app stack.Application) *stack.Stack {
+	return oneStack(t, fifoAlone(params)(), &testkit.Transport{}, app)
+}
+
+// oneStack is node 1 alone with the given layers over tr, in group 1 with
+// node 2.
+func oneStack(t *testing.T, layers []stack.Entry, tr stack.Transport, app stack.Application) *stack.Stack {
 	t.Helper()
-	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: fifoAlone(params)(), App: app})
+	st, err := stack.New(stack.Config{Self: 1, Transport: tr, Clock: stack.ClockFunc(func() event.Time { return 0 }), Layers: layers, App: app})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +78,30 @@ func TestExitLeavesReleaseToClose(t *testing.T) {
 	st.Close()
 	if b, d := fifoCounter(st, "buffer_bytes"), fifoCounter(st, "released"); b != 0 || d != 5 {
 		t.Fatalf("after Close: %d bytes held, %d released; want 0 and the 5 held", b, d)
+	}
+}
+
+// Issue 9 item 6: the join floor travels once, in reliable's header: a
+// cast through fifo over reliable is exactly as long on the wire as one
+// through reliable alone (fifo used to restate the floor in 17 bytes of
+// its own).
+func TestFifoAddsNothingOnTheWire(t *testing.T) {
+	size := func(names ...string) int {
+		tr := &testkit.Transport{Record: true}
+		st := oneStack(t, layertest.Registered(nil, names...)(), tr, nil)
+		defer st.Close()
+		if err := st.Cast(1, layertest.Payload(1, 100)); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range tr.Packets() {
+			if p.Group == 1 && p.To == event.NoNode {
+				return len(p.Data)
+			}
+		}
+		t.Fatalf("%v: no multicast sent", names)
+		return 0
+	}
+	if with, without := size("fifo", "reliable"), size("reliable"); with != without {
+		t.Errorf("a 100-byte cast is %d bytes on the wire through fifo : reliable, %d through reliable: fifo adds %d", with, without, with-without)
 	}
 }
