@@ -346,8 +346,9 @@ func (s *Stack) follow(v *event.ViewInfo) {
 }
 
 // Inject feeds an arbitrary event into layer i going up (from below) or
-// down (from above). Tests use it; i out of range means the network side
-// (i = number of layers) or the application side (i = -1).
+// down (from above). Tests and the static membership source (InstallView)
+// use it; i out of range means the network side (i = number of layers) or
+// the application side (i = -1).
 func (s *Stack) Inject(i int, up bool, ev event.Event) {
 	s.now = s.clock.Now()
 	d := dirDown
