@@ -530,10 +530,12 @@ func (e *Env) cmdView(args []string) error {
 	return nil
 }
 
-func (e *Env) cmdJoin(args []string) error  { return e.joinLeave(args, true) }
-func (e *Env) cmdLeave(args []string) error { return e.joinLeave(args, false) }
+func (e *Env) cmdJoin(args []string) error  { return e.joinLeave(args, (*stack.Stack).Join) }
+func (e *Env) cmdLeave(args []string) error { return e.joinLeave(args, (*stack.Stack).Leave) }
 
-func (e *Env) joinLeave(args []string, join bool) error {
+// joinLeave has the nodes listed in args[0] ask (act: Join or Leave) for
+// the group args[1].
+func (e *Env) joinLeave(args []string, act func(*stack.Stack, event.GroupID) error) error {
 	if err := e.ready(); err != nil {
 		return err
 	}
@@ -555,13 +557,7 @@ func (e *Env) joinLeave(args []string, join bool) error {
 	var errs []string
 	e.step(func() {
 		for _, st := range sts {
-			var err error
-			if join {
-				err = st.Join(g)
-			} else {
-				err = st.Leave(g)
-			}
-			if err != nil {
+			if err := act(st, g); err != nil {
 				errs = append(errs, fmt.Sprintf("%v: %v", st.Self(), err))
 			}
 		}
