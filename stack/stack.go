@@ -334,14 +334,16 @@ func (s *Stack) InstallNeighbourhood(n *event.Neighbourhood) {
 	s.Inject(len(s.layers)-1, true, event.Event{Kind: event.Regions, Regions: n})
 }
 
-// follow keeps the node subscribed to the channel of every group whose view
-// names it, whichever source installed the view (gms or a static one); only
-// Leave and Close unsubscribe.
-func (s *Stack) follow(v *event.ViewInfo) {
-	if v != nil && v.Has(s.self) {
-		if err := s.subscribe(event.ChannelOf(v.Group)); err != nil && s.log != nil {
-			s.log(fmt.Sprintf("%v %v stack: subscribe %v: %v", s.now, s.self, v.Group, err))
-		}
+// follow subscribes the node to group g's channel when in is true: on a
+// Join reaching the bottom, and on every view naming the node, whichever
+// source installed it (gms or a static one). Only Leave and Close
+// unsubscribe.
+func (s *Stack) follow(g event.GroupID, in bool) {
+	if !in {
+		return
+	}
+	if err := s.subscribe(event.ChannelOf(g)); err != nil && s.log != nil {
+		s.log(fmt.Sprintf("%v %v stack: subscribe %v: %v", s.now, s.self, g, err))
 	}
 }
 
@@ -524,7 +526,9 @@ func (s *Stack) toApp(ev *event.Event) {
 		s.app.Deliver(Delivery{Group: ev.Group, From: ev.Peer, Payload: m.Bytes(), Recovery: m.Recovery})
 		m.Release()
 	case event.View:
-		s.follow(ev.View)
+		if ev.View != nil {
+			s.follow(ev.View.Group, ev.View.Has(s.self))
+		}
 		s.app.View(ev.View)
 	case event.Lost:
 		if s.lost != nil {
@@ -589,18 +593,9 @@ func (s *Stack) toNet(ev *event.Event) {
 		}
 		m.Release()
 	case event.Join:
-		if !s.subs[ev.Group] {
-			if err := s.tr.Subscribe(ev.Group); err == nil {
-				s.subs[ev.Group] = true
-			} else if s.log != nil {
-				s.log(fmt.Sprintf("%v %v stack: subscribe %v: %v", s.now, s.self, ev.Group, err))
-			}
-		}
+		s.follow(ev.Group, true)
 	case event.Leave:
-		if s.subs[ev.Group] {
-			_ = s.tr.Unsubscribe(ev.Group)
-			delete(s.subs, ev.Group)
-		}
+		_ = s.unsubscribe(event.ChannelOf(ev.Group))
 	default:
 		if ev.Msg != nil {
 			ev.Msg.Release()

@@ -11,9 +11,9 @@ import (
 
 // A removed node that misses the view re-admitting it (the others' view 2
 // lists it in Joined) and first installs view 3 starts its stream at view 3,
-// while the others start it at view 2: its floor answer must still place
-// the stream (soak seed 31 of specs/gms.stack: every later cast of the
-// rejoined node was held at the others forever).
+// while the others start it at view 2: its stream must still be placed
+// (soak seed 31 of specs/gms.stack: every later cast of the rejoined node
+// was held at the others forever).
 func TestRejoinerThatMissedItsReadmittingView(t *testing.T) {
 	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond}, 3, fifoEntries(nil))
 	const g = event.GroupID(1)
