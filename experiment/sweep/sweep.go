@@ -152,7 +152,9 @@ func Label(sp *compose.Spec) string {
 }
 
 // Config is a sweep: the stacks, the parameters, the scenario everything
-// else is taken from, and the seeds.
+// else is taken from, and the seeds. A Config without parameters is a
+// comparison: every stack at the base scenario (one point), charted as
+// bars, as `stacktool compare --out` writes it.
 type Config struct {
 	Stacks []Stack
 	Params []Param
@@ -167,6 +169,18 @@ type Config struct {
 	// Workers is how many runs go at once; 0 means GOMAXPROCS. Runs on a
 	// network other than the simulator go one at a time.
 	Workers int
+	// Metrics are the figures tabulated, summarised and charted; nil means
+	// the package's Metrics. results.csv holds Columns and, after them,
+	// any of these that Columns lacks.
+	Metrics []Metric
+}
+
+// metrics are the plan's metrics (Config.Metrics or the package's).
+func (pl *Plan) metrics() []Metric {
+	if pl.Config.Metrics != nil {
+		return pl.Config.Metrics
+	}
+	return Metrics
 }
 
 // Point is one combination of parameter values, one value per parameter in
@@ -218,9 +232,6 @@ const (
 func NewPlan(cfg Config) (*Plan, error) {
 	if len(cfg.Stacks) == 0 {
 		return nil, errors.New("sweep needs at least one spec")
-	}
-	if len(cfg.Params) == 0 {
-		return nil, errors.New("sweep needs at least one --param NAME=V1,V2,...")
 	}
 	if cfg.Seeds <= 0 {
 		cfg.Seeds = 1
@@ -420,8 +431,12 @@ func hasLayer(sp *compose.Spec, name string) bool {
 	return false
 }
 
-// PointText is the point as NAME=VALUE pairs.
+// PointText is the point as NAME=VALUE pairs ("the scenario" for the one
+// point of a plan without parameters).
 func (pl *Plan) PointText(pt Point) string {
+	if len(pt) == 0 {
+		return "the scenario"
+	}
 	parts := make([]string, len(pt))
 	for i, v := range pt {
 		parts[i] = pl.Config.Params[i].Name + "=" + v
