@@ -181,7 +181,7 @@ func sweepProgress(w io.Writer, name string, pl *sweep.Plan, show bool) (sweep.P
 		mpb.WithAutoRefresh()) // --progress draws to a file or pipe too
 	bar := p.New(units, mpb.BarStyle().Lbound(" [").Rbound("] "),
 		mpb.PrependDecorators(
-			decor.Name(name + " "),
+			decor.Name(name+" "),
 			decor.Any(func(decor.Statistics) string { return fmt.Sprintf("%d/%d runs", runsDone.Load(), runs) }, decor.WCSyncWidth),
 		),
 		mpb.AppendDecorators(
