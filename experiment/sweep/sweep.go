@@ -461,9 +461,35 @@ type Progress func(costDone float64, runsDone int)
 // which worker finished first. The first failed run cancels the rest and
 // is returned, naming its stack, point and seed.
 func Run(ctx context.Context, pl *Plan, progress Progress) ([]Result, error) {
+	res, err := RunPlans(ctx, []*Plan{pl}, pl.Config.Workers, progress)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// RunPlans runs the jobs of several plans on one pool of workers (0 means
+// GOMAXPROCS), so a plan of one run does not leave cores idle while
+// another has many; the results are per plan, in each plan's job order.
+// Progress counts the cost and runs of all the plans together.
+func RunPlans(ctx context.Context, plans []*Plan, workers int, progress Progress) ([][]Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	results := make([]Result, len(pl.Jobs))
+	type ref struct{ plan, job int }
+	var refs []ref
+	results := make([][]Result, len(plans))
+	for pi, pl := range plans {
+		results[pi] = make([]Result, len(pl.Jobs))
+		for ji := range pl.Jobs {
+			refs = append(refs, ref{pi, ji})
+		}
+		if pl.Config.Network != "" && pl.Config.Network != "sim" {
+			workers = 1 // real networks run one at a time (see NewPlan)
+		}
+	}
+	if workers <= 0 {
+		workers = experiment.Workers(0)
+	}
 	var (
 		mu       sync.Mutex
 		costDone float64
@@ -479,8 +505,9 @@ func Run(ctx context.Context, pl *Plan, progress Progress) ([]Result, error) {
 			progress(costDone, runsDone)
 		}
 	}
-	experiment.Parallel(ctx, len(pl.Jobs), pl.Config.Workers, func(i int) {
-		j := pl.Jobs[i]
+	experiment.Parallel(ctx, len(refs), workers, func(i int) {
+		pl := plans[refs[i].plan]
+		j := pl.Jobs[refs[i].job]
 		var told float64
 		p := func(pi experiment.ProgressInfo) {
 			f := math.Min(1, pi.Done.Seconds()/math.Max(pi.Total.Seconds(), 1e-9))
@@ -500,7 +527,7 @@ func Run(ctx context.Context, pl *Plan, progress Progress) ([]Result, error) {
 			mu.Unlock()
 			return
 		}
-		results[i] = Result{Job: j, Report: rep}
+		results[refs[i].plan][refs[i].job] = Result{Job: j, Report: rep}
 	})
 	if firstErr != nil {
 		return nil, firstErr
