@@ -28,7 +28,7 @@ var qsm = Paper{
 		{
 			ID: "partitions", Title: "25-node region under 1% loss: partitions of 5 against one partition of 25",
 			Stacks: []string{"qsm.stack"}, Scenario: "qsm-groups.scenario",
-			Set:   []string{"loss=uniform:1%", "groups-per-node=1"}, Quick: []string{"duration=2s"},
+			Set: []string{"loss=uniform:1%", "groups-per-node=1"}, Quick: []string{"duration=2s"},
 			Param: "tokenring.replicas=25,5",
 			Measures: []Measure{
 				{Metric: "throughput per receiver", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "partitions of 5 beat one of 25", Rule: Rule{Kind: Rises, A: 0}},
