@@ -95,3 +95,16 @@ func whyBurstLatency(runs []Run) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// whyLEC accounts for the drops LEC did not rebuild, from its counters.
+func whyLEC(runs []Run) string {
+	var parts []string
+	for _, r := range runs {
+		dropped := math.Max(r.get("loss.dropped"), 1)
+		parts = append(parts, fmt.Sprintf(
+			"%s: of %.0f drops LEC rebuilt %.0f%% and NAK %.0f%%; LEC kept %.0f repairs while two or more of their packets were missing and dropped %.0f of them unused (unusable_evicted), %.0f repairs came after their packets left the window (repairs_stale), and %.0f remembered losses were dropped by the bounds (lost_evicted)",
+			r.Point, dropped, 100*r.get("loss.recovered_by.lec?")/dropped, 100*r.get("loss.recovered_by.nak?")/dropped,
+			r.get("layers.lec.unusable_buffered"), r.get("layers.lec.unusable_evicted"), r.get("layers.lec.repairs_stale"), r.get("layers.lec.lost_evicted")))
+	}
+	return strings.Join(parts, "; ")
+}
