@@ -296,7 +296,7 @@ func (v Verdict) String() string {
 	if v.Next == "" {
 		return fmt.Sprintf("%s: %s%s", m.Title, num(v.BestValue), unit)
 	}
-	if abs(v.BestValue-v.NextValue) <= 1e-3*max(abs(v.BestValue), abs(v.NextValue)) {
+	if same(v.BestValue, v.NextValue) {
 		return fmt.Sprintf("%s: the same for every stack, within 0.1%% (%s%s)", m.Title, num(v.BestValue), unit)
 	}
 	word := "lower"
@@ -320,26 +320,42 @@ func (v Verdict) String() string {
 }
 
 // Verdicts ranks the rows of one point (a comparison) on every metric of
-// the plan: the best stack and the next best.
+// the plan: the best stack (with those tied with it, within 0.1%, named
+// together) and the best of the others.
 func Verdicts(pl *Plan, rows []Row) []Verdict {
 	var out []Verdict
 	for _, m := range pl.metrics() {
-		var v Verdict
-		v.Metric = m
-		for i, r := range rows {
-			x := r.Metrics[m.Key].Mean
-			better := func(a, b float64) bool { return (m.Higher && a > b) || (!m.Higher && a < b) }
-			switch {
-			case i == 0:
-				v.Best, v.BestValue = r.Stack, x
-			case better(x, v.BestValue):
-				v.Next, v.NextValue = v.Best, v.BestValue
-				v.Best, v.BestValue = r.Stack, x
-			case v.Next == "" || better(x, v.NextValue):
-				v.Next, v.NextValue = r.Stack, x
+		v := Verdict{Metric: m}
+		if len(rows) == 0 {
+			continue
+		}
+		better := func(a, b float64) bool { return (m.Higher && a > b) || (!m.Higher && a < b) }
+		v.BestValue = rows[0].Metrics[m.Key].Mean
+		for _, r := range rows[1:] {
+			if x := r.Metrics[m.Key].Mean; better(x, v.BestValue) {
+				v.BestValue = x
 			}
+		}
+		var best []string
+		first := true
+		for _, r := range rows {
+			x := r.Metrics[m.Key].Mean
+			if same(x, v.BestValue) {
+				best = append(best, r.Stack)
+				continue
+			}
+			if first || better(x, v.NextValue) {
+				v.Next, v.NextValue, first = r.Stack, x, false
+			}
+		}
+		v.Best = strings.Join(best, " and ")
+		if v.Next == "" && len(rows) > 1 {
+			v.Next, v.NextValue = best[1], v.BestValue // all tied
 		}
 		out = append(out, v)
 	}
 	return out
 }
+
+// same reports whether two values agree within 0.1%.
+func same(a, b float64) bool { return abs(a-b) <= 1e-3*max(abs(a), abs(b)) }
