@@ -37,7 +37,7 @@ const size = 8
 
 // Layer is one node's stamp layer.
 type Layer struct {
-	stack.Base // passes every other event through
+	stack.Base                            // passes every other event through
 	stamped, received, latency, malformed *stack.Counter
 }
 

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/event"
 	_ "github.com/layercast/layercast/docs/stamp"
+	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/experiment"
 	"github.com/layercast/layercast/experiment/sweep"
 	"github.com/layercast/layercast/internal/layertest"

@@ -128,4 +128,3 @@ func fail(err error) {
 	fmt.Fprintln(os.Stderr, "marketdata:", err)
 	os.Exit(1)
 }
-
