@@ -343,25 +343,8 @@ func CPUSeconds(sc experiment.Scenario) float64 {
 	return Estimate(sc)/deliveriesPerCoreSecond + memberships*virtual*membershipCoreSeconds
 }
 
-// Estimate is a run's expected packet deliveries (data and control): each
-// sender casts Rate messages a second for Duration, each to one group of
-// GroupSize-1 other members, and control traffic roughly doubles that. At
-// rate max the senders' rate is bounded by MaxBurst per MaxQuantum, or by
-// the capacity's packets per second when one is set.
-func Estimate(sc experiment.Scenario) float64 {
-	senders := float64(sc.Senders)
-	if sc.Senders == 0 {
-		senders = float64(sc.Nodes)
-	}
-	rate := sc.Rate
-	if rate == 0 {
-		rate = float64(sc.MaxBurst) / experiment.MaxQuantum.Seconds()
-		if c, err := experiment.ParseCapacity(sc.Capacity); err == nil && c.SendPPS > 0 {
-			rate = min(rate, c.SendPPS)
-		}
-	}
-	return 2 * senders * rate * sc.Duration.Seconds() * float64(max(sc.GroupSize-1, 1))
-}
+// Estimate is a run's expected packet deliveries (experiment.Deliveries).
+func Estimate(sc experiment.Scenario) float64 { return experiment.Deliveries(sc) }
 
 // scenarioAt is the base scenario with the point's scenario keys set.
 func (pl *Plan) scenarioAt(pt Point) (experiment.Scenario, error) {
