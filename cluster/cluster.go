@@ -480,6 +480,24 @@ func (c *Cluster) Run(d time.Duration) error {
 	return nil
 }
 
+// CastWait casts like Cast, but where the node's send queue is full or
+// flow control holds it off it runs the cluster a millisecond at a time
+// (in the simulator; over UDP it waits) and tries again, for at most
+// Config.MaxRun. Any other error is returned at once.
+func (c *Cluster) CastWait(from int, group string, payload []byte) error {
+	var waited time.Duration
+	for {
+		err := c.Cast(from, group, payload)
+		if !errors.Is(err, stack.ErrBackpressure) || waited >= c.cfg.MaxRun {
+			return err
+		}
+		if err := c.Run(time.Millisecond); err != nil {
+			return err
+		}
+		waited += time.Millisecond
+	}
+}
+
 // RunUntilQuiet runs the cluster until no node has delivered anything for
 // Config.Quiet and every send queue is empty, or fails after Config.MaxRun.
 func (c *Cluster) RunUntilQuiet() error {

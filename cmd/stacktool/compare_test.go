@@ -29,25 +29,14 @@ func TestCompareOut(t *testing.T) {
 		!regexpMatch(`Control packets per message: baseline, [0-9.]+x lower than ricochet`, tab) {
 		t.Errorf("table does not name the better stack per metric:\n%s", tab)
 	}
-	f, err := os.Open(filepath.Join(dir, "results.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil || len(recs) != 3 || recs[1][0] != "baseline" || recs[2][0] != "ricochet" {
-		t.Fatalf("results.csv: %v, rows %v; want a header and one row per stack", err, recs)
+	recs := readCSV(t, filepath.Join(dir, "results.csv"))
+	if len(recs) != 3 || recs[1][0] != "baseline" || recs[2][0] != "ricochet" {
+		t.Fatalf("results.csv rows %v; want a header and one row per stack", recs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "results.json")); err != nil {
 		t.Error(err)
 	}
-	for _, m := range sweep.Metrics {
-		for _, ext := range []string{".svg", ".png"} {
-			if st, err := os.Stat(filepath.Join(dir, m.Key+ext)); err != nil || st.Size() == 0 {
-				t.Errorf("chart %s%s missing or empty: %v", m.Key, ext, err)
-			}
-		}
-	}
+	checkCharts(t, dir)
 	pf, err := os.Open(filepath.Join(dir, "control_packets_per_msg.png"))
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +49,33 @@ func TestCompareOut(t *testing.T) {
 	for i, name := range []string{"baseline", "ricochet"} {
 		if n := colourPixels(img, sweep.Palette[i]); n < 200 {
 			t.Errorf("PNG has %d pixels of %s's colour, want a bar", n, name)
+		}
+	}
+}
+
+// readCSV reads a whole CSV file.
+func readCSV(t *testing.T, name string) [][]string {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: %v, %d records", name, err, len(recs))
+	}
+	return recs
+}
+
+// checkCharts checks that dir holds a non-empty SVG and PNG per metric.
+func checkCharts(t *testing.T, dir string) {
+	t.Helper()
+	for _, m := range sweep.Metrics {
+		for _, ext := range []string{".svg", ".png"} {
+			if st, err := os.Stat(filepath.Join(dir, m.Key+ext)); err != nil || st.Size() == 0 {
+				t.Errorf("chart %s%s missing or empty: %v", m.Key, ext, err)
+			}
 		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"image"
 	"image/color"
@@ -63,15 +62,7 @@ func TestSweepWritesResultsAndPlots(t *testing.T) {
 		t.Errorf("stderr is not one summary line: %q", e)
 	}
 
-	f, err := os.Open(filepath.Join(dir, "results.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatalf("results.csv: %v", err)
-	}
+	recs := readCSV(t, filepath.Join(dir, "results.csv"))
 	head := recs[0]
 	col := map[string]int{}
 	for i, h := range head {
@@ -123,14 +114,7 @@ func TestSweepWritesResultsAndPlots(t *testing.T) {
 		}
 	}
 
-	for _, m := range sweep.Metrics {
-		for _, ext := range []string{".svg", ".png"} {
-			st, err := os.Stat(filepath.Join(dir, m.Key+ext))
-			if err != nil || st.Size() == 0 {
-				t.Errorf("chart %s%s missing or empty: %v", m.Key, ext, err)
-			}
-		}
-	}
+	checkCharts(t, dir)
 	svg, _ := os.ReadFile(filepath.Join(dir, "control_packets_per_msg.svg"))
 	for _, want := range []string{"<svg", "baseline", "ricochet", "groups per node"} {
 		if !strings.Contains(string(svg), want) {

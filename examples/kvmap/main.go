@@ -10,7 +10,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/layercast/layercast/cluster"
 	_ "github.com/layercast/layercast/layers/all" // register the layers
-	"github.com/layercast/layercast/stack"
 )
 
 const (
@@ -76,18 +74,9 @@ func main() {
 			u := op(w, i)
 			apply(want, u)
 			apply(state[w], u) // a writer applies its own update at once
-			for {
-				err := c.Cast(w, "kv", []byte(u))
-				if err == nil {
-					break
-				}
-				// A full send queue: let the network drain it, then retry.
-				if !errors.Is(err, stack.ErrBackpressure) {
-					fail(err)
-				}
-				if err := c.Run(time.Millisecond); err != nil {
-					fail(err)
-				}
+			// CastWait runs the network while the send queue is full.
+			if err := c.CastWait(w, "kv", []byte(u)); err != nil {
+				fail(err)
 			}
 		}
 		if err := c.Run(2 * time.Millisecond); err != nil { // between rounds of updates

@@ -12,7 +12,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/layercast/layercast/cluster"
 	_ "github.com/layercast/layercast/layers/all" // register the layers
-	"github.com/layercast/layercast/stack"
 )
 
 const (
@@ -82,17 +80,9 @@ func main() {
 		sent[t] = c.Now()
 		for s := range members {
 			tick := fmt.Appendf(nil, "S%d %d %.2f", s, t, 100+rng.NormFloat64())
-			for {
-				err := c.Cast(members[s][0], name(s), tick)
-				if err == nil {
-					break
-				}
-				if !errors.Is(err, stack.ErrBackpressure) {
-					fail(err)
-				}
-				if err := c.Run(time.Millisecond); err != nil {
-					fail(err)
-				}
+			// CastWait runs the network while the send queue is full.
+			if err := c.CastWait(members[s][0], name(s), tick); err != nil {
+				fail(err)
 			}
 		}
 		if err := c.Run(time.Millisecond); err != nil {

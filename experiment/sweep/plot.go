@@ -232,19 +232,10 @@ func Chart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
 		return barChart(pl, rows, m)
 	}
 	ax := NewAxis(&pl.Config.Params[0])
-	p := plot.New()
-	seeds := max(1, pl.Config.Seeds)
-	p.Title.Text = m.Title
-	if seeds > 1 {
-		p.Title.Text += fmt.Sprintf(" (mean ± s.d. over %d seeds)", seeds)
-	}
+	p, seeds := newPlot(pl, m)
 	p.X.Label.Text = ax.Label
 	if ax.Log {
 		p.X.Label.Text += " (log scale)"
-	}
-	p.Y.Label.Text = m.Title
-	if m.Unit != "" {
-		p.Y.Label.Text += " (" + m.Unit + ")"
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ax.Ticks)
 	if ax.Log {
@@ -344,9 +335,9 @@ func writeTo(name string, c io.WriterTo) error {
 	return f.Close()
 }
 
-// barChart draws one metric of a plan without parameters (a comparison):
-// one bar per stack, with an error bar when there are several seeds.
-func barChart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
+// newPlot is a metric's chart with its title and y label (with the unit),
+// and the seeds per point.
+func newPlot(pl *Plan, m Metric) (*plot.Plot, int) {
 	p := plot.New()
 	seeds := max(1, pl.Config.Seeds)
 	p.Title.Text = m.Title
@@ -357,6 +348,13 @@ func barChart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
 	if m.Unit != "" {
 		p.Y.Label.Text += " (" + m.Unit + ")"
 	}
+	return p, seeds
+}
+
+// barChart draws one metric of a plan without parameters (a comparison):
+// one bar per stack, with an error bar when there are several seeds.
+func barChart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
+	p, seeds := newPlot(pl, m)
 	p.X.Label.Text = "stack"
 	p.Add(plotter.NewGrid())
 	w := vg.Points(min(60, 360/float64(max(1, len(rows)))))
