@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -37,15 +38,7 @@ func TestCompareOut(t *testing.T) {
 		t.Error(err)
 	}
 	checkCharts(t, dir)
-	pf, err := os.Open(filepath.Join(dir, "control_packets_per_msg.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(pf)
-	pf.Close()
-	if err != nil {
-		t.Fatalf("PNG does not decode: %v", err)
-	}
+	img := readPNG(t, filepath.Join(dir, "control_packets_per_msg.png"))
 	for i, name := range []string{"baseline", "ricochet"} {
 		if n := colourPixels(img, sweep.Palette[i]); n < 200 {
 			t.Errorf("PNG has %d pixels of %s's colour, want a bar", n, name)
@@ -66,6 +59,21 @@ func readCSV(t *testing.T, name string) [][]string {
 		t.Fatalf("%s: %v, %d records", name, err, len(recs))
 	}
 	return recs
+}
+
+// readPNG decodes a PNG file.
+func readPNG(t *testing.T, name string) image.Image {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s does not decode: %v", name, err)
+	}
+	return img
 }
 
 // checkCharts checks that dir holds a non-empty SVG and PNG per metric.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,15 +123,7 @@ func TestSweepWritesResultsAndPlots(t *testing.T) {
 
 	// Ricochet sends repairs, the baseline does not: their control lines
 	// are apart, so both colours show as lines, not just legend swatches.
-	pf, err := os.Open(filepath.Join(dir, "control_packets_per_msg.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(pf)
-	pf.Close()
-	if err != nil {
-		t.Fatalf("control_packets_per_msg.png does not decode: %v", err)
-	}
+	img := readPNG(t, filepath.Join(dir, "control_packets_per_msg.png"))
 	b := img.Bounds()
 	if b.Dx() < 400 || b.Dy() < 250 {
 		t.Errorf("PNG is %dx%d, too small to read", b.Dx(), b.Dy())
