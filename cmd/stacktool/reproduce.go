@@ -142,7 +142,7 @@ func reproduceCmd(c *cli.Context) error {
 		}
 	}
 	if len(failed) > 0 {
-		return brokenf("reproduce %s: %d figures do not hold: %s", p.Name, len(failed), strings.Join(failed, "; "))
+		return brokenf("reproduce %s: %d figure(s) do not hold: %s", p.Name, len(failed), strings.Join(failed, "; "))
 	}
 	return nil
 }

@@ -114,6 +114,6 @@ func (o *Outcome) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "  PROMISE BROKEN: %s\n", b)
 		}
 	}
-	_, err := fmt.Fprintf(w, "\n%d of %d figures hold in shape; %d known deviations; %d failures\n", held, len(o.Findings), known, failed)
+	_, err := fmt.Fprintf(w, "\n%d of %d figures hold in shape; %d known deviation(s); %d failure(s)\n", held, len(o.Findings), known, failed)
 	return err
 }

@@ -78,6 +78,9 @@ type Measure struct {
 	// Last judges only the parameter's last value (the figure the paper
 	// gives for one setting of a swept parameter).
 	Last bool
+	// FirstOnly judges the first stack alone; the others' values are
+	// shown beside it (a baseline, for what it pays).
+	FirstOnly bool
 	// Known is a deviation the project knows of and has not fixed (in
 	// the words); "" for none.
 	Known string
@@ -376,7 +379,11 @@ func judge(p *Paper, e Experiment, m Measure, pl *sweep.Plan, res []sweep.Result
 			s.v[i][j] /= float64(max(1, n[i][j]))
 		}
 	}
-	f.Ours, f.Holds = m.Rule.apply(s)
+	judged := s
+	if m.FirstOnly {
+		judged.labels, judged.v = s.labels[:1], s.v[:1]
+	}
+	f.Ours, f.Holds = m.Rule.apply(judged)
 	f.OursText = s.text(m.Unit)
 	if !f.Holds {
 		f.Why = fmt.Sprintf("ours is %s %s; the rule wants %s", num(f.Ours), m.Rule.oursWord(), m.Rule)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/experiment"
+	"github.com/layercast/layercast/experiment/sweep"
 	_ "github.com/layercast/layercast/layers/all"
 )
 
@@ -93,5 +94,33 @@ func TestTablesPlan(t *testing.T) {
 				t.Errorf("Plan(%s, quick=%v): %v", name, quick, err)
 			}
 		}
+	}
+}
+
+// FirstOnly judges the first stack and shows the others beside it; Last
+// judges the parameter's last value alone.
+func TestJudgeFirstOnlyAndLast(t *testing.T) {
+	pl := &sweep.Plan{Config: sweep.Config{Stacks: []sweep.Stack{{Label: "qsm"}, {Label: "baseline"}}}}
+	pl.Config.Params = []sweep.Param{{Name: "groups-per-node", Values: []string{"1", "64"}}}
+	pl.Points = []sweep.Point{{"1"}, {"64"}}
+	thr := map[[2]int]float64{{0, 0}: 1000, {0, 1}: 980, {1, 0}: 1000, {1, 1}: 300}
+	var res []sweep.Result
+	for k, v := range thr {
+		res = append(res, sweep.Result{Job: sweep.Job{Stack: k[0], Point: k[1]}, Report: &experiment.Report{ThroughputMsgsPerS: v}})
+	}
+	m := Measure{Metric: "throughput", Field: "throughput_msgs_per_s", Rule: Rule{Kind: Flat, A: 0.05}}
+	f, err := judge(&qsm, Experiment{ID: "groups"}, m, pl, res)
+	if err != nil || f.Holds {
+		t.Errorf("both stacks judged: holds %v, %v; want not (the baseline falls 70%%)", f.Holds, err)
+	}
+	m.FirstOnly = true
+	f, err = judge(&qsm, Experiment{ID: "groups"}, m, pl, res)
+	if err != nil || !f.Holds || !strings.Contains(f.OursText, "baseline") {
+		t.Errorf("first only: holds %v, %v, text %q; want it to hold with the baseline shown", f.Holds, err, f.OursText)
+	}
+	m = Measure{Metric: "throughput", Field: "throughput_msgs_per_s", Rule: Rule{Kind: AtMost, A: 400}, Last: true}
+	f, _ = judge(&qsm, Experiment{ID: "groups"}, m, pl, res)
+	if f.Holds || f.Ours != 980 {
+		t.Errorf("last: ours %v holds %v; want 980 (qsm at 64), not holding", f.Ours, f.Holds)
 	}
 }
