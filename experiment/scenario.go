@@ -271,6 +271,16 @@ func ScenarioLine(line string) (text, key, value string, ok bool) {
 	return text, strings.TrimSpace(k), strings.TrimSpace(v), ok
 }
 
+// repeatable reports whether a key may be given more than once (fault).
+func repeatable(key string) bool {
+	for _, k := range Keys {
+		if k.Name == key {
+			return k.Repeatable
+		}
+	}
+	return false
+}
+
 // lossHint suggests a percentage where a loss model's rate is a bare
 // number above 1 ("uniform:5" reads as 500%): ` (did you mean "uniform:5%"?)`.
 func lossHint(v string) string {
@@ -287,8 +297,8 @@ func lossHint(v string) string {
 }
 
 // LoadFile applies a scenario file to sc: `key: value` lines with the keys
-// of Keys, `#` comments, blank lines ignored, `fault:` repeatable; any
-// other key given twice is refused. Errors name the file and line.
+// of Keys, `#` comments, blank lines ignored, the Repeatable keys (fault)
+// repeatable; any other key given twice is refused. Errors name the file and line.
 func (sc *Scenario) LoadFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -307,7 +317,7 @@ func (sc *Scenario) LoadFile(path string) error {
 		if !ok {
 			return fmt.Errorf("%s:%d: want 'key: value', got %q", path, line, text)
 		}
-		if first, dup := seen[k]; dup && k != "fault" {
+		if first, dup := seen[k]; dup && !repeatable(k) {
 			return fmt.Errorf("%s:%d: %s given twice (first on line %d); give each key once", path, line, k, first)
 		}
 		seen[k] = line

@@ -1,7 +1,10 @@
 package reproduce
 
 // qsm is issue 10's "What must hold" as a table; it runs once layers/tokenring
-// and its specs (specs/qsm.stack, specs/qsm-groups.scenario) exist.
+// and its specs (specs/qsm.stack, specs/qsm-groups.scenario,
+// specs/qsm-recovery.scenario) exist. Control traffic at the sender as the
+// region grows is left to the layer's tests: the report has no per-node
+// figure to read it from.
 var qsm = Paper{
 	Name:  "qsm",
 	Title: "QuickSilver Scalable Multicast (QSM): regions, token rings, many groups",
@@ -10,17 +13,16 @@ var qsm = Paper{
 		{
 			ID: "groups", Title: "1 sender, one region of 25 nodes, every group on the same 25 members (QSM Figure 1)",
 			Stacks: []string{"qsm.stack", "baseline.stack"}, Scenario: "qsm-groups.scenario",
-			Param: "groups-per-node=1,1024,8192", QuickParam: "groups-per-node=1,64", Quick: []string{"duration=2s"},
+			Param: "groups-per-node=1,1024,8192", QuickParam: "groups-per-node=1,64", Quick: []string{"duration=1s"},
 			Measures: []Measure{
 				{Metric: "throughput per receiver", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "almost independent of the number of groups (1,024 within 5%, 8,192 within 10%)", Rule: Rule{Kind: Flat, A: 0.10},
 					FirstOnly: true}, // the baseline beside it shows what per-group protocols pay
 			},
 		},
 		{
-			ID: "recovery", Title: "1% loss, region sizes 10 to 100: token rounds to recover and to ACK",
-			Stacks: []string{"qsm.stack"}, Scenario: "qsm-groups.scenario",
-			Set:   []string{"loss=uniform:1%", "nodes=100", "groups-per-node=1"},
-			Param: "group-size=10,25,50,100", QuickParam: "group-size=10,25", Quick: []string{"nodes=50", "duration=2s"},
+			ID: "recovery", Title: "1% loss, one sender at 2,000 messages/s into one region of 10 to 100 nodes (QSM sections 3.9-3.10): token rounds to recover and to ACK",
+			Stacks: []string{"fifo : tokenring(interval=200ms)"}, Scenario: "qsm-recovery.scenario",
+			Param: "nodes+group-size=10,25,50,100", QuickParam: "nodes+group-size=10,25", Quick: []string{"duration=2s"},
 			Measures: []Measure{
 				{Metric: "recovery, token rounds", Field: "layers.tokenring.recovery_rounds_mean", Paper: "about 2.5 rounds whatever the region size", Rule: Rule{Kind: Between, A: 1.5, B: 3.5}},
 				{Metric: "regional ACK, token rounds", Field: "layers.tokenring.ack_rounds_mean", Paper: "1 to 3.5 rounds", Rule: Rule{Kind: Between, A: 1, B: 3.5}},
@@ -33,15 +35,6 @@ var qsm = Paper{
 			Param: "tokenring.replicas=25,5",
 			Measures: []Measure{
 				{Metric: "throughput per receiver", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "partitions of 5 beat one of 25", Rule: Rule{Kind: Rises, A: 0}},
-			},
-		},
-		{
-			ID: "control", Title: "control traffic per data packet as the region grows from 5 to 100 nodes",
-			Stacks: []string{"qsm.stack"}, Scenario: "qsm-groups.scenario",
-			Set:   []string{"nodes=100", "groups-per-node=1"},
-			Param: "group-size=5,25,100", QuickParam: "group-size=5,25", Quick: []string{"nodes=50", "duration=2s"},
-			Measures: []Measure{
-				{Metric: "control packets per message", Unit: "packets/msg", Field: "overhead.control_packets_per_msg", Paper: "flat or falling as the region grows", Rule: Rule{Kind: Falls, A: -0.1}},
 			},
 		},
 	},

@@ -26,7 +26,9 @@ import (
 
 // Param is one swept parameter: its name and the values it takes, as text.
 type Param struct {
-	// Name is a scenario key (experiment.Keys) or LAYER.PARAM.
+	// Name is a scenario key (experiment.Keys) or LAYER.PARAM, or several
+	// scenario keys joined by "+" that take the same value together
+	// (nodes+group-size=10,25: one group spanning every node).
 	Name string
 	// Values are the values in the order given; the first parameter's
 	// values are the charts' x axis.
@@ -91,6 +93,18 @@ func ParseParam(text string) (Param, error) {
 			}
 		}
 		p.layer, p.key, p.info = layer, key, pi
+		return p, nil
+	}
+	if strings.Contains(name, "+") {
+		for _, k := range strings.Split(name, "+") {
+			q, err := ParseParam(k + "=" + strings.Join(p.Values, ";"))
+			if err != nil {
+				return Param{}, err
+			}
+			if q.Layer() {
+				return Param{}, fmt.Errorf("--param %s: only scenario keys can be joined with +, not %s", name, k)
+			}
+		}
 		return p, nil
 	}
 	switch name {
@@ -354,8 +368,10 @@ func (pl *Plan) scenarioAt(pt Point) (experiment.Scenario, error) {
 		if p.Layer() {
 			continue
 		}
-		if err := sc.Set(p.Name, pt[i]); err != nil {
-			return sc, fmt.Errorf("--param %v", err)
+		for _, k := range strings.Split(p.Name, "+") {
+			if err := sc.Set(k, pt[i]); err != nil {
+				return sc, fmt.Errorf("--param %v", err)
+			}
 		}
 	}
 	if err := sc.Check(); err != nil {

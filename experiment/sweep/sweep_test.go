@@ -291,3 +291,24 @@ func TestVerdictsTies(t *testing.T) {
 		}
 	}
 }
+
+// Scenario keys joined by + take each value together: nodes+group-size
+// sweeps one group spanning every node.
+func TestJoinedParam(t *testing.T) {
+	p := mustParam(t, "nodes+group-size=4,8")
+	pl, err := NewPlan(Config{Stacks: []Stack{mustSpec(t, "fifo : reliable")}, Params: []Param{p}, Base: small()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{4, 8} {
+		sc := pl.Jobs[i].Scenario
+		if sc.Nodes != want || sc.GroupSize != want {
+			t.Errorf("job %d: nodes %d, group-size %d; want both %d", i, sc.Nodes, sc.GroupSize, want)
+		}
+	}
+	for _, bad := range []string{"nodes+lec.r=4", "nodes+nosuch=4", "nodes+group-size=x"} {
+		if _, err := ParseParam(bad); err == nil {
+			t.Errorf("ParseParam(%q): no error", bad)
+		}
+	}
+}
