@@ -371,6 +371,9 @@ func judge(p *Paper, e Experiment, m Measure, pl *sweep.Plan, res []sweep.Result
 		n[r.Job.Stack][pi]++
 		runs = append(runs, Run{s.labels[r.Job.Stack], s.points[pi], r.Report})
 		for _, b := range r.Report.Broken {
+			if m.FirstOnly && r.Job.Stack > 0 {
+				break // shown beside, not judged
+			}
 			f.Broken = append(f.Broken, fmt.Sprintf("%s at %s, seed %d: %s", s.labels[r.Job.Stack], s.points[pi], r.Job.Seed, b))
 		}
 	}
@@ -385,6 +388,9 @@ func judge(p *Paper, e Experiment, m Measure, pl *sweep.Plan, res []sweep.Result
 	}
 	f.Ours, f.Holds = m.Rule.apply(judged)
 	f.OursText = s.text(m.Unit)
+	if m.Rule.Kind == Ratio {
+		f.OursText += fmt.Sprintf(" (ratio %s)", num(f.Ours))
+	}
 	if !f.Holds {
 		f.Why = fmt.Sprintf("ours is %s %s; the rule wants %s", num(f.Ours), m.Rule.oursWord(), m.Rule)
 		if m.Why != nil {

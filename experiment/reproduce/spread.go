@@ -12,8 +12,8 @@ var spread = Paper{
 			ID: "wan", Title: "three sites, WAN links of 30-80 ms with 1% loss and a bandwidth limit, one sender at the highest rate (section 4)",
 			Stacks: []string{"spread.stack", "spread-e2e.stack"}, Scenario: "spread-wan.scenario", Quick: []string{"duration=3s"},
 			Measures: []Measure{
-				{Metric: "throughput, hop-by-hop / end-to-end", Unit: "x", Field: "throughput_msgs_per_s", Paper: "4.7x and 5.3x (issue 11 asks at least 3x)", Rule: Rule{Kind: Ratio, A: 3}},
-				{Metric: "owed deliveries made", Field: "deliveries_of_expected / deliveries_expected", Paper: "hop-by-hop delivers everything", Rule: Rule{Kind: AtLeast, A: 1}},
+				{Metric: "throughput, hop-by-hop / end-to-end", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "4.7x and 5.3x (issue 11 asks at least 3x)", Rule: Rule{Kind: Ratio, A: 3}},
+				{Metric: "owed deliveries made", Field: "deliveries_of_expected / deliveries_expected", Paper: "hop-by-hop delivers everything", Rule: Rule{Kind: AtLeast, A: 1}, FirstOnly: true},
 			},
 		},
 	},
