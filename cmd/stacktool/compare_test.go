@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"image"
 	"image/png"
@@ -129,5 +130,20 @@ func TestHelpExamplesNameFilesThatExist(t *testing.T) {
 				t.Errorf("stacktool %s --help names %s: %v", c.Name, f, err)
 			}
 		}
+	}
+}
+
+// --progress draws compare's bar with the time left, even to a pipe.
+func TestCompareProgressShowsTimeLeft(t *testing.T) {
+	app := newApp()
+	var out, errw bytes.Buffer
+	app.Writer, app.ErrWriter = &out, &errw
+	err := app.Run([]string{"stacktool", "compare", "fifo : reliable", "reliable", "--nodes", "8", "--groups-per-node", "2",
+		"--group-size", "4", "--duration", "1s", "--progress"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := errw.String(); !strings.Contains(e, "compare") || !strings.Contains(e, "left") || !strings.Contains(e, "2/2 runs") {
+		t.Errorf("stderr has no progress bar with the time left: %q", e)
 	}
 }
