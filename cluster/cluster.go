@@ -356,6 +356,22 @@ func (c *Cluster) staticViews() (map[event.GroupID]*event.ViewInfo, map[event.No
 	return views, membership.Static(views)
 }
 
+// installStatic installs, on a node's stack, the first view of each of its
+// groups and its neighbourhood (what lec and the other multi-group layers
+// need), and records the views so casts know the node holds them.
+func (c *Cluster) installStatic(st *stack.Stack, views map[event.GroupID]*event.ViewInfo, nbs map[event.NodeID]*event.Neighbourhood) {
+	id := st.Self()
+	for _, g := range c.groupsOf(id) {
+		st.InstallView(views[g])
+		c.mu.Lock()
+		c.views[viewKey{id, g}] = views[g].ID
+		c.mu.Unlock()
+	}
+	if nb := nbs[id]; nb != nil {
+		st.InstallNeighbourhood(nb)
+	}
+}
+
 // groupsOf lists the groups node n is a member of.
 func (c *Cluster) groupsOf(n event.NodeID) []event.GroupID {
 	var out []event.GroupID

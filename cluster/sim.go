@@ -62,16 +62,7 @@ func (c *Cluster) startSim() error {
 	}
 	views, nbs := c.staticViews()
 	for _, id := range c.nodes {
-		st := c.stacks[id]
-		for _, g := range c.groupsOf(id) {
-			st.InstallView(views[g])
-			c.mu.Lock()
-			c.views[viewKey{id, g}] = views[g].ID
-			c.mu.Unlock()
-		}
-		if nb := nbs[id]; nb != nil {
-			st.InstallNeighbourhood(nb)
-		}
+		c.installStatic(c.stacks[id], views, nbs)
 	}
 	return nil
 }
