@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
 )
 
 // Scenario is one workload on one network: who is in which group, who sends
@@ -405,8 +406,14 @@ func (sc *Scenario) Check() error {
 		if err != nil {
 			return fmt.Errorf("scenario: fault %q: %v", f, err)
 		}
-		if id := ft.Node; (ft.Kind == FaultCrash || ft.Kind == FaultFreeze) && (id < 1 || int(id) > n) {
-			return fmt.Errorf("scenario: fault %q names node %v, but nodes are n1..n%d", f, id, n)
+		ids := slices.Concat(ft.Sets...) // a partition's sides
+		if ft.Kind == FaultCrash || ft.Kind == FaultFreeze {
+			ids = []event.NodeID{ft.Node}
+		}
+		for _, id := range ids {
+			if id < 1 || int(id) > n {
+				return fmt.Errorf("scenario: fault %q names node %v, but nodes are n1..n%d", f, id, n)
+			}
 		}
 		if end := sc.Duration + sc.Drain; ft.At.Duration() >= end {
 			return fmt.Errorf("scenario: fault %q comes at %v, after the run ends (duration %v + drain %v = %v); give a time before %v",

@@ -27,6 +27,8 @@ func TestScenarioRefusals(t *testing.T) {
 		{"fault after the run", [][2]string{{"duration", "2s"}, {"drain", "1s"}, {"fault", "crash:3@5s"}}, `fault "crash:3@5s" comes at 5s, after the run ends (duration 2s + drain 1s = 3s)`},
 		{"fault within the drain", [][2]string{{"duration", "2s"}, {"drain", "1s"}, {"fault", "crash:3@2500ms"}}, ""},
 		{"no such node", [][2]string{{"fault", "crash:9@1s"}}, "names node n9, but nodes are n1..n8"},
+		{"no such node in a partition", [][2]string{{"fault", "partition:1,2|99@1s"}}, "names node n99, but nodes are n1..n8"},
+		{"a partition of existing nodes", [][2]string{{"fault", "partition:1,2|3,4@1s"}}, ""},
 		{"out of memory", [][2]string{{"nodes", "1048576"}, {"groups-per-node", "4"}}, "GB of memory"},
 	} {
 		sc := base()
