@@ -356,6 +356,22 @@ func (c *Cluster) staticViews() (map[event.GroupID]*event.ViewInfo, map[event.No
 	return views, membership.Static(views)
 }
 
+// installStatic installs, on a node's stack, the first view of each of its
+// groups and its neighbourhood (what lec and the other multi-group layers
+// need), and records the views so casts know the node holds them.
+func (c *Cluster) installStatic(st *stack.Stack, views map[event.GroupID]*event.ViewInfo, nbs map[event.NodeID]*event.Neighbourhood) {
+	id := st.Self()
+	for _, g := range c.groupsOf(id) {
+		st.InstallView(views[g])
+		c.mu.Lock()
+		c.views[viewKey{id, g}] = views[g].ID
+		c.mu.Unlock()
+	}
+	if nb := nbs[id]; nb != nil {
+		st.InstallNeighbourhood(nb)
+	}
+}
+
 // groupsOf lists the groups node n is a member of.
 func (c *Cluster) groupsOf(n event.NodeID) []event.GroupID {
 	var out []event.GroupID
@@ -478,6 +494,24 @@ func (c *Cluster) Run(d time.Duration) error {
 	}
 	c.net.Run(d)
 	return nil
+}
+
+// CastWait casts like Cast, but where the node's send queue is full or
+// flow control holds it off it runs the cluster a millisecond at a time
+// (in the simulator; over UDP it waits) and tries again, for at most
+// Config.MaxRun. Any other error is returned at once.
+func (c *Cluster) CastWait(from int, group string, payload []byte) error {
+	var waited time.Duration
+	for {
+		err := c.Cast(from, group, payload)
+		if !errors.Is(err, stack.ErrBackpressure) || waited >= c.cfg.MaxRun {
+			return err
+		}
+		if err := c.Run(time.Millisecond); err != nil {
+			return err
+		}
+		waited += time.Millisecond
+	}
 }
 
 // RunUntilQuiet runs the cluster until no node has delivered anything for

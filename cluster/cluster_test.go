@@ -198,6 +198,30 @@ func TestBackpressure(t *testing.T) {
 	}
 }
 
+// CastWait runs the network while back-pressure lasts: where Cast refuses
+// (the test above), every one of 1000 casts goes through and is delivered.
+func TestCastWait(t *testing.T) {
+	c, _ := cluster.New("fifo : reliable(max_buffer=4KB)", cluster.WithConfig(cluster.Config{AppQueue: 4, Loss: "none", Latency: time.Millisecond}))
+	c.Group("g", 1, 2)
+	got := 0
+	c.OnDeliver(func(cluster.Delivery) { got++ })
+	c.Start()
+	for i := 0; i < 1000; i++ {
+		if err := c.CastWait(1, "g", make([]byte, 100)); err != nil {
+			t.Fatalf("cast %d: %v", i, err)
+		}
+	}
+	if err := c.RunUntilQuiet(); err != nil {
+		t.Fatal(err)
+	}
+	if got != 1000 {
+		t.Errorf("delivered %d of 1000", got)
+	}
+	if err := c.CastWait(1, "nosuch", nil); err == nil || errors.Is(err, stack.ErrBackpressure) {
+		t.Errorf("CastWait to an unknown group: %v, want the error at once", err)
+	}
+}
+
 // Every misuse gets one clear error, never a panic.
 func TestErrors(t *testing.T) {
 	if _, err := cluster.New("fifo : relaible"); err == nil || !strings.Contains(err.Error(), "reliable") {

@@ -53,13 +53,11 @@ func (c *Cluster) change(node int, group string, join bool) error {
 	old := c.groups[g-1]
 	c.groups[g-1] = ms
 	if c.gms {
-		var err error
+		change := st.Leave
 		if join {
-			err = st.Join(g)
-		} else {
-			err = st.Leave(g)
+			change = st.Join
 		}
-		if err != nil {
+		if err := change(g); err != nil {
 			return fmt.Errorf("cluster: node %d %s %q: %w", node, verb, group, err)
 		}
 		if !join {

@@ -1,9 +1,7 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -64,16 +62,7 @@ func (c *Cluster) startSim() error {
 	}
 	views, nbs := c.staticViews()
 	for _, id := range c.nodes {
-		st := c.stacks[id]
-		for _, g := range c.groupsOf(id) {
-			st.InstallView(views[g])
-			c.mu.Lock()
-			c.views[viewKey{id, g}] = views[g].ID
-			c.mu.Unlock()
-		}
-		if nb := nbs[id]; nb != nil {
-			st.InstallNeighbourhood(nb)
-		}
+		c.installStatic(c.stacks[id], views, nbs)
 	}
 	return nil
 }
@@ -82,35 +71,11 @@ func (c *Cluster) startSim() error {
 // every member join its groups and runs until every member holds the view
 // of each of its groups.
 func (c *Cluster) startService() error {
-	ls, err := compose.Explain(c.spec)
+	svc, err := compose.ServiceOf(c.spec, c.nodes)
 	if err != nil {
-		return err
+		return fmt.Errorf("cluster: %w", err)
 	}
-	var need compose.ServiceNeed
-	var layer string
-	for _, l := range ls {
-		if l.Info.Service != nil {
-			layer = l.Info.Name
-			if need, err = l.Info.Service(l.Params); err != nil {
-				return fmt.Errorf("cluster: %s: %w", layer, err)
-			}
-			break
-		}
-	}
-	if layer == "" {
-		return errors.New("cluster: the stack gives views but none of its layers names the service that installs them")
-	}
-	if slices.Contains(c.nodes, need.Node) {
-		return fmt.Errorf("cluster: %s's service id %d is a member of a group; choose another (%s(service=N)) or renumber the members", layer, need.Node, layer)
-	}
-	ssp, err := compose.Parse(need.Spec)
-	if err != nil {
-		return fmt.Errorf("cluster: the service's spec %q: %w", need.Spec, err)
-	}
-	entries, err := compose.BuildService(ssp)
-	if err != nil {
-		return fmt.Errorf("cluster: the service's spec %q: %w", need.Spec, err)
-	}
+	layer, need, entries := svc.Layer, svc.Need, svc.Entries
 	nd := c.net.AddNode(need.Node)
 	st, err := stack.New(stack.Config{Self: need.Node, Layers: entries, Transport: nd, Clock: nd, Seed: c.cfg.Seed})
 	if err != nil {

@@ -60,23 +60,9 @@ func (c *Cluster) startUDP() error {
 		u.tr.SetSink(nd)
 	}
 	for _, id := range c.nodes {
-		groups := c.groupsOf(id)
-		nb := nbs[id]
-		if err := c.udpNodes[id].node.Do(func(st *stack.Stack) {
-			for _, g := range groups {
-				st.InstallView(views[g])
-			}
-			if nb != nil {
-				st.InstallNeighbourhood(nb)
-			}
-		}); err != nil {
+		if err := c.udpNodes[id].node.Do(func(st *stack.Stack) { c.installStatic(st, views, nbs) }); err != nil {
 			return fail(fmt.Errorf("cluster: node %d: %w", id, err))
 		}
-		c.mu.Lock()
-		for _, g := range groups {
-			c.views[viewKey{id, g}] = views[g].ID
-		}
-		c.mu.Unlock()
 	}
 	return nil
 }

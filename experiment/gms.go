@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,25 +28,15 @@ const settleLimit = 60 * time.Second
 // strikes while membership settles. It knows no layer: views are the View
 // events the applications saw.
 func setupGMS(env *SimEnv) error {
-	layer, need, err := serviceNeed(env.Spec)
+	svc, err := compose.ServiceOf(env.Spec, env.Nodes)
 	if err != nil {
 		return err
 	}
-	if slices.Contains(env.Nodes, need.Node) {
-		return fmt.Errorf("%s's service id %v is one of the experiment's nodes; choose another (%s(service=N))", layer, need.Node, layer)
-	}
-	ssp, err := compose.Parse(need.Spec)
-	if err != nil {
-		return fmt.Errorf("the service's spec %q: %w", need.Spec, err)
-	}
-	entries, err := compose.BuildService(ssp)
-	if err != nil {
-		return fmt.Errorf("the service's spec %q: %w", need.Spec, err)
-	}
-	if _, err := env.AddNode(need.Node, entries); err != nil {
+	layer, need := svc.Layer, svc.Need
+	if _, err := env.AddNode(need.Node, svc.Entries); err != nil {
 		return fmt.Errorf("adding the service: %w", err)
 	}
-	env.service = ssp.Layers[0].Name
+	env.service = svc.Name
 	for _, id := range env.Nodes {
 		for _, g := range env.Of[id] {
 			if err := env.Stacks[id].Join(g); err != nil {
@@ -103,22 +92,6 @@ func setupGMS(env *SimEnv) error {
 	env.Notes = append(env.Notes, fmt.Sprintf("%s: %v installed the views of %d groups by %v (%s)",
 		layer, need.Node, len(env.Groups), env.Net.Now(), need.Describe))
 	return nil
-}
-
-// serviceNeed asks the spec's layers which service node they need: the
-// first layer that says, and what it needs.
-func serviceNeed(sp *compose.Spec) (string, compose.ServiceNeed, error) {
-	ls, err := compose.Explain(sp)
-	if err != nil {
-		return "", compose.ServiceNeed{}, err
-	}
-	for _, l := range ls {
-		if l.Info.Service != nil {
-			need, err := l.Info.Service(l.Params)
-			return l.Info.Name, need, err
-		}
-	}
-	return "", compose.ServiceNeed{}, errors.New("the stack gives views but none of its layers names the service that installs them")
 }
 
 // watchCrashes observes, for every crash fault of the scenario, how long the

@@ -4,7 +4,10 @@
 //	stacktool layers                       catalogue of layers
 //	stacktool check SPEC|FILE              validate a spec
 //	stacktool run SPEC|FILE [flags]        one stack under one scenario
-//	stacktool compare SPEC|FILE... [flags] several stacks side by side
+//	stacktool compare SPEC|FILE... [flags] several stacks side by side (--out DIR: CSV, JSON, charts)
+//	stacktool sweep SPEC|FILE... --param NAME=V1,V2,... --out DIR
+//	                                       stacks across parameter values, with charts
+//	stacktool reproduce PAPER [--quick]    a paper's headline experiments beside its figures
 //	stacktool soak --seeds N [flags]       seeded faults with invariant checks
 //
 // Exit codes: 0 every promise kept, 1 a promise broken (the output says

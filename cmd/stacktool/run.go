@@ -27,7 +27,7 @@ func init() {
 			"deliveries, order, latency, loss and recovery, overhead and buffers. Flags may follow the spec.\n" +
 			"Example: stacktool run specs/baseline.stack --loss uniform:5% --duration 10s",
 		Flags:  scenarioFlags(),
-		Action: func(c *cli.Context) error { return runCmd(c, false) },
+		Action: runCmd,
 	})
 }
 
@@ -214,62 +214,42 @@ func loadSpec(arg string) (*compose.Spec, error) {
 	return sp, nil
 }
 
-func runCmd(c *cli.Context, compare bool) error {
+func runCmd(c *cli.Context) error {
 	o, err := parseOptions(c)
 	if err != nil || o == nil {
 		return err
 	}
 	switch {
-	case len(o.args) == 0 && compare:
-		return fmt.Errorf("compare needs at least one spec: stacktool compare SPEC|FILE... [flags]")
 	case len(o.args) == 0:
 		return fmt.Errorf("run needs a spec: stacktool run SPEC|FILE [flags]")
-	case len(o.args) > 1 && !compare:
+	case len(o.args) > 1:
 		return fmt.Errorf("run takes one spec, got %d (%s); use compare for several", len(o.args), strings.Join(o.args, ", "))
 	}
-	var specs []*compose.Spec
-	for _, a := range o.args {
-		sp, err := loadSpec(a)
-		if err != nil {
-			return err
-		}
-		specs = append(specs, sp)
+	sp, err := loadSpec(o.args[0])
+	if err != nil {
+		return err
 	}
 	out, errw := writers(c)
 	show := o.bools["progress"] || isTerminal(errw)
-	var reps []*experiment.Report
-	for i, sp := range specs {
-		var p experiment.Progress
-		if show {
-			label := ""
-			if compare {
-				label = fmt.Sprintf("[%d/%d] ", i+1, len(specs))
-			}
-			p = progressLine(errw, label)
-		}
-		r, err := experiment.Run(context.Background(), o.network, sp, o.scenario, p)
-		if show {
-			fmt.Fprint(errw, "\r\033[K")
-		}
-		if err != nil {
-			if compare {
-				return fmt.Errorf("%s: %w", sp.String(), err)
-			}
-			return err
-		}
-		if o.bools["no-wall"] {
-			r = r.Mask()
-		}
-		reps = append(reps, r)
+	var p experiment.Progress
+	if show {
+		p = progressLine(errw, "")
 	}
+	r, err := experiment.Run(context.Background(), o.network, sp, o.scenario, p)
+	if show {
+		fmt.Fprint(errw, "\r\033[K")
+	}
+	if err != nil {
+		return err
+	}
+	if o.bools["no-wall"] {
+		r = r.Mask()
+	}
+	reps := []*experiment.Report{r}
 	if o.bools["json"] {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if compare {
-			err = enc.Encode(reps)
-		} else {
-			err = enc.Encode(reps[0])
-		}
+		err = enc.Encode(r)
 	} else {
 		err = experiment.WriteTable(out, reps, !o.bools["no-wall"])
 	}
@@ -309,6 +289,16 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// timeLeft is the wall time a run that has done the fraction f of its
+// work in elapsed has left, at the pace so far ("about 12s left").
+func timeLeft(elapsed time.Duration, f float64) string {
+	if f <= 0 {
+		return "time left unknown"
+	}
+	left := time.Duration(float64(elapsed) * (1 - min(f, 1)) / f)
+	return fmt.Sprintf("up to about %v left", left.Round(time.Second))
+}
+
 // progressLine prints a progress line, overwritten in place, once the run
 // has taken a second of wall time, at most five times a second.
 func progressLine(w io.Writer, label string) experiment.Progress {
@@ -327,7 +317,7 @@ func progressLine(w io.Writer, label string) experiment.Progress {
 			rate = float64(p.Events) / now.Sub(start).Seconds()
 		}
 		lastPrint, lastEvents = now, p.Events
-		pc := 100 * p.Done.Seconds() / max(p.Total.Seconds(), 1e-9)
-		fmt.Fprintf(w, "\r\033[K%s%5.1f%% of at most %v virtual, %.2fM events/s", label, pc, p.Total, rate/1e6)
+		f := p.Done.Seconds() / max(p.Total.Seconds(), 1e-9)
+		fmt.Fprintf(w, "\r\033[K%s%5.1f%% of at most %v virtual, %.2fM events/s, %s", label, 100*f, p.Total, rate/1e6, timeLeft(now.Sub(start), f))
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -103,33 +102,15 @@ func sweepCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := sweep.Config{Base: o.scenario, Seeds: seeds, Network: o.network, Workers: workers}
-	for _, a := range o.args {
-		sp, err := loadSpec(a)
-		if err != nil {
-			return err
-		}
-		cfg.Stacks = append(cfg.Stacks, sweep.Stack{Label: sweep.Label(sp), Spec: sp})
-	}
-	// Two specs with one label (two inline specs never clash; two files
-	// of one name in different folders may) are told apart by position.
-	labels := map[string]int{}
-	for _, st := range cfg.Stacks {
-		labels[st.Label]++
-	}
-	for i := range cfg.Stacks {
-		if labels[cfg.Stacks[i].Label] > 1 {
-			cfg.Stacks[i].Label = fmt.Sprintf("%d:%s", i+1, cfg.Stacks[i].Label)
-		}
-	}
+	var params []sweep.Param
 	for _, text := range o.values["param"] {
 		p, err := sweep.ParseParam(text)
 		if err != nil {
 			return err
 		}
-		cfg.Params = append(cfg.Params, p)
+		params = append(params, p)
 	}
-	pl, err := sweep.NewPlan(cfg)
+	pl, err := stackPlan(o, sweep.Config{Params: params, Seeds: seeds, Workers: workers})
 	if err != nil {
 		return err
 	}
@@ -138,11 +119,11 @@ func sweepCmd(c *cli.Context) error {
 	}
 	out, errw := writers(c)
 	for si, names := range pl.Flat {
-		fmt.Fprintf(errw, "sweep: %s has no layer for %s: it runs unchanged at every value\n", cfg.Stacks[si].Label, strings.Join(names, ", "))
+		fmt.Fprintf(errw, "sweep: %s has no layer for %s: it runs unchanged at every value\n", pl.Config.Stacks[si].Label, strings.Join(names, ", "))
 	}
 
 	start := time.Now()
-	progress, done := sweepProgress(errw, pl, o.bools["progress"] || isTerminal(errw))
+	progress, done := sweepProgress(errw, "sweep", pl, o.bools["progress"] || isTerminal(errw))
 	res, err := sweep.Run(context.Background(), pl, progress)
 	done(err == nil)
 	if err != nil {
@@ -154,7 +135,7 @@ func sweepCmd(c *cli.Context) error {
 		}
 	}
 	rows := sweep.Aggregate(pl, res)
-	files, err := writeSweep(dir, pl, res, rows)
+	files, err := sweep.WriteAll(dir, pl, res, rows)
 	if err != nil {
 		return err
 	}
@@ -179,35 +160,11 @@ func sweepCmd(c *cli.Context) error {
 	return brokenError(reps)
 }
 
-// writeSweep writes results.csv, results.json and the charts into dir.
-func writeSweep(dir string, pl *sweep.Plan, res []sweep.Result, rows []sweep.Row) ([]string, error) {
-	write := func(name string, fn func(io.Writer) error) error {
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			return fmt.Errorf("--out: %v", err)
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %v", f.Name(), err)
-		}
-		return f.Close()
-	}
-	if err := write("results.csv", func(w io.Writer) error { return sweep.WriteCSV(w, pl, res) }); err != nil {
-		return nil, err
-	}
-	if err := write("results.json", func(w io.Writer) error { return sweep.WriteJSON(w, sweep.NewOutput(pl, res, rows)) }); err != nil {
-		return nil, err
-	}
-	files := []string{filepath.Join(dir, "results.csv"), filepath.Join(dir, "results.json")}
-	charts, err := sweep.WritePlots(dir, pl, rows)
-	return append(files, charts...), err
-}
-
 // sweepProgress is a progress bar on w with the runs done and the time
 // left, weighted by each run's estimated cost (a run at groups-per-node=128
 // counts for more than one at 2); nothing when show is false. done stops
 // it.
-func sweepProgress(w io.Writer, pl *sweep.Plan, show bool) (sweep.Progress, func(ok bool)) {
+func sweepProgress(w io.Writer, name string, pl *sweep.Plan, show bool) (sweep.Progress, func(ok bool)) {
 	if !show {
 		return nil, func(bool) {}
 	}
@@ -224,7 +181,7 @@ func sweepProgress(w io.Writer, pl *sweep.Plan, show bool) (sweep.Progress, func
 		mpb.WithAutoRefresh()) // --progress draws to a file or pipe too
 	bar := p.New(units, mpb.BarStyle().Lbound(" [").Rbound("] "),
 		mpb.PrependDecorators(
-			decor.Name("sweep "),
+			decor.Name(name+" "),
 			decor.Any(func(decor.Statistics) string { return fmt.Sprintf("%d/%d runs", runsDone.Load(), runs) }, decor.WCSyncWidth),
 		),
 		mpb.AppendDecorators(

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,15 +61,7 @@ func TestSweepWritesResultsAndPlots(t *testing.T) {
 		t.Errorf("stderr is not one summary line: %q", e)
 	}
 
-	f, err := os.Open(filepath.Join(dir, "results.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatalf("results.csv: %v", err)
-	}
+	recs := readCSV(t, filepath.Join(dir, "results.csv"))
 	head := recs[0]
 	col := map[string]int{}
 	for i, h := range head {
@@ -123,14 +113,7 @@ func TestSweepWritesResultsAndPlots(t *testing.T) {
 		}
 	}
 
-	for _, m := range sweep.Metrics {
-		for _, ext := range []string{".svg", ".png"} {
-			st, err := os.Stat(filepath.Join(dir, m.Key+ext))
-			if err != nil || st.Size() == 0 {
-				t.Errorf("chart %s%s missing or empty: %v", m.Key, ext, err)
-			}
-		}
-	}
+	checkCharts(t, dir)
 	svg, _ := os.ReadFile(filepath.Join(dir, "control_packets_per_msg.svg"))
 	for _, want := range []string{"<svg", "baseline", "ricochet", "groups per node"} {
 		if !strings.Contains(string(svg), want) {
@@ -140,15 +123,7 @@ func TestSweepWritesResultsAndPlots(t *testing.T) {
 
 	// Ricochet sends repairs, the baseline does not: their control lines
 	// are apart, so both colours show as lines, not just legend swatches.
-	pf, err := os.Open(filepath.Join(dir, "control_packets_per_msg.png"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(pf)
-	pf.Close()
-	if err != nil {
-		t.Fatalf("control_packets_per_msg.png does not decode: %v", err)
-	}
+	img := readPNG(t, filepath.Join(dir, "control_packets_per_msg.png"))
 	b := img.Bounds()
 	if b.Dx() < 400 || b.Dy() < 250 {
 		t.Errorf("PNG is %dx%d, too small to read", b.Dx(), b.Dy())

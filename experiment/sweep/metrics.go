@@ -16,17 +16,20 @@ type Metric struct {
 	// Short is the table's column header.
 	Short string
 	Value func(r *experiment.Report) float64
+	// Higher is true when a larger value is better (throughput), false
+	// when a smaller one is (latency, overhead).
+	Higher bool
 }
 
 // Metrics are the figures every sweep plots, in order.
 var Metrics = []Metric{
-	{"throughput_msgs_per_s", "Throughput per receiver", "msgs/s", "thr msgs/s", func(r *experiment.Report) float64 { return r.ThroughputMsgsPerS }},
-	{"latency_p50_ms", "Delivery latency, median", "ms", "p50 ms", func(r *experiment.Report) float64 { return r.LatencyMs.P50 }},
-	{"latency_p99_ms", "Delivery latency, 99th percentile", "ms", "p99 ms", func(r *experiment.Report) float64 { return r.LatencyMs.P99 }},
-	{"recovery_latency_mean_ms", "Recovery latency, mean", "ms", "recov ms", func(r *experiment.Report) float64 { return r.Loss.RecoveryLatencyMs.Mean }},
-	{"control_packets_per_msg", "Control packets per message", "packets/msg", "ctl/msg", func(r *experiment.Report) float64 { return r.Overhead.ControlPacketsPerMsg }},
-	{"acks_per_msg", "Acknowledgements per message", "acks/msg", "acks/msg", func(r *experiment.Report) float64 { return r.Overhead.AcksPerMsg }},
-	{"delivered_fraction", "Owed deliveries made", "fraction", "delivered", DeliveredFraction},
+	{"throughput_msgs_per_s", "Throughput per receiver", "msgs/s", "thr msgs/s", func(r *experiment.Report) float64 { return r.ThroughputMsgsPerS }, true},
+	{"latency_p50_ms", "Delivery latency, median", "ms", "p50 ms", func(r *experiment.Report) float64 { return r.LatencyMs.P50 }, false},
+	{"latency_p99_ms", "Delivery latency, 99th percentile", "ms", "p99 ms", func(r *experiment.Report) float64 { return r.LatencyMs.P99 }, false},
+	{"recovery_latency_mean_ms", "Recovery latency, mean", "ms", "recov ms", func(r *experiment.Report) float64 { return r.Loss.RecoveryLatencyMs.Mean }, false},
+	{"control_packets_per_msg", "Control packets per message", "packets/msg", "ctl/msg", func(r *experiment.Report) float64 { return r.Overhead.ControlPacketsPerMsg }, false},
+	{"acks_per_msg", "Acknowledgements per message", "acks/msg", "acks/msg", func(r *experiment.Report) float64 { return r.Overhead.AcksPerMsg }, false},
+	{"delivered_fraction", "Owed deliveries made", "fraction", "delivered", DeliveredFraction, true},
 }
 
 // DeliveredFraction is the share of owed deliveries made (1 when none was
@@ -100,7 +103,7 @@ func Aggregate(pl *Plan, res []Result) []Row {
 			for i, p := range pl.Config.Params {
 				row.Values[p.Name] = pt[i]
 			}
-			for _, m := range Metrics {
+			for _, m := range pl.metrics() {
 				vs := make([]float64, len(rs))
 				for i, r := range rs {
 					vs[i] = m.Value(r.Report)

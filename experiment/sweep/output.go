@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -57,6 +60,17 @@ var Columns = func() []Column {
 	)
 }()
 
+// columns are Columns and then the plan's metrics that Columns lacks.
+func (pl *Plan) columns() []Column {
+	cols := Columns
+	for _, m := range pl.metrics() {
+		if !slices.ContainsFunc(cols, func(c Column) bool { return c.Name == m.Key }) {
+			cols = append(slices.Clip(cols), Column{m.Key, m.Title + " (" + m.Unit + ")", fcol(m.Value)})
+		}
+	}
+	return cols
+}
+
 // WriteCSV writes one row per (stack, point, seed), in plan order.
 func WriteCSV(w io.Writer, pl *Plan, res []Result) error {
 	cw := csv.NewWriter(w)
@@ -65,7 +79,8 @@ func WriteCSV(w io.Writer, pl *Plan, res []Result) error {
 		head = append(head, p.Name)
 	}
 	head = append(head, "seed")
-	for _, c := range Columns {
+	cols := pl.columns()
+	for _, c := range cols {
 		head = append(head, c.Name)
 	}
 	if err := cw.Write(head); err != nil {
@@ -75,7 +90,7 @@ func WriteCSV(w io.Writer, pl *Plan, res []Result) error {
 		rec := []string{pl.Config.Stacks[r.Job.Stack].Label, r.Report.Spec}
 		rec = append(rec, pl.Points[r.Job.Point]...)
 		rec = append(rec, strconv.FormatUint(r.Job.Seed, 10))
-		for _, c := range Columns {
+		for _, c := range cols {
 			rec = append(rec, c.Value(r.Report))
 		}
 		if err := cw.Write(rec); err != nil {
@@ -148,7 +163,7 @@ func NewOutput(pl *Plan, res []Result, rows []Row) *Output {
 	for s := range max(1, pl.Config.Seeds) {
 		o.Seeds = append(o.Seeds, pl.Config.Base.Seed+uint64(s))
 	}
-	for _, m := range Metrics {
+	for _, m := range pl.metrics() {
 		o.Metrics = append(o.Metrics, OutputMetric{m.Key, m.Title, m.Unit})
 	}
 	for _, r := range res {
@@ -177,7 +192,7 @@ func WriteTable(w io.Writer, pl *Plan, rows []Row) error {
 	for _, p := range pl.Config.Params {
 		head = append(head, p.Name)
 	}
-	for _, m := range Metrics {
+	for _, m := range pl.metrics() {
 		head = append(head, m.Short)
 	}
 	head = append(head, "broken")
@@ -187,7 +202,7 @@ func WriteTable(w io.Writer, pl *Plan, rows []Row) error {
 		for _, p := range pl.Config.Params {
 			cells = append(cells, r.Values[p.Name])
 		}
-		for _, m := range Metrics {
+		for _, m := range pl.metrics() {
 			s := r.Metrics[m.Key]
 			c := num(s.Mean)
 			if seeds > 1 {
@@ -235,3 +250,112 @@ func abs(v float64) float64 {
 	}
 	return v
 }
+
+// WriteAll writes results.csv, results.json and the charts (WritePlots)
+// into dir, which must exist, and returns the files written.
+func WriteAll(dir string, pl *Plan, res []Result, rows []Row) ([]string, error) {
+	write := func(name string, fn func(io.Writer) error) error {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %v", f.Name(), err)
+		}
+		return f.Close()
+	}
+	if err := write("results.csv", func(w io.Writer) error { return WriteCSV(w, pl, res) }); err != nil {
+		return nil, err
+	}
+	if err := write("results.json", func(w io.Writer) error { return WriteJSON(w, NewOutput(pl, res, rows)) }); err != nil {
+		return nil, err
+	}
+	files := []string{filepath.Join(dir, "results.csv"), filepath.Join(dir, "results.json")}
+	charts, err := WritePlots(dir, pl, rows)
+	return append(files, charts...), err
+}
+
+// Verdict says which stack did best on one metric at one point, and by
+// how much it beat the next best.
+type Verdict struct {
+	Metric Metric
+	// Best and Next are stack labels; Next is "" when only one stack ran.
+	Best, Next           string
+	BestValue, NextValue float64
+}
+
+// String reads "Throughput per receiver: ricochet, 12.5% higher than
+// baseline (999.5 vs 888.4 msgs/s)".
+func (v Verdict) String() string {
+	m := v.Metric
+	unit := ""
+	if m.Unit != "" && m.Unit != "fraction" {
+		unit = " " + m.Unit
+	}
+	if v.Next == "" {
+		return fmt.Sprintf("%s: %s%s", m.Title, num(v.BestValue), unit)
+	}
+	if same(v.BestValue, v.NextValue) {
+		return fmt.Sprintf("%s: the same for every stack, within 0.1%% (%s%s)", m.Title, num(v.BestValue), unit)
+	}
+	word := "lower"
+	hi, lo := v.NextValue, v.BestValue
+	if m.Higher {
+		word, hi, lo = "higher", v.BestValue, v.NextValue
+	}
+	// By how much, relative to the next best: "2.5x" when one is at
+	// least twice the other, a percentage otherwise, the difference in
+	// the unit when the next best is zero.
+	var by string
+	switch {
+	case lo > 0 && hi/lo >= 2:
+		by = strconv.FormatFloat(hi/lo, 'f', 1, 64) + "x"
+	case v.NextValue != 0:
+		by = strconv.FormatFloat(100*(hi-lo)/abs(v.NextValue), 'f', 1, 64) + "%"
+	default:
+		by = num(hi-lo) + unit
+	}
+	return fmt.Sprintf("%s: %s, %s %s than %s (%s vs %s%s)", m.Title, v.Best, by, word, v.Next, num(v.BestValue), num(v.NextValue), unit)
+}
+
+// Verdicts ranks the rows of one point (a comparison) on every metric of
+// the plan: the best stack (with those tied with it, within 0.1%, named
+// together) and the best of the others.
+func Verdicts(pl *Plan, rows []Row) []Verdict {
+	var out []Verdict
+	for _, m := range pl.metrics() {
+		v := Verdict{Metric: m}
+		if len(rows) == 0 {
+			continue
+		}
+		better := func(a, b float64) bool { return (m.Higher && a > b) || (!m.Higher && a < b) }
+		v.BestValue = rows[0].Metrics[m.Key].Mean
+		for _, r := range rows[1:] {
+			if x := r.Metrics[m.Key].Mean; better(x, v.BestValue) {
+				v.BestValue = x
+			}
+		}
+		var best []string
+		first := true
+		for _, r := range rows {
+			x := r.Metrics[m.Key].Mean
+			if same(x, v.BestValue) {
+				best = append(best, r.Stack)
+				continue
+			}
+			if first || better(x, v.NextValue) {
+				v.Next, v.NextValue, first = r.Stack, x, false
+			}
+		}
+		v.Best = strings.Join(best, " and ")
+		if v.Next == "" && len(rows) > 1 {
+			v.Next, v.NextValue = best[1], v.BestValue // all tied
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// same reports whether two values agree within 0.1%.
+func same(a, b float64) bool { return abs(a-b) <= 1e-3*max(abs(a), abs(b)) }

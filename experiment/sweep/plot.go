@@ -228,20 +228,14 @@ func seriesFor(pl *Plan, rows []Row, m Metric, ax Axis) []*Series {
 // values, error bars of one sample standard deviation when there are
 // several seeds.
 func Chart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
-	ax := NewAxis(&pl.Config.Params[0])
-	p := plot.New()
-	seeds := max(1, pl.Config.Seeds)
-	p.Title.Text = m.Title
-	if seeds > 1 {
-		p.Title.Text += fmt.Sprintf(" (mean ± s.d. over %d seeds)", seeds)
+	if len(pl.Config.Params) == 0 {
+		return barChart(pl, rows, m)
 	}
+	ax := NewAxis(&pl.Config.Params[0])
+	p, seeds := newPlot(pl, m)
 	p.X.Label.Text = ax.Label
 	if ax.Log {
 		p.X.Label.Text += " (log scale)"
-	}
-	p.Y.Label.Text = m.Title
-	if m.Unit != "" {
-		p.Y.Label.Text += " (" + m.Unit + ")"
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ax.Ticks)
 	if ax.Log {
@@ -304,7 +298,7 @@ func Chart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
 // and returns the files written.
 func WritePlots(dir string, pl *Plan, rows []Row) ([]string, error) {
 	var files []string
-	for _, m := range Metrics {
+	for _, m := range pl.metrics() {
 		p, err := Chart(pl, rows, m)
 		if err != nil {
 			return files, err
@@ -339,4 +333,59 @@ func writeTo(name string, c io.WriterTo) error {
 		return fmt.Errorf("%s: %v", name, err)
 	}
 	return f.Close()
+}
+
+// newPlot is a metric's chart with its title and y label (with the unit),
+// and the seeds per point.
+func newPlot(pl *Plan, m Metric) (*plot.Plot, int) {
+	p := plot.New()
+	seeds := max(1, pl.Config.Seeds)
+	p.Title.Text = m.Title
+	if seeds > 1 {
+		p.Title.Text += fmt.Sprintf(" (mean ± s.d. over %d seeds)", seeds)
+	}
+	p.Y.Label.Text = m.Title
+	if m.Unit != "" {
+		p.Y.Label.Text += " (" + m.Unit + ")"
+	}
+	return p, seeds
+}
+
+// barChart draws one metric of a plan without parameters (a comparison):
+// one bar per stack, with an error bar when there are several seeds.
+func barChart(pl *Plan, rows []Row, m Metric) (*plot.Plot, error) {
+	p, seeds := newPlot(pl, m)
+	p.X.Label.Text = "stack"
+	p.Add(plotter.NewGrid())
+	w := vg.Points(min(60, 360/float64(max(1, len(rows)))))
+	var names []string
+	hi := 0.0
+	for i, r := range rows {
+		st := r.Metrics[m.Key]
+		bars, err := plotter.NewBarChart(plotter.Values{st.Mean}, w)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %v", m.Key, err)
+		}
+		bars.XMin = float64(i)
+		bars.Color = Palette[i%len(Palette)]
+		bars.LineStyle.Width = 0
+		p.Add(bars)
+		if seeds > 1 {
+			eb, err := plotter.NewYErrorBars(errPoints{&Series{X: []float64{float64(i)}, Mean: []float64{st.Mean}, SD: []float64{st.SD}}})
+			if err != nil {
+				return nil, fmt.Errorf("chart %s: %v", m.Key, err)
+			}
+			eb.Width = vg.Points(1.5)
+			p.Add(eb)
+		}
+		names = append(names, r.Stack)
+		hi = max(hi, st.Mean+st.SD)
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(rows))-0.4 // whole bars, not cut by the frame
+	p.Y.Min, p.Y.Max = 0, hi*1.15
+	if p.Y.Max <= 0 {
+		p.Y.Max = 1
+	}
+	return p, nil
 }

@@ -26,7 +26,9 @@ import (
 
 // Param is one swept parameter: its name and the values it takes, as text.
 type Param struct {
-	// Name is a scenario key (experiment.Keys) or LAYER.PARAM.
+	// Name is a scenario key (experiment.Keys) or LAYER.PARAM, or several
+	// scenario keys joined by "+" that take the same value together
+	// (nodes+group-size=10,25: one group spanning every node).
 	Name string
 	// Values are the values in the order given; the first parameter's
 	// values are the charts' x axis.
@@ -93,6 +95,18 @@ func ParseParam(text string) (Param, error) {
 		p.layer, p.key, p.info = layer, key, pi
 		return p, nil
 	}
+	if strings.Contains(name, "+") {
+		for _, k := range strings.Split(name, "+") {
+			q, err := ParseParam(k + "=" + strings.Join(p.Values, ";"))
+			if err != nil {
+				return Param{}, err
+			}
+			if q.Layer() {
+				return Param{}, fmt.Errorf("--param %s: only scenario keys can be joined with +, not %s", name, k)
+			}
+		}
+		return p, nil
+	}
 	switch name {
 	case "seed":
 		return Param{}, fmt.Errorf("--param seed: seeds are not a parameter; use --seed for the first and --seeds N for how many")
@@ -152,7 +166,9 @@ func Label(sp *compose.Spec) string {
 }
 
 // Config is a sweep: the stacks, the parameters, the scenario everything
-// else is taken from, and the seeds.
+// else is taken from, and the seeds. A Config without parameters is a
+// comparison: every stack at the base scenario (one point), charted as
+// bars, as `stacktool compare --out` writes it.
 type Config struct {
 	Stacks []Stack
 	Params []Param
@@ -167,6 +183,18 @@ type Config struct {
 	// Workers is how many runs go at once; 0 means GOMAXPROCS. Runs on a
 	// network other than the simulator go one at a time.
 	Workers int
+	// Metrics are the figures tabulated, summarised and charted; nil means
+	// the package's Metrics. results.csv holds Columns and, after them,
+	// any of these that Columns lacks.
+	Metrics []Metric
+}
+
+// metrics are the plan's metrics (Config.Metrics or the package's).
+func (pl *Plan) metrics() []Metric {
+	if pl.Config.Metrics != nil {
+		return pl.Config.Metrics
+	}
+	return Metrics
 }
 
 // Point is one combination of parameter values, one value per parameter in
@@ -218,9 +246,6 @@ const (
 func NewPlan(cfg Config) (*Plan, error) {
 	if len(cfg.Stacks) == 0 {
 		return nil, errors.New("sweep needs at least one spec")
-	}
-	if len(cfg.Params) == 0 {
-		return nil, errors.New("sweep needs at least one --param NAME=V1,V2,...")
 	}
 	if cfg.Seeds <= 0 {
 		cfg.Seeds = 1
@@ -332,25 +357,8 @@ func CPUSeconds(sc experiment.Scenario) float64 {
 	return Estimate(sc)/deliveriesPerCoreSecond + memberships*virtual*membershipCoreSeconds
 }
 
-// Estimate is a run's expected packet deliveries (data and control): each
-// sender casts Rate messages a second for Duration, each to one group of
-// GroupSize-1 other members, and control traffic roughly doubles that. At
-// rate max the senders' rate is bounded by MaxBurst per MaxQuantum, or by
-// the capacity's packets per second when one is set.
-func Estimate(sc experiment.Scenario) float64 {
-	senders := float64(sc.Senders)
-	if sc.Senders == 0 {
-		senders = float64(sc.Nodes)
-	}
-	rate := sc.Rate
-	if rate == 0 {
-		rate = float64(sc.MaxBurst) / experiment.MaxQuantum.Seconds()
-		if c, err := experiment.ParseCapacity(sc.Capacity); err == nil && c.SendPPS > 0 {
-			rate = min(rate, c.SendPPS)
-		}
-	}
-	return 2 * senders * rate * sc.Duration.Seconds() * float64(max(sc.GroupSize-1, 1))
-}
+// Estimate is a run's expected packet deliveries (experiment.Deliveries).
+func Estimate(sc experiment.Scenario) float64 { return experiment.Deliveries(sc) }
 
 // scenarioAt is the base scenario with the point's scenario keys set.
 func (pl *Plan) scenarioAt(pt Point) (experiment.Scenario, error) {
@@ -360,8 +368,10 @@ func (pl *Plan) scenarioAt(pt Point) (experiment.Scenario, error) {
 		if p.Layer() {
 			continue
 		}
-		if err := sc.Set(p.Name, pt[i]); err != nil {
-			return sc, fmt.Errorf("--param %v", err)
+		for _, k := range strings.Split(p.Name, "+") {
+			if err := sc.Set(k, pt[i]); err != nil {
+				return sc, fmt.Errorf("--param %v", err)
+			}
 		}
 	}
 	if err := sc.Check(); err != nil {
@@ -420,8 +430,12 @@ func hasLayer(sp *compose.Spec, name string) bool {
 	return false
 }
 
-// PointText is the point as NAME=VALUE pairs.
+// PointText is the point as NAME=VALUE pairs ("the scenario" for the one
+// point of a plan without parameters).
 func (pl *Plan) PointText(pt Point) string {
+	if len(pt) == 0 {
+		return "the scenario"
+	}
 	parts := make([]string, len(pt))
 	for i, v := range pt {
 		parts[i] = pl.Config.Params[i].Name + "=" + v
@@ -446,9 +460,35 @@ type Progress func(costDone float64, runsDone int)
 // which worker finished first. The first failed run cancels the rest and
 // is returned, naming its stack, point and seed.
 func Run(ctx context.Context, pl *Plan, progress Progress) ([]Result, error) {
+	res, err := RunPlans(ctx, []*Plan{pl}, pl.Config.Workers, progress)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// RunPlans runs the jobs of several plans on one pool of workers (0 means
+// GOMAXPROCS), so a plan of one run does not leave cores idle while
+// another has many; the results are per plan, in each plan's job order.
+// Progress counts the cost and runs of all the plans together.
+func RunPlans(ctx context.Context, plans []*Plan, workers int, progress Progress) ([][]Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	results := make([]Result, len(pl.Jobs))
+	type ref struct{ plan, job int }
+	var refs []ref
+	results := make([][]Result, len(plans))
+	for pi, pl := range plans {
+		results[pi] = make([]Result, len(pl.Jobs))
+		for ji := range pl.Jobs {
+			refs = append(refs, ref{pi, ji})
+		}
+		if pl.Config.Network != "" && pl.Config.Network != "sim" {
+			workers = 1 // real networks run one at a time (see NewPlan)
+		}
+	}
+	if workers <= 0 {
+		workers = experiment.Workers(0)
+	}
 	var (
 		mu       sync.Mutex
 		costDone float64
@@ -464,8 +504,9 @@ func Run(ctx context.Context, pl *Plan, progress Progress) ([]Result, error) {
 			progress(costDone, runsDone)
 		}
 	}
-	experiment.Parallel(ctx, len(pl.Jobs), pl.Config.Workers, func(i int) {
-		j := pl.Jobs[i]
+	experiment.Parallel(ctx, len(refs), workers, func(i int) {
+		pl := plans[refs[i].plan]
+		j := pl.Jobs[refs[i].job]
 		var told float64
 		p := func(pi experiment.ProgressInfo) {
 			f := math.Min(1, pi.Done.Seconds()/math.Max(pi.Total.Seconds(), 1e-9))
@@ -485,7 +526,7 @@ func Run(ctx context.Context, pl *Plan, progress Progress) ([]Result, error) {
 			mu.Unlock()
 			return
 		}
-		results[i] = Result{Job: j, Report: rep}
+		results[refs[i].plan][refs[i].job] = Result{Job: j, Report: rep}
 	})
 	if firstErr != nil {
 		return nil, firstErr

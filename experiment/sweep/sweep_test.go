@@ -269,3 +269,46 @@ func FuzzParseParam(f *testing.F) {
 		}
 	})
 }
+
+// Verdicts name the best stack, those tied with it together, and compare
+// them with the best of the others (not with a tied one).
+func TestVerdictsTies(t *testing.T) {
+	pl := &Plan{Config: Config{Metrics: Metrics[2:3]}} // latency p99: lower is better
+	row := func(stack string, v float64) Row {
+		return Row{Stack: stack, Metrics: map[string]Stat{Metrics[2].Key: {Mean: v}}}
+	}
+	for _, c := range []struct {
+		rows       []Row
+		best, next string
+	}{
+		{[]Row{row("a", 2.408), row("b", 121), row("c", 2.408)}, "a and c", "b"},
+		{[]Row{row("a", 5), row("b", 3), row("c", 4)}, "b", "c"},
+		{[]Row{row("a", 1), row("b", 1)}, "a and b", "b"},
+	} {
+		v := Verdicts(pl, c.rows)[0]
+		if v.Best != c.best || v.Next != c.next {
+			t.Errorf("Verdicts(%v) = best %q next %q, want %q and %q (%s)", c.rows, v.Best, v.Next, c.best, c.next, v)
+		}
+	}
+}
+
+// Scenario keys joined by + take each value together: nodes+group-size
+// sweeps one group spanning every node.
+func TestJoinedParam(t *testing.T) {
+	p := mustParam(t, "nodes+group-size=4,8")
+	pl, err := NewPlan(Config{Stacks: []Stack{mustSpec(t, "fifo : reliable")}, Params: []Param{p}, Base: small()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{4, 8} {
+		sc := pl.Jobs[i].Scenario
+		if sc.Nodes != want || sc.GroupSize != want {
+			t.Errorf("job %d: nodes %d, group-size %d; want both %d", i, sc.Nodes, sc.GroupSize, want)
+		}
+	}
+	for _, bad := range []string{"nodes+lec.r=4", "nodes+nosuch=4", "nodes+group-size=x"} {
+		if _, err := ParseParam(bad); err == nil {
+			t.Errorf("ParseParam(%q): no error", bad)
+		}
+	}
+}

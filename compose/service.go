@@ -1,0 +1,57 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// Service is the membership service a spec's layers name
+// (LayerInfo.Service), built: what a harness (the simulator's runs,
+// package cluster) adds as one more node before the members join.
+type Service struct {
+	// Layer is the member layer that names the service (gms).
+	Layer string
+	// Need is what it asked for: the service's node id, spec and timings.
+	Need ServiceNeed
+	// Name is the service stack's top layer (gms_service).
+	Name string
+	// Entries are the service node's layers, built fresh.
+	Entries []stack.Entry
+}
+
+// ServiceOf finds the service the spec's layers name (the first layer
+// that names one), refuses a service id that is one of the members, and
+// builds the service's own stack. Errors say what is wrong in words.
+func ServiceOf(sp *Spec, members []event.NodeID) (*Service, error) {
+	ls, err := Explain(sp)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range ls {
+		if l.Info.Service == nil {
+			continue
+		}
+		need, err := l.Info.Service(l.Params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.Info.Name, err)
+		}
+		if slices.Contains(members, need.Node) {
+			return nil, fmt.Errorf("%s's service id %v is one of the member nodes; choose another (%s(service=N)) or renumber the members",
+				l.Info.Name, need.Node, l.Info.Name)
+		}
+		ssp, err := Parse(need.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
+		}
+		entries, err := BuildService(ssp)
+		if err != nil {
+			return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
+		}
+		return &Service{Layer: l.Info.Name, Need: need, Name: ssp.Layers[0].Name, Entries: entries}, nil
+	}
+	return nil, errors.New("the stack gives views but none of its layers names the service that installs them")
+}
