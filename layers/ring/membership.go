@@ -216,8 +216,6 @@ func (l *Layer) dataUp(ev *event.Event) {
 		if !l.store(r, ev, h) {
 			return
 		}
-		r.siteLTS = max(r.siteLTS, h.lts)
-		r.siteSeq = max(r.siteSeq, h.siteSeq)
 		l.deliver()
 	case l.old != nil && h.ring == l.old.id && h.flags&flagRecovery != 0 && l.old.inRing(h.origin) && r != nil && r.inRing(ev.Peer):
 		o := l.old

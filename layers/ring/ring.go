@@ -114,7 +114,7 @@ type Layer struct {
 	loss             *stack.Timer // token-loss timer (leader)
 	rtx              *stack.Timer // token retransmission until acknowledged
 	sentTok          []byte       // the last token sent, for retransmission
-	sentSeq          uint64
+	sentTokSeq       uint64
 	sentTo           event.NodeID
 	rtxLeft          int
 	holding          bool
@@ -135,8 +135,9 @@ type ringState struct {
 	lastSeq    uint64     // the last token sequence handled
 	ringAru    uint32     // min(token, last token) link_aru
 	siteAru    uint32
-	siteLTS    uint32 // highest LTS seen
-	siteSeq    uint32 // highest site_seq seen
+	siteLTS    uint32 // highest LTS on a token or handed out
+	siteSeq    uint32 // highest site_seq on a token or handed out
+	sentSeq    uint32 // highest link_seq this member handed out
 	// replaced says the ring replaced another (its start is a recovery).
 	replaced bool
 }

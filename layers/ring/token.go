@@ -98,13 +98,15 @@ func (l *Layer) regularStep() bool {
 	r, tok := l.cur, &l.tok
 	w := &r.win
 	quiet := tok.Type == tokQuiet
-	// Raise the sequence fields to what this member has seen (they only
-	// grow; after a regeneration this is how the token learns them).
-	w.highest = max(w.highest, tok.LinkSeq)
-	tok.LinkSeq = w.highest
+	// Raise the sequence fields to what this member has handed out (after
+	// a regeneration this is how the token learns what was sent with the
+	// lost one): its own, and those it holds without a gap. A stray
+	// packet far ahead never makes holes nobody can fill.
+	tok.LinkSeq = max(tok.LinkSeq, r.sentSeq, w.aru)
 	tok.SiteSeq = max(tok.SiteSeq, r.siteSeq)
 	tok.SiteLTS = max(tok.SiteLTS, r.siteLTS)
-	r.siteLTS = tok.SiteLTS
+	w.highest = max(w.highest, tok.LinkSeq)
+	r.siteSeq, r.siteLTS = tok.SiteSeq, tok.SiteLTS
 	// Answer the previous holders' requests, within this member's limit.
 	sent := 0
 	keep := tok.Rtr[:0]
@@ -146,11 +148,11 @@ func (l *Layer) regularStep() bool {
 			tok.Rtr = append(tok.Rtr, s)
 		}
 	}
-	site := w.aruLTS
+	site := min(w.aruLTS, tok.SiteLTS)
 	if w.aru >= tok.LinkSeq {
 		site = tok.SiteLTS
 	}
-	l.updateAru(w.aru, site)
+	l.updateAru(min(w.aru, tok.LinkSeq), site)
 	return !quiet && sent == 0 && tok.FlowControl == 0 && len(tok.Rtr) == 0 &&
 		tok.LinkAru == tok.LinkSeq && l.pending.Len() == 0
 }
@@ -180,10 +182,15 @@ func (l *Layer) updateAru(aru, site uint32) {
 // and multicasts it on the site's channel.
 func (l *Layer) sendNew(p pend) {
 	r, tok := l.cur, &l.tok
+	// A number already held (a stray packet claiming it) is passed over:
+	// this member answers requests for it with what it holds.
+	for r.win.has(tok.LinkSeq+1) && r.win.fits(tok.LinkSeq+1) {
+		tok.LinkSeq++
+	}
 	tok.LinkSeq++
 	tok.SiteSeq++
 	tok.SiteLTS++
-	r.siteSeq, r.siteLTS = tok.SiteSeq, tok.SiteLTS
+	r.sentSeq, r.siteSeq, r.siteLTS = tok.LinkSeq, tok.SiteSeq, tok.SiteLTS
 	m := p.m.Compact()
 	putData(m.Prepend(dataHeaderSize), dataHeader{ring: r.id, seq: tok.LinkSeq, siteSeq: tok.SiteSeq, lts: tok.SiteLTS, origin: l.self})
 	if !r.win.put(tok.LinkSeq, entry{m: m, g: p.g, lts: tok.SiteLTS, origin: l.self}) {
@@ -227,7 +234,7 @@ func (l *Layer) sendToken() {
 	// Send it again for as long as the leader would wait before
 	// regenerating it; past that the successor is presumably gone, and the
 	// regeneration (or a new view) takes over.
-	l.sentSeq, l.sentTo = l.tok.Seq, r.next()
+	l.sentTokSeq, l.sentTo = l.tok.Seq, r.next()
 	l.rtxLeft = max(1, int(l.cfg.TokenTimeout/l.cfg.TokenRetransmit))
 	l.c.tokensSent.Inc()
 	l.c.tokenBytesMax.Max(int64(len(l.sentTok)))
@@ -264,7 +271,7 @@ func (l *Layer) tokenAckUp(ev *event.Event) {
 		l.c.malformed.Inc()
 		return
 	}
-	if l.cur != nil && ring == l.cur.id && seq == l.sentSeq && ev.Peer == l.sentTo {
+	if l.cur != nil && ring == l.cur.id && seq == l.sentTokSeq && ev.Peer == l.sentTo {
 		l.rtx.Stop()
 	}
 }
@@ -299,12 +306,11 @@ func (l *Layer) tokenLost() {
 		l.tok = token{Ring: r.id, Type: tokRecovery, Seq: seq, Busy: true, Rtr: l.tok.Rtr[:0], Old: l.tok.Old[:0]}
 	} else {
 		l.last.copyTo(&l.tok)
-		w := &r.win
 		tok := &l.tok
 		tok.Ring, tok.Type, tok.Seq = r.id, tokQuiet, seq
 		tok.Rtr, tok.Old = tok.Rtr[:0], tok.Old[:0]
 		tok.FlowControl = 0
-		tok.LinkSeq = max(tok.LinkSeq, w.highest)
+		tok.LinkSeq = max(tok.LinkSeq, r.sentSeq, r.win.aru)
 		tok.SiteSeq = max(tok.SiteSeq, r.siteSeq)
 		tok.SiteLTS = max(tok.SiteLTS, r.siteLTS)
 		tok.LinkAru, tok.SiteAru, tok.Modifier = 0, 0, uint32(l.self)
