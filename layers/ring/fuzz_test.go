@@ -39,7 +39,7 @@ func FuzzParseData(f *testing.F) {
 func FuzzDecodeToken(f *testing.F) {
 	wc := newWireCodec()
 	for _, tk := range []token{
-		{Ring: 9, Seq: 4, LinkSeq: 100, LinkAru: 90, FlowControl: 12, Rtr: []uint32{91, 95}, SiteSeq: 100, SiteLTS: 120, SiteAru: 110, Modifier: 3},
+		{Ring: 9, Seq: 4, LinkSeq: 100, LinkAru: 90, FlowControl: 12, Rtr: []uint32{91, 95}, Age: []uint32{0, 3}, Lost: []uint32{80}, SiteSeq: 100, SiteLTS: 120, SiteAru: 110, Modifier: 3},
 		{Ring: 9, Type: tokRecovery, Seq: 1, Busy: true, Old: []oldRing{{Ring: 4, High: 50, Rtr: []rtrReq{{Seq: 7, Passed: 2}}, Lost: []uint32{9}}}},
 		{Ring: 1, Type: tokQuiet, Seq: 1 << 40, LinkSeq: 5, LinkAru: 5},
 	} {
@@ -59,7 +59,10 @@ func FuzzDecodeToken(f *testing.F) {
 		}
 		norm := func(x *token) {
 			if len(x.Rtr) == 0 {
-				x.Rtr = nil
+				x.Rtr, x.Age = nil, nil
+			}
+			if len(x.Lost) == 0 {
+				x.Lost = nil
 			}
 			if len(x.Old) == 0 {
 				x.Old = nil
@@ -109,7 +112,7 @@ func FuzzParseTokenAck(f *testing.F) {
 // an authenticating layer below prevents; the ring still goes on.)
 func FuzzReceive(f *testing.F) {
 	wc := newWireCodec()
-	tk := token{Ring: ringID(ids(4)), Seq: 1 << 30, LinkSeq: 3, LinkAru: 1, Rtr: []uint32{2}, SiteSeq: 3, SiteLTS: 3}
+	tk := token{Ring: ringID(ids(4)), Seq: 1 << 30, LinkSeq: 3, LinkAru: 1, Rtr: []uint32{2}, Age: []uint32{1}, SiteSeq: 3, SiteLTS: 3}
 	f.Add(byte(1), byte(4), append([]byte{tToken}, wc.Encode(&tk)...))
 	d := make([]byte, dataHeaderSize+8)
 	putData(d, dataHeader{ring: ringID(ids(4)), seq: 2, siteSeq: 2, lts: 2, origin: 2})

@@ -47,13 +47,13 @@ func (l *Layer) setMembers(members []event.NodeID) {
 	l.hold.Stop()
 	l.loss.Stop()
 	l.rtx.Stop()
-	l.last = token{Rtr: l.last.Rtr[:0], Old: l.last.Old[:0]}
+	l.last = token{Rtr: l.last.Rtr[:0], Age: l.last.Age[:0], Lost: l.last.Lost[:0], Old: l.last.Old[:0]}
 	if l.Ctx.Logging() {
 		l.Ctx.Logf("ring %08x: members %v", id, members)
 	}
 	switch {
 	case l.cur.leader() == l.self:
-		l.tok = token{Ring: id, Type: tokRecovery, Seq: 1, Busy: true, Rtr: l.tok.Rtr[:0], Old: l.tok.Old[:0]}
+		l.tok = token{Ring: id, Type: tokRecovery, Seq: 1, Busy: true, Rtr: l.tok.Rtr[:0], Age: l.tok.Age[:0], Lost: l.tok.Lost[:0], Old: l.tok.Old[:0]}
 		l.handleToken(true)
 	case l.hasStash && l.stash.Ring == id && l.stashFrom == l.cur.prev():
 		l.hasStash = false

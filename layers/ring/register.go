@@ -65,7 +65,7 @@ func init() {
 			{Name: "recoveries", Doc: "rings started after a membership change"},
 			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from a new member set to its ring's first regular token, summed"},
 			{Name: "recovery_ns_max", Kind: compose.Peak, Doc: "longest such recovery"},
-			{Name: "recovery_lost", Doc: "old-ring packets no survivor had, skipped by all"},
+			{Name: "recovery_lost", Doc: "packets no member held, skipped by all: an old ring's packets no survivor had (a departed member's last casts), or numbers a forged token claimed"},
 			{Name: "recovery_retransmissions", Doc: "old-ring packets sent again during recovery"},
 			{Name: "token_retransmissions", Doc: "tokens sent again because the successor had not acknowledged them"},
 			{Name: "token_acks", Doc: "token acknowledgements sent"},

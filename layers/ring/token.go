@@ -107,26 +107,44 @@ func (l *Layer) regularStep() bool {
 	tok.SiteLTS = max(tok.SiteLTS, r.siteLTS)
 	w.highest = max(w.highest, tok.LinkSeq)
 	r.siteSeq, r.siteLTS = tok.SiteSeq, tok.SiteLTS
-	// Answer the previous holders' requests, within this member's limit.
+	// Skip what the token says no member holds.
+	lost := tok.Lost[:0]
+	for _, s := range tok.Lost {
+		if !w.has(s) && w.fits(s) {
+			w.put(s, entry{lost: true})
+		}
+		if s > r.ringAru {
+			lost = append(lost, s) // until every member has passed it
+		}
+	}
+	tok.Lost = lost
+	// Answer the previous holders' requests, within this member's limit; a
+	// request every other member passed unanswered is for a packet nobody
+	// holds.
 	sent := 0
-	keep := tok.Rtr[:0]
-	for _, s := range tok.Rtr {
+	others := uint32(len(r.members) - 1)
+	keep, ages := tok.Rtr[:0], tok.Age[:0]
+	for i, s := range tok.Rtr {
 		switch e := w.get(s); {
 		case s < w.base:
 			// freed: every member had it; a stale request
 		case e.m != nil && sent < l.cfg.MemberLimit:
 			l.sendPacket(e.m, e.g, flagRetrans)
 			sent++
+		case e.m != nil:
+			keep, ages = append(keep, s), append(ages, tok.Age[i]) // on a later visit
+		case tok.Age[i]+1 >= others:
+			l.loseSeq(s)
 		default:
-			keep = append(keep, s)
+			keep, ages = append(keep, s), append(ages, tok.Age[i]+1)
 		}
 	}
-	tok.Rtr = keep
+	tok.Rtr, tok.Age = keep, ages
 	l.c.retrans.Add(int64(sent))
 	// Flow control: the lesser of the member's limit and what the ring's
 	// limit leaves, given what was sent in the last rotation.
-	others := max(0, int(tok.FlowControl)-int(l.lastSent))
-	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-others)-sent)
+	rest := max(0, int(tok.FlowControl)-int(l.lastSent))
+	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-rest)-sent)
 	newSent := 0
 	if !quiet {
 		// Stay within half the window of what every member may still hold.
@@ -140,12 +158,16 @@ func (l *Layer) regularStep() bool {
 	sent += newSent
 	l.c.sent.Add(int64(newSent))
 	l.c.visitMax.Max(int64(sent))
-	tok.FlowControl = uint32(others + sent)
+	tok.FlowControl = uint32(rest + sent)
 	l.lastSent = uint32(sent)
 	// Ask for what this member misses.
 	for s := w.aru + 1; s <= tok.LinkSeq && len(tok.Rtr) < l.cfg.MaxRtr; s++ {
-		if !w.has(s) && !contains(tok.Rtr, s) {
-			tok.Rtr = append(tok.Rtr, s)
+		switch {
+		case w.has(s) || contains(tok.Rtr, s):
+		case others == 0:
+			l.loseSeq(s)
+		default:
+			tok.Rtr, tok.Age = append(tok.Rtr, s), append(tok.Age, 0)
 		}
 	}
 	site := min(w.aruLTS, tok.SiteLTS)
@@ -153,8 +175,20 @@ func (l *Layer) regularStep() bool {
 		site = tok.SiteLTS
 	}
 	l.updateAru(min(w.aru, tok.LinkSeq), site)
-	return !quiet && sent == 0 && tok.FlowControl == 0 && len(tok.Rtr) == 0 &&
+	return !quiet && sent == 0 && tok.FlowControl == 0 && len(tok.Rtr) == 0 && len(tok.Lost) == 0 &&
 		tok.LinkAru == tok.LinkSeq && l.pending.Len() == 0
+}
+
+// loseSeq records that no member holds seq: skipped here, and by every
+// member the token reaches.
+func (l *Layer) loseSeq(seq uint32) {
+	w := &l.cur.win
+	if !w.has(seq) && w.fits(seq) {
+		w.put(seq, entry{lost: true})
+	}
+	if !contains(l.tok.Lost, seq) && len(l.tok.Lost) < l.cfg.MaxRtr {
+		l.tok.Lost = append(l.tok.Lost, seq)
+	}
 }
 
 // updateAru applies the paper's aru rules: a member lowers the token's aru
@@ -303,12 +337,12 @@ func (l *Layer) tokenLost() {
 	}
 	seq := r.lastSeq + regenJump
 	if r.recovering {
-		l.tok = token{Ring: r.id, Type: tokRecovery, Seq: seq, Busy: true, Rtr: l.tok.Rtr[:0], Old: l.tok.Old[:0]}
+		l.tok = token{Ring: r.id, Type: tokRecovery, Seq: seq, Busy: true, Rtr: l.tok.Rtr[:0], Age: l.tok.Age[:0], Lost: l.tok.Lost[:0], Old: l.tok.Old[:0]}
 	} else {
 		l.last.copyTo(&l.tok)
 		tok := &l.tok
 		tok.Ring, tok.Type, tok.Seq = r.id, tokQuiet, seq
-		tok.Rtr, tok.Old = tok.Rtr[:0], tok.Old[:0]
+		tok.Rtr, tok.Age, tok.Lost, tok.Old = tok.Rtr[:0], tok.Age[:0], tok.Lost[:0], tok.Old[:0]
 		tok.FlowControl = 0
 		tok.LinkSeq = max(tok.LinkSeq, r.sentSeq, r.win.aru)
 		tok.SiteSeq = max(tok.SiteSeq, r.siteSeq)

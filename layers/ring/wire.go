@@ -148,6 +148,12 @@ type token struct {
 	FlowControl uint32 `codec:"fc"`
 	// Rtr lists the link_seq values members ask to be retransmitted.
 	Rtr []uint32 `codec:"rtr"`
+	// Age counts, for each request in Rtr, the other members it passed
+	// unanswered: one that passed them all asks for a packet no member
+	// holds (never sent), which moves to Lost.
+	Age []uint32 `codec:"a"`
+	// Lost are link_seq values no member holds: every member skips them.
+	Lost []uint32 `codec:"x"`
 	// SiteSeq is the highest site_seq handed out.
 	SiteSeq uint32 `codec:"ss"`
 	// SiteLTS is the highest Lamport time stamp seen on the ring.
@@ -204,7 +210,7 @@ func newWireCodec() *wirecodec.Codec {
 // maxRtr retransmission requests (in each list), maxOldRings old rings,
 // sequence numbers within maxSeq and an aru not above its sequence.
 func decodeToken(wc *wirecodec.Codec, b []byte, t *token, maxRtr int) error {
-	*t = token{Rtr: t.Rtr[:0], Old: t.Old[:0]}
+	*t = token{Rtr: t.Rtr[:0], Age: t.Age[:0], Lost: t.Lost[:0], Old: t.Old[:0]}
 	if err := wc.Decode(b, t); err != nil {
 		return err
 	}
@@ -222,16 +228,23 @@ func (t *token) check(maxRtr int) error {
 		return fmt.Errorf("%w: token sequence fields beyond %d", errMalformed, maxSeq)
 	case t.LinkAru > t.LinkSeq || t.SiteAru > t.SiteLTS:
 		return fmt.Errorf("%w: token aru %d/%d above its sequence %d/%d", errMalformed, t.LinkAru, t.SiteAru, t.LinkSeq, t.SiteLTS)
-	case len(t.Rtr) > maxRtr:
-		return fmt.Errorf("%w: %d retransmission requests, at most %d", errMalformed, len(t.Rtr), maxRtr)
+	case len(t.Rtr) > maxRtr || len(t.Lost) > maxRtr:
+		return fmt.Errorf("%w: %d retransmission requests and %d lost, at most %d each", errMalformed, len(t.Rtr), len(t.Lost), maxRtr)
+	case len(t.Age) != len(t.Rtr):
+		return fmt.Errorf("%w: %d ages for %d requests", errMalformed, len(t.Age), len(t.Rtr))
 	case len(t.Old) > maxOldRings:
 		return fmt.Errorf("%w: %d old rings, at most %d", errMalformed, len(t.Old), maxOldRings)
 	case t.Type != tokRecovery && len(t.Old) > 0:
 		return fmt.Errorf("%w: old rings on a token that is not recovering", errMalformed)
 	}
-	for _, s := range t.Rtr {
+	for i, s := range t.Rtr {
+		if s == 0 || s > t.LinkSeq || t.Age[i] > maxMembers {
+			return fmt.Errorf("%w: request for %d (age %d) beyond link_seq %d", errMalformed, s, t.Age[i], t.LinkSeq)
+		}
+	}
+	for _, s := range t.Lost {
 		if s == 0 || s > t.LinkSeq {
-			return fmt.Errorf("%w: request for %d beyond link_seq %d", errMalformed, s, t.LinkSeq)
+			return fmt.Errorf("%w: lost %d beyond link_seq %d", errMalformed, s, t.LinkSeq)
 		}
 	}
 	for i := range t.Old {
@@ -260,9 +273,11 @@ func (t *token) check(maxRtr int) error {
 
 // copyTo copies t into d, reusing d's slices.
 func (t *token) copyTo(d *token) {
-	rtr, old := d.Rtr[:0], d.Old
+	rtr, age, lost, old := d.Rtr[:0], d.Age[:0], d.Lost[:0], d.Old
 	*d = *t
 	d.Rtr = append(rtr, t.Rtr...)
+	d.Age = append(age, t.Age...)
+	d.Lost = append(lost, t.Lost...)
 	old = old[:cap(old)]
 	n := len(t.Old)
 	if len(old) < n {
