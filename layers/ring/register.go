@@ -38,8 +38,14 @@ func init() {
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once the aru says every member has it"},
 			{Name: "all_groups", Type: compose.Bool, Default: "off", Doc: "hand up the messages of every group on the ring, not only the node's own (for a routing layer above, such as hop)"},
 		},
-		Gives:      []compose.Property{compose.Reliable, compose.FIFO, Agreed},
-		Properties: map[compose.Property]string{Agreed: "agreed order", Safe: "safe delivery"},
+		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
+		GivesWith: func(p compose.Params) []compose.Property {
+			if p.Bool("safe") {
+				return []compose.Property{Safe}
+			}
+			return nil
+		},
+		Properties: map[compose.Property]string{Agreed: "agreed (total) order", Safe: "safe delivery"},
 		Counters: []compose.CounterDoc{
 			{Name: "casts", Doc: "casts the application handed the ring"},
 			{Name: "sent", Doc: "new packets sent on the ring"},
