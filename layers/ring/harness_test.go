@@ -33,6 +33,8 @@ type cluster struct {
 	sent   map[event.GroupID]map[event.NodeID]uint32
 	held   map[event.NodeID]int
 	lax    bool // arbitrary payloads expected (fuzzing): short ones are not recorded
+	// onDeliver, if set, sees each delivery before it is recorded.
+	onDeliver func(id event.NodeID, d del)
 }
 
 // testConfig is the default configuration, as registered.
@@ -59,7 +61,11 @@ func newCluster(t *testing.T, sc sim.Config, n int, cfg Config) *cluster {
 						t.Errorf("node %v: short payload", id)
 						return
 					}
-					c.got[id] = append(c.got[id], del{d.Group, d.From, binary.BigEndian.Uint32(d.Payload)})
+					x := del{d.Group, d.From, binary.BigEndian.Uint32(d.Payload)}
+					if c.onDeliver != nil {
+						c.onDeliver(id, x)
+					}
+					c.got[id] = append(c.got[id], x)
 				},
 				OnFlow: func(g event.GroupID, ok bool) {
 					if !ok {
@@ -107,6 +113,28 @@ func (c *cluster) castLoop(s event.NodeID, g event.GroupID, count int, gap time.
 		}
 	}
 	c.net.At(c.net.Now(), step)
+}
+
+// holds reports whether node n holds d in its current ring's window or
+// has delivered it already (a freed packet was delivered first).
+func (c *cluster) holds(n event.NodeID, d del) bool {
+	if slices.Contains(c.got[n], d) {
+		return true
+	}
+	r := c.layers[n].cur
+	if r == nil {
+		return false
+	}
+	for s := r.win.base; s <= r.win.highest; s++ {
+		e := r.win.get(s)
+		if e.m == nil || e.origin != d.from || e.g != d.g {
+			continue
+		}
+		if b := e.m.Bytes(); len(b) >= dataHeaderSize+4 && binary.BigEndian.Uint32(b[dataHeaderSize:]) == d.seq {
+			return true
+		}
+	}
+	return false
 }
 
 // counter reads a ring counter at one node.

@@ -2,6 +2,7 @@ package ring
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,6 +33,58 @@ func TestEightNodesLossAgreedOrder(t *testing.T) {
 	}
 	if retrans == 0 || peak == 0 {
 		t.Errorf("retransmissions %d, peak buffer %d: with 5%% loss both must be positive", retrans, peak)
+	}
+}
+
+// With safe=on a member delivers a message only once every member holds
+// it (checked at each delivery), still every message in one order.
+func TestSafeDelivery(t *testing.T) {
+	cfg := testConfig()
+	cfg.Safe = true
+	c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.05}}, 8, cfg)
+	early := 0
+	c.onDeliver = func(id event.NodeID, d del) {
+		for _, n := range ids(8) {
+			if n != id && !c.holds(n, d) {
+				early++
+			}
+		}
+	}
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: ids(8)}
+	c.install(v)
+	for _, s := range []event.NodeID{2, 4, 7} {
+		c.castLoop(s, 1, 200, time.Millisecond, 100)
+	}
+	c.net.Run(3 * time.Second)
+	c.checkAll([]*event.ViewInfo{v}, ids(8)...)
+	c.checkSameOrder(ids(8)...)
+	if early > 0 {
+		t.Errorf("%d deliveries of a message some member did not hold yet", early)
+	}
+}
+
+// Without safe, members deliver as soon as they hold a message: the same
+// check finds deliveries ahead of other members (so the check above can
+// fail).
+func TestAgreedDeliversEarly(t *testing.T) {
+	c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.05}}, 8, testConfig())
+	early := 0
+	c.onDeliver = func(id event.NodeID, d del) {
+		for _, n := range ids(8) {
+			if n != id && !c.holds(n, d) {
+				early++
+			}
+		}
+	}
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: ids(8)}
+	c.install(v)
+	for _, s := range []event.NodeID{2, 4, 7} {
+		c.castLoop(s, 1, 200, time.Millisecond, 100)
+	}
+	c.net.Run(3 * time.Second)
+	c.checkAll([]*event.ViewInfo{v}, ids(8)...)
+	if early == 0 {
+		t.Errorf("no delivery ahead of another member without safe")
 	}
 }
 
@@ -135,46 +188,83 @@ type dropWhen struct {
 
 func (d dropWhen) Drop(rx event.NodeID, _ *rand.Rand) bool { return rx == d.rx && d.on() }
 
-// A member crashes mid-run: the survivors install a view without it, make
-// a new ring, recover the old ring's messages and go on delivering; every
-// survivor delivers the same messages in the same order.
+// A member crashes mid-run (an ordinary member, or the leader): the
+// survivors install a view without it, make a new ring, recover the old
+// ring's messages and go on delivering; every survivor delivers the same
+// messages in the same order.
 func TestCrashSurvivorsRebuildRing(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 13, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.03}}, 8, testConfig())
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: ids(8)}
-	c.install(v1)
-	for _, s := range []event.NodeID{1, 2, 5, 8} {
-		c.castLoop(s, 1, 600, time.Millisecond, 100)
-	}
-	c.net.At(event.Time(250*time.Millisecond), func() { c.net.Crash(5) })
-	survivors := []event.NodeID{1, 2, 3, 4, 6, 7, 8}
-	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: survivors, Left: []event.NodeID{5}}
-	c.net.At(event.Time(400*time.Millisecond), func() { c.install(v2) })
-	c.net.Run(4 * time.Second)
-	c.checkSameOrder(survivors...)
-	// Every survivor delivered every survivor's casts, once, in order, and
-	// the same number of the crashed node's.
-	delete(c.sent[1], 5)
-	c.checkAll([]*event.ViewInfo{v2}, survivors...)
-	n5 := -1
-	for _, id := range survivors {
-		k := 0
-		for _, d := range c.got[id] {
-			if d.from == 5 {
-				k++
+	for _, crashed := range []event.NodeID{5, 1} {
+		t.Run(crashed.String(), func(t *testing.T) {
+			c := newCluster(t, sim.Config{Seed: 13, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.03}}, 8, testConfig())
+			v1 := &event.ViewInfo{Group: 1, ID: 1, Members: ids(8)}
+			c.install(v1)
+			for _, s := range []event.NodeID{1, 2, 5, 8} {
+				c.castLoop(s, 1, 600, time.Millisecond, 100)
 			}
-		}
-		if n5 >= 0 && k != n5 {
-			t.Errorf("node %v delivered %d of n5's casts, another survivor %d", id, k, n5)
-		}
-		n5 = k
-		if r := c.counter(id, "recoveries"); r != 1 {
-			t.Errorf("node %v: %d ring recoveries, want 1", id, r)
-		}
+			c.net.At(event.Time(250*time.Millisecond), func() { c.net.Crash(crashed) })
+			var survivors []event.NodeID
+			for _, id := range ids(8) {
+				if id != crashed {
+					survivors = append(survivors, id)
+				}
+			}
+			v2 := &event.ViewInfo{Group: 1, ID: 2, Members: survivors, Left: []event.NodeID{crashed}}
+			c.net.At(event.Time(400*time.Millisecond), func() { c.install(v2) })
+			c.net.Run(4 * time.Second)
+			c.checkSameOrder(survivors...)
+			// Every survivor delivered every survivor's casts, once, in
+			// order, and the same number of the crashed node's.
+			delete(c.sent[1], crashed)
+			c.checkAll([]*event.ViewInfo{v2}, survivors...)
+			nc := -1
+			for _, id := range survivors {
+				k := 0
+				for _, d := range c.got[id] {
+					if d.from == crashed {
+						k++
+					}
+				}
+				if nc >= 0 && k != nc {
+					t.Errorf("node %v delivered %d of %v's casts, another survivor %d", id, k, crashed, nc)
+				}
+				nc = k
+				if r := c.counter(id, "recoveries"); r != 1 {
+					t.Errorf("node %v: %d ring recoveries, want 1", id, r)
+				}
+				if b := c.counter(id, "buffer_bytes"); b != 0 {
+					t.Errorf("node %v still holds %d bytes", id, b)
+				}
+			}
+			if nc <= 0 {
+				t.Errorf("survivors delivered %d of the crashed node's casts, want some", nc)
+			}
+		})
+	}
+}
+
+// A node joins a running ring: the old members go on delivering
+// everything, and the newcomer delivers, in the same order, everything
+// from the new ring on (a suffix of the old members' sequence).
+func TestJoinNewRing(t *testing.T) {
+	c := newCluster(t, sim.Config{Seed: 17, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.03}}, 5, testConfig())
+	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: ids(4)}
+	c.install(v1)
+	for _, s := range []event.NodeID{1, 3, 4} {
+		c.castLoop(s, 1, 500, time.Millisecond, 100)
+	}
+	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: ids(5), Joined: []event.NodeID{5}}
+	c.net.At(event.Time(200*time.Millisecond), func() { c.install(v2) })
+	c.net.At(event.Time(250*time.Millisecond), func() { c.castLoop(5, 1, 200, time.Millisecond, 100) })
+	c.net.Run(3 * time.Second)
+	c.checkAll([]*event.ViewInfo{v1}, ids(4)...)
+	c.checkSameOrder(ids(5)...)
+	g1, g5 := c.got[1], c.got[5]
+	if len(g5) < 400 || len(g5) > len(g1) || !slices.Equal(g5, g1[len(g1)-len(g5):]) {
+		t.Errorf("the newcomer delivered %d messages, not a suffix of node 1's %d", len(g5), len(g1))
+	}
+	for _, id := range ids(5) {
 		if b := c.counter(id, "buffer_bytes"); b != 0 {
 			t.Errorf("node %v still holds %d bytes", id, b)
 		}
-	}
-	if n5 <= 0 {
-		t.Errorf("survivors delivered %d of the crashed node's casts, want some", n5)
 	}
 }
