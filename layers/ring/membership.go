@@ -243,8 +243,9 @@ func (l *Layer) store(r *ringState, ev *event.Event, h dataHeader) bool {
 		l.c.outOfWindow.Inc()
 	default:
 		m := ev.Msg.Compact()
-		if w.put(h.seq, entry{m: m, g: ev.Group, lts: h.lts, origin: h.origin, retrans: h.flags != 0}) {
-			if h.flags != 0 {
+		retrans := h.flags&(flagRetrans|flagRecovery) != 0
+		if w.put(h.seq, entry{m: m, g: ev.Group, lts: h.lts, origin: h.origin, retrans: retrans, site: h.flags&flagSite != 0}) {
+			if retrans {
 				l.c.recovered.Inc()
 			}
 			return true

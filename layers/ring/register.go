@@ -36,7 +36,6 @@ func init() {
 			{Name: "token_retransmit", Type: compose.Duration, Default: "10ms", Doc: "how long a member waits for its successor to acknowledge the token before sending it again", Min: 0.00001, Max: 60},
 			{Name: "token_idle", Type: compose.Duration, Default: "1ms", Doc: "how long a member holds the token when the ring has nothing to do (0: pass at once)", Min: 0, Max: 10},
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once the aru says every member has it"},
-			{Name: "all_groups", Type: compose.Bool, Default: "off", Doc: "hand up the messages of every group on the ring, not only the node's own (for a routing layer above, such as hop)"},
 		},
 		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
 		GivesWith: func(p compose.Params) []compose.Property {
@@ -83,7 +82,7 @@ func init() {
 				MemberLimit: p.Int("member_limit"), RingLimit: p.Int("ring_limit"), Window: p.Int("window"),
 				MaxPending: p.Int("max_pending"), MaxRtr: p.Int("max_rtr"),
 				TokenTimeout: p.Duration("token_timeout"), TokenRetransmit: p.Duration("token_retransmit"), TokenIdle: p.Duration("token_idle"),
-				Safe: p.Bool("safe"), AllGroups: p.Bool("all_groups"),
+				Safe: p.Bool("safe"),
 			}
 			return compose.NewIfValid(cfg, New)
 		},

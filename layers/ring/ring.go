@@ -18,9 +18,11 @@
 // across groups), as soon as a member holds every packet before it; with
 // safe=true only once the aru says every member has it (safe). Messages
 // go up under their own group with Peer = the node that cast them into the
-// ring, to members of that group only (all_groups hands up every group's,
-// for a routing layer above). Sends and Casts the ring does not order
-// (control, one-member) pass through behind a one-byte marker.
+// ring: a cast to a group (no channel) to the members of that group, a cast
+// on the site's channel (a routing layer above, such as hop, addressing the
+// whole site) to every member. Sends and Casts the ring does not order
+// (control, one-member, other channels) pass through behind a one-byte
+// marker.
 //
 // Flow control: a member sends at most min(member_limit, ring_limit -
 // flow_control + what it sent last time) packets per visit, retransmissions
@@ -83,8 +85,6 @@ type Config struct {
 	TokenIdle time.Duration
 	// Safe delivers a message only once every member has it.
 	Safe bool
-	// AllGroups hands up the messages of every group, not only the node's.
-	AllGroups bool
 }
 
 // Layer is the ring layer of one node.
@@ -144,8 +144,9 @@ type ringState struct {
 
 // pend is a cast waiting for the token.
 type pend struct {
-	m *event.Message
-	g event.GroupID
+	m    *event.Message
+	g    event.GroupID
+	site bool // cast on the site's channel: for every member
 }
 
 type counters struct {
@@ -196,7 +197,8 @@ func (l *Layer) Init(ctx *stack.Context) error {
 // Down implements stack.Layer.
 func (l *Layer) Down(ev *event.Event) {
 	switch {
-	case ev.Kind == event.Cast && !ev.Control && !ev.OneMember && ev.Peer == event.NoNode && ev.Channel == 0:
+	case ev.Kind == event.Cast && !ev.Control && !ev.OneMember && ev.Peer == event.NoNode &&
+		(ev.Channel == 0 || ev.Channel.Kind() == event.SiteChannel):
 		l.castDown(ev)
 	case ev.Kind == event.Cast || ev.Kind == event.Send:
 		ev.Msg.Prepend(1)[0] = tPass
@@ -256,7 +258,7 @@ func (l *Layer) drop(ev *event.Event) {
 // castDown queues an application cast for the token.
 func (l *Layer) castDown(ev *event.Event) {
 	l.c.casts.Inc()
-	l.pending.Push(pend{m: ev.Msg, g: ev.Group})
+	l.pending.Push(pend{m: ev.Msg, g: ev.Group, site: ev.Channel != 0})
 	l.c.pendingPeak.Max(int64(l.pending.Len()))
 	if l.pending.Len() >= l.cfg.MaxPending && !l.held[ev.Group] {
 		l.held[ev.Group] = true
@@ -360,11 +362,8 @@ func ringID(members []event.NodeID) uint32 {
 	return 1
 }
 
-// member reports whether the node is in group g (or hands up every group).
+// member reports whether the node is in group g.
 func (l *Layer) member(g event.GroupID) bool {
-	if l.cfg.AllGroups {
-		return true
-	}
 	_, ok := l.views[g]
 	return ok
 }

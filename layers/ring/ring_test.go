@@ -1,6 +1,7 @@
 package ring
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -305,5 +306,48 @@ func TestChurn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A cast on the site's channel (what a routing layer such as hop makes)
+// is handed up at every member of the ring, in the one order, whatever the
+// member's groups; a cast to a group only at the group's members. The ring
+// is the site view of the neighbourhood (no node's groups cover the site).
+func TestSiteCastReachesEveryMember(t *testing.T) {
+	c := newCluster(t, sim.Config{Seed: 6, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}}, 5, testConfig())
+	c.install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
+	c.install(&event.ViewInfo{Group: 2, ID: 1, Members: []event.NodeID{3, 4, 5}})
+	for _, id := range ids(5) {
+		c.stacks[id].InstallNeighbourhood(&event.Neighbourhood{Self: id, Sites: []event.SiteView{{Site: 0, ID: 1, Members: ids(5)}}})
+	}
+	site := event.Channel(event.SiteChannel, 0)
+	for i := uint32(1); i <= 50; i++ {
+		c.net.At(event.Time(time.Duration(i)*time.Millisecond), func() {
+			st := c.stacks[1]
+			m := event.DefaultPool.GetRoom(st.Headroom())
+			m.SetPayload(binary.BigEndian.AppendUint32(nil, i))
+			st.Inject(0, false, event.Event{Kind: event.Cast, Group: 2, Channel: site, Msg: m})
+		})
+	}
+	c.castLoop(4, 2, 50, time.Millisecond, 10)
+	c.net.Run(2 * time.Second)
+	c.checkSameOrder(ids(5)...)
+	for _, id := range ids(5) {
+		site, group := 0, 0
+		for _, d := range c.got[id] {
+			switch d.from {
+			case 1:
+				site++
+			case 4:
+				group++
+			}
+		}
+		wantGroup := 0
+		if id >= 3 {
+			wantGroup = 50
+		}
+		if site != 50 || group != wantGroup {
+			t.Errorf("node %v delivered %d site casts and %d group casts, want 50 and %d", id, site, group, wantGroup)
+		}
 	}
 }

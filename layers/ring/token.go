@@ -226,8 +226,12 @@ func (l *Layer) sendNew(p pend) {
 	tok.SiteLTS++
 	r.sentSeq, r.siteSeq, r.siteLTS = tok.LinkSeq, tok.SiteSeq, tok.SiteLTS
 	m := p.m.Compact()
-	putData(m.Prepend(dataHeaderSize), dataHeader{ring: r.id, seq: tok.LinkSeq, siteSeq: tok.SiteSeq, lts: tok.SiteLTS, origin: l.self})
-	if !r.win.put(tok.LinkSeq, entry{m: m, g: p.g, lts: tok.SiteLTS, origin: l.self}) {
+	var flags byte
+	if p.site {
+		flags = flagSite
+	}
+	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, ring: r.id, seq: tok.LinkSeq, siteSeq: tok.SiteSeq, lts: tok.SiteLTS, origin: l.self})
+	if !r.win.put(tok.LinkSeq, entry{m: m, g: p.g, lts: tok.SiteLTS, origin: l.self, site: p.site}) {
 		m.Release() // cannot happen: the window was checked
 		return
 	}
@@ -383,7 +387,7 @@ func (l *Layer) deliverUpTo(w *window, seq uint32) {
 		switch {
 		case e.lost || e.m == nil:
 			l.c.recoveryLost.Inc()
-		case l.member(e.g):
+		case e.site || l.member(e.g):
 			m := e.m.Clone()
 			_, _ = m.Consume(dataHeaderSize)
 			if e.retrans {

@@ -16,7 +16,9 @@ type entry struct {
 	origin event.NodeID
 	// retrans says the packet came by retransmission (a loss recovered).
 	retrans bool
-	lost    bool
+	// site says it was cast on the site's channel: every member hands it up.
+	site bool
+	lost bool
 }
 
 // window is a member's packets of one ring, by link_seq: everything from

@@ -49,6 +49,10 @@ const (
 	// a membership change: the only packets of an old ring a member takes
 	// once it has moved to the new ring.
 	flagRecovery byte = 2
+	// flagSite marks a cast made on the site's channel rather than to a
+	// group (a routing layer above, such as hop, addressing the whole
+	// site): every member hands it up, whatever its groups.
+	flagSite byte = 4
 )
 
 // dataHeaderSize is the fixed header of an ordered message:
@@ -103,7 +107,7 @@ func parseData(b []byte) (dataHeader, error) {
 		origin:  event.NodeID(binary.BigEndian.Uint32(b[18:])),
 	}
 	switch {
-	case h.flags&^(flagRetrans|flagRecovery) != 0:
+	case h.flags&^(flagRetrans|flagRecovery|flagSite) != 0:
 		return dataHeader{}, fmt.Errorf("%w: unknown flags %#x", errMalformed, h.flags)
 	case h.seq == 0 || h.seq > maxSeq || h.siteSeq == 0 || h.siteSeq > maxSeq || h.lts == 0 || h.lts > maxSeq:
 		return dataHeader{}, fmt.Errorf("%w: link_seq %d site_seq %d lts %d", errMalformed, h.seq, h.siteSeq, h.lts)
