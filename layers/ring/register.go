@@ -144,6 +144,15 @@ func summarize(c compose.Counters) compose.Summary {
 		s.RecoveryMsMean = round3(ms(m["recovery_ns"]) / float64(s.Recoveries))
 	}
 	var out compose.Summary
+	// Peaks and the active time are per node: the report's sums of them
+	// mean nothing, so the largest over nodes stands in their place.
+	for _, name := range []string{"token_bytes_max", "peak_buffer_bytes", "pending_peak", "visit_sent_max", "recovery_ns_max", "active_ns"} {
+		var top int64
+		for _, nc := range c.Nodes {
+			top = max(top, nc.Values[name])
+		}
+		out.Ratio(name, float64(top))
+	}
 	out.Ratio("tokens_per_sec", s.TokensPerSec)
 	out.Ratio("recovery_ms_mean", s.RecoveryMsMean)
 	out.Ratio("recovery_ms_max", s.RecoveryMsMax)
