@@ -154,7 +154,7 @@ type counters struct {
 	regenerated, staleTokens, dupData, foreign, outOfWindow, malformed        *stack.Counter
 	tokenBytesMax, bufferBytes, peakBuffer, pendingPeak, heldOff, visitMax    *stack.Counter
 	rings, recoveries, recoveryNs, recoveryMax, recoveryLost, recoveryRetrans *stack.Counter
-	activeNs, tokenRetrans, tokenAcks                                         *stack.Counter
+	activeNs, tokenRetrans, tokenAcks, rotationMax                            *stack.Counter
 }
 
 // New returns a layer with the given configuration (already checked).
@@ -183,7 +183,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		{&c.tokenBytesMax, "token_bytes_max"}, {&c.bufferBytes, "buffer_bytes"}, {&c.peakBuffer, "peak_buffer_bytes"},
 		{&c.pendingPeak, "pending_peak"}, {&c.heldOff, "held_off"}, {&c.visitMax, "visit_sent_max"},
 		{&c.rings, "rings"}, {&c.recoveries, "recoveries"}, {&c.recoveryNs, "recovery_ns"}, {&c.recoveryMax, "recovery_ns_max"},
-		{&c.recoveryLost, "recovery_lost"}, {&c.tokenRetrans, "token_retransmissions"}, {&c.tokenAcks, "token_acks"}, {&c.recoveryRetrans, "recovery_retransmissions"}, {&c.activeNs, "active_ns"},
+		{&c.recoveryLost, "recovery_lost"}, {&c.tokenRetrans, "token_retransmissions"}, {&c.tokenAcks, "token_acks"}, {&c.rotationMax, "rotation_sent_max"}, {&c.recoveryRetrans, "recovery_retransmissions"}, {&c.activeNs, "active_ns"},
 	} {
 		*x.p = ctx.Counter(x.name)
 	}

@@ -101,8 +101,9 @@ func TestGroupsShareOneOrder(t *testing.T) {
 	}
 }
 
-// The token keeps each member within its per-visit limit, however much it
-// has waiting, and a full pending queue holds the application off.
+// The token keeps each member within its per-visit limit and the ring
+// within its per-rotation limit, however much waits, and a full pending
+// queue holds the application off.
 func TestFlowControlLimits(t *testing.T) {
 	cfg := testConfig()
 	cfg.MemberLimit, cfg.RingLimit, cfg.MaxPending = 5, 12, 40
@@ -123,6 +124,11 @@ func TestFlowControlLimits(t *testing.T) {
 		}
 		if m == int64(cfg.MemberLimit) {
 			bound++
+		}
+		if r := c.counter(id, "rotation_sent_max"); r > int64(cfg.RingLimit) {
+			t.Errorf("node %v saw %d packets sent in one rotation, limit %d", id, r, cfg.RingLimit)
+		} else if r < int64(cfg.RingLimit) {
+			t.Errorf("node %v saw at most %d packets sent in one rotation: the ring limit %d was never reached", id, r, cfg.RingLimit)
 		}
 		if p := c.counter(id, "pending_peak"); p > int64(cfg.MaxPending)+64 {
 			t.Errorf("node %v: %d casts pending, max_pending %d (+64 in the stack's queue)", id, p, cfg.MaxPending)
