@@ -23,8 +23,8 @@ func init() {
 		Summary: "Spread's Ring protocol inside a site (Figure 3.3): one token rotates among the site's members, ordered by " +
 			"node id. The holder answers the retransmission requests on it, sends its waiting casts on the site's channel " +
 			"(each with the next link_seq, site_seq and Lamport time stamp) within per-member and per-rotation limits, " +
-			"adds what it misses and lowers or raises the aru fields. Every member delivers in link_seq order (agreed; " +
-			"safe=true waits until the aru says every member has the message) and frees what the aru covers. The leader " +
+			"adds what it misses and lowers or raises the aru fields. Every member delivers in link_seq order (agreed order; " +
+			"with safe=on it also gives safe delivery: it waits until the aru says every member has the message) and frees what the aru covers. The leader " +
 			"regenerates a lost token; a new site view makes a new ring, which first recovers the old ring's messages.",
 		Params: []compose.Param{
 			{Name: "member_limit", Type: compose.Int, Default: "20", Doc: "most packets one member sends per visit of the token, retransmissions included", Min: 1, Max: 1 << 16},
