@@ -244,8 +244,15 @@ func (l *Layer) store(r *ringState, ev *event.Event, h dataHeader) bool {
 	case !w.fits(h.seq):
 		l.c.outOfWindow.Inc()
 	default:
+		if r == l.cur {
+			l.noteMissing(r, h.seq)
+		}
 		m := ev.Msg.Compact()
 		retrans := h.flags&(flagRetrans|flagRecovery) != 0
+		if t, ok := r.found[h.seq]; ok {
+			m.Recovery.Discovered = t
+			delete(r.found, h.seq)
+		}
 		if w.put(h.seq, entry{m: m, g: ev.Group, lts: h.lts, origin: h.origin, retrans: retrans, site: h.flags&flagSite != 0}) {
 			if retrans {
 				l.c.recovered.Inc()

@@ -160,6 +160,26 @@ type ringState struct {
 	sentSeq    uint32 // highest link_seq this member handed out
 	// replaced says the ring replaced another (its start is a recovery).
 	replaced bool
+	// found is when each missing packet was first noticed missing (a later
+	// one arrived, or the token named a higher link_seq), for the report's
+	// loss discovery; noted is how far gaps were looked for.
+	found map[uint32]event.Time
+	noted uint32
+}
+
+// noteMissing records when the packets missing below upTo were first
+// noticed missing (at most window of them at once).
+func (l *Layer) noteMissing(r *ringState, upTo uint32) {
+	w := &r.win
+	for s := max(w.aru, r.noted) + 1; s < upTo && len(r.found) < l.cfg.Window; s++ {
+		if !w.has(s) {
+			if r.found == nil {
+				r.found = map[uint32]event.Time{}
+			}
+			r.found[s] = l.Ctx.Now()
+		}
+		r.noted = s
+	}
 }
 
 // pend is a cast waiting for the token.

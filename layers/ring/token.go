@@ -162,6 +162,7 @@ func (l *Layer) regularStep() bool {
 	l.lastSent = uint32(sent)
 	l.c.rotationMax.Max(int64(tok.FlowControl))
 	// Ask for what this member misses.
+	l.noteMissing(r, tok.LinkSeq+1)
 	for s := w.aru + 1; s <= tok.LinkSeq && len(tok.Rtr) < l.cfg.MaxRtr; s++ {
 		switch {
 		case w.has(s) || contains(tok.Rtr, s):
@@ -376,6 +377,11 @@ func (l *Layer) deliver() {
 		l.deliverUpTo(w, lim)
 	}
 	w.free(r.ringAru)
+	for s := range r.found {
+		if s < w.base {
+			delete(r.found, s) // skipped as lost
+		}
+	}
 	l.setBuf()
 }
 
@@ -392,7 +398,7 @@ func (l *Layer) deliverUpTo(w *window, seq uint32) {
 			m := e.m.Clone()
 			_, _ = m.Consume(dataHeaderSize)
 			if e.retrans {
-				m.Recovery = event.Recovery{By: "ring"}
+				m.Recovery.By = "ring" // Discovered was noted when it arrived
 			}
 			l.c.delivered.Inc()
 			l.Ctx.Up(&event.Event{Kind: event.Cast, Group: e.g, Peer: e.origin, Msg: m})
