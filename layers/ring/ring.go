@@ -167,21 +167,6 @@ type ringState struct {
 	noted uint32
 }
 
-// noteMissing records when the packets missing below upTo were first
-// noticed missing (at most window of them at once).
-func (l *Layer) noteMissing(r *ringState, upTo uint32) {
-	w := &r.win
-	for s := max(w.aru, r.noted) + 1; s < upTo && len(r.found) < l.cfg.Window; s++ {
-		if !w.has(s) {
-			if r.found == nil {
-				r.found = map[uint32]event.Time{}
-			}
-			r.found[s] = l.Ctx.Now()
-		}
-		r.noted = s
-	}
-}
-
 // pend is a cast waiting for the token.
 type pend struct {
 	m    *event.Message
