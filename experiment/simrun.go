@@ -121,6 +121,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		}
 	}
 	net := sim.New(cfg)
+	siteOf := sc.siteOf()
 	env := &SimEnv{
 		Net: net, Scenario: sc, Spec: spec, Nodes: asg.Nodes, Groups: asg.Groups, Of: asg.Of,
 		Stacks: map[event.NodeID]*stack.Stack{}, Seed: sc.Seed,
@@ -164,7 +165,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			}
 		}
 		tr := &watchTransport{Node: nd, self: id, col: col, size: sc.MsgSize}
-		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed})
+		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed, Site: siteOf[id]})
 		if err != nil {
 			return nil, err
 		}
@@ -173,6 +174,10 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		if snd != nil {
 			snd.st = st
 		}
+	}
+
+	if err := sc.placeSites(net); err != nil {
+		return nil, err
 	}
 
 	alive := func(id event.NodeID) bool {
@@ -197,12 +202,14 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			views[g] = &event.ViewInfo{Group: g, ID: 1, Members: ms, Joined: ms}
 		}
 		nbs := membership.Static(views)
+		sites := membership.SiteViews(asg.Nodes, func(n event.NodeID) event.SiteID { return siteOf[n] }, 1)
 		for _, id := range asg.Nodes {
 			st := env.Stacks[id]
 			for _, g := range asg.Of[id] {
 				st.InstallView(views[g])
 			}
 			if nb := nbs[id]; nb != nil {
+				membership.SetSites(nb, sites)
 				st.InstallNeighbourhood(nb)
 			}
 		}
@@ -397,7 +404,7 @@ func (w *watchTransport) look(pkt []byte) {
 		return
 	}
 	f, err := stack.ParseFrame(pkt)
-	if err != nil || f.Control || f.Kind != event.Cast || f.Src != w.self {
+	if err != nil || f.Control || f.Kind != event.Cast && f.Kind != event.Send || f.Src != w.self {
 		return
 	}
 	st, err := ReadStamp(pkt[len(pkt)-w.size:])
