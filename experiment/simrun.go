@@ -129,6 +129,9 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	col := NewCollector(sc, asg)
 	env.col = col
 	col.TrackSends()
+	if slices.Contains(specPromises(spec.String()), string(agreedOrder)) {
+		col.TrackOrder()
+	}
 	net.SetDropHook(col.simDrop)
 	senders := map[event.NodeID]*sender{}
 	for _, id := range asg.Senders {

@@ -415,9 +415,11 @@ func (lk *link) onData(h *dataHdr, m *event.Message) bool {
 		}
 		since := lk.missing[i].since
 		lk.missing = append(lk.missing[:i], lk.missing[i+1:]...)
-		l.c.recovered.Inc()
-		l.c.recNs.Add(int64(l.Ctx.Now().Sub(since)))
-		m.Recovery = event.Recovery{By: "hop", Discovered: since}
+		if h.Flags&flagRetx != 0 { // else it was only late
+			l.c.recovered.Inc()
+			l.c.recNs.Add(int64(l.Ctx.Now().Sub(since)))
+			m.Recovery = event.Recovery{By: "hop", Discovered: since}
+		}
 		if len(lk.missing) == 0 {
 			lk.rAru = lk.rHighest
 			lk.nackT.Stop()

@@ -41,7 +41,7 @@ func init() {
 			{Name: "ack_every", Type: compose.Int, Default: "32", Doc: "most packets sent or received between two acks", Min: 1, Max: 1 << 20},
 			{Name: "heartbeat", Type: compose.Duration, Default: "20ms", Doc: "period of time stamp heartbeats and of skip records", Min: 0.0001, Max: 60},
 			{Name: "dead_after", Type: compose.Duration, Default: "3s", Doc: "silence of a link after which the far site is declared dead", Min: 0.01, Max: 3600},
-			{Name: "max_queue", Type: compose.Int, Default: "256", Doc: "packets queued per link (the application is held off at a quarter)", Min: 4, Max: 1 << 24},
+			{Name: "max_queue", Type: compose.Int, Default: "64", Doc: "packets queued per link (the application is held off at a quarter)", Min: 4, Max: 1 << 24},
 			{Name: "max_pending", Type: compose.Int, Default: "8192", Doc: "out-of-order messages held per source site (a power of two)", Min: 1, Max: 1 << 24},
 		},
 		Gives:      []compose.Property{compose.Reliable, compose.FIFO, Agreed},
@@ -96,7 +96,7 @@ func summarize(c compose.Counters) compose.Summary {
 			byLink[name] = t[k]
 		}
 	}
-	s.Extra = map[string]any{"retransmissions_by_link": byLink}
+	s.Breakdowns = map[string]map[string]int64{"retransmissions_by_link": byLink}
 	if t["recovered"] > 0 {
 		s.Ratio("recovery_latency_ms", float64(t["recovery_ns"])/float64(t["recovered"])/1e6)
 	}
