@@ -402,6 +402,13 @@ func (w *watchTransport) Multicast(g event.GroupID, pkt []byte) {
 	w.Node.Multicast(g, pkt)
 }
 
+// MulticastOn watches and transmits a packet on another channel (a site's,
+// a region's).
+func (w *watchTransport) MulticastOn(ch event.ChannelID, pkt []byte) {
+	w.look(pkt)
+	w.Node.MulticastOn(ch, pkt)
+}
+
 func (w *watchTransport) look(pkt []byte) {
 	if len(pkt) < stack.FrameSize+w.size || w.size < PayloadHeader {
 		return

@@ -281,6 +281,7 @@ func (l *Layer) rebuild() {
 	if l.isRep && !l.beatT.Pending() {
 		l.beatT.Reset(l.cfg.Heartbeat)
 	}
+	l.checkHold() // links gone with a dead site no longer hold the application
 	l.tryDeliver()
 }
 
