@@ -30,9 +30,8 @@ func TestHopDeadLink(t *testing.T) {
 	// Survivors: every message of the other survivor, in order, including
 	// those cast after site 3 was declared dead.
 	h.checkAll(1, []event.NodeID{1, 2}, []event.NodeID{1, 2})
-	last := h.from(2, 1)
-	if len(last) == 0 || last[len(last)-1].at < sec(5.9) {
-		t.Errorf("n2's last delivery from n1 at %v, want deliveries to go on until sending stops at 6s", last)
+	if got := h.from(2, 1); len(got) == 0 || got[len(got)-1].at < sec(5.9) {
+		t.Errorf("n2 delivered %d messages of n1, want deliveries to go on until sending stops at 6s", len(got))
 	}
 	// Site 3's messages cast before the cut reached the others.
 	if n := len(h.from(1, 3)); n < 80 {
