@@ -120,6 +120,13 @@ type Service struct {
 	lastCommit event.Time
 	resync     []*peer
 
+	// Spread sites: once a node declares a site other than 0, every commit
+	// computes the site views and sends them to every node in a group when
+	// they change (sites.go).
+	sitesSeen bool
+	sites     []event.SiteView
+	siteIDs   map[event.SiteID]uint64
+
 	codec *codecState
 	in    wireMsg
 	out   wireMsg
@@ -129,6 +136,7 @@ type Service struct {
 // peer is what the service knows about one live node.
 type peer struct {
 	id       event.NodeID
+	site     event.SiteID    // the Spread site it declared
 	inc      uint64          // the node's incarnation
 	lastReq  uint64          // highest request applied
 	refused  []event.GroupID // joins of request lastReq refused (repeated in its acks)
@@ -479,6 +487,7 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 		s.peers[from] = p
 		s.logf("%v is up", from)
 	}
+	s.placeSite(p, m.Site, now)
 	if m.T == msgHeartbeat {
 		if m.Timeout > 0 {
 			p.timeout = s.clamp(time.Duration(m.Timeout))
@@ -577,13 +586,17 @@ func (s *Service) commit(now event.Time) {
 			s.logf("view %v#%d: %d members %v joined %v left %v", v.Group, v.ID, len(v.Members), short(v.Members), short(v.Joined), short(v.Left))
 		}
 	}
+	sitesChanged := s.commitSites()
 	for _, u := range ups {
 		p := s.peers[u.Node]
 		if p == nil || (p.needFull && !p.canResend()) {
 			continue // gone, or about to get everything below
 		}
 		s.stats.NodeUpdates++
-		s.sendUpdate(p, now, false, u.Views, u.FullRegions, u.Regions, u.Removed)
+		s.sendUpdate(p, now, false, u.Views, u.FullRegions, u.Regions, u.Removed, sitesChanged)
+	}
+	if sitesChanged {
+		s.sendSites(now, ups)
 	}
 	for _, p := range s.resync {
 		if !p.needFull || s.peers[p.id] != p {
@@ -608,16 +621,22 @@ func (s *Service) commit(now event.Time) {
 			}
 		}
 		regions, _ := s.idx.RegionsOf(p.id)
-		s.sendUpdate(p, now, true, views, true, regions, nil)
+		s.sendUpdate(p, now, true, views, true, regions, nil, s.sitesSeen)
 	}
 	s.resync = s.resync[:0]
 }
 
 // sendUpdate sends one update to p, in parts of at most MaxEntries ids.
-func (s *Service) sendUpdate(p *peer, now event.Time, full bool, views []*event.ViewInfo, fullRegions bool, regions []*event.RegionView, removed []event.RegionID) {
+func (s *Service) sendUpdate(p *peer, now event.Time, full bool, views []*event.ViewInfo, fullRegions bool, regions []*event.RegionView, removed []event.RegionID, sites bool) {
 	m := &s.out
 	*m = wireMsg{T: msgUpdate, Full: full, FullRegions: fullRegions, Removed: removed}
 	cost := len(removed)
+	if sites {
+		m.HasSites, m.Sites = true, s.sites
+		for _, sv := range s.sites {
+			cost += 2 + len(sv.Members)
+		}
+	}
 	if full {
 		p.log, p.logCost = p.log[:0], 0 // it starts over from this one
 	}

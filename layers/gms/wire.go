@@ -84,6 +84,13 @@ type wireMsg struct {
 	FullRegions bool
 	Regions     []*event.RegionView
 	Removed     []event.RegionID
+	// Site, with heartbeats and requests: the Spread site the node was
+	// placed in (stack.Config.Site).
+	Site event.SiteID
+	// HasSites, with an update: Sites replaces every site view the node
+	// holds (every site with a live member of some group).
+	HasSites bool
+	Sites    []event.SiteView
 }
 
 // ErrMalformed is wrapped by every error about a membership packet that
@@ -123,7 +130,7 @@ func (m *wireMsg) check() error {
 	if m.T == 0 || m.T >= msgLimit {
 		return fmt.Errorf("%w: unknown type %d", ErrMalformed, uint8(m.T))
 	}
-	if len(m.Join)+len(m.Leave)+len(m.Refused)+len(m.Views)+len(m.Regions)+len(m.Removed) > maxList {
+	if len(m.Join)+len(m.Leave)+len(m.Refused)+len(m.Views)+len(m.Regions)+len(m.Removed)+len(m.Sites) > maxList {
 		return bad("too many entries")
 	}
 	for _, g := range m.Join {
@@ -147,6 +154,11 @@ func (m *wireMsg) check() error {
 	for i, r := range m.Regions {
 		if r == nil || len(r.Groups) == 0 || !slices.IsSorted(r.Groups) || !sortedNodes(r.Members) {
 			return bad("region view %d: groups or members empty or unsorted", i)
+		}
+	}
+	for i := range m.Sites {
+		if len(m.Sites[i].Members) == 0 || !sortedNodes(m.Sites[i].Members) || i > 0 && m.Sites[i-1].Site >= m.Sites[i].Site {
+			return bad("site view %d: members empty or unsorted, or sites unsorted", i)
 		}
 	}
 	if m.Timeout < 0 || m.Suspect < 0 || m.Interval < 0 {
