@@ -80,17 +80,26 @@ func explain(spec *Spec, role Role) ([]Checked, error) {
 }
 
 // Gives lists what a checked stack gives the application: every property
-// its layers give, bottom layer first, each once.
+// its layers give (with their parameters), bottom layer first, each once.
 func Gives(ls []Checked) []Property {
 	var out []Property
 	for i := len(ls) - 1; i >= 0; i-- {
-		for _, g := range ls[i].Info.Gives {
+		for _, g := range ls[i].Gives() {
 			if !slices.Contains(out, g) {
 				out = append(out, g)
 			}
 		}
 	}
 	return out
+}
+
+// Gives lists what the layer gives with its effective parameters: its
+// Gives, then what its GivesWith adds.
+func (c *Checked) Gives() []Property {
+	if c.Info.GivesWith == nil {
+		return c.Info.Gives
+	}
+	return append(slices.Clip(c.Info.Gives), c.Info.GivesWith(c.Params)...)
 }
 
 // resolve checks everything but the factories and returns each layer's info
@@ -164,7 +173,7 @@ func resolve(spec *Spec, role Role) ([]Checked, error) {
 			msg := fmt.Sprintf("%s needs %s below it; nothing below gives it", c.Name, need.Describe())
 			above := ""
 			for j := i - 1; j >= 0 && above == ""; j-- {
-				if slices.Contains(out[j].Info.Gives, need) {
+				if slices.Contains(out[j].Gives(), need) {
 					above = spec.Layers[j].Name
 				}
 			}
@@ -176,7 +185,7 @@ func resolve(spec *Spec, role Role) ([]Checked, error) {
 			}
 			return nil, spec.errAt(c.Pos, "%s", msg)
 		}
-		for _, g := range out[i].Info.Gives {
+		for _, g := range out[i].Gives() {
 			given[g] = true
 		}
 	}

@@ -73,6 +73,11 @@ type LayerInfo struct {
 	Needs []Property
 	// Gives are provided to the layers above.
 	Gives []Property
+	// GivesWith, if set, names the properties the layer gives beyond Gives
+	// only with some parameter values (ring gives safe delivery with
+	// safe=on): a spec needing one is checked against the layer's
+	// effective parameters.
+	GivesWith func(p Params) []Property
 	// New builds the layer.
 	New Factory
 	// Role says whether the layer belongs in a member's stack (the default)

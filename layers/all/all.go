@@ -12,4 +12,5 @@ import (
 	_ "github.com/layercast/layercast/layers/lec"      // Ricochet lateral error correction
 	_ "github.com/layercast/layercast/layers/mflow"    // MFLOW multicast flow control
 	_ "github.com/layercast/layercast/layers/reliable" // NAK-based reliable multicast (SRM / NAKACK)
+	_ "github.com/layercast/layercast/layers/ring"     // Spread's Ring protocol: agreed order inside a site
 )

@@ -1,0 +1,170 @@
+package ring
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/stack"
+)
+
+// The properties ring introduces.
+const (
+	// Agreed: every member delivers the messages of its groups in one
+	// order, the same at every member, across groups.
+	Agreed compose.Property = "agreed"
+	// Safe: a message is delivered only once every member has it.
+	Safe compose.Property = "safe"
+)
+
+func init() {
+	compose.Register(compose.LayerInfo{
+		Name: "ring",
+		Summary: "Spread's Ring protocol inside a site (Figure 3.3): one token rotates among the site's members, ordered by " +
+			"node id. The holder answers the retransmission requests on it, sends its waiting casts on the site's channel " +
+			"(each with the next link_seq, site_seq and Lamport time stamp) within per-member and per-rotation limits, " +
+			"adds what it misses and lowers or raises the aru fields. Every member delivers in link_seq order (agreed; " +
+			"safe=true waits until the aru says every member has the message) and frees what the aru covers. The leader " +
+			"regenerates a lost token; a new site view makes a new ring, which first recovers the old ring's messages.",
+		Params: []compose.Param{
+			{Name: "member_limit", Type: compose.Int, Default: "20", Doc: "most packets one member sends per visit of the token, retransmissions included", Min: 1, Max: 1 << 16},
+			{Name: "ring_limit", Type: compose.Int, Default: "100", Doc: "most packets all members send per rotation (the token's flow_control field)", Min: 1, Max: 1 << 20},
+			{Name: "window", Type: compose.Int, Default: "4096", Doc: "most packets a member holds per ring (at least 4 x ring_limit)", Min: 16, Max: 1 << 24},
+			{Name: "max_pending", Type: compose.Int, Default: "256", Doc: "casts waiting for the token before the application is held off; it resumes when half have gone", Min: 1, Max: 1 << 20},
+			{Name: "max_rtr", Type: compose.Int, Default: "256", Doc: "most retransmission requests a token carries", Min: 1, Max: 1 << 16},
+			{Name: "token_timeout", Type: compose.Duration, Default: "200ms", Doc: "how long the leader waits for the token before it regenerates it", Min: 0.0001, Max: 600},
+			{Name: "token_retransmit", Type: compose.Duration, Default: "10ms", Doc: "how long a member waits for its successor to acknowledge the token before sending it again", Min: 0.00001, Max: 60},
+			{Name: "token_idle", Type: compose.Duration, Default: "1ms", Doc: "how long a member holds the token when the ring has nothing to do (0: pass at once)", Min: 0, Max: 10},
+			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once the aru says every member has it"},
+		},
+		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
+		GivesWith: func(p compose.Params) []compose.Property {
+			if p.Bool("safe") {
+				return []compose.Property{Safe}
+			}
+			return nil
+		},
+		Properties: map[compose.Property]string{Agreed: "agreed (total) order", Safe: "safe delivery"},
+		Counters: []compose.CounterDoc{
+			{Name: "casts", Doc: "casts the application handed the ring"},
+			{Name: "sent", Doc: "new packets sent on the ring"},
+			{Name: "delivered", Doc: "messages delivered up"},
+			{Name: "retransmissions", Doc: "packets sent again in answer to the token's request list"},
+			{Name: "recovered", Doc: "missing packets received by retransmission"},
+			{Name: "tokens", Doc: "tokens handled"},
+			{Name: "tokens_sent", Role: compose.AckRole, Doc: "tokens passed to the successor"},
+			{Name: "rotations", Doc: "token rotations completed (counted by each ring's leader)"},
+			{Name: "tokens_regenerated", Doc: "tokens the leader regenerated after token_timeout"},
+			{Name: "tokens_stale", Doc: "tokens dropped as duplicates, old copies or of another ring"},
+			{Name: "duplicates", Doc: "packets received twice"},
+			{Name: "foreign", Doc: "packets of another ring or from outside it"},
+			{Name: "out_of_window", Doc: "packets beyond the window, dropped (asked for again later)"},
+			{Name: "malformed", Doc: "packets or tokens that did not decode"},
+			{Name: "token_bytes_max", Kind: compose.Peak, Doc: "largest token sent or received, in bytes"},
+			{Name: "buffer_bytes", Kind: compose.Gauge, Doc: "bytes of packets held at the end"},
+			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes of packets held at once"},
+			{Name: "pending_peak", Kind: compose.Peak, Doc: "most casts waiting for the token at once"},
+			{Name: "held_off", Doc: "times the application was held off (pending queue full)"},
+			{Name: "visit_sent_max", Kind: compose.Peak, Doc: "most packets sent on one visit of the token (at most member_limit)"},
+			{Name: "rings", Doc: "rings installed (one per member set)"},
+			{Name: "recoveries", Doc: "rings started after a membership change"},
+			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from a new member set to its ring's first regular token, summed"},
+			{Name: "recovery_ns_max", Kind: compose.Peak, Doc: "longest such recovery"},
+			{Name: "recovery_lost", Doc: "packets no member held, skipped by all: an old ring's packets no survivor had (a departed member's last casts), or numbers a forged token claimed"},
+			{Name: "recovery_retransmissions", Doc: "old-ring packets sent again during recovery"},
+			{Name: "token_retransmissions", Doc: "tokens sent again because the successor had not acknowledged them"},
+			{Name: "token_acks", Doc: "token acknowledgements sent"},
+			{Name: "active_ns", Kind: compose.Gauge, Doc: "time from the node's first token to its last"},
+		},
+		Summarize: summarize,
+		New: func(p compose.Params) (stack.Layer, error) {
+			cfg := Config{
+				MemberLimit: p.Int("member_limit"), RingLimit: p.Int("ring_limit"), Window: p.Int("window"),
+				MaxPending: p.Int("max_pending"), MaxRtr: p.Int("max_rtr"),
+				TokenTimeout: p.Duration("token_timeout"), TokenRetransmit: p.Duration("token_retransmit"), TokenIdle: p.Duration("token_idle"),
+				Safe: p.Bool("safe"),
+			}
+			return compose.NewIfValid(cfg, New)
+		},
+	})
+}
+
+// Check reports a configuration that cannot work.
+func (c Config) Check() error {
+	switch {
+	case c.MemberLimit < 1 || c.RingLimit < 1 || c.MaxPending < 1 || c.MaxRtr < 1:
+		return fmt.Errorf("ring: member_limit, ring_limit, max_pending and max_rtr must be at least 1")
+	case c.Window < 4*c.RingLimit:
+		return fmt.Errorf("ring: window %d is less than 4 x ring_limit (%d): a rotation's packets would not fit while the aru catches up", c.Window, 4*c.RingLimit)
+	case c.TokenTimeout <= 0 || c.TokenRetransmit <= 0 || c.TokenIdle < 0:
+		return fmt.Errorf("ring: token_timeout and token_retransmit must be positive and token_idle not negative")
+	case c.TokenTimeout < 2*c.TokenRetransmit:
+		return fmt.Errorf("ring: token_timeout %v is less than 2 x token_retransmit (%v): the leader would regenerate tokens that are only being sent again", c.TokenTimeout, 2*c.TokenRetransmit)
+	case c.TokenTimeout < 4*c.TokenIdle:
+		return fmt.Errorf("ring: token_timeout %v is less than 4 x token_idle (%v): an idle rotation would look like a lost token", c.TokenTimeout, 4*c.TokenIdle)
+	}
+	return nil
+}
+
+// Summary is what ring's registration adds to a run's report (JSON
+// extra.ring): how fast the token went round, what it cost, and how long
+// rings took to recover from membership changes.
+type Summary struct {
+	TokensPerSec    float64 `json:"tokens_per_sec"`
+	Rotations       int64   `json:"rotations"`
+	Retransmissions int64   `json:"retransmissions"`
+	TokenBytesMax   int64   `json:"token_bytes_max"`
+	Regenerated     int64   `json:"tokens_regenerated"`
+	Recoveries      int64   `json:"recoveries"`
+	RecoveryMsMean  float64 `json:"recovery_ms_mean"`
+	RecoveryMsMax   float64 `json:"recovery_ms_max"`
+}
+
+// summarize is ring's compose.LayerInfo.Summarize: layers.ring's
+// tokens_per_sec (tokens each node handled per second of its ring's life,
+// the mean over nodes), rotations, token_bytes_max and ring recovery
+// latency.
+func summarize(c compose.Counters) compose.Summary {
+	m := c.Total
+	s := Summary{Rotations: m["rotations"], Retransmissions: m["retransmissions"], Regenerated: m["tokens_regenerated"], Recoveries: m["recoveries"]}
+	var rate float64
+	n := 0
+	for _, nc := range c.Nodes {
+		s.TokenBytesMax = max(s.TokenBytesMax, nc.Values["token_bytes_max"])
+		s.RecoveryMsMax = max(s.RecoveryMsMax, ms(nc.Values["recovery_ns_max"]))
+		if ns := nc.Values["active_ns"]; ns > 0 {
+			rate += float64(nc.Values["tokens"]) / (float64(ns) / 1e9)
+			n++
+		}
+	}
+	if n > 0 {
+		s.TokensPerSec = round3(rate / float64(n))
+	}
+	if s.Recoveries > 0 {
+		s.RecoveryMsMean = round3(ms(m["recovery_ns"]) / float64(s.Recoveries))
+	}
+	var out compose.Summary
+	out.Ratio("tokens_per_sec", s.TokensPerSec)
+	out.Ratio("recovery_ms_mean", s.RecoveryMsMean)
+	out.Ratio("recovery_ms_max", s.RecoveryMsMax)
+	out.Extra = s
+	note := fmt.Sprintf("%.0f tokens/s per member, %d rotations, largest token %d bytes, %d retransmissions",
+		s.TokensPerSec, s.Rotations, s.TokenBytesMax, s.Retransmissions)
+	if s.Regenerated > 0 {
+		note += fmt.Sprintf(", %d tokens regenerated", s.Regenerated)
+	}
+	out.Notes = append(out.Notes, note)
+	if s.Recoveries > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d ring recoveries after membership changes: mean %v, longest %v (%d old packets no survivor had)",
+			s.Recoveries, msDur(s.RecoveryMsMean), msDur(s.RecoveryMsMax), m["recovery_lost"]))
+	}
+	return out
+}
+
+func ms(ns int64) float64 { return round3(float64(ns) / 1e6) }
+
+func round3(f float64) float64 { return float64(int64(f*1e3+0.5)) / 1e3 }
+
+func msDur(v float64) time.Duration {
+	return time.Duration(v * float64(time.Millisecond)).Round(time.Microsecond)
+}

@@ -1,0 +1,410 @@
+package ring
+
+import (
+	"github.com/layercast/layercast/event"
+)
+
+// regenJump is how far a regenerated token's sequence jumps ahead of the
+// last one the leader handled: more than the passes a lost (or only late)
+// copy can make before it reaches a member that saw the new one.
+const regenJump = 2 * maxMembers
+
+// tokenUp takes a token from the network and acknowledges it (even a
+// duplicate: the sender's copy of the acknowledgement may have been lost).
+func (l *Layer) tokenUp(ev *event.Event) {
+	defer ev.Msg.Release()
+	l.c.tokenBytesMax.Max(int64(ev.Msg.Len()))
+	_, _ = ev.Msg.Consume(1)
+	if err := decodeToken(l.wc, ev.Msg.Bytes(), &l.tok, l.cfg.MaxRtr); err != nil {
+		l.c.malformed.Inc()
+		if l.Ctx.Logging() {
+			l.Ctx.Logf("dropping token from %v: %v", ev.Peer, err)
+		}
+		return
+	}
+	r := l.cur
+	if r != nil && r.inRing(ev.Peer) {
+		a := l.Ctx.NewMessage()
+		putTokenAck(a.Append(tokenAckSize), l.tok.Ring, l.tok.Seq)
+		l.c.tokenAcks.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: ev.Peer, Control: true, Msg: a})
+	}
+	switch {
+	case r == nil || l.tok.Ring != r.id:
+		// Perhaps a ring this node has not installed yet: keep the newest.
+		if !l.hasStash || l.stash.Ring != l.tok.Ring || l.stash.Seq < l.tok.Seq {
+			l.tok.copyTo(&l.stash)
+			l.stashFrom = ev.Peer
+			l.hasStash = true
+		}
+		l.c.staleTokens.Inc()
+	case ev.Peer != r.prev():
+		l.c.foreign.Inc()
+	case l.tok.Seq <= r.lastSeq:
+		l.c.staleTokens.Inc() // a duplicate, or an old copy of a regenerated token
+	default:
+		l.handleToken(false)
+	}
+}
+
+// handleToken runs Figure 3.3 on the token in l.tok (fresh: the leader just
+// made it, so it completes no rotation).
+func (l *Layer) handleToken(fresh bool) {
+	r, tok := l.cur, &l.tok
+	r.lastSeq = tok.Seq
+	now := l.Ctx.Now()
+	l.c.tokens.Inc()
+	if l.firstTok == 0 {
+		l.firstTok = now
+	}
+	l.c.activeNs.Set(int64(now.Sub(l.firstTok)))
+	if !fresh && r.leader() == l.self {
+		// A rotation is complete.
+		l.c.rotations.Inc()
+		l.loss.Stop()
+		switch {
+		case tok.Type == tokQuiet:
+			tok.Type = tokRegular
+		case tok.Type == tokRecovery && !tok.Busy && !tok.Changed:
+			tok.Type, tok.Old = tokRegular, tok.Old[:0]
+		case tok.Type == tokRecovery:
+			tok.Busy, tok.Changed = false, false
+		}
+	}
+	idle := false
+	if tok.Type == tokRecovery {
+		l.recoveryStep()
+	} else {
+		if r.recovering {
+			l.startRing()
+		}
+		idle = l.regularStep()
+	}
+	l.pass(idle)
+	if tok.Type == tokRegular && l.last.Ring == r.id && l.last.Type == tokRegular {
+		// Every member has every packet up to the lesser of this token's
+		// aru and the last one's (a quiet rotation frees nothing).
+		r.ringAru = max(r.ringAru, min(tok.LinkAru, l.last.LinkAru))
+		r.siteAru = max(r.siteAru, min(tok.SiteAru, l.last.SiteAru))
+	}
+	tok.copyTo(&l.last)
+	l.deliver()
+}
+
+// regularStep is the token holder's work on a regular (or quiet) token:
+// retransmissions, new messages within flow control, requests for what it
+// misses, the aru fields. It reports whether the ring is idle.
+func (l *Layer) regularStep() bool {
+	r, tok := l.cur, &l.tok
+	w := &r.win
+	quiet := tok.Type == tokQuiet
+	// Raise the sequence fields to what this member has handed out (after
+	// a regeneration this is how the token learns what was sent with the
+	// lost one): its own, and those it holds without a gap. A stray
+	// packet far ahead never makes holes nobody can fill.
+	tok.LinkSeq = max(tok.LinkSeq, r.sentSeq, w.aru)
+	tok.SiteSeq = max(tok.SiteSeq, r.siteSeq)
+	tok.SiteLTS = max(tok.SiteLTS, r.siteLTS)
+	w.highest = max(w.highest, tok.LinkSeq)
+	r.siteSeq, r.siteLTS = tok.SiteSeq, tok.SiteLTS
+	// Skip what the token says no member holds.
+	lost := tok.Lost[:0]
+	for _, s := range tok.Lost {
+		if !w.has(s) && w.fits(s) {
+			w.put(s, entry{lost: true})
+		}
+		if s > r.ringAru {
+			lost = append(lost, s) // until every member has passed it
+		}
+	}
+	tok.Lost = lost
+	// Answer the previous holders' requests, within this member's limit; a
+	// request every other member passed unanswered is for a packet nobody
+	// holds.
+	sent := 0
+	others := uint32(len(r.members) - 1)
+	keep, ages := tok.Rtr[:0], tok.Age[:0]
+	for i, s := range tok.Rtr {
+		switch e := w.get(s); {
+		case s < w.base:
+			// freed: every member had it; a stale request
+		case e.m != nil && sent < l.cfg.MemberLimit:
+			l.sendPacket(e.m, e.g, flagRetrans)
+			sent++
+		case e.m != nil:
+			keep, ages = append(keep, s), append(ages, tok.Age[i]) // on a later visit
+		case tok.Age[i]+1 >= others:
+			l.loseSeq(s)
+		default:
+			keep, ages = append(keep, s), append(ages, tok.Age[i]+1)
+		}
+	}
+	tok.Rtr, tok.Age = keep, ages
+	l.c.retrans.Add(int64(sent))
+	// Flow control: the lesser of the member's limit and what the ring's
+	// limit leaves, given what was sent in the last rotation.
+	rest := max(0, int(tok.FlowControl)-int(l.lastSent))
+	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-rest)-sent)
+	newSent := 0
+	if !quiet {
+		// Stay within half the window of what every member may still hold.
+		floor := min(w.base, r.ringAru+1)
+		for newSent < budget && l.pending.Len() > 0 && int(tok.LinkSeq+1-floor) < l.cfg.Window/2 {
+			l.sendNew(l.pending.Pop())
+			newSent++
+		}
+		l.resume()
+	}
+	sent += newSent
+	l.c.sent.Add(int64(newSent))
+	l.c.visitMax.Max(int64(sent))
+	tok.FlowControl = uint32(rest + sent)
+	l.lastSent = uint32(sent)
+	// Ask for what this member misses.
+	for s := w.aru + 1; s <= tok.LinkSeq && len(tok.Rtr) < l.cfg.MaxRtr; s++ {
+		switch {
+		case w.has(s) || contains(tok.Rtr, s):
+		case others == 0:
+			l.loseSeq(s)
+		default:
+			tok.Rtr, tok.Age = append(tok.Rtr, s), append(tok.Age, 0)
+		}
+	}
+	site := min(w.aruLTS, tok.SiteLTS)
+	if w.aru >= tok.LinkSeq {
+		site = tok.SiteLTS
+	}
+	l.updateAru(min(w.aru, tok.LinkSeq), site)
+	return !quiet && sent == 0 && tok.FlowControl == 0 && len(tok.Rtr) == 0 && len(tok.Lost) == 0 &&
+		tok.LinkAru == tok.LinkSeq && l.pending.Len() == 0
+}
+
+// loseSeq records that no member holds seq: skipped here, and by every
+// member the token reaches.
+func (l *Layer) loseSeq(seq uint32) {
+	w := &l.cur.win
+	if !w.has(seq) && w.fits(seq) {
+		w.put(seq, entry{lost: true})
+	}
+	if !contains(l.tok.Lost, seq) && len(l.tok.Lost) < l.cfg.MaxRtr {
+		l.tok.Lost = append(l.tok.Lost, seq)
+	}
+}
+
+// updateAru applies the paper's aru rules: a member lowers the token's aru
+// fields to its own and marks itself the modifier; it raises them only if
+// it is the modifier or nobody lowered them during the last round.
+func (l *Layer) updateAru(aru, site uint32) {
+	tok := &l.tok
+	canRaise := tok.Modifier == uint32(l.self) || tok.Modifier == 0
+	set := false
+	if aru < tok.LinkAru || (canRaise && aru != tok.LinkAru) {
+		tok.LinkAru, set = aru, true
+	}
+	if site < tok.SiteAru || (canRaise && site != tok.SiteAru) {
+		tok.SiteAru, set = site, true
+	}
+	if set || tok.Modifier == uint32(l.self) {
+		tok.Modifier = uint32(l.self)
+		if tok.LinkAru == tok.LinkSeq && tok.SiteAru == tok.SiteLTS {
+			tok.Modifier = 0
+		}
+	}
+}
+
+// sendNew gives a waiting cast the token's next sequence numbers, keeps it
+// and multicasts it on the site's channel.
+func (l *Layer) sendNew(p pend) {
+	r, tok := l.cur, &l.tok
+	// A number already held (a stray packet claiming it) is passed over:
+	// this member answers requests for it with what it holds.
+	for r.win.has(tok.LinkSeq+1) && r.win.fits(tok.LinkSeq+1) {
+		tok.LinkSeq++
+	}
+	tok.LinkSeq++
+	tok.SiteSeq++
+	tok.SiteLTS++
+	r.sentSeq, r.siteSeq, r.siteLTS = tok.LinkSeq, tok.SiteSeq, tok.SiteLTS
+	m := p.m.Compact()
+	var flags byte
+	if p.site {
+		flags = flagSite
+	}
+	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, ring: r.id, seq: tok.LinkSeq, siteSeq: tok.SiteSeq, lts: tok.SiteLTS, origin: l.self})
+	if !r.win.put(tok.LinkSeq, entry{m: m, g: p.g, lts: tok.SiteLTS, origin: l.self, site: p.site}) {
+		m.Release() // cannot happen: the window was checked
+		return
+	}
+	l.setBuf()
+	l.sendPacket(m, p.g, 0)
+}
+
+// sendPacket multicasts a copy of a held packet on the site's channel,
+// with flags added to its header.
+func (l *Layer) sendPacket(m *event.Message, g event.GroupID, flags byte) {
+	c := m.Clone()
+	c.Bytes()[1] |= flags
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.ch, Msg: c})
+}
+
+// pass sends the token on (or, idle, holds it for token_idle first; a
+// one-member ring passes it to itself through the hold timer).
+func (l *Layer) pass(idle bool) {
+	l.tok.Seq++
+	if len(l.cur.members) == 1 || (idle && l.cfg.TokenIdle > 0) {
+		l.holding = true
+		d := l.cfg.TokenIdle
+		if !idle {
+			d = 0
+		}
+		l.hold.Reset(d)
+		return
+	}
+	l.sendToken()
+}
+
+// sendToken encodes the token and sends it to the successor, keeping a
+// copy to send again until the successor acknowledges it.
+func (l *Layer) sendToken() {
+	r := l.cur
+	body := l.wc.Encode(&l.tok)
+	l.sentTok = append(append(l.sentTok[:0], tToken), body...)
+	// Send it again for as long as the leader would wait before
+	// regenerating it; past that the successor is presumably gone, and the
+	// regeneration (or a new view) takes over.
+	l.sentTokSeq, l.sentTo = l.tok.Seq, r.next()
+	l.rtxLeft = max(1, int(l.cfg.TokenTimeout/l.cfg.TokenRetransmit))
+	l.c.tokensSent.Inc()
+	l.c.tokenBytesMax.Max(int64(len(l.sentTok)))
+	l.transmitToken()
+	if r.leader() == l.self {
+		l.loss.Reset(l.cfg.TokenTimeout)
+	}
+}
+
+// transmitToken sends the kept copy of the token and arms its
+// retransmission.
+func (l *Layer) transmitToken() {
+	m := l.Ctx.NewMessage()
+	copy(m.Append(len(l.sentTok)), l.sentTok)
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: l.sentTo, Control: true, Msg: m})
+	l.rtx.Reset(l.cfg.TokenRetransmit)
+}
+
+// retransmitToken: the successor has not acknowledged the token.
+func (l *Layer) retransmitToken() {
+	if l.cur == nil || l.rtxLeft <= 0 {
+		return
+	}
+	l.rtxLeft--
+	l.c.tokenRetrans.Inc()
+	l.transmitToken()
+}
+
+// tokenAckUp: the successor has the token.
+func (l *Layer) tokenAckUp(ev *event.Event) {
+	defer ev.Msg.Release()
+	ring, seq, err := parseTokenAck(ev.Msg.Bytes())
+	if err != nil {
+		l.c.malformed.Inc()
+		return
+	}
+	if l.cur != nil && ring == l.cur.id && seq == l.sentTokSeq && ev.Peer == l.sentTo {
+		l.rtx.Stop()
+	}
+}
+
+// holdDone ends a hold: the token goes on (to itself, in a one-member ring).
+func (l *Layer) holdDone() {
+	if !l.holding || l.cur == nil {
+		return
+	}
+	l.holding = false
+	if len(l.cur.members) == 1 {
+		l.handleToken(false)
+		return
+	}
+	l.sendToken()
+}
+
+// tokenLost is the leader's token-loss timer: it regenerates the token,
+// its sequence far ahead so any old copy is dropped, for a quiet rotation
+// (or, during recovery, another recovery rotation).
+func (l *Layer) tokenLost() {
+	r := l.cur
+	if r == nil || r.leader() != l.self {
+		return
+	}
+	l.c.regenerated.Inc()
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("token of ring %08x lost: regenerating", r.id)
+	}
+	seq := r.lastSeq + regenJump
+	if r.recovering {
+		l.tok = token{Ring: r.id, Type: tokRecovery, Seq: seq, Busy: true, Rtr: l.tok.Rtr[:0], Age: l.tok.Age[:0], Lost: l.tok.Lost[:0], Old: l.tok.Old[:0]}
+	} else {
+		l.last.copyTo(&l.tok)
+		tok := &l.tok
+		tok.Ring, tok.Type, tok.Seq = r.id, tokQuiet, seq
+		tok.Rtr, tok.Age, tok.Lost, tok.Old = tok.Rtr[:0], tok.Age[:0], tok.Lost[:0], tok.Old[:0]
+		tok.FlowControl = 0
+		tok.LinkSeq = max(tok.LinkSeq, r.sentSeq, r.win.aru)
+		tok.SiteSeq = max(tok.SiteSeq, r.siteSeq)
+		tok.SiteLTS = max(tok.SiteLTS, r.siteLTS)
+		tok.LinkAru, tok.SiteAru, tok.Modifier = 0, 0, uint32(l.self)
+	}
+	l.lastSent = 0
+	l.handleToken(true)
+}
+
+// deliver hands up, in link_seq order, every message of the current ring
+// the member may deliver (all it holds without a gap; safe: only what
+// every member has), once the old ring's are all delivered, then frees
+// what the ring's aru covers.
+func (l *Layer) deliver() {
+	r := l.cur
+	if r == nil {
+		return
+	}
+	w := &r.win
+	if !r.recovering && l.old == nil {
+		lim := w.aru
+		if l.cfg.Safe {
+			lim = min(lim, r.ringAru)
+		}
+		l.deliverUpTo(w, lim)
+	}
+	w.free(r.ringAru)
+	l.setBuf()
+}
+
+// deliverUpTo hands up every held message up to seq, in order; lost
+// entries are skipped (and counted).
+func (l *Layer) deliverUpTo(w *window, seq uint32) {
+	for w.delivered < seq {
+		e := w.get(w.delivered + 1)
+		w.delivered++
+		switch {
+		case e.lost || e.m == nil:
+			l.c.recoveryLost.Inc()
+		case e.site || l.member(e.g):
+			m := e.m.Clone()
+			_, _ = m.Consume(dataHeaderSize)
+			if e.retrans {
+				m.Recovery = event.Recovery{By: "ring"}
+			}
+			l.c.delivered.Inc()
+			l.Ctx.Up(&event.Event{Kind: event.Cast, Group: e.g, Peer: e.origin, Msg: m})
+		}
+	}
+}
+
+// contains reports whether s is in list.
+func contains(list []uint32, s uint32) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

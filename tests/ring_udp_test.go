@@ -1,0 +1,182 @@
+package tests
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/udp"
+)
+
+// Issue 11 over a real network: one site of 4 processes running the Ring
+// protocol over UDP in a network namespace (loopback only), every one
+// casting: every process delivers every message once, all in the same
+// order.
+func TestRingUDPNetns(t *testing.T) {
+	ns := newNetns(t)
+	const nodes, count = 4, 200
+	type child struct {
+		cmd   *exec.Cmd
+		stdin io.WriteCloser
+		mu    sync.Mutex
+		got   []string // "from seq", in delivery order
+		done  chan struct{}
+		out   strings.Builder
+	}
+	kids := make([]*child, nodes)
+	for i := range kids {
+		c := &child{done: make(chan struct{})}
+		c.cmd = exec.Command("ip", "netns", "exec", ns.name, os.Args[0], "-test.run=^TestRingUDPProcess$")
+		c.cmd.Env = append(os.Environ(), fmt.Sprintf("LAYERCAST_RING_NODE=%d", i+1),
+			fmt.Sprintf("LAYERCAST_RING_NODES=%d", nodes), fmt.Sprintf("LAYERCAST_RING_COUNT=%d", count))
+		var err error
+		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		r, w := io.Pipe()
+		c.cmd.Stdout, c.cmd.Stderr = w, w
+		if err := c.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			sc := bufio.NewScanner(r)
+			once := sync.OnceFunc(func() { close(c.done) })
+			for sc.Scan() {
+				line := sc.Text()
+				c.mu.Lock()
+				switch {
+				case strings.HasPrefix(line, "D "):
+					c.got = append(c.got, line[2:])
+				case line == "DONE":
+					once()
+				default:
+					c.out.WriteString(line + "\n")
+				}
+				c.mu.Unlock()
+			}
+		}()
+		go func() { _ = c.cmd.Wait(); w.Close() }()
+		t.Cleanup(func() { c.cmd.Process.Kill() }) // our own child, by PID
+		kids[i] = c
+	}
+	deadline := time.After(60 * time.Second)
+	for i, c := range kids {
+		select {
+		case <-c.done:
+		case <-deadline:
+			c.mu.Lock()
+			t.Fatalf("node %d delivered %d of %d messages in 60 s\n%s", i+1, len(c.got), nodes*count, c.out.String())
+		}
+	}
+	for _, c := range kids {
+		c.stdin.Close() // every node has everything: they may stop
+	}
+	want := kids[0].got
+	for i, c := range kids {
+		c.mu.Lock()
+		got := slices.Clone(c.got)
+		c.mu.Unlock()
+		if len(got) != nodes*count {
+			t.Errorf("node %d delivered %d messages, want %d", i+1, len(got), nodes*count)
+		}
+		next := map[string]int{}
+		for _, d := range got {
+			from, seq, _ := strings.Cut(d, " ")
+			n, _ := strconv.Atoi(seq)
+			if n != next[from]+1 {
+				t.Errorf("node %d delivered %s's message %d after %d", i+1, from, n, next[from])
+				break
+			}
+			next[from] = n
+		}
+		if !slices.Equal(got, want) {
+			for k := range min(len(got), len(want)) {
+				if got[k] != want[k] {
+					t.Errorf("node %d's delivery %d is %s, node 1's is %s: not the same order", i+1, k, got[k], want[k])
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestRingUDPProcess is one node of TestRingUDPNetns, run in the namespace
+// by it (skipped otherwise): a `ring` stack over UDP with the group's view
+// installed statically, casting LAYERCAST_RING_COUNT messages and printing
+// every delivery ("D <from> <seq>") in order, then "DONE" once it has all;
+// it keeps the ring going until its standard input closes.
+func TestRingUDPProcess(t *testing.T) {
+	self, err := strconv.Atoi(os.Getenv("LAYERCAST_RING_NODE"))
+	if err != nil {
+		t.Skip("run by TestRingUDPNetns")
+	}
+	nodes, _ := strconv.Atoi(os.Getenv("LAYERCAST_RING_NODES"))
+	count, _ := strconv.Atoi(os.Getenv("LAYERCAST_RING_COUNT"))
+	book := map[event.NodeID]*net.UDPAddr{}
+	var members []event.NodeID
+	for i := 1; i <= nodes; i++ {
+		book[event.NodeID(i)] = &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7700 + i}
+		members = append(members, event.NodeID(i))
+	}
+	tr, err := udp.New(udp.Config{Self: event.NodeID(self), Book: book, MulticastPort: 47100}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	out := bufio.NewWriter(os.Stdout)
+	var mu sync.Mutex
+	delivered, done := 0, false
+	nd, err := stack.NewNode(stack.NodeConfig{BlockOnBackpressure: true, Stack: stack.Config{
+		Self: event.NodeID(self), Transport: tr, Seed: uint64(self),
+		Layers: compose.MustBuild("ring(token_timeout=500ms, token_retransmit=20ms)"),
+		App: stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(out, "D %v %d\n", d.From, binary.BigEndian.Uint32(d.Payload))
+			delivered++
+			if delivered == nodes*count && !done {
+				done = true
+				fmt.Fprintln(out, "DONE")
+			}
+			if done || delivered%64 == 0 {
+				out.Flush()
+			}
+		}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nd.Close()
+	tr.SetSink(nd)
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: members}
+	if err := nd.Do(func(st *stack.Stack) { st.InstallView(v) }); err != nil {
+		t.Fatal(err)
+	}
+	// Let every process start (and bind) before the first casts.
+	time.Sleep(500 * time.Millisecond)
+	payload := make([]byte, 100)
+	for i := 1; i <= count; i++ {
+		binary.BigEndian.PutUint32(payload, uint32(i))
+		if err := nd.Cast(1, payload); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent says every node is done
+	mu.Lock()
+	out.Flush()
+	mu.Unlock()
+}
