@@ -96,7 +96,7 @@ type Layer struct {
 	codec  *codecState
 	in     wireMsg
 
-	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs, probes, refused *stack.Counter
+	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs, probes, refused, suspects *stack.Counter
 }
 
 // New makes a gms layer.
@@ -146,6 +146,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.resyncs = ctx.Counter("full_updates")
 	l.probes = ctx.Counter("probes_answered")
 	l.refused = ctx.Counter("joins_refused")
+	l.suspects = ctx.Counter("suspects_reported")
 	l.hbT = ctx.NewTimer(l.heartbeatTimer)
 	l.retryT = ctx.NewTimer(l.retryTimer)
 	l.hbT.Reset(0)
@@ -183,6 +184,14 @@ func (l *Layer) Down(ev *event.Event) {
 			l.gone = true
 			l.send(&wireMsg{T: msgBye, Inc: l.inc})
 		}
+	case event.Suspect:
+		// A layer above lost touch with a node (hop's dead link): tell
+		// the service, which probes it at once.
+		if n := ev.Peer; n != event.NoNode && n != l.Ctx.Self() && !l.gone {
+			l.suspects.Inc()
+			l.send(&wireMsg{T: msgSuspect, Inc: l.inc, Peers: []event.NodeID{n}})
+		}
+		return
 	}
 	l.Ctx.Down(ev)
 }

@@ -298,13 +298,7 @@ func (s *Service) Tick(now event.Time) {
 	for _, d := range slices.Sorted(maps.Keys(s.lists)) {
 		l := s.lists[d]
 		for l.head != nil && now >= l.head.heard.Add(l.head.timeout) {
-			p := l.head
-			s.unlist(p)
-			p.suspect = true
-			s.suspects = append(s.suspects, p)
-			s.stats.Suspected++
-			s.logf("%v suspected: silent since %v (fd timeout %v); probing it for %v", p.id, p.heard, p.timeout, p.suspectT)
-			s.probe(p, now)
+			s.suspect(l.head, now, event.NoNode)
 		}
 	}
 	for i := 0; i < len(s.suspects); {
@@ -326,6 +320,25 @@ func (s *Service) Tick(now event.Time) {
 	if s.dirty && now >= s.commitAt {
 		s.commit(now)
 	}
+}
+
+// suspect makes p a suspect and probes it: after its fd timeout of silence
+// (by is NoNode), or at once when node by reports it unreachable. A
+// suspect that answers is cleared; one silent until failAt is removed.
+func (s *Service) suspect(p *peer, now event.Time, by event.NodeID) {
+	if p == nil || p.suspect || p.id == by {
+		return
+	}
+	s.unlist(p)
+	p.suspect = true
+	s.suspects = append(s.suspects, p)
+	s.stats.Suspected++
+	if by == event.NoNode {
+		s.logf("%v suspected: silent since %v (fd timeout %v); probing it for %v", p.id, p.heard, p.timeout, p.suspectT)
+	} else {
+		s.logf("%v suspected: %v reports it unreachable; probing it", p.id, by)
+	}
+	s.probe(p, now)
 }
 
 // probe asks a suspect to answer at once.
@@ -400,6 +413,12 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 			s.send(from, &wireMsg{T: msgAck, Seq: m.Seq, Refused: p.refused})
 		} else {
 			s.send(from, &wireMsg{T: msgAck, Seq: m.Seq})
+		}
+	case msgSuspect:
+		if p := s.peers[from]; p != nil && p.inc == m.Inc {
+			for _, id := range m.Peers {
+				s.suspect(s.peers[id], now, from)
+			}
 		}
 	case msgBye:
 		if p := s.peers[from]; p != nil && p.inc == m.Inc {

@@ -42,3 +42,38 @@ func TestSiteViews(t *testing.T) {
 		}
 	}
 }
+
+// TestSuspectReported: a Suspect going down through gms (hop's dead link)
+// makes the service probe that node at once: a live node answers and
+// stays; a crashed one is suspected before its own fd timeout would have
+// made it so, and removed.
+func TestSuspectReported(t *testing.T) {
+	c := newCluster(t, 4, 3, 50*time.Millisecond, time.Second)
+	for n := event.NodeID(1); n <= 3; n++ {
+		c.join(n, 7)
+	}
+	c.net.Run(time.Second)
+	report := func(by, n event.NodeID) {
+		c.nodes[by].st.Inject(1, false, event.Event{Kind: event.Suspect, Peer: n})
+	}
+	report(1, 2) // alive
+	c.net.Run(300 * time.Millisecond)
+	st := c.svc.Service().Stats()
+	if st.Suspected != 1 || st.Cleared != 1 || st.Failed != 0 {
+		t.Errorf("a live node reported: suspected %d, cleared %d, failed %d; want 1, 1, 0", st.Suspected, st.Cleared, st.Failed)
+	}
+	c.net.Crash(3)
+	c.net.Run(100 * time.Millisecond)
+	report(1, 3)
+	c.net.Run(200 * time.Millisecond) // well within the 1 s fd timeout
+	if st := c.svc.Service().Stats(); st.Suspected != 2 {
+		t.Errorf("a crashed node reported: suspected %d, want 2", st.Suspected)
+	}
+	c.net.Run(3 * time.Second)
+	if v := c.nodes[1].rec.views[7]; v == nil || v.Has(3) {
+		t.Errorf("view of g7 at n1 = %v, want n3 removed", v)
+	}
+	if got := c.nodes[1].gms.suspects.Value(); got != 2 {
+		t.Errorf("suspects_reported = %d, want 2", got)
+	}
+}

@@ -358,7 +358,8 @@ func (l *Layer) castSite(h *dataHdr, g event.GroupID, payload *event.Message) {
 	hh := *h
 	hh.LinkSeq, hh.Flags = 0, 0
 	hh.put(m.Prepend(dataHdrSize))
-	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Control: payload == nil, Msg: m})
+	// Not control: ring below orders skips with the data, reliably.
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: m})
 }
 
 // forward queues a message of source site h.Site on my children links in
@@ -436,6 +437,9 @@ func (l *Layer) receive(ev *event.Event) {
 // fromSite handles a data or skip cast inside my site.
 func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *event.Message) {
 	defer m.Release()
+	if from == l.Ctx.Self() {
+		return // ring hands a member its own casts back, in order
+	}
 	if l.siteOf[from] != l.me {
 		l.c.foreign.Inc()
 		return
