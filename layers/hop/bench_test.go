@@ -86,4 +86,3 @@ func benchLink(b *testing.B, size int) {
 		b.Fatalf("delivered %d of %d", delivered, b.N)
 	}
 }
-
