@@ -69,6 +69,9 @@ type Config struct {
 	MaxQueue int
 	// MaxPending bounds the out-of-order messages held per source site.
 	MaxPending int
+	// Safe delivers a message only once every site's representative is
+	// known to hold it (safe delivery), still in agreed order.
+	Safe bool
 }
 
 // Check reports a configuration that cannot work.
@@ -122,6 +125,9 @@ type Layer struct {
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time
+	// arus[x][s]: up to which site sequence of source s site x's
+	// representative holds s's stream (from x's heartbeats).
+	arus [maxSite + 1][maxSite + 1]uint32
 
 	c counters
 }
@@ -427,7 +433,7 @@ func (l *Layer) receive(ev *event.Event) {
 			l.c.malformed.Inc()
 			return
 		}
-		l.onBeatIn(bt, false)
+		l.onBeatIn(&bt, false)
 	default:
 		l.c.malformed.Inc()
 		m.Release()
@@ -530,9 +536,15 @@ func (l *Layer) onBeat() {
 	}
 	now := l.Ctx.Now()
 	bt := beat{Site: l.me, Seq: l.siteSeq, LTS: l.clock}
+	for s, st := range l.streams {
+		if st != nil {
+			bt.Has |= 1 << s
+			bt.Aru[s] = st.contig
+		}
+	}
 	if bt != l.lastBeat || now.Sub(l.beatAt) >= 10*l.cfg.Heartbeat {
 		l.lastBeat, l.beatAt = bt, now
-		l.sendBeat(bt)
+		l.sendBeat(&bt)
 	}
 	for _, lk := range l.links {
 		if lk != nil {
@@ -544,36 +556,58 @@ func (l *Layer) onBeat() {
 
 // sendBeat sends a heartbeat on my children links of its site's tree and
 // into my site.
-func (l *Layer) sendBeat(bt beat) {
+func (l *Layer) sendBeat(bt *beat) {
 	for _, c := range l.routes.children[bt.Site] {
 		if lk := l.links[c.site]; lk != nil {
 			m := l.Ctx.NewMessage()
-			bt.put(m.Append(beatSize))
+			bt.put(m.Append(bt.size()))
 			l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Control: true, Msg: m})
 			l.c.beats.Inc()
 		}
 	}
 	if l.peers {
 		m := l.Ctx.NewMessage()
-		bt.put(m.Append(beatSize))
+		bt.put(m.Append(bt.size()))
 		l.Ctx.Down(&event.Event{Kind: event.Cast, Channel: l.siteChannel(), Control: true, Msg: m})
 	}
 }
 
 // onBeatIn takes a heartbeat (from a link when wan, else from my site).
-func (l *Layer) onBeatIn(bt beat, wan bool) {
+func (l *Layer) onBeatIn(bt *beat, wan bool) {
 	st := l.streams[bt.Site]
 	if st == nil || bt.Site == l.me && l.isRep {
 		return
 	}
 	l.clock = max(l.clock, bt.LTS)
-	if !st.beat(bt) {
+	changed := st.beat(bt)
+	aru := &l.arus[bt.Site]
+	for s := range aru {
+		if bt.Has&(1<<s) != 0 && bt.Aru[s] > aru[s] {
+			aru[s] = bt.Aru[s]
+			changed = true
+		}
+	}
+	if !changed {
 		return
 	}
 	if wan && l.isRep {
 		l.sendBeat(bt)
 	}
 	l.tryDeliver()
+}
+
+// stable reports whether every live site's representative holds the
+// message (safe delivery, Spread 3.3: the minimum of the sites' ARUs).
+func (l *Layer) stable(it *item) bool {
+	for s := event.SiteID(0); s <= maxSite; s++ {
+		if l.live&(1<<s) == 0 || s == l.me || s == it.h.Site {
+			continue
+		}
+		if l.arus[s][it.h.Site] < it.h.Seq {
+			return false
+		}
+	}
+	return true
 }
 
 // declareDead removes a far site after its link failed (Figure 3.2's

@@ -340,7 +340,7 @@ func (lk *link) receive(ev *event.Event) {
 			l.c.malformed.Inc()
 			return
 		}
-		l.onBeatIn(bt, true)
+		l.onBeatIn(&bt, true)
 	case tData, tSkip:
 		hb, err := m.Consume(dataHdrSize)
 		var h dataHdr

@@ -15,7 +15,10 @@ type stream struct {
 	lastLTS   uint64 // time stamp of the message at contig
 	items     []item // data items, indexed by seq & (len-1)
 	skips     []skipRun
-	best      beat
+	best      struct {
+		Seq uint32
+		LTS uint64
+	}
 }
 
 type item struct {
@@ -133,14 +136,13 @@ func (st *stream) head() *item {
 	return nil
 }
 
-// beat records a heartbeat; it reports whether it told anything new.
-func (st *stream) beat(bt beat) bool {
+// beat records a heartbeat's sequence and time stamp; it reports whether
+// they told anything new.
+func (st *stream) beat(bt *beat) bool {
 	if bt.LTS <= st.best.LTS && bt.Seq <= st.best.Seq {
 		return false
 	}
-	if bt.LTS > st.best.LTS || bt.Seq > st.best.Seq {
-		st.best = beat{Site: bt.Site, Seq: max(bt.Seq, st.best.Seq), LTS: max(bt.LTS, st.best.LTS)}
-	}
+	st.best.Seq, st.best.LTS = max(bt.Seq, st.best.Seq), max(bt.LTS, st.best.LTS)
 	return true
 }
 
@@ -195,6 +197,9 @@ func (l *Layer) tryDeliver() {
 			if !st.passed(p, best.h.LTS, best.h.Site) {
 				return
 			}
+		}
+		if l.cfg.Safe && !l.stable(best) {
+			return
 		}
 		l.deliver(from, best)
 	}

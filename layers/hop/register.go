@@ -16,8 +16,7 @@ import (
 const Agreed compose.Property = "agreed"
 
 // Safe is the property of delivering a message only once every site is
-// known to hold it (Spread 3.3). Hop declares it so that compose can name
-// it; hop does not give it yet.
+// known to hold it (Spread 3.3); hop gives it with safe=on.
 const Safe compose.Property = "safe"
 
 func init() {
@@ -43,8 +42,15 @@ func init() {
 			{Name: "dead_after", Type: compose.Duration, Default: "3s", Doc: "silence of a link after which the far site is declared dead", Min: 0.01, Max: 3600},
 			{Name: "max_queue", Type: compose.Int, Default: "64", Doc: "packets queued per link (the application is held off at a quarter)", Min: 4, Max: 1 << 24},
 			{Name: "max_pending", Type: compose.Int, Default: "8192", Doc: "out-of-order messages held per source site (a power of two)", Min: 1, Max: 1 << 24},
+			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once every site's representative holds it (the sites' ARUs in the heartbeats), still in agreed order"},
 		},
-		Gives:      []compose.Property{compose.Reliable, compose.FIFO, Agreed},
+		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
+		GivesWith: func(p compose.Params) []compose.Property {
+			if p.Bool("safe") {
+				return []compose.Property{Safe}
+			}
+			return nil
+		},
 		Properties: map[compose.Property]string{Agreed: "agreed (total) order", Safe: "safe delivery"},
 		Counters: []compose.CounterDoc{
 			{Name: "data_sent", Doc: "data packets sent on Hop links (first transmissions)"},
@@ -78,7 +84,7 @@ func init() {
 				Window: p.Int("window"), NackDelay: p.Duration("nack_delay"), NackRetry: p.Duration("nack_retry"),
 				MaxRetries: p.Int("max_retries"), AckShort: p.Duration("ack_short"), AckLong: p.Duration("ack_long"),
 				AckEvery: p.Int("ack_every"), Heartbeat: p.Duration("heartbeat"), DeadAfter: p.Duration("dead_after"),
-				MaxQueue: p.Int("max_queue"), MaxPending: p.Int("max_pending"),
+				MaxQueue: p.Int("max_queue"), MaxPending: p.Int("max_pending"), Safe: p.Bool("safe"),
 			}, New)
 		},
 	})

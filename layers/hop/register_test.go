@@ -33,6 +33,21 @@ func TestAgreedIsAProperty(t *testing.T) {
 	if err := compose.Check(sp); err != nil {
 		t.Errorf("Check(needsagreed : hop) = %v, want nil", err)
 	}
+	compose.Register(compose.LayerInfo{
+		Name: "needssafe", Summary: "test layer needing safe delivery", Needs: []compose.Property{Safe},
+		New: func(compose.Params) (stack.Layer, error) { return &stack.Base{}, nil },
+	})
+	for spec, ok := range map[string]bool{"needssafe : hop": false, "needssafe : hop(safe=on)": true} {
+		sp, err := compose.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := compose.Check(sp); (err == nil) != ok {
+			t.Errorf("Check(%s) = %v, want ok %v", spec, err, ok)
+		} else if err != nil && !strings.Contains(err.Error(), "safe delivery") {
+			t.Errorf("Check(%s) = %v, want the property named", spec, err)
+		}
+	}
 }
 
 // TestConfigCheck: settings that cannot work are one clear error.

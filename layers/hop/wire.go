@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/layercast/layercast/event"
 )
@@ -114,30 +115,59 @@ func parseAck(b []byte) (aru, highest uint32, err error) {
 	return binary.BigEndian.Uint32(b[2:]), binary.BigEndian.Uint32(b[6:]), nil
 }
 
-// beatSize is tBeat: type, site, pad, site seq, LTS.
-const beatSize = 1 + 1 + 2 + 4 + 8
+// beatSize is the fixed part of tBeat: type, site, count of aru entries,
+// pad, site seq, LTS; then each aru entry: site, seq (beatEntry bytes).
+const (
+	beatSize  = 1 + 1 + 1 + 1 + 4 + 8
+	beatEntry = 1 + 4
+)
 
 // beat is a site's heartbeat: every message of Site up to Seq has been
-// sent, and none it sends later has a timestamp at or below LTS.
+// sent, and none it sends later has a timestamp at or below LTS. Aru says,
+// for each source site in Has, the site sequence up to which Site's
+// representative holds that source's stream (Spread 3.3's site ARU, for
+// safe delivery).
 type beat struct {
 	Site event.SiteID
 	Seq  uint32
 	LTS  uint64
+	Has  uint64
+	Aru  [maxSite + 1]uint32
 }
 
+// size is the encoded size.
+func (bt *beat) size() int { return beatSize + beatEntry*bits.OnesCount64(bt.Has) }
+
 func (bt *beat) put(b []byte) {
-	b[0], b[1], b[2], b[3] = tBeat, byte(bt.Site), 0, 0
+	b[0], b[1], b[2], b[3] = tBeat, byte(bt.Site), byte(bits.OnesCount64(bt.Has)), 0
 	binary.BigEndian.PutUint32(b[4:], bt.Seq)
 	binary.BigEndian.PutUint64(b[8:], bt.LTS)
+	i := beatSize
+	for s := 0; s <= maxSite; s++ {
+		if bt.Has&(1<<s) != 0 {
+			b[i] = byte(s)
+			binary.BigEndian.PutUint32(b[i+1:], bt.Aru[s])
+			i += beatEntry
+		}
+	}
 }
 
 func parseBeat(b []byte) (beat, error) {
-	if len(b) != beatSize || b[0] != tBeat {
-		return beat{}, fmt.Errorf("%w: heartbeat of %d bytes", errMalformed, len(b))
+	var bt beat
+	if len(b) < beatSize || b[0] != tBeat || len(b) != beatSize+beatEntry*int(b[2]) {
+		return bt, fmt.Errorf("%w: heartbeat of %d bytes", errMalformed, len(b))
 	}
-	bt := beat{Site: event.SiteID(b[1]), Seq: binary.BigEndian.Uint32(b[4:]), LTS: binary.BigEndian.Uint64(b[8:])}
+	bt.Site, bt.Seq, bt.LTS = event.SiteID(b[1]), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint64(b[8:])
 	if bt.Site > maxSite {
-		return beat{}, fmt.Errorf("%w: heartbeat of site %d", errMalformed, bt.Site)
+		return bt, fmt.Errorf("%w: heartbeat of site %d", errMalformed, bt.Site)
+	}
+	for i := beatSize; i < len(b); i += beatEntry {
+		s := b[i]
+		if s > maxSite || bt.Has&(1<<s) != 0 {
+			return bt, fmt.Errorf("%w: heartbeat aru of site %d (twice, or above %d)", errMalformed, s, maxSite)
+		}
+		bt.Has |= 1 << s
+		bt.Aru[s] = binary.BigEndian.Uint32(b[i+1:])
 	}
 	return bt, nil
 }
