@@ -349,6 +349,21 @@ func (r *Report) SetLayerRatio(layer, name string, v float64) {
 	m[name] = v
 }
 
+// mergeLayers adds every layer's figures of one kind to the layers' JSON
+// objects.
+func mergeLayers[V any](into map[string]map[string]any, from map[string]map[string]V) {
+	for l, m := range from {
+		o := into[l]
+		if o == nil {
+			o = make(map[string]any, len(m))
+			into[l] = o
+		}
+		for k, v := range m {
+			o[k] = v
+		}
+	}
+}
+
 // MarshalJSON writes the report with LayerRatios merged into "layers", so
 // that e.g. layers.mflow.acks_per_msg sits beside layers.mflow.acks_sent.
 func (r *Report) MarshalJSON() ([]byte, error) {
@@ -357,33 +372,9 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		return json.Marshal((*plain)(r))
 	}
 	merged := make(map[string]map[string]any, len(r.Layers))
-	for l, m := range r.Layers {
-		o := make(map[string]any, len(m))
-		for k, v := range m {
-			o[k] = v
-		}
-		merged[l] = o
-	}
-	for l, m := range r.LayerRatios {
-		o := merged[l]
-		if o == nil {
-			o = map[string]any{}
-			merged[l] = o
-		}
-		for k, v := range m {
-			o[k] = v
-		}
-	}
-	for l, m := range r.LayerBreakdowns {
-		o := merged[l]
-		if o == nil {
-			o = map[string]any{}
-			merged[l] = o
-		}
-		for k, v := range m {
-			o[k] = v
-		}
-	}
+	mergeLayers(merged, r.Layers)
+	mergeLayers(merged, r.LayerRatios)
+	mergeLayers(merged, r.LayerBreakdowns)
 	return json.Marshal(&struct {
 		*plain
 		Layers map[string]map[string]any `json:"layers"`
