@@ -226,8 +226,19 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	l.reps = [maxSite + 1]event.NodeID{}
 	l.inView = 0
 	l.peers = false
-	for i := range nb.Sites {
-		sv := &nb.Sites[i]
+	sites := nb.Sites
+	if len(sites) == 0 {
+		// No sites known (nobody placed any): every node of my groups is
+		// in my site, as ring below assumes too.
+		sites = []event.SiteView{{Site: l.me, Members: []event.NodeID{l.Ctx.Self()}}}
+		for _, v := range nb.Views {
+			sites[0].Members = append(sites[0].Members, v.Members...)
+		}
+		slices.Sort(sites[0].Members)
+		sites[0].Members = slices.Compact(sites[0].Members)
+	}
+	for i := range sites {
+		sv := &sites[i]
 		if sv.Site > maxSite || len(sv.Members) == 0 {
 			l.c.foreign.Inc()
 			continue
@@ -239,16 +250,6 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		}
 		if sv.Site == l.me && len(sv.Members) > 1 {
 			l.peers = true
-		}
-	}
-	if len(nb.Sites) == 0 { // no sites known: every node of my groups is in mine
-		l.inView = 1 << l.me
-		l.reps[l.me] = l.Ctx.Self()
-		for _, v := range nb.Views {
-			for _, m := range v.Members {
-				l.siteOf[m] = l.me
-				l.reps[l.me] = min(l.reps[l.me], m)
-			}
 		}
 	}
 	l.dead &= l.inView // a dead site that left the view may come back
