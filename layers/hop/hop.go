@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
@@ -64,8 +65,9 @@ type Config struct {
 	// DeadAfter is how long a link may hear nothing before the far site is
 	// declared dead.
 	DeadAfter time.Duration
-	// MaxQueue bounds the packets queued per link; the application is held
-	// off at a quarter of it.
+	// MaxQueue is the link queue at which the application is held off
+	// (at a quarter of it; it resumes at an eighth). Link queues hold at
+	// most MaxPending packets.
 	MaxQueue int
 	// MaxPending bounds the out-of-order messages held per source site.
 	MaxPending int
@@ -129,6 +131,16 @@ type Layer struct {
 	// representative holds s's stream (from x's heartbeats).
 	arus [maxSite + 1][maxSite + 1]uint32
 
+	// Failover (failover.go): this node's casts not yet seen numbered,
+	// the highest origin number numbered per origin of my site, the
+	// representative last known, and what a representative keeps until
+	// stable.
+	oseq     uint32
+	own      ring.Ring[ownCast]
+	numbered map[event.NodeID]uint32
+	lastRep  event.NodeID
+	retained [maxSite + 1]ring.Ring[kept]
+
 	c counters
 }
 
@@ -136,7 +148,7 @@ type counters struct {
 	dataSent, retx, acks, nacks, skips, pruned, beats        *stack.Counter
 	delivered, duplicates, malformed, foreign, queueDrops    *stack.Counter
 	dead, waitNs, agreed, recNs, recovered, tokens, activeNs *stack.Counter
-	unwanted, streamDrops, peak                              *stack.Counter
+	unwanted, streamDrops, peak, keepDrops, resent           *stack.Counter
 }
 
 // New makes a layer from a checked configuration.
@@ -163,11 +175,13 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		{&c.dead, "sites_declared_dead"}, {&c.waitNs, "agreed_wait_ns"}, {&c.agreed, "agreed_delivered"},
 		{&c.recNs, "recovery_ns"}, {&c.recovered, "recovered"}, {&c.tokens, "tokens"}, {&c.activeNs, "send_active_ns"},
 		{&c.unwanted, "data_unwanted"}, {&c.streamDrops, "stream_drops"}, {&c.peak, "peak_buffer_bytes"},
+		{&c.keepDrops, "keep_drops"}, {&c.resent, "resent"},
 	} {
 		*x.p = ctx.Counter(x.name)
 	}
 	l.me = ctx.Site()
 	l.beatT = ctx.NewTimer(l.onBeat)
+	l.numbered = map[event.NodeID]uint32{}
 	return nil
 }
 
@@ -185,6 +199,7 @@ func (l *Layer) Close() {
 			l.streams[i] = nil
 		}
 	}
+	l.releaseKept()
 }
 
 // Down handles the application's casts and sends.
@@ -260,7 +275,22 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 // rebuild recomputes live sites, my role, links and routes.
 func (l *Layer) rebuild() {
 	l.live = l.inView &^ l.dead
+	was := l.isRep
 	l.isRep = l.reps[l.me] == l.Ctx.Self() && l.live&(1<<l.me) != 0
+	if l.isRep && !was {
+		// Taking over from a representative that failed: go on with the
+		// site's stream where its numbered casts left it.
+		if st := l.streams[l.me]; st != nil {
+			l.siteSeq = max(l.siteSeq, st.contig)
+			l.clock = max(l.clock, st.lastLTS)
+		}
+	}
+	var before [maxSite + 1]uint64 // my children per source, before
+	for src, cs := range l.routes.children {
+		for _, c := range cs {
+			before[src] |= 1 << c.site
+		}
+	}
 	l.routes.compute(l.edges, l.live, l.me)
 	nbr := uint64(0)
 	if l.isRep {
@@ -275,6 +305,9 @@ func (l *Layer) rebuild() {
 		}
 		if want && lk == nil {
 			l.links[s] = newLink(l, s, l.reps[s])
+			for src := range before {
+				before[src] &^= 1 << s // a new link: send it what it lacks
+			}
 		}
 		if l.live&(1<<s) != 0 {
 			if l.streams[s] == nil {
@@ -284,6 +317,21 @@ func (l *Layer) rebuild() {
 			l.streams[s].close()
 			l.streams[s] = nil
 		}
+	}
+	if l.isRep {
+		for src, cs := range l.routes.children {
+			for _, c := range cs {
+				if before[src]&(1<<c.site) == 0 {
+					l.resend(event.SiteID(src), c)
+				}
+			}
+		}
+	}
+	if rep := l.reps[l.me]; rep != l.lastRep {
+		if l.lastRep != event.NoNode {
+			l.repChanged()
+		}
+		l.lastRep = rep
 	}
 	if l.isRep && !l.beatT.Pending() {
 		l.beatT.Reset(l.cfg.Heartbeat)
@@ -312,9 +360,12 @@ func (l *Layer) interest(g event.GroupID) uint64 {
 func (l *Layer) originate(ev *event.Event) {
 	g := ev.Group
 	l.clock++
-	h := dataHdr{Type: tData, Site: l.me, Origin: l.Ctx.Self(), LTS: l.clock, Mask: l.interest(g)}
+	l.oseq++
+	h := dataHdr{Type: tData, Site: l.me, Origin: l.Ctx.Self(), Last: l.oseq, LTS: l.clock, Mask: l.interest(g)}
 	if !l.isRep {
-		// The representative numbers it and sends it on.
+		// The representative numbers it and sends it on; keep it until
+		// then, for a new representative if this one fails.
+		l.keepOwn(l.oseq, g, ev.Msg.Bytes())
 		h.put(ev.Msg.Prepend(dataHdrSize))
 		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: ev.Msg})
 		return
@@ -329,11 +380,13 @@ func (l *Layer) originate(ev *event.Event) {
 func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
 	l.clock = max(l.clock+1, h.LTS)
 	l.siteSeq++
-	h.Seq, h.Last, h.LTS, h.LinkSeq, h.Flags = l.siteSeq, l.siteSeq, l.clock, 0, 0
+	h.Seq, h.LTS, h.LinkSeq, h.Flags = l.siteSeq, l.clock, 0, 0
 	if h.Mask == 0 {
 		h.Mask = l.interest(g)
 	}
 	self := h.Origin == l.Ctx.Self()
+	l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
+	l.retain(h, g, payload)
 	if st := l.streams[l.me]; st != nil {
 		if self {
 			st.skip(h.Seq, h.Seq, h.LTS, l.Ctx.Now())
@@ -379,12 +432,12 @@ func (l *Layer) forward(h *dataHdr, g event.GroupID, payload *event.Message) {
 			continue
 		}
 		if payload != nil && h.Type == tData && h.Mask&c.subtree != 0 {
-			lk.queueData(h, g, payload)
+			lk.queue(h, g, payload)
 		} else {
 			if h.Type == tData {
 				l.c.pruned.Inc()
 			}
-			lk.queueSkip(h.Site, h.Seq, h.Last, h.LTS)
+			lk.queueSkip(h.Site, h.Seq, h.end(), h.LTS)
 		}
 	}
 }
@@ -452,7 +505,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		return
 	}
 	if h.Seq == 0 { // unnumbered: a member's cast for the representative
-		if l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from {
+		if l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from && h.Last > l.numbered[from] {
 			l.number(h, g, m)
 		}
 		return
@@ -460,6 +513,12 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 	if from != l.reps[l.me] {
 		l.c.foreign.Inc()
 		return
+	}
+	if h.Type == tData && h.Site == l.me {
+		l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
+		if h.Origin == l.Ctx.Self() {
+			l.numberedOwn(h.Last)
+		}
 	}
 	l.accept(h, g, m)
 }
@@ -477,7 +536,7 @@ func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool
 	now := l.Ctx.Now()
 	var fresh bool
 	if h.Type == tSkip || h.Origin == l.Ctx.Self() {
-		fresh = st.skip(h.Seq, h.Last, h.LTS, now)
+		fresh = st.skip(h.Seq, h.end(), h.LTS, now)
 	} else {
 		var full bool
 		fresh, full = st.add(h, g, payload, now)
@@ -493,6 +552,7 @@ func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool
 		l.c.unwanted.Inc()
 	}
 	if l.isRep && h.Site != l.me {
+		l.retain(h, g, payloadOf(h, payload))
 		l.castSite(h, g, payloadOf(h, payload))
 		l.forward(h, g, payloadOf(h, payload))
 	}
@@ -594,6 +654,7 @@ func (l *Layer) onBeatIn(bt *beat, wan bool) {
 	if wan && l.isRep {
 		l.sendBeat(bt)
 	}
+	l.freeStable()
 	l.tryDeliver()
 }
 

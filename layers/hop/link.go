@@ -92,10 +92,14 @@ func (lk *link) close() {
 	lk.hold(-lk.heldBytes)
 }
 
-// queueData queues a data message for this link (the payload is retained).
-func (lk *link) queueData(h *dataHdr, g event.GroupID, payload *event.Message) {
+// queue queues a data message for this link (the payload is retained).
+// The queue holds at most max_pending packets (as many as a representative
+// keeps per source site); the application is held off long before
+// (checkHold), but casts of other members and packets forwarded from other
+// links cannot be.
+func (lk *link) queue(h *dataHdr, g event.GroupID, payload *event.Message) {
 	lk.flushSkip(h.Site)
-	if lk.pend.Len() >= lk.l.cfg.MaxQueue {
+	if lk.pend.Len() >= lk.l.cfg.MaxPending {
 		lk.l.c.queueDrops.Inc()
 		return
 	}
@@ -123,7 +127,7 @@ func (lk *link) flushSkip(site event.SiteID) {
 	if r.first == 0 {
 		return
 	}
-	if lk.pend.Len() < lk.l.cfg.MaxQueue {
+	if lk.pend.Len() < lk.l.cfg.MaxPending {
 		lk.pend.Push(slot{h: dataHdr{Type: tSkip, Site: site, Seq: r.first, Last: r.last, LTS: r.lts}})
 	} else {
 		lk.l.c.queueDrops.Inc()

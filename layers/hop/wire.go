@@ -37,7 +37,10 @@ const flagRetx = 1
 var errMalformed = errors.New("hop: malformed header")
 
 // dataHdr is the header of a site-stream message (tData) and of a pruned
-// run (tSkip, where Seq..Last are skipped and LTS is the last one's).
+// run (tSkip, where Seq..Last are skipped and LTS is the last one's). In a
+// tData, Last is the origin's own number for the cast (OSeq): the site's
+// representative numbers each (origin, OSeq) once, and a member casts
+// again, to a new representative, what it has not seen numbered.
 type dataHdr struct {
 	Type    byte
 	Flags   byte
@@ -45,7 +48,7 @@ type dataHdr struct {
 	Site    event.SiteID
 	Origin  event.NodeID
 	Seq     uint32 // site sequence
-	Last    uint32 // tSkip: last site sequence of the run; tData: Seq
+	Last    uint32 // tSkip: last site sequence of the run; tData: OSeq
 	LTS     uint64
 	Mask    uint64 // interested sites (bit per SiteID)
 }
@@ -84,14 +87,25 @@ func parseData(b []byte) (dataHdr, error) {
 		return h, fmt.Errorf("%w: type %d is not data", errMalformed, h.Type)
 	case h.Site > maxSite:
 		return h, fmt.Errorf("%w: site %d above %d", errMalformed, h.Site, maxSite)
-	case h.Type == tData && h.Seq == 0 && h.Last == 0 && h.LinkSeq == 0:
+	case h.Type == tData && h.Seq == 0 && h.LinkSeq == 0:
 		// unnumbered: a member's cast to its site's representative
-	case h.Seq == 0 || h.Last < h.Seq || (h.Type == tData && h.Last != h.Seq):
-		return h, fmt.Errorf("%w: site sequence %d..%d", errMalformed, h.Seq, h.Last)
+	case h.Seq == 0:
+		return h, fmt.Errorf("%w: site sequence 0", errMalformed)
+	case h.Type == tData:
+	case h.Last < h.Seq:
+		return h, fmt.Errorf("%w: skip run %d..%d", errMalformed, h.Seq, h.Last)
 	case h.Last-h.Seq > maxSkipRun:
 		return h, fmt.Errorf("%w: skip run of %d", errMalformed, h.Last-h.Seq+1)
 	}
 	return h, nil
+}
+
+// end is the last site sequence the header covers.
+func (h *dataHdr) end() uint32 {
+	if h.Type == tSkip {
+		return h.Last
+	}
+	return h.Seq
 }
 
 // maxSkipRun bounds one tSkip's run (a sender flushes long before).
