@@ -76,15 +76,22 @@ func (l *Layer) repChanged() {
 func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
 	r := &l.retained[h.Site]
 	if r.Len() >= l.cfg.MaxPending {
-		if k := r.Pop(); k.msg != nil {
-			k.msg.Release()
-		}
+		l.unkeep(r.Pop())
 		l.c.keepDrops.Inc()
 	}
 	if payload != nil {
 		payload.Retain()
+		l.hold(int64(payload.Len()))
 	}
 	r.Push(kept{h: *h, g: g, msg: payload})
+}
+
+// unkeep releases a kept message.
+func (l *Layer) unkeep(k kept) {
+	if k.msg != nil {
+		l.hold(-int64(k.msg.Len()))
+		k.msg.Release()
+	}
 }
 
 // freeStable drops what every live site holds, by the heartbeats' ARUs.
@@ -101,9 +108,7 @@ func (l *Layer) freeStable() {
 			}
 		}
 		for r.Len() > 0 && r.Front().h.end() <= floor {
-			if k := r.Pop(); k.msg != nil {
-				k.msg.Release()
-			}
+			l.unkeep(r.Pop())
 		}
 	}
 }
@@ -138,9 +143,7 @@ func (l *Layer) releaseKept() {
 	}
 	for s := range l.retained {
 		for l.retained[s].Len() > 0 {
-			if k := l.retained[s].Pop(); k.msg != nil {
-				k.msg.Release()
-			}
+			l.unkeep(l.retained[s].Pop())
 		}
 	}
 }

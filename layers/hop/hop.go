@@ -117,7 +117,7 @@ type Layer struct {
 	routes routes
 	links  [maxSite + 1]*link
 
-	heldBytes int64 // payload bytes the links hold
+	heldBytes int64 // payload bytes held: links, kept messages
 
 	clock   uint64 // Lamport clock
 	siteSeq uint32 // last site sequence assigned (representative)
@@ -686,6 +686,13 @@ func (l *Layer) declareDead(s event.SiteID, peer event.NodeID, why string) {
 	l.dead |= 1 << s
 	l.rebuild()
 	l.Ctx.Down(&event.Event{Kind: event.Suspect, Peer: peer})
+}
+
+// hold counts payload bytes the layer holds (links' queues and windows,
+// kept messages) for peak_buffer_bytes.
+func (l *Layer) hold(d int64) {
+	l.heldBytes += d
+	l.c.peak.Max(l.heldBytes)
 }
 
 // checkHold holds the application off while any link queue is long, and

@@ -145,8 +145,7 @@ func (lk *link) flushSkips() {
 // hold counts bytes of payload the link holds (and the layer in all).
 func (lk *link) hold(d int64) {
 	lk.heldBytes += d
-	lk.l.heldBytes += d
-	lk.l.c.peak.Max(lk.l.heldBytes)
+	lk.l.hold(d)
 }
 
 // pump is Hop_Send_Data: send retransmissions, then new packets, while the

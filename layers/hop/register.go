@@ -75,7 +75,7 @@ func init() {
 			{Name: "stream_drops", Doc: "messages dropped because they were max_pending beyond the first one missing"},
 			{Name: "data_unwanted", Doc: "data packets that reached a site with no member of their group and no child wanting them (pruning failed)"},
 			{Name: "sites_declared_dead", Doc: "far sites declared dead (retry limit or silence)"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most payload bytes held by the links at once"},
+			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most payload bytes held at once (link queues and windows, messages kept until every site has them)"},
 			{Name: "resent", Doc: "kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"},
 			{Name: "keep_drops", Doc: "kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"},
 		},
