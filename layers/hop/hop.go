@@ -22,10 +22,19 @@
 // and a sliding window.
 //
 // Delivery is in agreed order: by (time stamp, site id), once every live
-// site's stream has passed the time stamp; idle sites send heartbeats. The
-// layer measures what agreed order costs against FIFO (agreed_wait_ns: from
-// the moment a message could have been delivered in FIFO order to its agreed
-// delivery).
+// site's stream has passed the time stamp; idle sites send heartbeats. With
+// safe=on a message also waits until the heartbeats' ARUs say every site's
+// representative holds it. The layer measures what agreed order costs
+// against FIFO (agreed_wait_ns: from the moment a message could have been
+// delivered in FIFO order to its agreed delivery).
+//
+// A new representative (the old one failed) goes on with the site's stream
+// where the old one's numbered casts left it; members cast again what the
+// old one never numbered, and representatives keep every message until all
+// sites hold it, so a new child link gets what its site lacks
+// (failover.go). Sites come from the neighbourhood's site views (gms, or
+// the harness's static ones); without them a node's site is every member
+// of its groups, as ring assumes.
 package hop
 
 import (
