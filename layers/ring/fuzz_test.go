@@ -123,7 +123,9 @@ func FuzzReceive(f *testing.F) {
 	putTokenAck(a, ringID(ids(4)), 5)
 	f.Add(byte(1), byte(4), a)
 	f.Fuzz(func(t *testing.T, sel, peer byte, b []byte) {
-		c := newCluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 4, testConfig())
+		cfg := testConfig()
+		cfg.TokenIdle = 5 * time.Millisecond // fewer idle token passes per input
+		c := newCluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 4, cfg)
 		c.lax = true
 		v := &event.ViewInfo{Group: 1, ID: 1, Members: ids(4)}
 		c.install(v)
@@ -138,9 +140,9 @@ func FuzzReceive(f *testing.F) {
 		m := event.DefaultPool.GetRoom(msg)
 		m.SetPayload(b)
 		c.stacks[1].Inject(0, true, event.Event{Kind: kind, Group: event.GroupID(1 + sel>>1&1), Peer: event.NodeID(peer % 10), Msg: m})
-		c.net.Run(time.Second)
+		c.net.Run(300 * time.Millisecond)
 		c.castLoop(2, 1, 5, time.Millisecond, 16)
-		c.net.Run(2 * time.Second)
+		c.net.Run(700 * time.Millisecond)
 		// No stall: every node delivers node 2's casts made after the input.
 		for _, id := range ids(4) {
 			seen := map[uint32]bool{}

@@ -19,7 +19,9 @@ func (l *Layer) setMembers(members []event.NodeID) {
 		return
 	}
 	now := l.Ctx.Now()
-	replaced := l.cur != nil
+	// A ring that never started (its first regular token had not come)
+	// is replaced without a recovery to speak of.
+	replaced := l.cur != nil && (!l.cur.recovering || l.cur.replaced)
 	if l.cur != nil {
 		if l.cur.recovering {
 			if l.cur.win.highest > 0 {

@@ -66,6 +66,7 @@ func init() {
 			{Name: "pending_peak", Kind: compose.Peak, Doc: "most casts waiting for the token at once"},
 			{Name: "held_off", Doc: "times the application was held off (pending queue full)"},
 			{Name: "visit_sent_max", Kind: compose.Peak, Doc: "most packets sent on one visit of the token (at most member_limit)"},
+			{Name: "rotation_sent_max", Kind: compose.Peak, Doc: "most packets sent in one rotation, as the token's flow_control field counts them (at most ring_limit)"},
 			{Name: "rings", Doc: "rings installed (one per member set)"},
 			{Name: "recoveries", Doc: "rings started after a membership change"},
 			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from a new member set to its ring's first regular token, summed"},
@@ -144,6 +145,15 @@ func summarize(c compose.Counters) compose.Summary {
 		s.RecoveryMsMean = round3(ms(m["recovery_ns"]) / float64(s.Recoveries))
 	}
 	var out compose.Summary
+	// Peaks and the active time are per node: the report's sums of them
+	// mean nothing, so the largest over nodes stands in their place.
+	for _, name := range []string{"token_bytes_max", "peak_buffer_bytes", "pending_peak", "visit_sent_max", "rotation_sent_max", "recovery_ns_max", "active_ns"} {
+		var top int64
+		for _, nc := range c.Nodes {
+			top = max(top, nc.Values[name])
+		}
+		out.Ratio(name, float64(top))
+	}
 	out.Ratio("tokens_per_sec", s.TokensPerSec)
 	out.Ratio("recovery_ms_mean", s.RecoveryMsMean)
 	out.Ratio("recovery_ms_max", s.RecoveryMsMax)

@@ -98,7 +98,7 @@ func TestSummarize(t *testing.T) {
 	if x != want {
 		t.Errorf("summarize = %+v, want %+v", x, want)
 	}
-	if s.Ratios["tokens_per_sec"] != 100 || s.Ratios["recovery_ms_mean"] != 15 {
+	if s.Ratios["tokens_per_sec"] != 100 || s.Ratios["recovery_ms_mean"] != 15 || s.Ratios["token_bytes_max"] != 120 || s.Ratios["recovery_ns_max"] != 20e6 {
 		t.Errorf("ratios = %v", s.Ratios)
 	}
 }

@@ -29,8 +29,10 @@
 // included. A full pending queue (max_pending) holds the application off
 // (event.HoldOff) until half of it has gone (event.Resume).
 //
-// A lost token: the leader (the member with the smallest id) regenerates it
-// when it has not seen it for token_timeout. The regenerated token's
+// A token going astray: the successor acknowledges each token it gets, and
+// the sender sends it again every token_retransmit until it does (for up
+// to token_timeout). A lost token: the leader (the member with the
+// smallest id) regenerates it when it has not seen it for token_timeout. The regenerated token's
 // sequence jumps ahead, so an old copy still travelling is dropped by any
 // member that saw the new one, and its first rotation is quiet: members
 // raise the sequence fields to what they have sent or seen and send nothing
@@ -46,8 +48,26 @@
 // a packet no survivor ever received (a departed member's last casts) and is
 // skipped by all. When a rotation changes nothing and nobody misses
 // anything, the ring starts, and each member first delivers the rest of the
-// old ring in order. So members that move together from one ring to the
-// next deliver the same old messages in the same order.
+// old ring in order.
+//
+// What a membership change guarantees: members that move together from
+// one ring to the next deliver the same messages of the old ring (every
+// one some survivor received) in the same order, before any message of
+// the new ring. A packet no survivor received (only a departed member's
+// last casts can be such) is skipped by all and counted in recovery_lost;
+// it is not reported as event.Lost, since no survivor knows its group or
+// sender. The same rule, in a running ring, skips a number that a request
+// on the token asked every member for in vain (a stray or forged token's
+// claim), so nothing stalls the ring.
+//
+// Limits: without site views the ring is the union of the members of the
+// node's groups, which is one ring only where that union is the same at
+// every member (one group, or groups over the same nodes): give site views
+// (gms or the static harness) otherwise. A second change before a new ring
+// starts delivers what the first old ring holds at this node without
+// recovering it. Ring ids hash the member set, so a packet of an earlier
+// ring with the same members arriving after two changes would count as the
+// current ring's.
 package ring
 
 import (
@@ -154,7 +174,7 @@ type counters struct {
 	regenerated, staleTokens, dupData, foreign, outOfWindow, malformed        *stack.Counter
 	tokenBytesMax, bufferBytes, peakBuffer, pendingPeak, heldOff, visitMax    *stack.Counter
 	rings, recoveries, recoveryNs, recoveryMax, recoveryLost, recoveryRetrans *stack.Counter
-	activeNs, tokenRetrans, tokenAcks                                         *stack.Counter
+	activeNs, tokenRetrans, tokenAcks, rotationMax                            *stack.Counter
 }
 
 // New returns a layer with the given configuration (already checked).
@@ -183,7 +203,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		{&c.tokenBytesMax, "token_bytes_max"}, {&c.bufferBytes, "buffer_bytes"}, {&c.peakBuffer, "peak_buffer_bytes"},
 		{&c.pendingPeak, "pending_peak"}, {&c.heldOff, "held_off"}, {&c.visitMax, "visit_sent_max"},
 		{&c.rings, "rings"}, {&c.recoveries, "recoveries"}, {&c.recoveryNs, "recovery_ns"}, {&c.recoveryMax, "recovery_ns_max"},
-		{&c.recoveryLost, "recovery_lost"}, {&c.tokenRetrans, "token_retransmissions"}, {&c.tokenAcks, "token_acks"}, {&c.recoveryRetrans, "recovery_retransmissions"}, {&c.activeNs, "active_ns"},
+		{&c.recoveryLost, "recovery_lost"}, {&c.tokenRetrans, "token_retransmissions"}, {&c.tokenAcks, "token_acks"}, {&c.rotationMax, "rotation_sent_max"}, {&c.recoveryRetrans, "recovery_retransmissions"}, {&c.activeNs, "active_ns"},
 	} {
 		*x.p = ctx.Counter(x.name)
 	}

@@ -39,54 +39,38 @@ func TestEightNodesLossAgreedOrder(t *testing.T) {
 }
 
 // With safe=on a member delivers a message only once every member holds
-// it (checked at each delivery), still every message in one order.
+// it (checked at each delivery), still every message in one order; without
+// it, members deliver as soon as they hold a message, ahead of others (so
+// the check can fail).
 func TestSafeDelivery(t *testing.T) {
-	cfg := testConfig()
-	cfg.Safe = true
-	c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.05}}, 8, cfg)
-	early := 0
-	c.onDeliver = func(id event.NodeID, d del) {
-		for _, n := range ids(8) {
-			if n != id && !c.holds(n, d) {
-				early++
+	for _, safe := range []bool{true, false} {
+		t.Run(fmt.Sprint("safe=", safe), func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Safe = safe
+			c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.05}}, 8, cfg)
+			early := 0
+			c.onDeliver = func(id event.NodeID, d del) {
+				for _, n := range ids(8) {
+					if n != id && !c.holds(n, d) {
+						early++
+					}
+				}
 			}
-		}
-	}
-	v := &event.ViewInfo{Group: 1, ID: 1, Members: ids(8)}
-	c.install(v)
-	for _, s := range []event.NodeID{2, 4, 7} {
-		c.castLoop(s, 1, 200, time.Millisecond, 100)
-	}
-	c.net.Run(3 * time.Second)
-	c.checkAll([]*event.ViewInfo{v}, ids(8)...)
-	c.checkSameOrder(ids(8)...)
-	if early > 0 {
-		t.Errorf("%d deliveries of a message some member did not hold yet", early)
-	}
-}
-
-// Without safe, members deliver as soon as they hold a message: the same
-// check finds deliveries ahead of other members (so the check above can
-// fail).
-func TestAgreedDeliversEarly(t *testing.T) {
-	c := newCluster(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.05}}, 8, testConfig())
-	early := 0
-	c.onDeliver = func(id event.NodeID, d del) {
-		for _, n := range ids(8) {
-			if n != id && !c.holds(n, d) {
-				early++
+			v := &event.ViewInfo{Group: 1, ID: 1, Members: ids(8)}
+			c.install(v)
+			for _, s := range []event.NodeID{2, 4, 7} {
+				c.castLoop(s, 1, 200, time.Millisecond, 100)
 			}
-		}
-	}
-	v := &event.ViewInfo{Group: 1, ID: 1, Members: ids(8)}
-	c.install(v)
-	for _, s := range []event.NodeID{2, 4, 7} {
-		c.castLoop(s, 1, 200, time.Millisecond, 100)
-	}
-	c.net.Run(3 * time.Second)
-	c.checkAll([]*event.ViewInfo{v}, ids(8)...)
-	if early == 0 {
-		t.Errorf("no delivery ahead of another member without safe")
+			c.net.Run(3 * time.Second)
+			c.checkAll([]*event.ViewInfo{v}, ids(8)...)
+			c.checkSameOrder(ids(8)...)
+			switch {
+			case safe && early > 0:
+				t.Errorf("%d deliveries of a message some member did not hold yet", early)
+			case !safe && early == 0:
+				t.Errorf("no delivery ahead of another member without safe")
+			}
+		})
 	}
 }
 
@@ -117,8 +101,9 @@ func TestGroupsShareOneOrder(t *testing.T) {
 	}
 }
 
-// The token keeps each member within its per-visit limit, however much it
-// has waiting, and a full pending queue holds the application off.
+// The token keeps each member within its per-visit limit and the ring
+// within its per-rotation limit, however much waits, and a full pending
+// queue holds the application off.
 func TestFlowControlLimits(t *testing.T) {
 	cfg := testConfig()
 	cfg.MemberLimit, cfg.RingLimit, cfg.MaxPending = 5, 12, 40
@@ -139,6 +124,11 @@ func TestFlowControlLimits(t *testing.T) {
 		}
 		if m == int64(cfg.MemberLimit) {
 			bound++
+		}
+		if r := c.counter(id, "rotation_sent_max"); r > int64(cfg.RingLimit) {
+			t.Errorf("node %v saw %d packets sent in one rotation, limit %d", id, r, cfg.RingLimit)
+		} else if r < int64(cfg.RingLimit) {
+			t.Errorf("node %v saw at most %d packets sent in one rotation: the ring limit %d was never reached", id, r, cfg.RingLimit)
 		}
 		if p := c.counter(id, "pending_peak"); p > int64(cfg.MaxPending)+64 {
 			t.Errorf("node %v: %d casts pending, max_pending %d (+64 in the stack's queue)", id, p, cfg.MaxPending)

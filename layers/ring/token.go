@@ -118,9 +118,13 @@ func (l *Layer) regularStep() bool {
 		}
 	}
 	tok.Lost = lost
-	// Answer the previous holders' requests, within this member's limit; a
-	// request every other member passed unanswered is for a packet nobody
-	// holds.
+	// Flow control: the lesser of the member's limit and what the ring's
+	// limit leaves, given what was sent in the last rotation (Figure 3.3),
+	// retransmissions included.
+	rest := max(0, int(tok.FlowControl)-int(l.lastSent))
+	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-rest))
+	// Answer the previous holders' requests first; a request every other
+	// member passed unanswered is for a packet nobody holds.
 	sent := 0
 	others := uint32(len(r.members) - 1)
 	keep, ages := tok.Rtr[:0], tok.Age[:0]
@@ -128,7 +132,7 @@ func (l *Layer) regularStep() bool {
 		switch e := w.get(s); {
 		case s < w.base:
 			// freed: every member had it; a stale request
-		case e.m != nil && sent < l.cfg.MemberLimit:
+		case e.m != nil && sent < budget:
 			l.sendPacket(e.m, e.g, flagRetrans)
 			sent++
 		case e.m != nil:
@@ -141,15 +145,11 @@ func (l *Layer) regularStep() bool {
 	}
 	tok.Rtr, tok.Age = keep, ages
 	l.c.retrans.Add(int64(sent))
-	// Flow control: the lesser of the member's limit and what the ring's
-	// limit leaves, given what was sent in the last rotation.
-	rest := max(0, int(tok.FlowControl)-int(l.lastSent))
-	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-rest)-sent)
 	newSent := 0
 	if !quiet {
 		// Stay within half the window of what every member may still hold.
 		floor := min(w.base, r.ringAru+1)
-		for newSent < budget && l.pending.Len() > 0 && int(tok.LinkSeq+1-floor) < l.cfg.Window/2 {
+		for sent+newSent < budget && l.pending.Len() > 0 && int(tok.LinkSeq+1-floor) < l.cfg.Window/2 {
 			l.sendNew(l.pending.Pop())
 			newSent++
 		}
@@ -160,6 +160,7 @@ func (l *Layer) regularStep() bool {
 	l.c.visitMax.Max(int64(sent))
 	tok.FlowControl = uint32(rest + sent)
 	l.lastSent = uint32(sent)
+	l.c.rotationMax.Max(int64(tok.FlowControl))
 	// Ask for what this member misses.
 	for s := w.aru + 1; s <= tok.LinkSeq && len(tok.Rtr) < l.cfg.MaxRtr; s++ {
 		switch {
