@@ -72,8 +72,12 @@ func (l *Layer) repChanged() {
 	}
 }
 
-// retain keeps a message or skip run of source site h.Site (representative).
+// retain keeps a message or skip run of source site h.Site (representative),
+// unless no other live site could ever ask for it.
 func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
+	if l.live&^(1<<l.me|1<<h.Site) == 0 {
+		return
+	}
 	r := &l.retained[h.Site]
 	if r.Len() >= l.cfg.MaxPending {
 		l.unkeep(r.Pop())

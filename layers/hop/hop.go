@@ -277,6 +277,11 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		}
 	}
 	l.dead &= l.inView // a dead site that left the view may come back
+	for n := range l.numbered {
+		if s, ok := l.siteOf[n]; !ok || s != l.me {
+			delete(l.numbered, n) // gone from my site: a new life numbers from 1
+		}
+	}
 	l.rebuild()
 	_ = l.Ctx.Subscribe(l.Ctx.Channel(event.SiteChannel, uint32(l.me)))
 }
@@ -514,7 +519,10 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		return
 	}
 	if h.Seq == 0 { // unnumbered: a member's cast for the representative
-		if l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from && h.Last > l.numbered[from] {
+		// Each (origin, OSeq) once, and no jump beyond what a member
+		// keeps (a forged number must not silence the member for long).
+		if n := l.numbered[from]; l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from &&
+			h.Last > n && h.Last-n <= uint32(l.cfg.MaxPending) {
 			l.number(h, g, m)
 		}
 		return
@@ -621,6 +629,7 @@ func (l *Layer) onBeat() {
 			lk.flushSkips()
 		}
 	}
+	l.freeStable()
 	l.beatT.Reset(l.cfg.Heartbeat)
 }
 
