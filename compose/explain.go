@@ -125,6 +125,10 @@ type Summary struct {
 	Notes []string
 	// Extra, when not nil, is added to the report's JSON as extra.<layer>.
 	Extra any
+	// Breakdowns are counts split by a key (retransmissions by link, for
+	// example). A report shows each beside the layer's counters as one
+	// object (JSON: layers.<layer>.<name>.<key>).
+	Breakdowns map[string]map[string]int64
 }
 
 // Ratio records a ratio, making the map as needed.

@@ -51,7 +51,8 @@ type Collector struct {
 	drops   [][]uint64  // by off[g-1] + node rank: each sender's cast count when the node last saw it removed or readmitted
 	rx      []rxStat    // by node id - 1
 
-	trackOut bool // LeftStack is called: never-sent casts can be told apart
+	trackOut bool     // LeftStack is called: never-sent casts can be told apart
+	order    orderLog // delivery orders, for agreed_violations (agreed.go)
 
 	messagesSent, deliveries, duplicates, fifo, recovered int64
 	foreign, self, nonMember                              int64
@@ -312,6 +313,7 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 	}
 	c.deliveries++
 	c.outstanding--
+	c.order.record(st.Group, rx, st.Sender, st.Index)
 	r := &c.rx[rx-1]
 	r.n++
 	r.last = now
@@ -805,6 +807,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 	if c.self > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries of a node's own messages (not counted)", c.self))
 	}
+	rep.AgreedViolations = c.order.violations()
 	rep.Broken = brokenPromises(rep)
 
 	// Throughput: mean over receivers of deliveries per second.

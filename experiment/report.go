@@ -48,6 +48,9 @@ type Report struct {
 	// hold); an unbounded report counts one.
 	GivenUp        int64 `json:"given_up"`
 	FIFOViolations int64 `json:"fifo_violations"`
+	// AgreedViolations counts deliveries out of agreed order (agreed.go);
+	// 0 when the stack does not promise agreed order (not checked).
+	AgreedViolations int64 `json:"agreed_violations"`
 	// Missing is DeliveriesExpected minus what was delivered of it.
 	Missing int64 `json:"missing"`
 	// NeverSent counts casts the stacks accepted but had not handed to
@@ -91,6 +94,10 @@ type Report struct {
 	// message, efficiency), set by summarizers. In JSON they appear inside
 	// the layer's object under "layers", next to its counters.
 	LayerRatios map[string]map[string]float64 `json:"-"`
+	// LayerBreakdowns are per-layer counts split by a key, set by
+	// summarizers (compose.Summary.Breakdowns); in JSON each is an object
+	// inside the layer's, under "layers".
+	LayerBreakdowns map[string]map[string]map[string]int64 `json:"-"`
 	// Network-level counters (packets).
 	Net NetReport `json:"net"`
 	// Notes are remarks from the harness and the summarizers.
@@ -111,7 +118,7 @@ func specPromises(spec string) []string {
 		if !ok {
 			continue
 		}
-		for _, p := range []compose.Property{compose.Reliable, compose.FIFO} {
+		for _, p := range []compose.Property{compose.Reliable, compose.FIFO, agreedOrder} {
 			if slices.Contains(info.Gives, p) && !slices.Contains(out, string(p)) {
 				out = append(out, string(p))
 			}
@@ -132,6 +139,9 @@ func brokenPromises(r *Report) []string {
 	}
 	if r.MissingUnexplained > 0 && slices.Contains(r.Promises, string(compose.Reliable)) {
 		out = append(out, fmt.Sprintf("%d owed deliveries missing with no fault to explain them (the stack gives reliable delivery)", r.MissingUnexplained))
+	}
+	if s := agreedBroken(r); s != "" {
+		out = append(out, s)
 	}
 	return out
 }
@@ -287,6 +297,15 @@ func summarizeLayers(rep *Report, nodes []NodeCounters, messages int64) {
 		for _, k := range slices.Sorted(maps.Keys(s.Ratios)) {
 			rep.SetLayerRatio(name, k, s.Ratios[k])
 		}
+		for _, k := range slices.Sorted(maps.Keys(s.Breakdowns)) {
+			if rep.LayerBreakdowns == nil {
+				rep.LayerBreakdowns = map[string]map[string]map[string]int64{}
+			}
+			if rep.LayerBreakdowns[name] == nil {
+				rep.LayerBreakdowns[name] = map[string]map[string]int64{}
+			}
+			rep.LayerBreakdowns[name][k] = s.Breakdowns[k]
+		}
 		for _, n := range s.Notes {
 			rep.Notes = append(rep.Notes, name+": "+n)
 		}
@@ -330,31 +349,32 @@ func (r *Report) SetLayerRatio(layer, name string, v float64) {
 	m[name] = v
 }
 
+// mergeLayers adds every layer's figures of one kind to the layers' JSON
+// objects.
+func mergeLayers[V any](into map[string]map[string]any, from map[string]map[string]V) {
+	for l, m := range from {
+		o := into[l]
+		if o == nil {
+			o = make(map[string]any, len(m))
+			into[l] = o
+		}
+		for k, v := range m {
+			o[k] = v
+		}
+	}
+}
+
 // MarshalJSON writes the report with LayerRatios merged into "layers", so
 // that e.g. layers.mflow.acks_per_msg sits beside layers.mflow.acks_sent.
 func (r *Report) MarshalJSON() ([]byte, error) {
 	type plain Report // no methods: avoids recursion
-	if len(r.LayerRatios) == 0 {
+	if len(r.LayerRatios) == 0 && len(r.LayerBreakdowns) == 0 {
 		return json.Marshal((*plain)(r))
 	}
 	merged := make(map[string]map[string]any, len(r.Layers))
-	for l, m := range r.Layers {
-		o := make(map[string]any, len(m))
-		for k, v := range m {
-			o[k] = v
-		}
-		merged[l] = o
-	}
-	for l, m := range r.LayerRatios {
-		o := merged[l]
-		if o == nil {
-			o = map[string]any{}
-			merged[l] = o
-		}
-		for k, v := range m {
-			o[k] = v
-		}
-	}
+	mergeLayers(merged, r.Layers)
+	mergeLayers(merged, r.LayerRatios)
+	mergeLayers(merged, r.LayerBreakdowns)
 	return json.Marshal(&struct {
 		*plain
 		Layers map[string]map[string]any `json:"layers"`

@@ -65,6 +65,10 @@ type Scenario struct {
 	// when the network never pushes back (no capacity set): at most MaxBurst
 	// messages per MaxQuantum of virtual time.
 	MaxBurst int
+	// Sites place nodes in Spread sites (LANs); nodes not placed are in
+	// site 0. WAN links join sites (sites.go).
+	Sites []SiteSpec
+	WAN   []WANSpec
 }
 
 // MaxQuantum is how long a sender at Rate max waits before it tries again
@@ -110,6 +114,8 @@ var Keys = []Key{
 	{Name: "seed", Usage: "random seed: same seed, same run"},
 	{Name: "fault", Usage: "fault, repeatable: crash:NODE@TIME, freeze:NODE@TIME+DURATION, partition:1,2|3,4@TIME, heal@TIME", Repeatable: true},
 	{Name: "max-burst", Usage: "at rate max with unlimited capacity: sends per sender per 500µs step"},
+	{Name: "site", Usage: "site, repeatable: ID=NODES places nodes in a Spread site (LAN), e.g. 1=1-3; unplaced nodes are in site 0", Repeatable: true},
+	{Name: "wan", Usage: "WAN link, repeatable: A-B latency=30ms [jitter=2ms bandwidth=1MB queue=64KB loss=uniform:1%] (bandwidth in bytes/s)", Repeatable: true},
 }
 
 // Set sets one key from its text form (as on the command line or in a
@@ -170,6 +176,16 @@ func (sc *Scenario) Set(key, value string) error {
 		}
 	case "max-burst":
 		sc.MaxBurst, err = posInt(v, 1)
+	case "site":
+		var st SiteSpec
+		if st, err = ParseSite(v); err == nil {
+			sc.Sites = append(sc.Sites, st)
+		}
+	case "wan":
+		var w WANSpec
+		if w, err = ParseWAN(v); err == nil {
+			sc.WAN = append(sc.WAN, w)
+		}
 	default:
 		return fmt.Errorf("unknown scenario key %q%s", key, suggestKey(key))
 	}
@@ -429,7 +445,7 @@ func (sc *Scenario) Check() error {
 			return fmt.Errorf("scenario: loss: %v", err)
 		}
 	}
-	return nil
+	return sc.checkSites()
 }
 
 // suggestShape proposes group sizes and groups-per-node values that fit.
@@ -485,6 +501,13 @@ func (sc *Scenario) Describe() string {
 	for _, f := range sc.Faults {
 		parts = append(parts, "fault="+f)
 	}
+	sites, wans := sc.siteTexts()
+	for _, t := range sites {
+		parts = append(parts, "site="+t)
+	}
+	for _, t := range wans {
+		parts = append(parts, "wan="+strings.ReplaceAll(t, " ", ","))
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -512,7 +535,15 @@ func (sc *Scenario) Flags() [][2]string {
 	for _, f := range sc.Faults {
 		out = append(out, [2]string{"--fault", f})
 	}
-	return append(out, [2]string{"--max-burst", strconv.Itoa(sc.MaxBurst)})
+	out = append(out, [2]string{"--max-burst", strconv.Itoa(sc.MaxBurst)})
+	sites, wans := sc.siteTexts()
+	for _, t := range sites {
+		out = append(out, [2]string{"--site", t})
+	}
+	for _, t := range wans {
+		out = append(out, [2]string{"--wan", t})
+	}
+	return out
 }
 
 func sendersText(k int) string {

@@ -121,6 +121,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		}
 	}
 	net := sim.New(cfg)
+	siteOf := sc.siteOf()
 	env := &SimEnv{
 		Net: net, Scenario: sc, Spec: spec, Nodes: asg.Nodes, Groups: asg.Groups, Of: asg.Of,
 		Stacks: map[event.NodeID]*stack.Stack{}, Seed: sc.Seed,
@@ -128,6 +129,9 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	col := NewCollector(sc, asg)
 	env.col = col
 	col.TrackSends()
+	if slices.Contains(specPromises(spec.String()), string(agreedOrder)) {
+		col.TrackOrder()
+	}
 	net.SetDropHook(col.simDrop)
 	senders := map[event.NodeID]*sender{}
 	for _, id := range asg.Senders {
@@ -164,7 +168,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			}
 		}
 		tr := &watchTransport{Node: nd, self: id, col: col, size: sc.MsgSize}
-		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed})
+		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed, Site: siteOf[id]})
 		if err != nil {
 			return nil, err
 		}
@@ -173,6 +177,10 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		if snd != nil {
 			snd.st = st
 		}
+	}
+
+	if err := sc.placeSites(net); err != nil {
+		return nil, err
 	}
 
 	alive := func(id event.NodeID) bool {
@@ -197,12 +205,14 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			views[g] = &event.ViewInfo{Group: g, ID: 1, Members: ms, Joined: ms}
 		}
 		nbs := membership.Static(views)
+		sites := membership.SiteViews(asg.Nodes, func(n event.NodeID) event.SiteID { return siteOf[n] }, 1)
 		for _, id := range asg.Nodes {
 			st := env.Stacks[id]
 			for _, g := range asg.Of[id] {
 				st.InstallView(views[g])
 			}
 			if nb := nbs[id]; nb != nil {
+				membership.SetSites(nb, sites)
 				st.InstallNeighbourhood(nb)
 			}
 		}
@@ -392,12 +402,19 @@ func (w *watchTransport) Multicast(g event.GroupID, pkt []byte) {
 	w.Node.Multicast(g, pkt)
 }
 
+// MulticastOn watches and transmits a packet on another channel (a site's,
+// a region's).
+func (w *watchTransport) MulticastOn(ch event.ChannelID, pkt []byte) {
+	w.look(pkt)
+	w.Node.MulticastOn(ch, pkt)
+}
+
 func (w *watchTransport) look(pkt []byte) {
 	if len(pkt) < stack.FrameSize+w.size || w.size < PayloadHeader {
 		return
 	}
 	f, err := stack.ParseFrame(pkt)
-	if err != nil || f.Control || f.Kind != event.Cast || f.Src != w.self {
+	if err != nil || f.Control || f.Kind != event.Cast && f.Kind != event.Send || f.Src != w.self {
 		return
 	}
 	st, err := ReadStamp(pkt[len(pkt)-w.size:])

@@ -29,22 +29,38 @@ func BenchCastDeliverSizes(b *testing.B, mk func() []stack.Entry) {
 	b.Run("1KiB", func(b *testing.B) { BenchCastDeliver(b, 1024, mk) })
 }
 
+// BenchSitesCastDeliverSizes is BenchCastDeliverSizes with the two nodes in
+// two Spread sites (node i in site i, each its site's only member), the
+// site views handed in with the view: a message crosses the wide area.
+func BenchSitesCastDeliverSizes(b *testing.B, mk func() []stack.Entry) {
+	b.Run("64B", func(b *testing.B) { benchCastDeliver(b, 64, mk, true) })
+	b.Run("1KiB", func(b *testing.B) { benchCastDeliver(b, 1024, mk, true) })
+}
+
 // BenchCastDeliver measures the per-message cost of a stack built by mk: a
 // cast at node 1, through the layers and the frame, received and delivered
 // at node 2 over a direct pipe, with a clock step every 256 messages so
 // stability digests free the buffers. It fails unless every cast is
 // delivered.
 func BenchCastDeliver(b *testing.B, size int, mk func() []stack.Entry) {
+	benchCastDeliver(b, size, mk, false)
+}
+
+func benchCastDeliver(b *testing.B, size int, mk func() []stack.Entry, sites bool) {
 	var now event.Time
 	clock := stack.ClockFunc(func() event.Time { return now })
 	stacks := map[event.NodeID]*stack.Stack{}
 	delivered := 0
 	pool := &event.Pool{}
 	for _, id := range []event.NodeID{1, 2} {
-		st, err := stack.New(stack.Config{
+		cfg := stack.Config{
 			Self: id, Transport: pipe(stacks, id), Clock: clock, Layers: mk(), Pool: pool,
 			App: stack.AppFuncs{OnDeliver: func(stack.Delivery) { delivered++ }},
-		})
+		}
+		if sites {
+			cfg.Site = event.SiteID(id)
+		}
+		st, err := stack.New(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -53,6 +69,13 @@ func BenchCastDeliver(b *testing.B, size int, mk func() []stack.Entry) {
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
 	for _, st := range stacks {
 		st.InstallView(v)
+	}
+	if sites {
+		svs := []event.SiteView{{Site: 1, ID: 1, Members: v.Members[:1]}, {Site: 2, ID: 1, Members: v.Members[1:]}}
+		for id, st := range stacks {
+			st.InstallNeighbourhood(&event.Neighbourhood{Self: id, Groups: []event.GroupID{1},
+				Views: map[event.GroupID]*event.ViewInfo{1: v}, Own: -1, Sites: svs, OwnSite: int(id - 1)})
+		}
 	}
 	payload := make([]byte, size)
 	settle := func() {

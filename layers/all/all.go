@@ -8,6 +8,7 @@ import (
 	_ "github.com/layercast/layercast/layers/auth"     // authenticated groups (HMAC or AES-GCM)
 	_ "github.com/layercast/layercast/layers/fifo"     // per-sender FIFO order over reliable
 	_ "github.com/layercast/layercast/layers/gms"      // group membership and the membership service
+	_ "github.com/layercast/layercast/layers/hop"      // Spread wide area: Hop links, site trees, agreed order
 	_ "github.com/layercast/layercast/layers/lec"      // Ricochet lateral error correction
 	_ "github.com/layercast/layercast/layers/mflow"    // MFLOW multicast flow control
 	_ "github.com/layercast/layercast/layers/reliable" // NAK-based reliable multicast (SRM / NAKACK)

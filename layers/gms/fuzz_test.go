@@ -50,6 +50,10 @@ func fuzzSeeds(f *testing.F) {
 		mustEncode(&wireMsg{T: msgUpdate, Seq: 4, More: true, Views: views[1:]}),
 		mustEncode(&wireMsg{T: msgRemoved, Seq: 1}),
 		mustEncode(&wireMsg{T: msgProbe}),
+		mustEncode(&wireMsg{T: msgHeartbeat, Inc: 1, Timeout: int64(time.Second), Site: 3}),
+		mustEncode(&wireMsg{T: msgRequest, Inc: 1, Seq: 1, Join: []event.GroupID{1}, Site: 2}),
+		mustEncode(&wireMsg{T: msgSuspect, Inc: 1, Peers: ids(2, 3)}),
+		mustEncode(&wireMsg{T: msgUpdate, Seq: 1, Views: views, HasSites: true, Sites: []event.SiteView{{Site: 1, ID: 1, Members: ids(1, 2)}, {Site: 4, ID: 2, Members: ids(3)}}}),
 	}
 	var all []byte
 	for i, p := range pkts {

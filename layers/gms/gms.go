@@ -87,7 +87,8 @@ type Layer struct {
 
 	views   map[event.GroupID]*event.ViewInfo
 	regions map[event.RegionID]*event.RegionView
-	dirty   bool // the neighbourhood changed since the last Regions event
+	sites   []event.SiteView // the service's site views (Spread)
+	dirty   bool             // the neighbourhood changed since the last Regions event
 
 	gone   bool       // Exit seen: no more heartbeats or requests
 	heard  event.Time // last packet from the service
@@ -95,7 +96,7 @@ type Layer struct {
 	codec  *codecState
 	in     wireMsg
 
-	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs, probes, refused *stack.Counter
+	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs, probes, refused, suspects *stack.Counter
 }
 
 // New makes a gms layer.
@@ -145,6 +146,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.resyncs = ctx.Counter("full_updates")
 	l.probes = ctx.Counter("probes_answered")
 	l.refused = ctx.Counter("joins_refused")
+	l.suspects = ctx.Counter("suspects_reported")
 	l.hbT = ctx.NewTimer(l.heartbeatTimer)
 	l.retryT = ctx.NewTimer(l.retryTimer)
 	l.hbT.Reset(0)
@@ -182,6 +184,14 @@ func (l *Layer) Down(ev *event.Event) {
 			l.gone = true
 			l.send(&wireMsg{T: msgBye, Inc: l.inc})
 		}
+	case event.Suspect:
+		// A layer above lost touch with a node (hop's dead link): tell
+		// the service, which probes it at once.
+		if n := ev.Peer; n != event.NoNode && n != l.Ctx.Self() && !l.gone {
+			l.suspects.Inc()
+			l.send(&wireMsg{T: msgSuspect, Inc: l.inc, Peers: []event.NodeID{n}})
+		}
+		return
 	}
 	l.Ctx.Down(ev)
 }
@@ -272,7 +282,7 @@ func (l *Layer) retryTimer() {
 func (l *Layer) heartbeat() {
 	l.heartbeats.Inc()
 	m := &wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout),
-		Suspect: int64(l.cfg.SuspectTimeout), Interval: int64(l.cfg.Heartbeat), Member: len(l.views) > 0}
+		Suspect: int64(l.cfg.SuspectTimeout), Interval: int64(l.cfg.Heartbeat), Member: len(l.views) > 0, Site: l.Ctx.Site()}
 	if l.flight == nil && len(l.pending) == 0 {
 		if l.wantDirty {
 			l.wantDirty = false
@@ -305,7 +315,7 @@ func (l *Layer) request() {
 		return
 	}
 	l.seq++
-	m := &wireMsg{T: msgRequest, Inc: l.inc, Seq: l.seq}
+	m := &wireMsg{T: msgRequest, Inc: l.inc, Seq: l.seq, Site: l.Ctx.Site()}
 	for _, g := range slices.Sorted(maps.Keys(l.pending)) {
 		if l.pending[g] {
 			m.Join = append(m.Join, g)
@@ -346,9 +356,10 @@ func (l *Layer) rejoin() {
 	for g := range l.desired {
 		l.pending[g] = true
 	}
+	l.sites = nil
 	if l.dirty {
 		l.dirty = false
-		l.Ctx.Up(&event.Event{Kind: event.Regions, Regions: membership.Assemble(self, l.views, l.regions)})
+		l.Ctx.Up(&event.Event{Kind: event.Regions, Regions: l.neighbourhood()})
 	}
 	l.flight = nil
 	l.since0 = l.seq + 1
@@ -444,6 +455,10 @@ func (l *Layer) update(m *wireMsg) {
 		delete(l.regions, id)
 		l.dirty = true
 	}
+	if m.HasSites {
+		l.sites = m.Sites
+		l.dirty = true
+	}
 	for _, r := range m.Regions {
 		// Only region views of groups we want are kept, and not too
 		// many: the bound holds whatever the packets say.
@@ -481,9 +496,15 @@ func (l *Layer) update(m *wireMsg) {
 	}
 	if !m.More && l.dirty {
 		l.dirty = false
-		nb := membership.Assemble(self, l.views, l.regions)
-		l.Ctx.Up(&event.Event{Kind: event.Regions, Regions: nb})
+		l.Ctx.Up(&event.Event{Kind: event.Regions, Regions: l.neighbourhood()})
 	}
+}
+
+// neighbourhood assembles the node's derived membership from what it holds.
+func (l *Layer) neighbourhood() *event.Neighbourhood {
+	nb := membership.Assemble(l.Ctx.Self(), l.views, l.regions)
+	membership.SetSites(nb, l.sites)
+	return nb
 }
 
 // wants reports whether one of gs is a group the node asked for or holds.

@@ -82,6 +82,13 @@ func newCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.D
 // (nil: none).
 func newLossyCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.Duration, loss sim.LossModel) *cluster {
 	t.Helper()
+	return newSiteCluster(t, seed, n, viewInterval, fdTimeout, loss, nil)
+}
+
+// newSiteCluster is newLossyCluster with node i placed in Spread site
+// sites[i] (absent: site 0).
+func newSiteCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.Duration, loss sim.LossModel, sites map[event.NodeID]event.SiteID) *cluster {
+	t.Helper()
 	c := &cluster{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond, Loss: loss}), nodes: map[event.NodeID]*testNode{}}
 	c.svc = NewServiceLayer(ServiceConfig{ViewInterval: viewInterval, FDTimeout: fdTimeout})
 	nd := c.net.AddNode(ServiceNode)
@@ -94,7 +101,7 @@ func newLossyCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout t
 		id := event.NodeID(i)
 		tn := &testNode{gms: New(Config{Heartbeat: fdTimeout / 5, FDTimeout: fdTimeout}), f: &filter{}, rec: &recorder{views: map[event.GroupID]*event.ViewInfo{}}}
 		nd := c.net.AddNode(id)
-		tn.st, err = stack.New(stack.Config{Self: id, Transport: nd, Clock: c.net, Seed: seed, Layers: []stack.Entry{
+		tn.st, err = stack.New(stack.Config{Self: id, Transport: nd, Clock: c.net, Seed: seed, Site: sites[id], Layers: []stack.Entry{
 			{Name: "rec", Layer: tn.rec}, {Name: "gms", Layer: tn.gms}, {Name: "filter", Layer: tn.f},
 		}})
 		if err != nil {

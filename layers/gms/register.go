@@ -36,6 +36,7 @@ func init() {
 			{Name: "full_updates", Doc: "full state updates asked for after a gap in the service's updates"},
 			{Name: "probes_answered", Doc: "probes of a suspecting service answered"},
 			{Name: "joins_refused", Doc: "joins the service refused (bounds)"},
+			{Name: "suspects_reported", Doc: "nodes a layer above reported unreachable (hop's dead links), passed on to the service"},
 		},
 		Service: serviceNeed,
 		New: func(p compose.Params) (stack.Layer, error) {

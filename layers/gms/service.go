@@ -120,6 +120,13 @@ type Service struct {
 	lastCommit event.Time
 	resync     []*peer
 
+	// Spread sites: once a node declares a site other than 0, every commit
+	// computes the site views and sends them to every node in a group when
+	// they change (sites.go).
+	sitesSeen bool
+	sites     []event.SiteView
+	siteIDs   map[event.SiteID]uint64
+
 	codec *codecState
 	in    wireMsg
 	out   wireMsg
@@ -129,6 +136,7 @@ type Service struct {
 // peer is what the service knows about one live node.
 type peer struct {
 	id       event.NodeID
+	site     event.SiteID    // the Spread site it declared
 	inc      uint64          // the node's incarnation
 	lastReq  uint64          // highest request applied
 	refused  []event.GroupID // joins of request lastReq refused (repeated in its acks)
@@ -290,13 +298,7 @@ func (s *Service) Tick(now event.Time) {
 	for _, d := range slices.Sorted(maps.Keys(s.lists)) {
 		l := s.lists[d]
 		for l.head != nil && now >= l.head.heard.Add(l.head.timeout) {
-			p := l.head
-			s.unlist(p)
-			p.suspect = true
-			s.suspects = append(s.suspects, p)
-			s.stats.Suspected++
-			s.logf("%v suspected: silent since %v (fd timeout %v); probing it for %v", p.id, p.heard, p.timeout, p.suspectT)
-			s.probe(p, now)
+			s.suspect(l.head, now, event.NoNode)
 		}
 	}
 	for i := 0; i < len(s.suspects); {
@@ -318,6 +320,25 @@ func (s *Service) Tick(now event.Time) {
 	if s.dirty && now >= s.commitAt {
 		s.commit(now)
 	}
+}
+
+// suspect makes p a suspect and probes it: after its fd timeout of silence
+// (by is NoNode), or at once when node by reports it unreachable. A
+// suspect that answers is cleared; one silent until failAt is removed.
+func (s *Service) suspect(p *peer, now event.Time, by event.NodeID) {
+	if p == nil || p.suspect || p.id == by {
+		return
+	}
+	s.unlist(p)
+	p.suspect = true
+	s.suspects = append(s.suspects, p)
+	s.stats.Suspected++
+	if by == event.NoNode {
+		s.logf("%v suspected: silent since %v (fd timeout %v); probing it for %v", p.id, p.heard, p.timeout, p.suspectT)
+	} else {
+		s.logf("%v suspected: %v reports it unreachable; probing it", p.id, by)
+	}
+	s.probe(p, now)
 }
 
 // probe asks a suspect to answer at once.
@@ -392,6 +413,12 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 			s.send(from, &wireMsg{T: msgAck, Seq: m.Seq, Refused: p.refused})
 		} else {
 			s.send(from, &wireMsg{T: msgAck, Seq: m.Seq})
+		}
+	case msgSuspect:
+		if p := s.peers[from]; p != nil && p.inc == m.Inc {
+			for _, id := range m.Peers {
+				s.suspect(s.peers[id], now, from)
+			}
 		}
 	case msgBye:
 		if p := s.peers[from]; p != nil && p.inc == m.Inc {
@@ -479,6 +506,7 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 		s.peers[from] = p
 		s.logf("%v is up", from)
 	}
+	s.placeSite(p, m.Site, now)
 	if m.T == msgHeartbeat {
 		if m.Timeout > 0 {
 			p.timeout = s.clamp(time.Duration(m.Timeout))
@@ -577,13 +605,17 @@ func (s *Service) commit(now event.Time) {
 			s.logf("view %v#%d: %d members %v joined %v left %v", v.Group, v.ID, len(v.Members), short(v.Members), short(v.Joined), short(v.Left))
 		}
 	}
+	sitesChanged := s.commitSites()
 	for _, u := range ups {
 		p := s.peers[u.Node]
 		if p == nil || (p.needFull && !p.canResend()) {
 			continue // gone, or about to get everything below
 		}
 		s.stats.NodeUpdates++
-		s.sendUpdate(p, now, false, u.Views, u.FullRegions, u.Regions, u.Removed)
+		s.sendUpdate(p, now, false, u.Views, u.FullRegions, u.Regions, u.Removed, sitesChanged)
+	}
+	if sitesChanged {
+		s.sendSites(now, ups)
 	}
 	for _, p := range s.resync {
 		if !p.needFull || s.peers[p.id] != p {
@@ -608,16 +640,22 @@ func (s *Service) commit(now event.Time) {
 			}
 		}
 		regions, _ := s.idx.RegionsOf(p.id)
-		s.sendUpdate(p, now, true, views, true, regions, nil)
+		s.sendUpdate(p, now, true, views, true, regions, nil, s.sitesSeen)
 	}
 	s.resync = s.resync[:0]
 }
 
 // sendUpdate sends one update to p, in parts of at most MaxEntries ids.
-func (s *Service) sendUpdate(p *peer, now event.Time, full bool, views []*event.ViewInfo, fullRegions bool, regions []*event.RegionView, removed []event.RegionID) {
+func (s *Service) sendUpdate(p *peer, now event.Time, full bool, views []*event.ViewInfo, fullRegions bool, regions []*event.RegionView, removed []event.RegionID, sites bool) {
 	m := &s.out
 	*m = wireMsg{T: msgUpdate, Full: full, FullRegions: fullRegions, Removed: removed}
 	cost := len(removed)
+	if sites {
+		m.HasSites, m.Sites = true, s.sites
+		for _, sv := range s.sites {
+			cost += 2 + len(sv.Members)
+		}
+	}
 	if full {
 		p.log, p.logCost = p.log[:0], 0 // it starts over from this one
 	}

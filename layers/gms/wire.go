@@ -43,11 +43,15 @@ const (
 	// msgProbe, service to node: you are suspected; answer at once (with a
 	// heartbeat).
 	msgProbe msgType = 7
+	// msgSuspect, node to service: a layer above gms stopped hearing the
+	// nodes in Peers (hop's link declared a far site dead); the service
+	// probes them now instead of waiting for their fd timeout.
+	msgSuspect msgType = 8
 	// msgLimit is one past the last type.
-	msgLimit = msgProbe + 1
+	msgLimit = msgSuspect + 1
 )
 
-var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye", msgProbe: "probe"}
+var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye", msgProbe: "probe", msgSuspect: "suspect"}
 
 func (t msgType) String() string {
 	if t > 0 && t < msgLimit {
@@ -84,6 +88,15 @@ type wireMsg struct {
 	FullRegions bool
 	Regions     []*event.RegionView
 	Removed     []event.RegionID
+	// Site, with heartbeats and requests: the Spread site the node was
+	// placed in (stack.Config.Site).
+	Site event.SiteID
+	// HasSites, with an update: Sites replaces every site view the node
+	// holds (every site with a live member of some group).
+	HasSites bool
+	Sites    []event.SiteView
+	// Peers, with msgSuspect: the nodes suspected (sorted).
+	Peers []event.NodeID
 }
 
 // ErrMalformed is wrapped by every error about a membership packet that
@@ -123,7 +136,7 @@ func (m *wireMsg) check() error {
 	if m.T == 0 || m.T >= msgLimit {
 		return fmt.Errorf("%w: unknown type %d", ErrMalformed, uint8(m.T))
 	}
-	if len(m.Join)+len(m.Leave)+len(m.Refused)+len(m.Views)+len(m.Regions)+len(m.Removed) > maxList {
+	if len(m.Join)+len(m.Leave)+len(m.Refused)+len(m.Views)+len(m.Regions)+len(m.Removed)+len(m.Sites)+len(m.Peers) > maxList {
 		return bad("too many entries")
 	}
 	for _, g := range m.Join {
@@ -147,6 +160,14 @@ func (m *wireMsg) check() error {
 	for i, r := range m.Regions {
 		if r == nil || len(r.Groups) == 0 || !slices.IsSorted(r.Groups) || !sortedNodes(r.Members) {
 			return bad("region view %d: groups or members empty or unsorted", i)
+		}
+	}
+	if !sortedNodes(m.Peers) {
+		return bad("suspected nodes unsorted or node 0")
+	}
+	for i := range m.Sites {
+		if len(m.Sites[i].Members) == 0 || !sortedNodes(m.Sites[i].Members) || i > 0 && m.Sites[i-1].Site >= m.Sites[i].Site {
+			return bad("site view %d: members empty or unsorted, or sites unsorted", i)
 		}
 	}
 	if m.Timeout < 0 || m.Suspect < 0 || m.Interval < 0 {

@@ -1,0 +1,153 @@
+package hop
+
+import (
+	"github.com/layercast/layercast/event"
+)
+
+// This file keeps what a change of representative or of routes needs
+// (Spread 3.3: "the transport protocol at each daemon keeps a copy of all
+// complete messages sent or received until they become stable across the
+// entire system, and thus can provide retransmissions of messages which
+// were missed during the membership change"):
+//
+//   - a member keeps its own casts until it sees them numbered by its
+//     site's representative, and casts them again to a new representative;
+//   - a representative keeps every message of every source site until the
+//     heartbeats' ARUs say every live site holds it, and sends a new child
+//     link (a new representative far away, or a tree rebuilt) what that
+//     site does not hold yet.
+
+// ownCast is a cast of this node not yet seen numbered.
+type ownCast struct {
+	oseq uint32
+	g    event.GroupID
+	msg  *event.Message // payload
+}
+
+// kept is a message (or skip run) a representative keeps until stable.
+type kept struct {
+	h   dataHdr
+	g   event.GroupID
+	msg *event.Message // payload; nil for a skip run
+}
+
+// keepOwn keeps a copy of a member's unnumbered cast.
+func (l *Layer) keepOwn(oseq uint32, g event.GroupID, payload []byte) {
+	if l.own.Len() >= l.cfg.MaxPending {
+		if o := l.own.Pop(); o.msg != nil {
+			o.msg.Release()
+		}
+		l.c.keepDrops.Inc()
+	}
+	l.own.Push(ownCast{oseq: oseq, g: g, msg: l.Ctx.MessageFrom(payload)})
+}
+
+// numberedOwn forgets own casts up to oseq: the representative numbered
+// them.
+func (l *Layer) numberedOwn(oseq uint32) {
+	for l.own.Len() > 0 && l.own.Front().oseq <= oseq {
+		l.own.Pop().msg.Release()
+	}
+}
+
+// repChanged hands a new representative the casts of this node the old one
+// never numbered: numbered at once if this node is the new one, else cast
+// again.
+func (l *Layer) repChanged() {
+	for i := 0; i < l.own.Len(); i++ {
+		o := l.own.At(i)
+		h := dataHdr{Type: tData, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g)}
+		if l.isRep {
+			l.number(&h, o.g, o.msg)
+			continue
+		}
+		m := l.Ctx.MessageFrom(o.msg.Bytes())
+		h.put(m.Prepend(dataHdrSize))
+		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: o.g, Channel: l.siteChannel(), Msg: m})
+	}
+	if l.isRep {
+		for l.own.Len() > 0 {
+			l.own.Pop().msg.Release()
+		}
+	}
+}
+
+// retain keeps a message or skip run of source site h.Site (representative),
+// unless no other live site could ever ask for it.
+func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
+	if l.live&^(1<<l.me|1<<h.Site) == 0 {
+		return
+	}
+	r := &l.retained[h.Site]
+	if r.Len() >= l.cfg.MaxPending {
+		l.unkeep(r.Pop())
+		l.c.keepDrops.Inc()
+	}
+	if payload != nil {
+		payload.Retain()
+		l.hold(int64(payload.Len()))
+	}
+	r.Push(kept{h: *h, g: g, msg: payload})
+}
+
+// unkeep releases a kept message.
+func (l *Layer) unkeep(k kept) {
+	if k.msg != nil {
+		l.hold(-int64(k.msg.Len()))
+		k.msg.Release()
+	}
+}
+
+// freeStable drops what every live site holds, by the heartbeats' ARUs.
+func (l *Layer) freeStable() {
+	for s := range l.retained {
+		r := &l.retained[s]
+		if r.Len() == 0 {
+			continue
+		}
+		floor := ^uint32(0)
+		for x := range l.arus {
+			if l.live&(1<<x) != 0 && x != s && event.SiteID(x) != l.me {
+				floor = min(floor, l.arus[x][s])
+			}
+		}
+		for r.Len() > 0 && r.Front().h.end() <= floor {
+			l.unkeep(r.Pop())
+		}
+	}
+}
+
+// resend queues on a child link, for source site s, what the child's site
+// does not hold yet (by its ARU) of what this representative keeps.
+func (l *Layer) resend(s event.SiteID, c child) {
+	lk := l.links[c.site]
+	if lk == nil {
+		return
+	}
+	have := l.arus[c.site][s]
+	r := &l.retained[s]
+	for i := 0; i < r.Len(); i++ {
+		k := r.At(i)
+		if k.h.end() <= have {
+			continue
+		}
+		l.c.resent.Inc()
+		if k.msg != nil && k.h.Mask&c.subtree != 0 {
+			lk.queue(&k.h, k.g, k.msg)
+		} else {
+			lk.queueSkip(s, k.h.Seq, k.h.end(), k.h.LTS)
+		}
+	}
+}
+
+// releaseKept frees everything kept (Close).
+func (l *Layer) releaseKept() {
+	for l.own.Len() > 0 {
+		l.own.Pop().msg.Release()
+	}
+	for s := range l.retained {
+		for l.retained[s].Len() > 0 {
+			l.unkeep(l.retained[s].Pop())
+		}
+	}
+}

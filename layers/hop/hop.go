@@ -1,0 +1,747 @@
+// Package hop is Spread's wide-area layer (Amir and Stanton, "The Spread
+// Wide Area Group Communication System", sections 3.1 to 3.3): the Hop link
+// protocol between site representatives, per-site dissemination trees with
+// pruning, and agreed delivery by Lamport time stamp across sites.
+//
+// Every node runs hop. A node's application casts go down, with a hop
+// header, into its site: the site's representative (the smallest live node
+// of the site view) numbers every site-origin message (site sequence and a
+// Lamport time stamp), casts it numbered on the site channel (ring below
+// gives it reliable total order inside the site) and sends it over Hop links
+// (unicast Sends to far representatives) along the source site's
+// shortest-path tree. A representative that receives a packet from the wide
+// area forwards it to its children links at once, even when earlier ones are
+// missing, and casts it into its own site. Links below which no site has a
+// member of the packet's group get a small skip record instead of the data,
+// so each site's stream stays contiguous everywhere.
+//
+// Each link (Figure 3.2) numbers its packets, acknowledges with link_aru and
+// the highest seq sent, nacks gaps after a short timer and again while they
+// remain, declares the far site dead past max_retries requests for one seq
+// (or after dead_after of silence), and paces its sends with a token bucket
+// and a sliding window.
+//
+// Delivery is in agreed order: by (time stamp, site id), once every live
+// site's stream has passed the time stamp; idle sites send heartbeats. With
+// safe=on a message also waits until the heartbeats' ARUs say every site's
+// representative holds it. The layer measures what agreed order costs
+// against FIFO (agreed_wait_ns: from the moment a message could have been
+// delivered in FIFO order to its agreed delivery).
+//
+// A new representative (the old one failed) goes on with the site's stream
+// where the old one's numbered casts left it; members cast again what the
+// old one never numbered, and representatives keep every message until all
+// sites hold it, so a new child link gets what its site lacks
+// (failover.go). Sites come from the neighbourhood's site views (gms, or
+// the harness's static ones); without them a node's site is every member
+// of its groups, as ring assumes.
+package hop
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/wirecodec"
+	"github.com/layercast/layercast/stack"
+)
+
+// Config are the layer's settings.
+type Config struct {
+	// Links is the static topology: "A-B[:W],..." ("" is a full mesh).
+	Links string
+	// LinkRate is each link's token rate in bytes per second; Bucket the
+	// most bytes of tokens a link saves up.
+	LinkRate, Bucket int64
+	// Window bounds the packets a link has sent and not seen acknowledged.
+	Window int
+	// NackDelay is the wait before the first nack of a gap; NackRetry the
+	// wait between nacks while losses remain.
+	NackDelay, NackRetry time.Duration
+	// MaxRetries is how many times one seq may be requested before the far
+	// end is declared dead.
+	MaxRetries int
+	// AckShort is the delay of the ack after the first packet since the
+	// last ack; AckLong the period of acks; AckEvery the packets sent or
+	// received between acks at most.
+	AckShort, AckLong time.Duration
+	AckEvery          int
+	// Heartbeat is the period of time stamp heartbeats (and of flushing
+	// skip records).
+	Heartbeat time.Duration
+	// DeadAfter is how long a link may hear nothing before the far site is
+	// declared dead.
+	DeadAfter time.Duration
+	// MaxQueue is the link queue at which the application is held off
+	// (at a quarter of it; it resumes at an eighth). Link queues hold at
+	// most MaxPending packets.
+	MaxQueue int
+	// MaxPending bounds the out-of-order messages held per source site.
+	MaxPending int
+	// Safe delivers a message only once every site's representative is
+	// known to hold it (safe delivery), still in agreed order.
+	Safe bool
+}
+
+// Check reports a configuration that cannot work.
+func (c Config) Check() error {
+	if _, err := parseLinks(c.Links); err != nil {
+		return err
+	}
+	switch {
+	case c.Bucket < 2048:
+		return fmt.Errorf("hop: bucket %d bytes cannot hold one packet (at least 2KB)", c.Bucket)
+	case c.LinkRate <= 0:
+		return fmt.Errorf("hop: link_rate must be positive")
+	case c.Window < 1 || c.Window&(c.Window-1) != 0:
+		return fmt.Errorf("hop: window %d must be a power of two", c.Window)
+	case c.MaxPending < 1 || c.MaxPending&(c.MaxPending-1) != 0:
+		return fmt.Errorf("hop: max_pending %d must be a power of two", c.MaxPending)
+	case c.DeadAfter <= c.AckLong:
+		return fmt.Errorf("hop: dead_after %v must be longer than ack_long %v, or every quiet link dies", c.DeadAfter, c.AckLong)
+	case c.MaxQueue < 4:
+		return fmt.Errorf("hop: max_queue must be at least 4")
+	}
+	return nil
+}
+
+// Layer is one node's hop.
+type Layer struct {
+	stack.Base
+	cfg   Config
+	edges []edge
+	codec *wirecodec.Codec
+
+	me     event.SiteID
+	views  map[event.GroupID]*event.ViewInfo
+	siteOf map[event.NodeID]event.SiteID
+	reps   [maxSite + 1]event.NodeID
+	peers  bool   // my site has other live members
+	live   uint64 // sites in the view, minus those declared dead
+	inView uint64
+	dead   uint64
+	isRep  bool
+	routes routes
+	links  [maxSite + 1]*link
+
+	heldBytes int64 // payload bytes held: links, kept messages
+
+	clock   uint64 // Lamport clock
+	siteSeq uint32 // last site sequence assigned (representative)
+	held    bool
+
+	streams  [maxSite + 1]*stream
+	beatT    *stack.Timer
+	lastBeat beat
+	beatAt   event.Time
+	// arus[x][s]: up to which site sequence of source s site x's
+	// representative holds s's stream (from x's heartbeats).
+	arus [maxSite + 1][maxSite + 1]uint32
+
+	// Failover (failover.go): this node's casts not yet seen numbered,
+	// the highest origin number numbered per origin of my site, the
+	// representative last known, and what a representative keeps until
+	// stable.
+	oseq     uint32
+	own      ring.Ring[ownCast]
+	numbered map[event.NodeID]uint32
+	lastRep  event.NodeID
+	retained [maxSite + 1]ring.Ring[kept]
+
+	c counters
+}
+
+type counters struct {
+	dataSent, retx, acks, nacks, skips, pruned, beats        *stack.Counter
+	delivered, duplicates, malformed, foreign, queueDrops    *stack.Counter
+	dead, waitNs, agreed, recNs, recovered, tokens, activeNs *stack.Counter
+	unwanted, streamDrops, peak, keepDrops, resent           *stack.Counter
+}
+
+// New makes a layer from a checked configuration.
+func New(cfg Config) *Layer {
+	edges, _ := parseLinks(cfg.Links)
+	return &Layer{cfg: cfg, edges: edges}
+}
+
+// HeaderSize is the most bytes hop prepends.
+func (l *Layer) HeaderSize() int { return dataHdrSize }
+
+// Init makes the counters and timers.
+func (l *Layer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	l.codec = wirecodec.New(wirecodec.Options{Name: "hop", Malformed: errMalformed, MaxInitLen: 256})
+	c := &l.c
+	for _, x := range []struct {
+		p    **stack.Counter
+		name string
+	}{
+		{&c.dataSent, "data_sent"}, {&c.retx, "retransmissions"}, {&c.acks, "acks_sent"}, {&c.nacks, "nacks_sent"},
+		{&c.skips, "skips_sent"}, {&c.pruned, "pruned"}, {&c.beats, "heartbeats_sent"}, {&c.delivered, "delivered"},
+		{&c.duplicates, "duplicates"}, {&c.malformed, "malformed"}, {&c.foreign, "foreign"}, {&c.queueDrops, "queue_drops"},
+		{&c.dead, "sites_declared_dead"}, {&c.waitNs, "agreed_wait_ns"}, {&c.agreed, "agreed_delivered"},
+		{&c.recNs, "recovery_ns"}, {&c.recovered, "recovered"}, {&c.tokens, "tokens"}, {&c.activeNs, "send_active_ns"},
+		{&c.unwanted, "data_unwanted"}, {&c.streamDrops, "stream_drops"}, {&c.peak, "peak_buffer_bytes"},
+		{&c.keepDrops, "keep_drops"}, {&c.resent, "resent"},
+	} {
+		*x.p = ctx.Counter(x.name)
+	}
+	l.me = ctx.Site()
+	l.beatT = ctx.NewTimer(l.onBeat)
+	l.numbered = map[event.NodeID]uint32{}
+	return nil
+}
+
+// Close releases every buffered message.
+func (l *Layer) Close() {
+	for i := range l.links {
+		if l.links[i] != nil {
+			l.links[i].close()
+			l.links[i] = nil
+		}
+	}
+	for i := range l.streams {
+		if l.streams[i] != nil {
+			l.streams[i].close()
+			l.streams[i] = nil
+		}
+	}
+	l.releaseKept()
+}
+
+// Down handles the application's casts and sends.
+func (l *Layer) Down(ev *event.Event) {
+	switch {
+	case ev.Kind == event.Cast && ev.Peer == event.NoNode && ev.Msg != nil:
+		l.originate(ev)
+	case ev.Kind == event.Send && ev.Msg != nil:
+		ev.Msg.Prepend(1)[0] = tPass
+		l.Ctx.Down(ev)
+	default:
+		l.Ctx.Down(ev)
+	}
+}
+
+// Up handles packets from below and membership.
+func (l *Layer) Up(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+		if ev.Msg == nil {
+			return
+		}
+		l.receive(ev)
+	case event.Regions:
+		if ev.Regions != nil {
+			l.install(ev.Regions)
+		}
+		l.Ctx.Up(ev)
+	default:
+		l.Ctx.Up(ev)
+	}
+}
+
+// install takes a new neighbourhood: group views, sites, representatives,
+// links and routes.
+func (l *Layer) install(nb *event.Neighbourhood) {
+	l.views = nb.Views
+	l.siteOf = map[event.NodeID]event.SiteID{}
+	l.reps = [maxSite + 1]event.NodeID{}
+	l.inView = 0
+	l.peers = false
+	sites := nb.Sites
+	if len(sites) == 0 {
+		// No sites known (nobody placed any): every node of my groups is
+		// in my site, as ring below assumes too.
+		sites = []event.SiteView{{Site: l.me, Members: []event.NodeID{l.Ctx.Self()}}}
+		for _, v := range nb.Views {
+			sites[0].Members = append(sites[0].Members, v.Members...)
+		}
+		slices.Sort(sites[0].Members)
+		sites[0].Members = slices.Compact(sites[0].Members)
+	}
+	for i := range sites {
+		sv := &sites[i]
+		if sv.Site > maxSite || len(sv.Members) == 0 {
+			l.c.foreign.Inc()
+			continue
+		}
+		l.inView |= 1 << sv.Site
+		l.reps[sv.Site] = sv.Members[0]
+		for _, m := range sv.Members {
+			l.siteOf[m] = sv.Site
+		}
+		if sv.Site == l.me && len(sv.Members) > 1 {
+			l.peers = true
+		}
+	}
+	l.dead &= l.inView // a dead site that left the view may come back
+	for n := range l.numbered {
+		if s, ok := l.siteOf[n]; !ok || s != l.me {
+			delete(l.numbered, n) // gone from my site: a new life numbers from 1
+		}
+	}
+	l.rebuild()
+	_ = l.Ctx.Subscribe(l.Ctx.Channel(event.SiteChannel, uint32(l.me)))
+}
+
+// rebuild recomputes live sites, my role, links and routes.
+func (l *Layer) rebuild() {
+	l.live = l.inView &^ l.dead
+	was := l.isRep
+	l.isRep = l.reps[l.me] == l.Ctx.Self() && l.live&(1<<l.me) != 0
+	if l.isRep && !was {
+		// Taking over from a representative that failed: go on with the
+		// site's stream where its numbered casts left it.
+		if st := l.streams[l.me]; st != nil {
+			l.siteSeq = max(l.siteSeq, st.contig)
+			l.clock = max(l.clock, st.lastLTS)
+		}
+	}
+	var before [maxSite + 1]uint64 // my children per source, before
+	for src, cs := range l.routes.children {
+		for _, c := range cs {
+			before[src] |= 1 << c.site
+		}
+	}
+	l.routes.compute(l.edges, l.live, l.me)
+	nbr := uint64(0)
+	if l.isRep {
+		nbr = neighbours(l.edges, l.live, l.me)
+	}
+	for s := event.SiteID(0); s <= maxSite; s++ {
+		lk := l.links[s]
+		want := nbr&(1<<s) != 0
+		if lk != nil && (!want || lk.peer != l.reps[s]) {
+			lk.close()
+			l.links[s], lk = nil, nil
+		}
+		if want && lk == nil {
+			l.links[s] = newLink(l, s, l.reps[s])
+			for src := range before {
+				before[src] &^= 1 << s // a new link: send it what it lacks
+			}
+		}
+		if l.live&(1<<s) != 0 {
+			if l.streams[s] == nil {
+				l.streams[s] = newStream(s, l.cfg.MaxPending)
+			}
+		} else if l.streams[s] != nil {
+			l.streams[s].close()
+			l.streams[s] = nil
+		}
+	}
+	if l.isRep {
+		for src, cs := range l.routes.children {
+			for _, c := range cs {
+				if before[src]&(1<<c.site) == 0 {
+					l.resend(event.SiteID(src), c)
+				}
+			}
+		}
+	}
+	if rep := l.reps[l.me]; rep != l.lastRep {
+		if l.lastRep != event.NoNode {
+			l.repChanged()
+		}
+		l.lastRep = rep
+	}
+	if l.isRep && !l.beatT.Pending() {
+		l.beatT.Reset(l.cfg.Heartbeat)
+	}
+	l.checkHold() // links gone with a dead site no longer hold the application
+	l.tryDeliver()
+}
+
+// interest is the mask of live sites with a member of g (all live sites when
+// this node does not know g's view: conservative, as Spread is).
+func (l *Layer) interest(g event.GroupID) uint64 {
+	v := l.views[g]
+	if v == nil {
+		return l.live
+	}
+	var m uint64
+	for _, n := range v.Members {
+		if s, ok := l.siteOf[n]; ok {
+			m |= 1 << s
+		}
+	}
+	return m & l.live
+}
+
+// originate handles an application cast.
+func (l *Layer) originate(ev *event.Event) {
+	g := ev.Group
+	l.clock++
+	l.oseq++
+	h := dataHdr{Type: tData, Site: l.me, Origin: l.Ctx.Self(), Last: l.oseq, LTS: l.clock, Mask: l.interest(g)}
+	if !l.isRep {
+		// The representative numbers it and sends it on; keep it until
+		// then, for a new representative if this one fails.
+		l.keepOwn(l.oseq, g, ev.Msg.Bytes())
+		h.put(ev.Msg.Prepend(dataHdrSize))
+		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: ev.Msg})
+		return
+	}
+	l.number(&h, g, ev.Msg)
+	ev.Msg.Release()
+}
+
+// number gives a site-origin message its site sequence and time stamp
+// (representative only), keeps it in the site's own stream, casts it into
+// the site and sends it on along the site's tree. payload is not kept.
+func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
+	l.clock = max(l.clock+1, h.LTS)
+	l.siteSeq++
+	h.Seq, h.LTS, h.LinkSeq, h.Flags = l.siteSeq, l.clock, 0, 0
+	if h.Mask == 0 {
+		h.Mask = l.interest(g)
+	}
+	self := h.Origin == l.Ctx.Self()
+	l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
+	l.retain(h, g, payload)
+	if st := l.streams[l.me]; st != nil {
+		if self {
+			st.skip(h.Seq, h.Seq, h.LTS, l.Ctx.Now())
+		} else {
+			st.add(h, g, payload, l.Ctx.Now())
+		}
+	}
+	l.castSite(h, g, payload)
+	l.forward(h, g, payload)
+	l.checkHold()
+	l.tryDeliver()
+}
+
+func (l *Layer) siteChannel() event.ChannelID {
+	return l.Ctx.Channel(event.SiteChannel, uint32(l.me))
+}
+
+// castSite casts a numbered message (or skip, payload nil) into my site.
+func (l *Layer) castSite(h *dataHdr, g event.GroupID, payload *event.Message) {
+	if !l.peers {
+		return
+	}
+	var m *event.Message
+	if payload != nil {
+		m = l.Ctx.MessageFrom(payload.Bytes())
+	} else {
+		m = l.Ctx.NewMessage()
+	}
+	hh := *h
+	hh.LinkSeq, hh.Flags = 0, 0
+	hh.put(m.Prepend(dataHdrSize))
+	// Not control: ring below orders skips with the data, reliably.
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: m})
+}
+
+// forward queues a message of source site h.Site on my children links in
+// that site's tree: the data where the child's subtree wants it, a skip
+// record elsewhere.
+func (l *Layer) forward(h *dataHdr, g event.GroupID, payload *event.Message) {
+	for _, c := range l.routes.children[h.Site] {
+		lk := l.links[c.site]
+		if lk == nil {
+			continue
+		}
+		if payload != nil && h.Type == tData && h.Mask&c.subtree != 0 {
+			lk.queue(h, g, payload)
+		} else {
+			if h.Type == tData {
+				l.c.pruned.Inc()
+			}
+			lk.queueSkip(h.Site, h.Seq, h.end(), h.LTS)
+		}
+	}
+}
+
+// receive parses a packet from below.
+func (l *Layer) receive(ev *event.Event) {
+	m := ev.Msg
+	b, err := m.Peek(1)
+	if err != nil {
+		l.c.malformed.Inc()
+		m.Release()
+		return
+	}
+	if ev.Kind == event.Send {
+		if b[0] == tPass {
+			_, _ = m.Consume(1)
+			l.Ctx.Up(ev)
+			return
+		}
+		lk := l.linkOf(ev.Peer)
+		if lk == nil {
+			l.c.foreign.Inc()
+			m.Release()
+			return
+		}
+		lk.receive(ev)
+		return
+	}
+	// A cast on the site channel.
+	switch b[0] {
+	case tData, tSkip:
+		hb, err := m.Consume(dataHdrSize)
+		var h dataHdr
+		if err == nil {
+			h, err = parseData(hb)
+		}
+		if err != nil || h.LinkSeq != 0 {
+			l.c.malformed.Inc()
+			m.Release()
+			return
+		}
+		l.fromSite(&h, ev.Group, ev.Peer, m)
+	case tBeat:
+		bt, err := parseBeat(m.Bytes())
+		m.Release()
+		if err != nil {
+			l.c.malformed.Inc()
+			return
+		}
+		l.onBeatIn(&bt, false)
+	default:
+		l.c.malformed.Inc()
+		m.Release()
+	}
+}
+
+// fromSite handles a data or skip cast inside my site.
+func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *event.Message) {
+	defer m.Release()
+	if from == l.Ctx.Self() {
+		return // ring hands a member its own casts back, in order
+	}
+	if l.siteOf[from] != l.me {
+		l.c.foreign.Inc()
+		return
+	}
+	if h.Seq == 0 { // unnumbered: a member's cast for the representative
+		// Each (origin, OSeq) once, and no jump beyond what a member
+		// keeps (a forged number must not silence the member for long).
+		if n := l.numbered[from]; l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from &&
+			h.Last > n && h.Last-n <= uint32(l.cfg.MaxPending) {
+			l.number(h, g, m)
+		}
+		return
+	}
+	if from != l.reps[l.me] {
+		l.c.foreign.Inc()
+		return
+	}
+	if h.Type == tData && h.Site == l.me {
+		l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
+		if h.Origin == l.Ctx.Self() {
+			l.numberedOwn(h.Last)
+		}
+	}
+	l.accept(h, g, m)
+}
+
+// accept takes a numbered message or skip into its source site's stream
+// (and, at a representative, sends it on and into the site). It reports
+// whether it was new.
+func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool {
+	st := l.streams[h.Site]
+	if st == nil {
+		l.c.foreign.Inc()
+		return false
+	}
+	l.clock = max(l.clock, h.LTS)
+	now := l.Ctx.Now()
+	var fresh bool
+	if h.Type == tSkip || h.Origin == l.Ctx.Self() {
+		fresh = st.skip(h.Seq, h.end(), h.LTS, now)
+	} else {
+		var full bool
+		fresh, full = st.add(h, g, payload, now)
+		if full {
+			l.c.streamDrops.Inc()
+		}
+	}
+	if !fresh {
+		l.c.duplicates.Inc()
+		return false
+	}
+	if h.Type == tData && h.Mask&(1<<l.me) == 0 && !l.transit(h) {
+		l.c.unwanted.Inc()
+	}
+	if l.isRep && h.Site != l.me {
+		l.retain(h, g, payloadOf(h, payload))
+		l.castSite(h, g, payloadOf(h, payload))
+		l.forward(h, g, payloadOf(h, payload))
+	}
+	l.tryDeliver()
+	return true
+}
+
+func payloadOf(h *dataHdr, m *event.Message) *event.Message {
+	if h.Type == tSkip {
+		return nil
+	}
+	return m
+}
+
+// transit reports whether one of my children in h's tree wants h.
+func (l *Layer) transit(h *dataHdr) bool {
+	for _, c := range l.routes.children[h.Site] {
+		if h.Mask&c.subtree != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// linkOf finds the link to the site whose representative is n.
+func (l *Layer) linkOf(n event.NodeID) *link {
+	s, ok := l.siteOf[n]
+	if !ok {
+		return nil
+	}
+	if lk := l.links[s]; lk != nil && lk.peer == n {
+		return lk
+	}
+	return nil
+}
+
+// onBeat is the representative's heartbeat tick: announce my site's time
+// stamp, flush skip records, watch the links.
+func (l *Layer) onBeat() {
+	if !l.isRep {
+		return
+	}
+	now := l.Ctx.Now()
+	bt := beat{Site: l.me, Seq: l.siteSeq, LTS: l.clock}
+	for s, st := range l.streams {
+		if st != nil {
+			bt.Has |= 1 << s
+			bt.Aru[s] = st.contig
+		}
+	}
+	if bt != l.lastBeat || now.Sub(l.beatAt) >= 10*l.cfg.Heartbeat {
+		l.lastBeat, l.beatAt = bt, now
+		l.sendBeat(&bt)
+	}
+	for _, lk := range l.links {
+		if lk != nil {
+			lk.flushSkips()
+		}
+	}
+	l.freeStable()
+	l.beatT.Reset(l.cfg.Heartbeat)
+}
+
+// sendBeat sends a heartbeat on my children links of its site's tree and
+// into my site.
+func (l *Layer) sendBeat(bt *beat) {
+	for _, c := range l.routes.children[bt.Site] {
+		if lk := l.links[c.site]; lk != nil {
+			m := l.Ctx.NewMessage()
+			bt.put(m.Append(bt.size()))
+			l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Control: true, Msg: m})
+			l.c.beats.Inc()
+		}
+	}
+	if l.peers {
+		m := l.Ctx.NewMessage()
+		bt.put(m.Append(bt.size()))
+		l.Ctx.Down(&event.Event{Kind: event.Cast, Channel: l.siteChannel(), Control: true, Msg: m})
+	}
+}
+
+// onBeatIn takes a heartbeat (from a link when wan, else from my site).
+func (l *Layer) onBeatIn(bt *beat, wan bool) {
+	st := l.streams[bt.Site]
+	if st == nil || bt.Site == l.me && l.isRep {
+		return
+	}
+	l.clock = max(l.clock, bt.LTS)
+	changed := st.beat(bt)
+	aru := &l.arus[bt.Site]
+	for s := range aru {
+		if bt.Has&(1<<s) != 0 && bt.Aru[s] > aru[s] {
+			aru[s] = bt.Aru[s]
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	if wan && l.isRep {
+		l.sendBeat(bt)
+	}
+	l.freeStable()
+	l.tryDeliver()
+}
+
+// stable reports whether every live site's representative holds the
+// message (safe delivery, Spread 3.3: the minimum of the sites' ARUs).
+func (l *Layer) stable(it *item) bool {
+	for s := event.SiteID(0); s <= maxSite; s++ {
+		if l.live&(1<<s) == 0 || s == l.me || s == it.h.Site {
+			continue
+		}
+		if l.arus[s][it.h.Site] < it.h.Seq {
+			return false
+		}
+	}
+	return true
+}
+
+// declareDead removes a far site after its link failed (Figure 3.2's
+// retry limit, or silence): routes are rebuilt without it and the failure
+// goes down to membership as a Suspect of its representative.
+func (l *Layer) declareDead(s event.SiteID, peer event.NodeID, why string) {
+	if l.dead&(1<<s) != 0 {
+		return
+	}
+	l.c.dead.Inc()
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("site %d (representative %v) declared dead: %s", s, peer, why)
+	}
+	l.dead |= 1 << s
+	l.rebuild()
+	l.Ctx.Down(&event.Event{Kind: event.Suspect, Peer: peer})
+}
+
+// hold counts payload bytes the layer holds (links' queues and windows,
+// kept messages) for peak_buffer_bytes.
+func (l *Layer) hold(d int64) {
+	l.heldBytes += d
+	l.c.peak.Max(l.heldBytes)
+}
+
+// checkHold holds the application off while any link queue is long, and
+// lets it go on once every queue is short again.
+func (l *Layer) checkHold() {
+	hi := l.cfg.MaxQueue / 4
+	longest := 0
+	for _, lk := range l.links {
+		if lk != nil {
+			longest = max(longest, lk.pend.Len())
+		}
+	}
+	switch {
+	case !l.held && longest >= hi:
+		l.held = true
+		l.flow(event.HoldOff)
+	case l.held && longest <= hi/2:
+		l.held = false
+		l.flow(event.Resume)
+	}
+}
+
+func (l *Layer) flow(k event.Kind) {
+	gs := make([]event.GroupID, 0, len(l.views))
+	for g, v := range l.views {
+		if v.Has(l.Ctx.Self()) {
+			gs = append(gs, g)
+		}
+	}
+	slices.Sort(gs)
+	for _, g := range gs {
+		l.Ctx.Up(&event.Event{Kind: k, Group: g})
+	}
+}

@@ -1,0 +1,458 @@
+package hop
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/stack"
+)
+
+// link is one Hop link (Figure 3.2) from this site's representative to a
+// neighbour site's: both a sender and a receiver side.
+type link struct {
+	l    *Layer
+	far  event.SiteID
+	peer event.NodeID
+
+	// Sender side.
+	sHighest  uint32 // s_highest_linkseq
+	otherAru  uint32 // s_other_end_aru
+	open      []slot // sent and not acknowledged, by seq & (len-1)
+	pend      ring.Ring[slot]
+	rtx       ring.Ring[uint32]
+	tokens    float64
+	refilled  event.Time
+	lastSend  event.Time
+	sendT     *stack.Timer
+	skipRuns  [maxSite + 1]skipRun // pending skip record per source site
+	retxCtr   *stack.Counter
+	heldBytes int64
+
+	// Receiver side.
+	rHighest uint32 // r_highest_seq
+	rAru     uint32 // r_link_aru
+	missing  []miss // retransmit list, sorted
+	nackBuf  []uint32
+	pktCount int // Pkt_cnt_linkack
+	ackT     *stack.Timer
+	nackT    *stack.Timer
+	heard    event.Time
+}
+
+// slot is a packet a link holds: a data message (payload retained) or a
+// skip record (msg nil).
+type slot struct {
+	used   bool
+	queued bool // in the retransmit queue
+	h      dataHdr
+	g      event.GroupID
+	msg    *event.Message
+}
+
+// miss is one seq on the retransmit list.
+type miss struct {
+	seq   uint32
+	tries int
+	since event.Time
+}
+
+// maxNack bounds the seqs one nack lists.
+const maxNack = 256
+
+func newLink(l *Layer, far event.SiteID, peer event.NodeID) *link {
+	lk := &link{l: l, far: far, peer: peer, open: make([]slot, l.cfg.Window), tokens: float64(l.cfg.Bucket)}
+	now := l.Ctx.Now()
+	lk.refilled, lk.heard = now, now
+	lk.retxCtr = l.Ctx.Counter(fmt.Sprintf("retransmissions_by_link:s%d>s%d", l.me, far))
+	lk.sendT = l.Ctx.NewTimer(lk.pump)
+	lk.ackT = l.Ctx.NewTimer(lk.onAck)
+	lk.nackT = l.Ctx.NewTimer(lk.onNack)
+	lk.ackT.Reset(l.cfg.AckLong)
+	return lk
+}
+
+// close releases what the link holds.
+func (lk *link) close() {
+	lk.sendT.Stop()
+	lk.ackT.Stop()
+	lk.nackT.Stop()
+	for i := range lk.open {
+		if lk.open[i].msg != nil {
+			lk.open[i].msg.Release()
+		}
+		lk.open[i] = slot{}
+	}
+	for lk.pend.Len() > 0 {
+		if s := lk.pend.Pop(); s.msg != nil {
+			s.msg.Release()
+		}
+	}
+	lk.hold(-lk.heldBytes)
+}
+
+// queue queues a data message for this link (the payload is retained).
+// The queue holds at most max_pending packets (as many as a representative
+// keeps per source site); the application is held off long before
+// (checkHold), but casts of other members and packets forwarded from other
+// links cannot be.
+func (lk *link) queue(h *dataHdr, g event.GroupID, payload *event.Message) {
+	lk.flushSkip(h.Site)
+	if lk.pend.Len() >= lk.l.cfg.MaxPending {
+		lk.l.c.queueDrops.Inc()
+		return
+	}
+	payload.Retain()
+	lk.pend.Push(slot{h: *h, g: g, msg: payload})
+	lk.hold(int64(payload.Len()))
+	lk.pump()
+}
+
+// queueSkip adds first..last of a source site to the pending skip record,
+// sending the previous one if the run is not contiguous.
+func (lk *link) queueSkip(site event.SiteID, first, last uint32, lts uint64) {
+	r := &lk.skipRuns[site]
+	if r.first != 0 && r.last+1 == first {
+		r.last, r.lts = last, lts
+		return
+	}
+	lk.flushSkip(site)
+	*r = skipRun{first: first, last: last, lts: lts}
+}
+
+// flushSkip queues the pending skip record of a source site.
+func (lk *link) flushSkip(site event.SiteID) {
+	r := &lk.skipRuns[site]
+	if r.first == 0 {
+		return
+	}
+	if lk.pend.Len() < lk.l.cfg.MaxPending {
+		lk.pend.Push(slot{h: dataHdr{Type: tSkip, Site: site, Seq: r.first, Last: r.last, LTS: r.lts}})
+	} else {
+		lk.l.c.queueDrops.Inc()
+	}
+	*r = skipRun{}
+	lk.pump()
+}
+
+func (lk *link) flushSkips() {
+	for s := range lk.skipRuns {
+		lk.flushSkip(event.SiteID(s))
+	}
+}
+
+// hold counts bytes of payload the link holds (and the layer in all).
+func (lk *link) hold(d int64) {
+	lk.heldBytes += d
+	lk.l.hold(d)
+}
+
+// pump is Hop_Send_Data: send retransmissions, then new packets, while the
+// token bucket has tokens and the window room.
+func (lk *link) pump() {
+	l := lk.l
+	defer l.checkHold()
+	now := l.Ctx.Now()
+	if el := now.Sub(lk.refilled); el > 0 {
+		lk.tokens = min(float64(l.cfg.Bucket), lk.tokens+float64(l.cfg.LinkRate)*el.Seconds())
+		lk.refilled = now
+	}
+	for {
+		var s *slot
+		var retx bool
+		for lk.rtx.Len() > 0 {
+			seq := lk.rtx.Pop()
+			cand := &lk.open[seq&uint32(len(lk.open)-1)]
+			cand.queued = false
+			if cand.used && cand.h.LinkSeq == seq && seq > lk.otherAru {
+				s, retx = cand, true
+				break
+			}
+		}
+		if s == nil {
+			if lk.pend.Len() == 0 || lk.sHighest-lk.otherAru >= uint32(len(lk.open)) {
+				break // nothing new, or the window is full: acks reopen it
+			}
+			p := lk.pend.Front()
+			if lk.tokens < float64(size(p)) {
+				lk.wait(size(p))
+				return
+			}
+			lk.sHighest++
+			ns := &lk.open[lk.sHighest&uint32(len(lk.open)-1)]
+			*ns = lk.pend.Pop()
+			ns.used = true
+			ns.h.LinkSeq = lk.sHighest
+			s = ns
+		} else if lk.tokens < float64(size(s)) {
+			lk.rtx.Push(s.h.LinkSeq) // keep it first in line
+			s.queued = true
+			lk.wait(size(s))
+			return
+		}
+		lk.tokens -= float64(size(s))
+		lk.transmit(s, retx)
+	}
+}
+
+// size is what a slot costs in tokens: its packet's bytes.
+func size(s *slot) int {
+	n := dataHdrSize + stack.FrameSize
+	if s.msg != nil {
+		n += s.msg.Len()
+	}
+	return n
+}
+
+// wait arms the send timer for when the bucket holds need bytes.
+func (lk *link) wait(need int) {
+	d := (float64(need) - lk.tokens) / float64(lk.l.cfg.LinkRate)
+	lk.sendT.Reset(max(time1us, durationOf(d)))
+}
+
+// transmit sends one held packet.
+func (lk *link) transmit(s *slot, retx bool) {
+	l := lk.l
+	now := l.Ctx.Now()
+	var m *event.Message
+	if s.msg != nil {
+		m = l.Ctx.MessageFrom(s.msg.Bytes())
+	} else {
+		m = l.Ctx.NewMessage()
+	}
+	h := s.h
+	h.Flags = 0
+	if retx {
+		h.Flags = flagRetx
+		l.c.retx.Inc()
+		lk.retxCtr.Inc()
+	} else if h.Type == tData {
+		l.c.dataSent.Inc()
+	} else {
+		l.c.skips.Inc()
+	}
+	h.put(m.Prepend(dataHdrSize))
+	l.c.tokens.Inc()
+	if gap := now.Sub(lk.lastSend); gap > 0 {
+		l.c.activeNs.Add(int64(min(gap, 10*l.cfg.Heartbeat)))
+	}
+	lk.lastSend = now
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Group: s.g, Control: h.Type != tData, Msg: m})
+	lk.counted()
+}
+
+// counted is the Pkt_cnt_linkack rule: an ack at most every AckEvery
+// packets sent or received.
+func (lk *link) counted() {
+	lk.pktCount++
+	if lk.pktCount == 1 && (!lk.ackT.Pending() || lk.ackT.When() > lk.l.Ctx.Now().Add(lk.l.cfg.AckShort)) {
+		lk.ackT.Reset(lk.l.cfg.AckShort)
+	}
+	if lk.pktCount > lk.l.cfg.AckEvery {
+		lk.sendAck()
+	}
+}
+
+// onAck is Hop_Send_Ack's timer; it also watches the far end's silence.
+func (lk *link) onAck() {
+	if lk.l.Ctx.Now().Sub(lk.heard) > lk.l.cfg.DeadAfter {
+		lk.l.declareDead(lk.far, lk.peer, fmt.Sprintf("nothing heard for %v", lk.l.cfg.DeadAfter))
+		return
+	}
+	lk.sendAck()
+}
+
+// sendAck sends link_aru and the highest seq sent.
+func (lk *link) sendAck() {
+	l := lk.l
+	m := l.Ctx.NewMessage()
+	putAck(m.Append(ackHdrSize), lk.rAru, lk.sHighest)
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Control: true, Msg: m})
+	l.c.acks.Inc()
+	lk.pktCount = 0
+	lk.ackT.Reset(l.cfg.AckLong)
+}
+
+// onNack is Hop_Send_Nack: request what is still missing, count the
+// requests, and declare the far end dead past the retry limit.
+func (lk *link) onNack() {
+	if len(lk.missing) == 0 {
+		return
+	}
+	l := lk.l
+	body := nackBody{Seqs: lk.nackBuf[:0]}
+	for i := range lk.missing {
+		if i == maxNack {
+			break
+		}
+		ms := &lk.missing[i]
+		ms.tries++
+		if ms.tries > l.cfg.MaxRetries {
+			l.declareDead(lk.far, lk.peer, fmt.Sprintf("link seq %d requested %d times", ms.seq, ms.tries-1))
+			return
+		}
+		body.Seqs = append(body.Seqs, ms.seq)
+	}
+	lk.nackBuf = body.Seqs
+	enc := l.codec.Encode(&body)
+	m := l.Ctx.NewMessage()
+	b := m.Append(1 + len(enc))
+	b[0] = tNack
+	copy(b[1:], enc)
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Control: true, Msg: m})
+	l.c.nacks.Inc()
+	lk.nackT.Reset(l.cfg.NackRetry)
+}
+
+// receive handles a packet from the far representative.
+func (lk *link) receive(ev *event.Event) {
+	l := lk.l
+	m := ev.Msg
+	lk.heard = l.Ctx.Now()
+	b := m.Bytes()
+	switch b[0] {
+	case tAck:
+		aru, highest, err := parseAck(b)
+		m.Release()
+		if err != nil || aru > lk.sHighest {
+			l.c.malformed.Inc()
+			return
+		}
+		lk.onAckIn(aru, highest)
+	case tNack:
+		var body nackBody
+		err := l.codec.Decode(b[1:], &body)
+		m.Release()
+		if err != nil || len(body.Seqs) > maxNack {
+			l.c.malformed.Inc()
+			return
+		}
+		for _, seq := range body.Seqs {
+			s := &lk.open[seq&uint32(len(lk.open)-1)]
+			if seq > lk.otherAru && seq <= lk.sHighest && s.used && s.h.LinkSeq == seq && !s.queued {
+				s.queued = true
+				lk.rtx.Push(seq)
+			}
+		}
+		lk.pump()
+	case tBeat:
+		bt, err := parseBeat(b)
+		m.Release()
+		if err != nil {
+			l.c.malformed.Inc()
+			return
+		}
+		l.onBeatIn(&bt, true)
+	case tData, tSkip:
+		hb, err := m.Consume(dataHdrSize)
+		var h dataHdr
+		if err == nil {
+			h, err = parseData(hb)
+		}
+		if err != nil || h.LinkSeq == 0 || h.Seq == 0 {
+			l.c.malformed.Inc()
+			m.Release()
+			return
+		}
+		if !lk.onData(&h, m) {
+			l.c.duplicates.Inc()
+			m.Release()
+			return
+		}
+		l.accept(&h, ev.Group, m)
+		m.Release()
+	default:
+		l.c.malformed.Inc()
+		m.Release()
+	}
+}
+
+// onAckIn is the ACK case of Hop_Recv.
+func (lk *link) onAckIn(aru, highest uint32) {
+	if aru > lk.otherAru {
+		for seq := lk.otherAru + 1; seq <= aru; seq++ {
+			s := &lk.open[seq&uint32(len(lk.open)-1)]
+			if s.used && s.h.LinkSeq == seq {
+				if s.msg != nil {
+					lk.hold(-int64(s.msg.Len()))
+					s.msg.Release()
+				}
+				*s = slot{}
+			}
+		}
+		lk.otherAru = aru
+		lk.pump()
+	}
+	if highest > lk.rHighest && highest-lk.rHighest <= uint32(len(lk.open)) {
+		lk.addMissing(lk.rHighest+1, highest)
+		lk.rHighest = highest
+	}
+}
+
+// onData is the DATA_PKT case of Hop_Recv: it reports whether the packet is
+// new on this link.
+func (lk *link) onData(h *dataHdr, m *event.Message) bool {
+	l := lk.l
+	lk.counted()
+	seq := h.LinkSeq
+	switch {
+	case seq == lk.rHighest+1:
+		if lk.rAru == lk.rHighest {
+			lk.rAru++
+		}
+		lk.rHighest++
+	case seq <= lk.rHighest:
+		if seq <= lk.rAru {
+			return false
+		}
+		i := -1
+		for j := range lk.missing {
+			if lk.missing[j].seq == seq {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return false
+		}
+		since := lk.missing[i].since
+		lk.missing = append(lk.missing[:i], lk.missing[i+1:]...)
+		if h.Flags&flagRetx != 0 { // else it was only late
+			l.c.recovered.Inc()
+			l.c.recNs.Add(int64(l.Ctx.Now().Sub(since)))
+			m.Recovery = event.Recovery{By: "hop", Discovered: since}
+		}
+		if len(lk.missing) == 0 {
+			lk.rAru = lk.rHighest
+			lk.nackT.Stop()
+		} else {
+			lk.rAru = lk.missing[0].seq - 1
+		}
+	default:
+		if seq-lk.rHighest > uint32(len(lk.open)) {
+			return false // beyond the far end's window: not a packet it sent
+		}
+		lk.addMissing(lk.rHighest+1, seq-1)
+		lk.rHighest = seq
+	}
+	return true
+}
+
+// addMissing puts first..last on the retransmit list and arms the nack.
+func (lk *link) addMissing(first, last uint32) {
+	now := lk.l.Ctx.Now()
+	for s := first; s <= last && s != 0; s++ {
+		if len(lk.missing) >= 4*len(lk.open) {
+			break
+		}
+		lk.missing = append(lk.missing, miss{seq: s, since: now})
+	}
+	if len(lk.missing) > 0 && !lk.nackT.Pending() {
+		lk.nackT.Reset(lk.l.cfg.NackDelay)
+	}
+}
+
+const time1us = time.Microsecond
+
+func durationOf(sec float64) time.Duration { return time.Duration(sec * 1e9) }

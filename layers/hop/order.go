@@ -1,0 +1,222 @@
+package hop
+
+import (
+	"github.com/layercast/layercast/event"
+)
+
+// stream is one source site's sequence of messages as this node receives
+// them (out of order: hop forwards before gaps are filled). Site sequence
+// numbers up to contig are all in (data, or pruned away as skips); those
+// up to delivered are done.
+type stream struct {
+	site      event.SiteID
+	contig    uint32
+	delivered uint32
+	lastLTS   uint64 // time stamp of the message at contig
+	items     []item // data items, indexed by seq & (len-1)
+	skips     []skipRun
+	best      struct {
+		Seq uint32
+		LTS uint64
+	}
+}
+
+type item struct {
+	present bool
+	h       dataHdr
+	g       event.GroupID
+	msg     *event.Message // payload, retained
+	readyAt event.Time     // when it became deliverable in FIFO order
+	rec     event.Recovery
+}
+
+type skipRun struct {
+	first, last uint32
+	lts         uint64
+}
+
+// maxSkipRuns bounds the out-of-order skip runs a stream remembers.
+const maxSkipRuns = 1024
+
+func newStream(s event.SiteID, size int) *stream {
+	return &stream{site: s, items: make([]item, size)}
+}
+
+func (st *stream) close() {
+	for i := range st.items {
+		if st.items[i].msg != nil {
+			st.items[i].msg.Release()
+		}
+		st.items[i] = item{}
+	}
+}
+
+// add keeps a data message; fresh is false for a duplicate, full when it
+// was beyond what the stream may hold (dropped).
+func (st *stream) add(h *dataHdr, g event.GroupID, payload *event.Message, now event.Time) (fresh, full bool) {
+	if h.Seq <= st.contig {
+		return false, false
+	}
+	if h.Seq-st.delivered > uint32(len(st.items)) {
+		return true, true
+	}
+	it := &st.items[h.Seq&uint32(len(st.items)-1)]
+	if it.present {
+		return false, false
+	}
+	for _, r := range st.skips {
+		if h.Seq >= r.first && h.Seq <= r.last {
+			return false, false
+		}
+	}
+	payload.Retain()
+	*it = item{present: true, h: *h, g: g, msg: payload, rec: payload.Recovery}
+	st.advance(now)
+	return true, false
+}
+
+// skip marks first..last as pruned away (or this node's own).
+func (st *stream) skip(first, last uint32, lts uint64, now event.Time) bool {
+	if last <= st.contig {
+		return false
+	}
+	for _, r := range st.skips {
+		if first >= r.first && last <= r.last {
+			return false
+		}
+	}
+	if len(st.skips) >= maxSkipRuns {
+		return false
+	}
+	st.skips = append(st.skips, skipRun{first, last, lts})
+	st.advance(now)
+	return true
+}
+
+// advance moves contig over everything now in.
+func (st *stream) advance(now event.Time) {
+	mask := uint32(len(st.items) - 1)
+	for {
+		next := st.contig + 1
+		if it := &st.items[next&mask]; it.present && it.h.Seq == next {
+			st.contig, st.lastLTS = next, it.h.LTS
+			it.readyAt = now
+			continue
+		}
+		moved := false
+		for i := 0; i < len(st.skips); i++ {
+			r := st.skips[i]
+			if r.first <= next && r.last >= next {
+				st.contig, st.lastLTS = r.last, r.lts
+				moved = true
+			}
+			if r.last <= st.contig {
+				st.skips[i] = st.skips[len(st.skips)-1]
+				st.skips = st.skips[:len(st.skips)-1]
+				i--
+			}
+		}
+		if !moved {
+			return
+		}
+	}
+}
+
+// head is the first message not yet delivered that is deliverable in FIFO
+// order, or nil; it steps delivered over pruned sequence numbers.
+func (st *stream) head() *item {
+	mask := uint32(len(st.items) - 1)
+	for st.delivered < st.contig {
+		it := &st.items[(st.delivered+1)&mask]
+		if it.present && it.h.Seq == st.delivered+1 {
+			return it
+		}
+		st.delivered++
+	}
+	return nil
+}
+
+// beat records a heartbeat's sequence and time stamp; it reports whether
+// they told anything new.
+func (st *stream) beat(bt *beat) bool {
+	if bt.LTS <= st.best.LTS && bt.Seq <= st.best.Seq {
+		return false
+	}
+	st.best.Seq, st.best.LTS = max(bt.Seq, st.best.Seq), max(bt.LTS, st.best.LTS)
+	return true
+}
+
+// passed reports whether nothing this stream will still bring sorts before
+// (lts, site): every message it sends later has a time stamp above p.
+func (st *stream) passed(p uint64, lts uint64, site event.SiteID) bool {
+	return p >= lts || p+1 == lts && st.site > site
+}
+
+// floor is the time stamp every later message of the stream exceeds.
+func (st *stream) floor() uint64 {
+	p := st.lastLTS
+	if st.best.Seq <= st.contig && st.best.LTS > p {
+		p = st.best.LTS
+	}
+	return p
+}
+
+// before orders two messages by (time stamp, site).
+func before(a, b *item) bool {
+	if a.h.LTS != b.h.LTS {
+		return a.h.LTS < b.h.LTS
+	}
+	return a.h.Site < b.h.Site
+}
+
+// tryDeliver delivers, in agreed order, every message no live site can
+// still precede.
+func (l *Layer) tryDeliver() {
+	for {
+		var best *item
+		var from *stream
+		for _, st := range l.streams {
+			if st == nil {
+				continue
+			}
+			if h := st.head(); h != nil && (best == nil || before(h, best)) {
+				best, from = h, st
+			}
+		}
+		if best == nil {
+			return
+		}
+		for _, st := range l.streams {
+			if st == nil || st == from || st.head() != nil {
+				continue
+			}
+			p := st.floor()
+			if st.site == l.me && l.isRep {
+				p = max(p, l.clock) // my next message gets clock+1
+			}
+			if !st.passed(p, best.h.LTS, best.h.Site) {
+				return
+			}
+		}
+		if l.cfg.Safe && !l.stable(best) {
+			return
+		}
+		l.deliver(from, best)
+	}
+}
+
+// deliver hands a message up (if this node is in its group) and frees it.
+func (l *Layer) deliver(st *stream, it *item) {
+	now := l.Ctx.Now()
+	st.delivered = it.h.Seq
+	if v := l.views[it.g]; v != nil && v.Has(l.Ctx.Self()) {
+		m := l.Ctx.MessageFrom(it.msg.Bytes())
+		m.Recovery = it.rec
+		l.c.delivered.Inc()
+		l.c.agreed.Inc()
+		l.c.waitNs.Add(int64(now.Sub(it.readyAt)))
+		l.Ctx.Up(&event.Event{Kind: event.Cast, Group: it.g, Peer: it.h.Origin, Msg: m})
+	}
+	it.msg.Release()
+	*it = item{}
+}

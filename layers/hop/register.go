@@ -1,0 +1,124 @@
+package hop
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/stack"
+)
+
+// Agreed is the property hop introduces: every member of a group delivers
+// the group's messages in one order, the same at every member (by Lamport
+// time stamp and site id, Spread 3.3).
+const Agreed compose.Property = "agreed"
+
+// Safe is the property of delivering a message only once every site is
+// known to hold it (Spread 3.3); hop gives it with safe=on.
+const Safe compose.Property = "safe"
+
+func init() {
+	compose.Register(compose.LayerInfo{
+		Name: "hop",
+		Summary: "Spread's wide area (Hop): each site's representative sends the site's messages over Hop links along " +
+			"a shortest-path tree per source site, forwarding at once even past gaps and recovering each loss on the link " +
+			"where it happened (nacks, acks with link_aru, a token bucket and a window per link); links below which no " +
+			"site has a member of the group get a skip record instead of the data. Messages are delivered in agreed order " +
+			"(Lamport time stamp, then site id) once every site's stream has passed them; idle sites send heartbeats.",
+		Params: []compose.Param{
+			{Name: "links", Type: compose.String, Default: "", Doc: "static site topology A-B[:weight],... ('' = every pair of sites joined, weight 1)"},
+			{Name: "link_rate", Type: compose.Size, Default: "250KB", Doc: "token bucket rate of each link, bytes per second", Min: 1, Max: 1 << 40},
+			{Name: "bucket", Type: compose.Size, Default: "16KB", Doc: "most bytes of tokens a link saves up (its burst)", Min: 2048, Max: 1 << 30},
+			{Name: "window", Type: compose.Int, Default: "512", Doc: "packets a link may have unacknowledged (a power of two)", Min: 1, Max: 1 << 20},
+			{Name: "nack_delay", Type: compose.Duration, Default: "5ms", Doc: "wait before the first nack of a gap (delayed or reordered packets)", Min: 0.0001, Max: 60},
+			{Name: "nack_retry", Type: compose.Duration, Default: "200ms", Doc: "interval between nacks while a gap remains", Min: 0.001, Max: 60},
+			{Name: "max_retries", Type: compose.Int, Default: "20", Doc: "requests of one link seq after which the far site is declared dead", Min: 1, Max: 1 << 20},
+			{Name: "ack_short", Type: compose.Duration, Default: "10ms", Doc: "delay of the ack after the first packet since the last one", Min: 0.0001, Max: 60},
+			{Name: "ack_long", Type: compose.Duration, Default: "100ms", Doc: "period of link acks", Min: 0.001, Max: 60},
+			{Name: "ack_every", Type: compose.Int, Default: "32", Doc: "most packets sent or received between two acks", Min: 1, Max: 1 << 20},
+			{Name: "heartbeat", Type: compose.Duration, Default: "20ms", Doc: "period of time stamp heartbeats and of skip records", Min: 0.0001, Max: 60},
+			{Name: "dead_after", Type: compose.Duration, Default: "3s", Doc: "silence of a link after which the far site is declared dead", Min: 0.01, Max: 3600},
+			{Name: "max_queue", Type: compose.Int, Default: "64", Doc: "link queue at which this node's application is held off (a quarter of it; it resumes at an eighth)", Min: 4, Max: 1 << 24},
+			{Name: "max_pending", Type: compose.Int, Default: "8192", Doc: "out-of-order messages held per source site, messages kept per source site until every site has them, and packets queued per link (a power of two)", Min: 1, Max: 1 << 24},
+			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once every site's representative holds it (the sites' ARUs in the heartbeats), still in agreed order"},
+		},
+		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
+		GivesWith: func(p compose.Params) []compose.Property {
+			if p.Bool("safe") {
+				return []compose.Property{Safe}
+			}
+			return nil
+		},
+		Properties: map[compose.Property]string{Agreed: "agreed (total) order", Safe: "safe delivery"},
+		Counters: []compose.CounterDoc{
+			{Name: "data_sent", Doc: "data packets sent on Hop links (first transmissions)"},
+			{Name: "retransmissions", Doc: "packets sent again on a Hop link after a nack"},
+			{Name: "retransmissions_by_link:<link>", Doc: "retransmissions by the sending end of one link (s3>s4: site 3's representative towards site 4)"},
+			{Name: "acks_sent", Role: compose.AckRole, Doc: "link acks (link_aru and highest seq sent)"},
+			{Name: "nacks_sent", Doc: "link nacks (the retransmit list)"},
+			{Name: "skips_sent", Doc: "skip records sent in place of pruned data"},
+			{Name: "pruned", Doc: "data packets not sent on a link because no site below it has a member of the group"},
+			{Name: "heartbeats_sent", Doc: "time stamp heartbeats sent on Hop links"},
+			{Name: "delivered", Doc: "messages delivered to the application in agreed order"},
+			{Name: "agreed_delivered", Doc: "messages whose agreed wait was measured"},
+			{Name: "agreed_wait_ns", Kind: compose.Nanos, Doc: "time messages waited for agreed order after FIFO order would have delivered them"},
+			{Name: "recovered", Doc: "link losses repaired by the link's own sender"},
+			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from finding a link loss to its repair"},
+			{Name: "tokens", Doc: "packets the token buckets let onto links"},
+			{Name: "send_active_ns", Kind: compose.Nanos, Doc: "time links spent sending (gaps capped)"},
+			{Name: "duplicates", Doc: "packets received twice"},
+			{Name: "malformed", Doc: "packets whose hop header did not decode"},
+			{Name: "foreign", Doc: "packets from nodes that are not a representative of a linked site, or of a site outside the view"},
+			{Name: "queue_drops", Doc: "packets dropped because a link queue held max_pending"},
+			{Name: "stream_drops", Doc: "messages dropped because they were max_pending beyond the first one missing"},
+			{Name: "data_unwanted", Doc: "data packets that reached a site with no member of their group and no child wanting them (pruning failed)"},
+			{Name: "sites_declared_dead", Doc: "far sites declared dead (retry limit or silence)"},
+			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most payload bytes held at once (link queues and windows, messages kept until every site has them)"},
+			{Name: "resent", Doc: "kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"},
+			{Name: "keep_drops", Doc: "kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"},
+		},
+		Summarize: summarize,
+		New: func(p compose.Params) (stack.Layer, error) {
+			return compose.NewIfValid(Config{
+				Links: p.String("links"), LinkRate: int64(p.Int("link_rate")), Bucket: int64(p.Int("bucket")),
+				Window: p.Int("window"), NackDelay: p.Duration("nack_delay"), NackRetry: p.Duration("nack_retry"),
+				MaxRetries: p.Int("max_retries"), AckShort: p.Duration("ack_short"), AckLong: p.Duration("ack_long"),
+				AckEvery: p.Int("ack_every"), Heartbeat: p.Duration("heartbeat"), DeadAfter: p.Duration("dead_after"),
+				MaxQueue: p.Int("max_queue"), MaxPending: p.Int("max_pending"), Safe: p.Bool("safe"),
+			}, New)
+		},
+	})
+}
+
+// summarize turns hop's counters into the report's figures: retransmissions
+// by link, packets pruned, tokens per second, hop recovery latency and the
+// agreed wait.
+func summarize(c compose.Counters) compose.Summary {
+	var s compose.Summary
+	t := c.Total
+	byLink := map[string]int64{}
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		if name, ok := strings.CutPrefix(k, "retransmissions_by_link:"); ok {
+			byLink[name] = t[k]
+		}
+	}
+	s.Breakdowns = map[string]map[string]int64{"retransmissions_by_link": byLink}
+	if t["recovered"] > 0 {
+		s.Ratio("recovery_latency_ms", float64(t["recovery_ns"])/float64(t["recovered"])/1e6)
+	}
+	if t["agreed_delivered"] > 0 {
+		s.Ratio("agreed_wait_ms", float64(t["agreed_wait_ns"])/float64(t["agreed_delivered"])/1e6)
+	}
+	if t["send_active_ns"] > 0 {
+		s.Ratio("tokens_per_s", float64(t["tokens"])/(float64(t["send_active_ns"])/1e9))
+	}
+	if t["pruned"] > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d data packets pruned (skip records sent instead: %d)", t["pruned"], t["skips_sent"]))
+	}
+	if t["sites_declared_dead"] > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d far sites declared dead by their links", t["sites_declared_dead"]))
+	}
+	return s
+}

@@ -1,0 +1,72 @@
+package hop
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/layercast/layercast/compose"
+	_ "github.com/layercast/layercast/layers/fifo"
+	_ "github.com/layercast/layercast/layers/reliable"
+	"github.com/layercast/layercast/stack"
+)
+
+// TestAgreedIsAProperty: a layer that needs agreed order is refused above
+// a stack that gives only reliable FIFO delivery, with the property named
+// in hop's words, and accepted above hop.
+func TestAgreedIsAProperty(t *testing.T) {
+	compose.Register(compose.LayerInfo{
+		Name: "needsagreed", Summary: "test layer needing agreed order", Needs: []compose.Property{Agreed},
+		New: func(compose.Params) (stack.Layer, error) { return &stack.Base{}, nil },
+	})
+	sp, err := compose.Parse("needsagreed : fifo : reliable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = compose.Check(sp)
+	if err == nil || !strings.Contains(err.Error(), "agreed (total) order") {
+		t.Errorf("Check(needsagreed : fifo : reliable) = %v, want a refusal naming agreed (total) order", err)
+	}
+	sp, err = compose.Parse("needsagreed : hop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compose.Check(sp); err != nil {
+		t.Errorf("Check(needsagreed : hop) = %v, want nil", err)
+	}
+	compose.Register(compose.LayerInfo{
+		Name: "needssafe", Summary: "test layer needing safe delivery", Needs: []compose.Property{Safe},
+		New: func(compose.Params) (stack.Layer, error) { return &stack.Base{}, nil },
+	})
+	for spec, ok := range map[string]bool{"needssafe : hop": false, "needssafe : hop(safe=on)": true} {
+		sp, err := compose.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := compose.Check(sp); (err == nil) != ok {
+			t.Errorf("Check(%s) = %v, want ok %v", spec, err, ok)
+		} else if err != nil && !strings.Contains(err.Error(), "safe delivery") {
+			t.Errorf("Check(%s) = %v, want the property named", spec, err)
+		}
+	}
+}
+
+// TestConfigCheck: settings that cannot work are one clear error.
+func TestConfigCheck(t *testing.T) {
+	ok := Config{LinkRate: 1, Bucket: 4096, Window: 8, MaxPending: 8, DeadAfter: 2, AckLong: 1, MaxQueue: 4}
+	if err := ok.Check(); err != nil {
+		t.Fatalf("Check(%+v) = %v", ok, err)
+	}
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.Window = 6 },
+		func(c *Config) { c.MaxPending = 3 },
+		func(c *Config) { c.DeadAfter = c.AckLong },
+		func(c *Config) { c.Links = "1-1" },
+		func(c *Config) { c.Bucket = 100 },
+	} {
+		c := ok
+		bad(&c)
+		if err := c.Check(); err == nil {
+			t.Errorf("Check(%+v) = nil, want an error", c)
+		}
+	}
+}

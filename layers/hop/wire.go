@@ -1,0 +1,192 @@
+package hop
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/layercast/layercast/event"
+)
+
+// Packet types: the first byte of every hop header. Append-only: values are
+// part of the wire format.
+const (
+	// tPass is an application Send passing through hop untouched.
+	tPass byte = 0
+	// tData is a site-stream message: on a WAN link (link seq set) or on
+	// the site channel (link seq 0).
+	tData byte = 1
+	// tSkip says, in a link's sequence, that a run of a site's stream was
+	// pruned below this link (Spread 3.1: aggregated control instead of the
+	// data), so the stream stays contiguous everywhere.
+	tSkip byte = 2
+	// tAck carries the receiver's link_aru and the sender's highest seq.
+	tAck byte = 3
+	// tNack lists link seqs to resend (msgpack body).
+	tNack byte = 4
+	// tBeat is a site's timestamp heartbeat (idle sites still let agreed
+	// order advance).
+	tBeat byte = 5
+)
+
+// flagRetx marks a retransmitted data packet.
+const flagRetx = 1
+
+// errMalformed is wrapped by every decoding error.
+var errMalformed = errors.New("hop: malformed header")
+
+// dataHdr is the header of a site-stream message (tData) and of a pruned
+// run (tSkip, where Seq..Last are skipped and LTS is the last one's). In a
+// tData, Last is the origin's own number for the cast (OSeq): the site's
+// representative numbers each (origin, OSeq) once, and a member casts
+// again, to a new representative, what it has not seen numbered.
+type dataHdr struct {
+	Type    byte
+	Flags   byte
+	LinkSeq uint32
+	Site    event.SiteID
+	Origin  event.NodeID
+	Seq     uint32 // site sequence
+	Last    uint32 // tSkip: last site sequence of the run; tData: OSeq
+	LTS     uint64
+	Mask    uint64 // interested sites (bit per SiteID)
+}
+
+// dataHdrSize is the encoded size of dataHdr.
+const dataHdrSize = 1 + 1 + 4 + 1 + 4 + 4 + 4 + 8 + 8
+
+func (h *dataHdr) put(b []byte) {
+	_ = b[dataHdrSize-1]
+	b[0], b[1] = h.Type, h.Flags
+	binary.BigEndian.PutUint32(b[2:], h.LinkSeq)
+	b[6] = byte(h.Site)
+	binary.BigEndian.PutUint32(b[7:], uint32(h.Origin))
+	binary.BigEndian.PutUint32(b[11:], h.Seq)
+	binary.BigEndian.PutUint32(b[15:], h.Last)
+	binary.BigEndian.PutUint64(b[19:], h.LTS)
+	binary.BigEndian.PutUint64(b[27:], h.Mask)
+}
+
+// parseData decodes a tData or tSkip header and checks its fields.
+func parseData(b []byte) (dataHdr, error) {
+	var h dataHdr
+	if len(b) < dataHdrSize {
+		return h, fmt.Errorf("%w: %d bytes, want %d", errMalformed, len(b), dataHdrSize)
+	}
+	h.Type, h.Flags = b[0], b[1]
+	h.LinkSeq = binary.BigEndian.Uint32(b[2:])
+	h.Site = event.SiteID(b[6])
+	h.Origin = event.NodeID(binary.BigEndian.Uint32(b[7:]))
+	h.Seq = binary.BigEndian.Uint32(b[11:])
+	h.Last = binary.BigEndian.Uint32(b[15:])
+	h.LTS = binary.BigEndian.Uint64(b[19:])
+	h.Mask = binary.BigEndian.Uint64(b[27:])
+	switch {
+	case h.Type != tData && h.Type != tSkip:
+		return h, fmt.Errorf("%w: type %d is not data", errMalformed, h.Type)
+	case h.Site > maxSite:
+		return h, fmt.Errorf("%w: site %d above %d", errMalformed, h.Site, maxSite)
+	case h.Type == tData && h.Seq == 0 && h.LinkSeq == 0:
+		// unnumbered: a member's cast to its site's representative
+	case h.Seq == 0:
+		return h, fmt.Errorf("%w: site sequence 0", errMalformed)
+	case h.Type == tData:
+	case h.Last < h.Seq:
+		return h, fmt.Errorf("%w: skip run %d..%d", errMalformed, h.Seq, h.Last)
+	case h.Last-h.Seq > maxSkipRun:
+		return h, fmt.Errorf("%w: skip run of %d", errMalformed, h.Last-h.Seq+1)
+	}
+	return h, nil
+}
+
+// end is the last site sequence the header covers.
+func (h *dataHdr) end() uint32 {
+	if h.Type == tSkip {
+		return h.Last
+	}
+	return h.Seq
+}
+
+// maxSkipRun bounds one tSkip's run (a sender flushes long before).
+const maxSkipRun = 1 << 20
+
+// ackHdrSize is tAck: type, pad, link_aru, highest sent.
+const ackHdrSize = 10
+
+func putAck(b []byte, aru, highest uint32) {
+	b[0], b[1] = tAck, 0
+	binary.BigEndian.PutUint32(b[2:], aru)
+	binary.BigEndian.PutUint32(b[6:], highest)
+}
+
+func parseAck(b []byte) (aru, highest uint32, err error) {
+	if len(b) != ackHdrSize || b[0] != tAck {
+		return 0, 0, fmt.Errorf("%w: ack of %d bytes", errMalformed, len(b))
+	}
+	// aru is what the far end received of ours, highest what it sent us:
+	// two directions, no relation between them.
+	return binary.BigEndian.Uint32(b[2:]), binary.BigEndian.Uint32(b[6:]), nil
+}
+
+// beatSize is the fixed part of tBeat: type, site, count of aru entries,
+// pad, site seq, LTS; then each aru entry: site, seq (beatEntry bytes).
+const (
+	beatSize  = 1 + 1 + 1 + 1 + 4 + 8
+	beatEntry = 1 + 4
+)
+
+// beat is a site's heartbeat: every message of Site up to Seq has been
+// sent, and none it sends later has a timestamp at or below LTS. Aru says,
+// for each source site in Has, the site sequence up to which Site's
+// representative holds that source's stream (Spread 3.3's site ARU, for
+// safe delivery).
+type beat struct {
+	Site event.SiteID
+	Seq  uint32
+	LTS  uint64
+	Has  uint64
+	Aru  [maxSite + 1]uint32
+}
+
+// size is the encoded size.
+func (bt *beat) size() int { return beatSize + beatEntry*bits.OnesCount64(bt.Has) }
+
+func (bt *beat) put(b []byte) {
+	b[0], b[1], b[2], b[3] = tBeat, byte(bt.Site), byte(bits.OnesCount64(bt.Has)), 0
+	binary.BigEndian.PutUint32(b[4:], bt.Seq)
+	binary.BigEndian.PutUint64(b[8:], bt.LTS)
+	i := beatSize
+	for s := 0; s <= maxSite; s++ {
+		if bt.Has&(1<<s) != 0 {
+			b[i] = byte(s)
+			binary.BigEndian.PutUint32(b[i+1:], bt.Aru[s])
+			i += beatEntry
+		}
+	}
+}
+
+func parseBeat(b []byte) (beat, error) {
+	var bt beat
+	if len(b) < beatSize || b[0] != tBeat || len(b) != beatSize+beatEntry*int(b[2]) {
+		return bt, fmt.Errorf("%w: heartbeat of %d bytes", errMalformed, len(b))
+	}
+	bt.Site, bt.Seq, bt.LTS = event.SiteID(b[1]), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint64(b[8:])
+	if bt.Site > maxSite {
+		return bt, fmt.Errorf("%w: heartbeat of site %d", errMalformed, bt.Site)
+	}
+	for i := beatSize; i < len(b); i += beatEntry {
+		s := b[i]
+		if s > maxSite || bt.Has&(1<<s) != 0 {
+			return bt, fmt.Errorf("%w: heartbeat aru of site %d (twice, or above %d)", errMalformed, s, maxSite)
+		}
+		bt.Has |= 1 << s
+		bt.Aru[s] = binary.BigEndian.Uint32(b[i+1:])
+	}
+	return bt, nil
+}
+
+// nackBody is tNack's msgpack body: the link seqs to resend.
+type nackBody struct {
+	Seqs []uint32 `codec:"s"`
+}

@@ -1,0 +1,36 @@
+package tests
+
+import (
+	"testing"
+
+	_ "github.com/layercast/layercast/layers/all"
+)
+
+// TestHopRepresentativeFailover: site 1 has two nodes; its representative
+// (n1, the smaller id) crashes. Membership removes it, n2 becomes the
+// representative and takes over the Hop link: the casts n2 made while n1
+// was dead and the messages site 2 sent to n1 reach their members (n2
+// casts its unnumbered casts again; site 2's representative sends the new
+// link what site 1 does not hold), every owed message is delivered, in one
+// agreed order.
+func TestHopRepresentativeFailover(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "3", "groups-per-node", "1", "group-size", "3", "senders", "all", "rate", "50",
+		"duration", "5s", "drain", "5s", "loss", "none", "seed", "9",
+		"site", "1=1-2", "site", "2=3",
+		"wan", "1-2 latency=30ms bandwidth=250KB queue=64KB loss=uniform:1%",
+		"fault", "crash:1@2s")
+	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
+		t.Errorf("delivered_all %v, missing %d, duplicates %d, broken %q", rep.DeliveredAll, rep.Missing, rep.Duplicates, rep.Broken)
+	}
+	if rep.DeliveriesOfExpected < 400 {
+		t.Errorf("%d owed deliveries made, want those of n2 and n3 over 5 s (about 500)", rep.DeliveriesOfExpected)
+	}
+	if rep.Layers["hop"]["resent"] == 0 {
+		t.Errorf("layers.hop.resent = 0: the new link got nothing of what site 1 lacked")
+	}
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
+	}
+}

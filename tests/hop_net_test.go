@@ -1,0 +1,182 @@
+package tests
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// hopNet is a simulated wide area for hop tests that need the network's
+// own view of the packets (which site received which group's data): nodes
+// placed in sites, WAN links, static views and site views, every delivery
+// recorded in order.
+type hopNet struct {
+	t      *testing.T
+	net    *sim.Network
+	stacks map[event.NodeID]*stack.Stack
+	// got[receiver] lists deliveries in order: group, sender, sequence.
+	got map[event.NodeID][]hopDelivery
+	// dataIn counts data packets (payload-sized) the network delivered,
+	// by receiver and group.
+	dataIn map[event.NodeID]map[event.GroupID]int
+	seq    map[event.NodeID]uint32
+	// sent[sender][group] lists the sequences the stack accepted.
+	sent map[event.NodeID]map[event.GroupID][]uint32
+}
+
+type hopDelivery struct {
+	g    event.GroupID
+	from event.NodeID
+	seq  uint32
+	at   event.Time
+}
+
+// hopPayload is the size of the test messages.
+const hopPayload = 1000
+
+func newHopNet(t *testing.T, spec string, seed uint64, sites map[event.NodeID]event.SiteID, wan map[[2]int]sim.Link, groups map[event.GroupID][]event.NodeID) *hopNet {
+	t.Helper()
+	h := &hopNet{t: t, stacks: map[event.NodeID]*stack.Stack{}, got: map[event.NodeID][]hopDelivery{},
+		dataIn: map[event.NodeID]map[event.GroupID]int{}, seq: map[event.NodeID]uint32{},
+		sent: map[event.NodeID]map[event.GroupID][]uint32{}}
+	h.net = sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Trace: func(e sim.TraceEvent) {
+		if e.Kind == sim.TraceDeliver && e.Size >= hopPayload {
+			if h.dataIn[e.To] == nil {
+				h.dataIn[e.To] = map[event.GroupID]int{}
+			}
+			h.dataIn[e.To][e.Group]++
+		}
+	}})
+	sp, err := compose.Load(spec)
+	if err != nil {
+		t.Fatalf("compose.Load(%s) = %v", spec, err)
+	}
+	var nodes []event.NodeID
+	for id := event.NodeID(1); int(id) <= len(sites); id++ {
+		nodes = append(nodes, id)
+		entries, err := compose.Build(sp)
+		if err != nil {
+			t.Fatalf("compose.Build(%s) = %v", spec, err)
+		}
+		nd := h.net.AddNode(id)
+		h.net.SetSite(id, int(sites[id]))
+		self := id
+		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: nd, Clock: nd, Seed: seed, Site: sites[id],
+			App: stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
+				h.got[self] = append(h.got[self], hopDelivery{g: d.Group, from: d.From, seq: binary.BigEndian.Uint32(d.Payload), at: h.net.Now()})
+			}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.Attach(st)
+		h.stacks[id] = st
+	}
+	for k, l := range wan {
+		h.net.WANLink(k[0], k[1], l)
+	}
+	views := map[event.GroupID]*event.ViewInfo{}
+	for g, ms := range groups {
+		views[g] = &event.ViewInfo{Group: g, ID: 1, Members: ms, Joined: ms}
+	}
+	nbs := membership.Static(views)
+	sv := membership.SiteViews(nodes, func(n event.NodeID) event.SiteID { return sites[n] }, 1)
+	for _, id := range nodes {
+		for _, v := range views {
+			if v.Has(id) {
+				h.stacks[id].InstallView(v)
+			}
+		}
+		if nb := nbs[id]; nb != nil {
+			membership.SetSites(nb, sv)
+			h.stacks[id].InstallNeighbourhood(nb)
+		}
+	}
+	return h
+}
+
+// castEvery has node n cast to g every period from start to end.
+func (h *hopNet) castEvery(n event.NodeID, g event.GroupID, start, end event.Time, period time.Duration) {
+	var fire func()
+	buf := make([]byte, hopPayload)
+	fire = func() {
+		if h.net.Now() >= end {
+			return
+		}
+		h.seq[n]++
+		binary.BigEndian.PutUint32(buf, h.seq[n])
+		if err := h.stacks[n].Cast(g, buf); err != nil {
+			h.seq[n]--
+		} else {
+			if h.sent[n] == nil {
+				h.sent[n] = map[event.GroupID][]uint32{}
+			}
+			h.sent[n][g] = append(h.sent[n][g], h.seq[n])
+		}
+		h.net.At(h.net.Now().Add(period), fire)
+	}
+	h.net.At(start, fire)
+}
+
+// from lists what rx delivered from tx, in order.
+func (h *hopNet) from(rx, tx event.NodeID) []hopDelivery {
+	var out []hopDelivery
+	for _, d := range h.got[rx] {
+		if d.from == tx {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// checkAll reports every (receiver, sender) pair of rxs x txs in group g
+// whose deliveries are not exactly the sender's casts in order.
+func (h *hopNet) checkAll(g event.GroupID, txs, rxs []event.NodeID) {
+	h.t.Helper()
+	for _, tx := range txs {
+		want := h.sent[tx][g]
+		if len(want) == 0 {
+			h.t.Errorf("n%d cast nothing in %v", tx, g)
+		}
+		for _, rx := range rxs {
+			if rx == tx {
+				continue
+			}
+			var got []uint32
+			for _, d := range h.from(rx, tx) {
+				if d.g == g {
+					got = append(got, d.seq)
+				}
+			}
+			if !slices.Equal(got, want) {
+				h.t.Errorf("n%d delivered %d of n%d's %d casts in %v (or out of order)", rx, len(got), tx, len(want), g)
+			}
+		}
+	}
+}
+
+// counter sums a hop counter over nodes.
+func (h *hopNet) counter(name string, nodes ...event.NodeID) int64 {
+	var n int64
+	for _, id := range nodes {
+		for _, l := range h.stacks[id].Counters() {
+			if l.Layer != "hop" {
+				continue
+			}
+			for i, c := range l.Names {
+				if c == name {
+					n += l.Values[i]
+				}
+			}
+		}
+	}
+	return n
+}
+
+func sec(s float64) event.Time { return event.Time(s * float64(time.Second)) }
