@@ -48,6 +48,8 @@ func init() {
 			{Name: "streams_pruned", Doc: "receive windows dropped when their sender left"},
 			{Name: "streams_full", Doc: "senders refused a receive window because max_streams was reached"},
 			{Name: "lost_evicted", Doc: "remembered losses dropped by the bounds"},
+			{Name: "loss_hints", Doc: "losses told to the NAK layer above as soon as a repair showed them and could not rebuild them (section 4.2.7)"},
+			{Name: "found_above", Doc: "lost packets the layer above got by other means (NAK retransmissions) and handed back to decode waiting repairs"},
 		},
 		New: func(p compose.Params) (stack.Layer, error) {
 			return New(Config{

@@ -59,7 +59,11 @@ func (l *Layer) onRepair(from event.NodeID, b []byte) {
 		missing = append(missing, k)
 	}
 	for _, k := range missing {
-		l.discover(k, now)
+		// A loss this repair cannot fix at once goes to the NAK layer
+		// now, not when its own gap detection or digests find it (4.2.7).
+		if l.discover(k, now) && len(missing) > 1 {
+			l.hint(k)
+		}
 	}
 	xor := body[n*idSize:]
 	switch len(missing) {
@@ -124,7 +128,7 @@ func (l *Layer) deliverRecovered(k id, data []byte, by string, xor2 bool) {
 	m := l.Ctx.NewMessage()
 	m.SetPayload(data)
 	m.Recovery = event.Recovery{By: by, Discovered: disc}
-	l.hold(k, m, m.Bytes())
+	l.keep(st, k, m, m.Bytes())
 	l.c.recovered.Inc()
 	if xor2 {
 		l.c.recoveredXor2.Inc()

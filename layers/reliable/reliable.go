@@ -71,6 +71,9 @@ type Config struct {
 	P2PMaxHeldBytes int64
 	// MaxNakRetrans bounds the retransmissions one NAK can cause.
 	MaxNakRetrans int
+	// NakCopies is how many copies of each NAK, and of each
+	// retransmission answering one, are sent (1: no redundancy).
+	NakCopies int
 }
 
 // Layer is the reliable layer of one node.
@@ -103,15 +106,18 @@ type counters struct {
 	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
 	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
 	staleDigest, nakRefused, p2pHeldDropped                                    *stack.Counter
+	lossHinted, hintsUnmapped                                                  *stack.Counter
 }
 
-// New returns a layer with the given configuration (already checked).
+// New returns a layer with the given configuration (already checked; a
+// zero NakCopies is 1).
 func New(cfg Config) *Layer {
 	w := 64
 	for w < cfg.Window {
 		w *= 2
 	}
 	cfg.Window = w
+	cfg.NakCopies = max(cfg.NakCopies, 1)
 	r := 16
 	for r < cfg.P2PWindow {
 		r *= 2
@@ -156,6 +162,8 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	c.staleDigest = ctx.Counter("stale_digest")
 	c.nakRefused = ctx.Counter("nak_refused")
 	c.p2pHeldDropped = ctx.Counter("p2p_held_dropped")
+	c.lossHinted = ctx.Counter("loss_hinted")
+	c.hintsUnmapped = ctx.Counter("hints_unmapped")
 	return nil
 }
 
@@ -184,6 +192,8 @@ func (l *Layer) Up(ev *event.Event) {
 	case event.View:
 		l.installView(ev.View)
 		l.Ctx.Up(ev)
+	case event.LossHint:
+		l.lossHint(ev)
 	default:
 		l.Ctx.Up(ev)
 	}
