@@ -110,6 +110,16 @@ type Config struct {
 	// MaxStreams bounds the receive windows kept for other senders (one
 	// per group and sender this node receives from).
 	MaxStreams int
+	// Flush, if positive, sends the repair of a bin instance partly
+	// filled for this long (0: a bin waits for r packets however long).
+	Flush time.Duration
+	// CGroup overrides C for the groups it names (Algorithm 1 takes a c
+	// per group).
+	CGroup map[event.GroupID]float64
+	// CheckEvery, if positive, rechecks unusable repairs intermittently,
+	// this often, rather than at once and recursively whenever a packet
+	// they wait for arrives or is rebuilt (the paper's behaviour, 4.2.8).
+	CheckEvery time.Duration
 }
 
 // Layer is one node's LEC engine.
@@ -158,6 +168,9 @@ type Layer struct {
 	lostHd int
 
 	work    []id // newly present ids whose waiting repairs must be rechecked
+	batch   []id // the ids one intermittent check works through
+	checkTm *stack.Timer
+	flushTm *stack.Timer
 	idBuf   []id // a repair's ids while it is parsed
 	missBuf []id
 	scratch []byte
@@ -170,7 +183,8 @@ type counters struct {
 	dataIn, dataSent, repairsSent, repairsReceived, xors, recovered, recoveredXor2,
 	unusableBuffered, unusableEvicted, lossDiscovered, peakBuffer, repairsStale,
 	repairsRedundant, repairsForeign, duplicates, malformed, repairsBuilt,
-	dataUntracked, streamsPruned, streamsFull, lostEvicted, lossHints, found *stack.Counter
+	dataUntracked, streamsPruned, streamsFull, lostEvicted, lossHints, found, unusableChecks,
+	binsFlushed, targetsCapped *stack.Counter
 }
 
 type heldPkt struct {
@@ -247,8 +261,11 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		malformed: ctx.Counter("malformed"), dataUntracked: ctx.Counter("data_untracked"),
 		streamsPruned: ctx.Counter("streams_pruned"), streamsFull: ctx.Counter("streams_full"),
 		lostEvicted: ctx.Counter("lost_evicted"), lossHints: ctx.Counter("loss_hints"),
-		found: ctx.Counter("found_above"),
+		found: ctx.Counter("found_above"), unusableChecks: ctx.Counter("unusable_checks"),
 	}
+	l.c.binsFlushed, l.c.targetsCapped = ctx.Counter("bins_flushed"), ctx.Counter("targets_capped")
+	l.checkTm = ctx.NewTimer(l.check)
+	l.flushTm = ctx.NewTimer(l.flush)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/testkit"
@@ -15,19 +16,27 @@ import (
 type testNode struct {
 	st   *stack.Stack
 	l    *Layer
+	tr   *testkit.Transport
+	now  event.Time
 	at   int // lec's index in the stack
 	got  []stack.Delivery
 	data [][]byte
 }
 
+// advance moves the node's clock on by d and fires what is due.
+func (tn *testNode) advance(d time.Duration) {
+	tn.now = tn.now.Add(d)
+	tn.st.Tick()
+}
+
 func newTestNode(t *testing.T, above ...stack.Entry) *testNode {
-	tn := &testNode{at: len(above)}
+	tn := &testNode{at: len(above), tr: &testkit.Transport{}, now: 1e9}
 	tn.l = New(Config{R: 8, C: 5, Stagger: 1, Window: 2e9, MaxHeld: 1024, MaxUnusable: 64})
 	app := stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
 		d.Payload = bytes.Clone(d.Payload)
 		tn.got = append(tn.got, d)
 	}}
-	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 1e9 }),
+	st, err := stack.New(stack.Config{Self: 1, Transport: tn.tr, Clock: stack.ClockFunc(func() event.Time { return tn.now }),
 		Layers: append(above, stack.Entry{Name: "lec", Layer: tn.l}), App: app, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
