@@ -184,7 +184,7 @@ type counters struct {
 	unusableBuffered, unusableEvicted, lossDiscovered, peakBuffer, repairsStale,
 	repairsRedundant, repairsForeign, duplicates, malformed, repairsBuilt,
 	dataUntracked, streamsPruned, streamsFull, lostEvicted, lossHints, found, unusableChecks,
-	binsFlushed, targetsCapped *stack.Counter
+	binsFlushed, targetsCapped, binAdds *stack.Counter
 }
 
 type heldPkt struct {
@@ -264,6 +264,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		found: ctx.Counter("found_above"), unusableChecks: ctx.Counter("unusable_checks"),
 	}
 	l.c.binsFlushed, l.c.targetsCapped = ctx.Counter("bins_flushed"), ctx.Counter("targets_capped")
+	l.c.binAdds = ctx.Counter("bin_adds")
 	l.checkTm = ctx.NewTimer(l.check)
 	l.flushTm = ctx.NewTimer(l.flush)
 	return nil
@@ -381,7 +382,9 @@ func (l *Layer) onData(ev *event.Event, seq uint32) {
 	data := msg.Bytes()
 	l.keep(st, k, msg, data)
 	l.Ctx.Up(ev)
-	for _, b := range l.groupBins[ev.Group] {
+	bs := l.groupBins[ev.Group]
+	l.c.binAdds.Add(int64(len(bs)))
+	for _, b := range bs {
 		l.addToBin(b, k, data)
 	}
 	l.present(k)

@@ -58,6 +58,7 @@ func init() {
 			{Name: "streams_full", Doc: "senders refused a receive window because max_streams was reached"},
 			{Name: "lost_evicted", Doc: "remembered losses dropped by the bounds"},
 			{Name: "loss_hints", Doc: "losses told to the NAK layer above as soon as a repair showed them and could not rebuild them (section 4.2.7)"},
+			{Name: "bin_adds", Doc: "data packets added to repair bins, one per bin (per data packet: the bin updates whose cost grows with the regions a group spans, Figure 11)"},
 			{Name: "bins_flushed", Doc: "repairs sent from bins partly filled for the flush time"},
 			{Name: "targets_capped", Doc: "repair destinations c asked of a region beyond its size (a group smaller than c+1), not sent"},
 			{Name: "unusable_checks", Doc: "intermittent checks of the unusable repairs (check_every > 0: the paper's mode)"},
@@ -122,7 +123,10 @@ func summarize(c compose.Counters) compose.Summary {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d repairs sent from partly filled bins (flush)", n))
 	}
 	if d := t["data_in"]; d > 0 {
-		out.Ratio("xors_per_data", float64(int64(float64(t["xors"])/float64(d)*1e6+0.5))/1e6)
+		out.Ratio("xors_per_data", round6(float64(t["xors"])/float64(d)))
+		out.Ratio("bins_per_data", round6(float64(t["bin_adds"])/float64(d)))
 	}
 	return out
 }
+
+func round6(x float64) float64 { return float64(int64(x*1e6+0.5)) / 1e6 }
