@@ -119,6 +119,9 @@ func summarize(c compose.Counters) compose.Summary {
 	if n := t["targets_capped"]; n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("c asked for %d repair destinations beyond the size of their region (groups smaller than c+1): fewer repairs than c were sent", n))
 	}
+	if h, f := t["loss_hints"], t["found_above"]; f > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d losses told to the NAK layer as repairs showed them; %d of its retransmissions kept to decode with", h, f))
+	}
 	if n := t["bins_flushed"]; n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d repairs sent from partly filled bins (flush)", n))
 	}
