@@ -90,6 +90,35 @@ func TestLossHintNAKsAtOnce(t *testing.T) {
 	}
 }
 
+// A hint about a sender nothing has come from yet (its first cast lost)
+// cannot be mapped; nak_delay later the receiver asks that sender for
+// everything it holds, which places the stream, rather than wait for a
+// digest (here 10 s apart).
+func TestLossHintBeforeFirstContactAsks(t *testing.T) {
+	var net *sim.Network
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool { return net.Now() < event.Time(time.Millisecond) }}
+	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
+		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "20ms"}}, "reliable"))
+	net = c.Net
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
+	c.Install(v)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(1, 1, 1, time.Millisecond, 10, sent) // one cast, lost at node 2
+	hintAt := event.Time(5 * time.Millisecond)
+	c.Net.RunUntil(hintAt)
+	c.Net.Node(2).Now()
+	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
+		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
+	c.Net.Run(time.Second)
+	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if bound := hintAt + event.Time(25*time.Millisecond); c.LastDel > bound {
+		t.Errorf("first cast recovered at %v, want by %v (hint + nak_delay + a round trip)", c.LastDel, bound)
+	}
+	if got := c.Counter("reliable", "unplaced_asks", 2); got != 1 {
+		t.Errorf("unplaced_asks = %d, want 1", got)
+	}
+}
+
 // FuzzLossHint hands reliable a loss hint with arbitrary anchor bytes (a
 // lower layer's copy of a packet from the network) and numbers: it must
 // never panic, and every message is still delivered exactly once.

@@ -300,16 +300,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 	}
 	if len(nk.R) > 0 {
 		rs.recoveredAtNak = rs.recovered
-		body := l.wc.Encode(nk)
-		msg := l.Ctx.NewMessage()
-		msg.SetPayload(body)
-		msg.Prepend(1)[0] = tNak
-		for i := 1; i < l.cfg.NakCopies; i++ {
-			l.c.naksSent.Inc()
-			l.Ctx.Down(&event.Event{Kind: event.Send, Peer: rs.from, Control: true, Msg: msg.Clone()})
-		}
-		l.c.naksSent.Inc()
-		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: rs.from, Control: true, Msg: msg})
+		l.sendNak(rs.from)
 	}
 	if nextDue == event.Never {
 		// gaps beyond the window only: look again after a retry interval
@@ -317,6 +308,20 @@ func (l *Layer) nakTimer(rs *recvState) {
 	}
 	rs.timer = true
 	rs.tm.ResetAt(nextDue)
+}
+
+// sendNak sends l.nak to a sender, nak_copies times.
+func (l *Layer) sendNak(to event.NodeID) {
+	body := l.wc.Encode(&l.nak)
+	msg := l.Ctx.NewMessage()
+	msg.SetPayload(body)
+	msg.Prepend(1)[0] = tNak
+	for i := 1; i < l.cfg.NakCopies; i++ {
+		l.c.naksSent.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg.Clone()})
+	}
+	l.c.naksSent.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg})
 }
 
 // retryAfter is the interval before NAK round tries+1 of a gap.

@@ -98,6 +98,12 @@ type Layer struct {
 	c counters
 
 	hits pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+
+	// asks for streams a loss hint named before we could place them
+	// (hint.go), in due order, with the set of those queued
+	asks      []unplacedAsk
+	askQueued map[unplacedAsk]struct{}
+	askTm     *stack.Timer
 }
 
 type counters struct {
@@ -106,7 +112,7 @@ type counters struct {
 	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
 	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
 	staleDigest, nakRefused, p2pHeldDropped                                    *stack.Counter
-	lossHinted, hintsUnmapped                                                  *stack.Counter
+	lossHinted, hintsUnmapped, unplacedAsks                                    *stack.Counter
 }
 
 // New returns a layer with the given configuration (already checked; a
@@ -164,6 +170,8 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	c.p2pHeldDropped = ctx.Counter("p2p_held_dropped")
 	c.lossHinted = ctx.Counter("loss_hinted")
 	c.hintsUnmapped = ctx.Counter("hints_unmapped")
+	c.unplacedAsks = ctx.Counter("unplaced_asks")
+	l.askTm = ctx.NewTimer(l.askTimer)
 	return nil
 }
 
