@@ -5,9 +5,10 @@ import "testing"
 // TestRicochetNAKTailFigure8 is Figure 8(c)'s set-up, 20% uniform loss
 // under specs/ricochet.stack (NAKs 100 ms after discovery, retried every
 // 50 ms), scaled to d=10 so that 4 s of virtual time give every stream
-// tens of packets (with d=125 a group's sender casts under once a second
-// and a stream's first loss, which no anchor maps, waits for the sender's
-// digest). The paper recovers everything within 250 ms: lec reports a loss
+// tens of packets (with d=125 a group's sender casts under once a second,
+// and the maximum over the first casts of 2,000 streams is an extreme of
+// runs of lost NAKs and digests). The paper recovers everything within
+// 250 ms: lec reports a loss
 // to the NAK layer as soon as a repair shows it (section 4.2.7) and takes
 // the NAK layer's retransmissions back to decode with, so that every
 // message is delivered, NAK recoveries have p99 under 250 ms and max under
