@@ -11,7 +11,7 @@ type Kind uint8
 //
 // Every kind here has a producer; kinds nothing produced (Stable, Block,
 // Unblock, Custom) were removed, and their values (6 to 8, 17) are not
-// reused.
+// reused. New kinds go at the end.
 const (
 	KindNone Kind = 0
 	// Cast is a multicast to Event.Group. Going down: to every member, or,
@@ -55,13 +55,26 @@ const (
 	// Membership carries membership-service protocol messages (Event.Msg) to
 	// and from the gms layer; it is control traffic. Wire value 16.
 	Membership Kind = 16
-	numKinds   Kind = 17
+	// LossHint passes what one layer learnt about a loss to the layer that
+	// can act on it. Going up, it says a message from Event.Peer in
+	// Event.Group is missing (Ricochet's LEC reading a repair it cannot
+	// decode, section 4.2.7): Event.Lost, Bounded, gives the missing
+	// message as End-1 in the reporting layer's numbering (per sender and
+	// group), and First-1 numbers the anchor Event.Msg, a message of the
+	// same sender and group as the reporting layer passed it up (nil if it
+	// holds none; every number in between may be missing too). A layer
+	// above reads its own header in the anchor to map the numbers to its
+	// own. Going down, it answers: Event.Msg is the message numbered
+	// Lost.First, got by other means (a retransmission), as the reporting
+	// layer would have passed it up.
+	LossHint Kind = 18
+	numKinds Kind = 19
 )
 
 var kindNames = [...]string{
 	KindNone: "none", Cast: "cast", Send: "send", View: "view", Suspect: "suspect", Fail: "fail", Join: "join",
 	Leave: "leave", Exit: "exit", Regions: "regions", HoldOff: "holdoff", Resume: "resume",
-	Lost: "lost", Membership: "membership",
+	Lost: "lost", Membership: "membership", LossHint: "losshint",
 }
 
 // String names the kind.

@@ -58,6 +58,7 @@ type Collector struct {
 	foreign, self, nonMember                              int64
 	outstanding                                           int64
 	recoveredBy                                           map[string]int64
+	recBy                                                 map[string]*hist // recovery latency by mechanism
 	dropBy                                                DropCauses
 	dropAgain, dropLoose, markedNoDrop                    int64
 	lat, disc, rec                                        hist
@@ -113,7 +114,7 @@ func (b *bitset) set(i uint64) {
 
 // NewCollector makes a collector for a scenario and its assignment.
 func NewCollector(sc Scenario, asg *Assignment) *Collector {
-	c := &Collector{sc: sc, asg: asg, recoveredBy: map[string]int64{}}
+	c := &Collector{sc: sc, asg: asg, recoveredBy: map[string]int64{}, recBy: map[string]*hist{}}
 	G := len(asg.Groups)
 	c.groups = make([][]event.NodeID, G)
 	c.off = make([]int, G)
@@ -334,6 +335,12 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 			c.disc.add(d.Recovery.Discovered.Sub(arrive))
 		}
 		c.rec.add(now.Sub(arrive))
+		h := c.recBy[by]
+		if h == nil {
+			h = &hist{}
+			c.recBy[by] = h
+		}
+		h.add(now.Sub(arrive))
 	} else if d.Recovery.By != "" {
 		c.markedNoDrop++
 	}
@@ -838,6 +845,13 @@ func (c *Collector) Finish(o Outcome) *Report {
 		RecoveredWithoutDrop: c.markedNoDrop,
 		DiscoveryLatencyMs:   MeanP99{Mean: ms(c.disc.mean()), P99: ms(float64(c.disc.quantile(0.99)))},
 		RecoveryLatencyMs:    MeanP99{Mean: ms(c.rec.mean()), P99: ms(float64(c.rec.quantile(0.99)))},
+		RecoveryLatencyByMs:  map[string]Percentile{},
+	}
+	for by, h := range c.recBy {
+		rep.Loss.RecoveryLatencyByMs[by] = Percentile{
+			P50: ms(float64(h.quantile(0.50))), P90: ms(float64(h.quantile(0.90))),
+			P99: ms(float64(h.quantile(0.99))), Max: ms(float64(h.max)),
+		}
 	}
 
 	// Counters. Acknowledgements and buffer peaks are found by the role

@@ -204,6 +204,9 @@ type LossReport struct {
 	DiscoveryLatencyMs MeanP99 `json:"discovery_latency_ms"`
 	// RecoveryLatencyMs: delivery time after the packet would have arrived.
 	RecoveryLatencyMs MeanP99 `json:"recovery_latency_ms"`
+	// RecoveryLatencyByMs splits RecoveryLatencyMs by mechanism (the keys
+	// of RecoveredBy): Ricochet's NAK layer promises its own tail.
+	RecoveryLatencyByMs map[string]Percentile `json:"recovery_latency_by_ms"`
 }
 
 // DropOutcome splits LossReport.Dropped by what became of each drop; the

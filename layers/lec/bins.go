@@ -22,6 +22,7 @@ type instance struct {
 	ids   []id
 	xor   []byte
 	lenx  uint32
+	since event.Time // when its first packet since the last clear came
 }
 
 // setNeighbourhood rebuilds the regions and repair bins (Algorithm 1). It
@@ -42,7 +43,7 @@ func (l *Layer) setNeighbourhood(nb *event.Neighbourhood) {
 		groups = append(groups, r.Groups)
 		sizes = append(sizes, len(ms))
 	}
-	plans := planBins(groups, sizes, func(event.GroupID) float64 { return l.cfg.C })
+	plans := planBins(groups, sizes, l.cOf)
 	l.bins = l.bins[:0]
 	clear(l.groupBins)
 	for _, p := range plans {
@@ -107,7 +108,13 @@ func (l *Layer) draw(b *bin, in *instance) {
 	rng := l.Ctx.Rand()
 	for _, t := range b.targets {
 		ms := l.regions[t.region]
-		k := min(l.round(t.avg), len(ms))
+		k := l.round(t.avg)
+		if k > len(ms) {
+			// c asks for more of the region than there is (a group
+			// smaller than c+1): said, not silently capped
+			l.c.targetsCapped.Add(int64(k - len(ms)))
+			k = len(ms)
+		}
 		// Partial Fisher-Yates over the region's members: k distinct.
 		for i := 0; i < k; i++ {
 			j := i + rng.IntN(len(ms)-i)
@@ -126,6 +133,12 @@ func (l *Layer) addToBin(b *bin, k id, data []byte) {
 		b.next = 0
 	}
 	in.n++
+	if in.n == 1 && l.cfg.Flush > 0 {
+		in.since = l.Ctx.Now()
+		if !l.flushTm.Pending() {
+			l.flushTm.Reset(l.cfg.Flush)
+		}
+	}
 	if len(in.dests) > 0 {
 		xorInto(&in.xor, data)
 		in.lenx ^= uint32(len(data))
@@ -135,7 +148,13 @@ func (l *Layer) addToBin(b *bin, k id, data []byte) {
 	if in.n < l.cfg.R {
 		return
 	}
-	if len(in.dests) > 0 {
+	l.clearInstance(b, in)
+}
+
+// clearInstance sends an instance's repair, if it has destinations, and
+// starts its next one.
+func (l *Layer) clearInstance(b *bin, in *instance) {
+	if len(in.dests) > 0 && len(in.ids) > 0 {
 		l.sendRepair(in)
 	}
 	in.n = 0
@@ -143,6 +162,41 @@ func (l *Layer) addToBin(b *bin, k id, data []byte) {
 	in.xor = in.xor[:0]
 	in.lenx = 0
 	l.draw(b, in)
+}
+
+// flush sends the repairs of instances partly filled for the flush time
+// (their groups went quiet: the end of a run, or a slow group), so the last
+// packets before a pause are covered too, and sets the timer for the next.
+func (l *Layer) flush() {
+	now := l.Ctx.Now()
+	next := event.Never
+	for _, b := range l.bins {
+		for i := range b.inst {
+			in := &b.inst[i]
+			if in.n == 0 {
+				continue
+			}
+			if due := in.since.Add(l.cfg.Flush); due > now {
+				next = min(next, due)
+				continue
+			}
+			if len(in.dests) > 0 && len(in.ids) > 0 {
+				l.c.binsFlushed.Inc()
+			}
+			l.clearInstance(b, in)
+		}
+	}
+	if next != event.Never {
+		l.flushTm.ResetAt(next)
+	}
+}
+
+// cOf is group g's c: its own from c_group, else c.
+func (l *Layer) cOf(g event.GroupID) float64 {
+	if c, ok := l.cfg.CGroup[g]; ok {
+		return c
+	}
+	return l.cfg.C
 }
 
 // sendRepair encodes an instance's repair and sends it to its destinations

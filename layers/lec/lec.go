@@ -25,7 +25,17 @@
 // beyond max_streams, passed up without LEC state), streams_pruned (windows
 // of senders that left the views), streams_full (windows refused at
 // max_streams: counted per packet), lost_evicted (discovered losses
-// forgotten at max_held).
+// forgotten at max_held), loss_hints (losses told to the layer above when
+// a repair showed them and could not rebuild them) and found_above (packets
+// the layer above got by other means and handed back: NAK retransmissions).
+//
+// The NAK layer above (section 4.2.7) hears of a loss from lec at once
+// (event.LossHint up, anchored on the stream's newest packet so it can map
+// lec's numbers to its own), and hands its retransmissions back
+// (event.LossHint down): they decode the repairs waiting for them, and no
+// repair rebuilds them a second time. Retransmissions going down (a
+// message with a Recovery) pass unnumbered, so lec's numbers and the NAK
+// layer's advance together.
 //
 // Only members of the views the node holds get state: a receive window per
 // (group, sender), held data, read repairs. What the layer keeps is bounded
@@ -100,6 +110,16 @@ type Config struct {
 	// MaxStreams bounds the receive windows kept for other senders (one
 	// per group and sender this node receives from).
 	MaxStreams int
+	// Flush, if positive, sends the repair of a bin instance partly
+	// filled for this long (0: a bin waits for r packets however long).
+	Flush time.Duration
+	// CGroup overrides C for the groups it names (Algorithm 1 takes a c
+	// per group).
+	CGroup map[event.GroupID]float64
+	// CheckEvery, if positive, rechecks unusable repairs intermittently,
+	// this often, rather than at once and recursively whenever a packet
+	// they wait for arrives or is rebuilt (the paper's behaviour, 4.2.8).
+	CheckEvery time.Duration
 }
 
 // Layer is one node's LEC engine.
@@ -148,6 +168,9 @@ type Layer struct {
 	lostHd int
 
 	work    []id // newly present ids whose waiting repairs must be rechecked
+	batch   []id // the ids one intermittent check works through
+	checkTm *stack.Timer
+	flushTm *stack.Timer
 	idBuf   []id // a repair's ids while it is parsed
 	missBuf []id
 	scratch []byte
@@ -160,7 +183,8 @@ type counters struct {
 	dataIn, dataSent, repairsSent, repairsReceived, xors, recovered, recoveredXor2,
 	unusableBuffered, unusableEvicted, lossDiscovered, peakBuffer, repairsStale,
 	repairsRedundant, repairsForeign, duplicates, malformed, repairsBuilt,
-	dataUntracked, streamsPruned, streamsFull, lostEvicted *stack.Counter
+	dataUntracked, streamsPruned, streamsFull, lostEvicted, lossHints, found, unusableChecks,
+	binsFlushed, targetsCapped, binAdds *stack.Counter
 }
 
 type heldPkt struct {
@@ -236,19 +260,32 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		repairsRedundant: ctx.Counter("repairs_redundant"), repairsForeign: ctx.Counter("repairs_foreign"), duplicates: ctx.Counter("duplicates"),
 		malformed: ctx.Counter("malformed"), dataUntracked: ctx.Counter("data_untracked"),
 		streamsPruned: ctx.Counter("streams_pruned"), streamsFull: ctx.Counter("streams_full"),
-		lostEvicted: ctx.Counter("lost_evicted"),
+		lostEvicted: ctx.Counter("lost_evicted"), lossHints: ctx.Counter("loss_hints"),
+		found: ctx.Counter("found_above"), unusableChecks: ctx.Counter("unusable_checks"),
 	}
+	l.c.binsFlushed, l.c.targetsCapped = ctx.Counter("bins_flushed"), ctx.Counter("targets_capped")
+	l.c.binAdds = ctx.Counter("bin_adds")
+	l.checkTm = ctx.NewTimer(l.check)
+	l.flushTm = ctx.NewTimer(l.flush)
 	return nil
 }
 
 // Down stamps data casts with lec's id and keeps them (a node's own packets
-// appear in repairs it receives); other casts and sends get the pass type.
+// appear in repairs it receives); other casts and sends get the pass type,
+// and so do retransmissions (a message going down with a Recovery: the NAK
+// layer's answer to a NAK), which must not take a number of their own.
+// A LossHint from above is a lost packet got by other means (onFound).
 func (l *Layer) Down(ev *event.Event) {
-	if ev.Kind != event.Cast && ev.Kind != event.Send {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+	case event.LossHint:
+		l.onFound(ev)
+		return
+	default:
 		l.Ctx.Down(ev)
 		return
 	}
-	if ev.Kind == event.Send || ev.Control || ev.OneMember {
+	if ev.Kind == event.Send || ev.Control || ev.OneMember || ev.Msg.Recovery.By != "" {
 		ev.Msg.Prepend(1)[0] = typePass
 		l.Ctx.Down(ev)
 		return
@@ -343,9 +380,11 @@ func (l *Layer) onData(ev *event.Event, seq uint32) {
 	l.c.dataIn.Inc()
 	msg := ev.Msg
 	data := msg.Bytes()
-	l.hold(k, msg, data)
+	l.keep(st, k, msg, data)
 	l.Ctx.Up(ev)
-	for _, b := range l.groupBins[ev.Group] {
+	bs := l.groupBins[ev.Group]
+	l.c.binAdds.Add(int64(len(bs)))
+	for _, b := range bs {
 		l.addToBin(b, k, data)
 	}
 	l.present(k)
@@ -482,10 +521,11 @@ func (l *Layer) notePeak() {
 	l.c.peakBuffer.Max(l.heldBytes + l.unBytes)
 }
 
-// discover notes the loss of k, first seen in a repair now.
-func (l *Layer) discover(k id, now event.Time) {
+// discover notes the loss of k, first seen in a repair now, and reports
+// whether it is new.
+func (l *Layer) discover(k id, now event.Time) bool {
 	if _, ok := l.lostAt[k]; ok {
-		return
+		return false
 	}
 	l.lostAt[k] = now
 	l.lostQ = append(l.lostQ, lostEntry{k, now})
@@ -500,6 +540,7 @@ func (l *Layer) discover(k id, now event.Time) {
 		l.lostHd++
 	}
 	l.compactLost()
+	return true
 }
 
 func (l *Layer) compactLost() {
@@ -520,6 +561,12 @@ type stream struct {
 	base    uint32 // the sequence number of bit 0 of bits[0]
 	bits    []uint64
 	started bool // a number has been marked (base is anchored)
+	// head is the first bytes of the packet numbered top, the highest
+	// received (or rebuilt) of the stream: the anchor of loss hints after
+	// it (hint.go), kept beyond the window since a group's sender may cast
+	// to it only every second or so.
+	top  uint32
+	head []byte
 }
 
 // maxWords bounds a stream's window (64 bits each).

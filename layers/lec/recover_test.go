@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/testkit"
@@ -15,19 +16,28 @@ import (
 type testNode struct {
 	st   *stack.Stack
 	l    *Layer
+	tr   *testkit.Transport
+	now  event.Time
+	at   int // lec's index in the stack
 	got  []stack.Delivery
 	data [][]byte
 }
 
-func newTestNode(t *testing.T) *testNode {
-	tn := &testNode{}
+// advance moves the node's clock on by d and fires what is due.
+func (tn *testNode) advance(d time.Duration) {
+	tn.now = tn.now.Add(d)
+	tn.st.Tick()
+}
+
+func newTestNode(t *testing.T, above ...stack.Entry) *testNode {
+	tn := &testNode{at: len(above), tr: &testkit.Transport{}, now: 1e9}
 	tn.l = New(Config{R: 8, C: 5, Stagger: 1, Window: 2e9, MaxHeld: 1024, MaxUnusable: 64})
 	app := stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
 		d.Payload = bytes.Clone(d.Payload)
 		tn.got = append(tn.got, d)
 	}}
-	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 1e9 }),
-		Layers: []stack.Entry{{Name: "lec", Layer: tn.l}}, App: app, Seed: 1})
+	st, err := stack.New(stack.Config{Self: 1, Transport: tn.tr, Clock: stack.ClockFunc(func() event.Time { return tn.now }),
+		Layers: append(above, stack.Entry{Name: "lec", Layer: tn.l}), App: app, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +61,7 @@ func newTestNode(t *testing.T) *testNode {
 func (tn *testNode) arrive(i int) {
 	pkt := append([]byte{typeData, 0, 0, 0, 0}, tn.data[i]...)
 	binary.BigEndian.PutUint32(pkt[1:], uint32(i+1))
-	tn.st.Inject(0, true, event.Event{Kind: event.Cast, Group: 9, Peer: 2, Msg: event.DefaultPool.FromBytes(pkt)})
+	tn.st.Inject(tn.at, true, event.Event{Kind: event.Cast, Group: 9, Peer: 2, Msg: event.DefaultPool.FromBytes(pkt)})
 }
 
 // repairOf encodes a repair of packets is, as a neighbour would send it.
@@ -68,7 +78,7 @@ func (tn *testNode) repairOf(is ...int) {
 	}
 	binary.BigEndian.PutUint32(pkt[2:], lenx)
 	pkt = append(pkt, x...)
-	tn.st.Inject(0, true, event.Event{Kind: event.Send, Peer: 3, Msg: event.DefaultPool.FromBytes(pkt)})
+	tn.st.Inject(tn.at, true, event.Event{Kind: event.Send, Peer: 3, Msg: event.DefaultPool.FromBytes(pkt)})
 }
 
 func (tn *testNode) check(t *testing.T, i int, by string) {

@@ -1,7 +1,12 @@
 package lec
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -23,6 +28,10 @@ func init() {
 			{Name: "max_unusable", Type: compose.Int, Default: "2048", Doc: "most repairs kept while two or more of their packets are missing", Min: 0, Max: 1 << 24},
 			{Name: "max_unusable_bytes", Type: compose.Size, Default: "8MiB", Doc: "most bytes of those repairs kept (the oldest go first)", Min: 1, Max: 1 << 40},
 			{Name: "max_held_bytes", Type: compose.Size, Default: "64MiB", Doc: "most bytes of data packets kept for XORing repairs, each counted with its buffer (at least 1.5 KB and headers; the oldest go first)", Min: 1, Max: 1 << 40},
+			{Name: "c_group", Type: compose.String, Default: "", Doc: "a c of their own for some groups (Algorithm 1 takes a c per group): GROUP=C pairs, e.g. \"g3=8 g7=2\" (g optional)"},
+			{Name: "flush", Type: compose.Duration, Default: "0s", Doc: "send the repair of a bin partly filled for this long, so the last packets before a pause (the end of a run) are covered; 0: bins wait for r packets", Min: 0, Max: 3600},
+			{Name: "check_every", Type: compose.Duration, Default: "0s", Doc: "0: a repair that waited is rechecked as soon as a packet it lacks arrives or is rebuilt, recursively; " +
+				"else the list of unusable repairs is checked this often, one step of rebuilding per check (the paper's behaviour, section 4.2.8)", Min: 0, Max: 60},
 			{Name: "max_streams", Type: compose.Int, Default: "65536", Doc: "most (group, sender) receive windows of other senders; only members of the node's views get one, dropped when they leave", Min: 1, Max: 1 << 24},
 		},
 		Gives: []compose.Property{compose.ProbabilisticRecovery},
@@ -48,14 +57,79 @@ func init() {
 			{Name: "streams_pruned", Doc: "receive windows dropped when their sender left"},
 			{Name: "streams_full", Doc: "senders refused a receive window because max_streams was reached"},
 			{Name: "lost_evicted", Doc: "remembered losses dropped by the bounds"},
+			{Name: "loss_hints", Doc: "losses told to the NAK layer above as soon as a repair showed them and could not rebuild them (section 4.2.7)"},
+			{Name: "bin_adds", Doc: "data packets added to repair bins, one per bin (per data packet: the bin updates whose cost grows with the regions a group spans, Figure 11)"},
+			{Name: "bins_flushed", Doc: "repairs sent from bins partly filled for the flush time"},
+			{Name: "targets_capped", Doc: "repair destinations c asked of a region beyond its size (a group smaller than c+1), not sent"},
+			{Name: "unusable_checks", Doc: "intermittent checks of the unusable repairs (check_every > 0: the paper's mode)"},
+			{Name: "found_above", Doc: "lost packets the layer above got by other means (NAK retransmissions) and handed back to decode waiting repairs"},
 		},
+		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
+			cg, err := parseCGroup(p.String("c_group"))
+			if err != nil {
+				return nil, err
+			}
 			return New(Config{
 				R: p.Int("r"), C: p.Float("c"), Stagger: p.Int("stagger"), Window: p.Duration("window"),
 				MaxHeld: p.Int("max_held"), MaxUnusable: p.Int("max_unusable"),
 				MaxUnusableBytes: int64(p.Int("max_unusable_bytes")), MaxHeldBytes: int64(p.Int("max_held_bytes")),
-				MaxStreams: p.Int("max_streams"),
+				MaxStreams: p.Int("max_streams"), CheckEvery: p.Duration("check_every"),
+				Flush: p.Duration("flush"), CGroup: cg,
 			}), nil
 		},
 	})
 }
+
+// parseCGroup reads c_group: GROUP=C pairs separated by spaces or commas,
+// GROUP a group id with or without its g.
+func parseCGroup(s string) (map[event.GroupID]float64, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	out := make(map[event.GroupID]float64, len(fields))
+	for _, f := range fields {
+		gs, cs, ok := strings.Cut(f, "=")
+		g, gerr := strconv.ParseUint(strings.TrimPrefix(gs, "g"), 10, 32)
+		c, cerr := strconv.ParseFloat(cs, 64)
+		switch {
+		case !ok || gerr != nil || g == 0:
+			return nil, fmt.Errorf("lec: c_group: %q is not GROUP=C (e.g. g3=8)", f)
+		case cerr != nil || c < 0 || c > 1000 || c != c:
+			return nil, fmt.Errorf("lec: c_group: %q: c must be a number from 0 to 1000", f)
+		}
+		if _, dup := out[event.GroupID(g)]; dup {
+			return nil, fmt.Errorf("lec: c_group: group g%d given twice", g)
+		}
+		out[event.GroupID(g)] = c
+	}
+	return out, nil
+}
+
+// summarize says which unusable-repair mode ran, and what c could not get.
+func summarize(c compose.Counters) compose.Summary {
+	t := c.Total
+	var out compose.Summary
+	if n := t["unusable_checks"]; n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("unusable repairs checked intermittently (the paper's mode, check_every): %d checks", n))
+	} else if t["unusable_buffered"] > 0 {
+		out.Notes = append(out.Notes, "unusable repairs rechecked at once, recursively, as the packets they lack come (check_every=0)")
+	}
+	if n := t["targets_capped"]; n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("c asked for %d repair destinations beyond the size of their region (groups smaller than c+1): fewer repairs than c were sent", n))
+	}
+	if h, f := t["loss_hints"], t["found_above"]; f > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d losses told to the NAK layer as repairs showed them; %d of its retransmissions kept to decode with", h, f))
+	}
+	if n := t["bins_flushed"]; n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d repairs sent from partly filled bins (flush)", n))
+	}
+	if d := t["data_in"]; d > 0 {
+		out.Ratio("xors_per_data", round6(float64(t["xors"])/float64(d)))
+		out.Ratio("bins_per_data", round6(float64(t["bin_adds"])/float64(d)))
+	}
+	return out
+}
+
+func round6(x float64) float64 { return float64(int64(x*1e6+0.5)) / 1e6 }

@@ -59,7 +59,11 @@ func (l *Layer) onRepair(from event.NodeID, b []byte) {
 		missing = append(missing, k)
 	}
 	for _, k := range missing {
-		l.discover(k, now)
+		// A loss this repair cannot fix at once goes to the NAK layer
+		// now, not when its own gap detection or digests find it (4.2.7).
+		if l.discover(k, now) && len(missing) > 1 {
+			l.hint(k)
+		}
 	}
 	xor := body[n*idSize:]
 	switch len(missing) {
@@ -67,7 +71,7 @@ func (l *Layer) onRepair(from event.NodeID, b []byte) {
 		l.c.repairsRedundant.Inc()
 	case 1:
 		l.recoverOne(ids, xor, lenx, missing[0], "lec", false)
-		l.drain()
+		l.settle()
 	default:
 		r := &repair{ids: slices.Clone(ids), missing: slices.Clone(missing), xor: slices.Clone(xor), lenx: lenx, at: now}
 		r.size = int64(len(r.xor) + (len(r.ids)+len(r.missing))*idSize)
@@ -79,7 +83,7 @@ func (l *Layer) onRepair(from event.NodeID, b []byte) {
 			l.bufferUnusable(r)
 		}
 		l.tryPair(r)
-		l.drain()
+		l.settle()
 	}
 }
 
@@ -124,7 +128,7 @@ func (l *Layer) deliverRecovered(k id, data []byte, by string, xor2 bool) {
 	m := l.Ctx.NewMessage()
 	m.SetPayload(data)
 	m.Recovery = event.Recovery{By: by, Discovered: disc}
-	l.hold(k, m, m.Bytes())
+	l.keep(st, k, m, m.Bytes())
 	l.c.recovered.Inc()
 	if xor2 {
 		l.c.recoveredXor2.Inc()
@@ -139,7 +143,36 @@ func (l *Layer) present(k id) {
 		return
 	}
 	l.work = append(l.work, k)
-	l.drain()
+	l.settle()
+}
+
+// settle runs the rechecks that newly present packets queued: at once, and
+// the recoveries they yield recursively (the default), or, with
+// check_every, at the next intermittent check (section 4.2.8: the paper's
+// list of unusable repairs "is checked intermittently").
+func (l *Layer) settle() {
+	if l.cfg.CheckEvery <= 0 {
+		l.drain()
+		return
+	}
+	if len(l.work) > 0 && !l.checkTm.Pending() {
+		l.checkTm.Reset(l.cfg.CheckEvery)
+	}
+}
+
+// check is one intermittent check: the repairs waiting for what became
+// present since the last one are rechecked; what they recover waits for
+// the next.
+func (l *Layer) check() {
+	l.c.unusableChecks.Inc()
+	l.expire(l.Ctx.Now())
+	batch := l.work
+	l.work, l.batch = l.batch[:0], batch
+	for _, k := range batch {
+		l.recheck(k)
+	}
+	l.batch = batch[:0]
+	l.settle()
 }
 
 // drain rechecks the unusable repairs that waited for newly present packets;
@@ -148,25 +181,31 @@ func (l *Layer) drain() {
 	for len(l.work) > 0 {
 		k := l.work[len(l.work)-1]
 		l.work = l.work[:len(l.work)-1]
-		rs := l.byMissing[k]
-		delete(l.byMissing, k)
-		for _, r := range rs {
-			if r.dead {
-				continue
-			}
-			if i := slices.Index(r.missing, k); i >= 0 {
-				r.missing = slices.Delete(r.missing, i, i+1)
-			}
-			switch len(r.missing) {
-			case 0:
-				l.killUnusable(r)
-			case 1:
-				last, ids, xor, lenx := r.missing[0], r.ids, r.xor, r.lenx
-				l.killUnusable(r)
-				l.recoverOne(ids, xor, lenx, last, "lec", false)
-			default:
-				l.tryPair(r)
-			}
+		l.recheck(k)
+	}
+}
+
+// recheck takes k off the missing lists of the repairs that waited for it:
+// one missing nothing more is dropped, one missing one packet rebuilds it.
+func (l *Layer) recheck(k id) {
+	rs := l.byMissing[k]
+	delete(l.byMissing, k)
+	for _, r := range rs {
+		if r.dead {
+			continue
+		}
+		if i := slices.Index(r.missing, k); i >= 0 {
+			r.missing = slices.Delete(r.missing, i, i+1)
+		}
+		switch len(r.missing) {
+		case 0:
+			l.killUnusable(r)
+		case 1:
+			last, ids, xor, lenx := r.missing[0], r.ids, r.xor, r.lenx
+			l.killUnusable(r)
+			l.recoverOne(ids, xor, lenx, last, "lec", false)
+		default:
+			l.tryPair(r)
 		}
 	}
 }

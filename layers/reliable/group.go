@@ -397,14 +397,18 @@ func (l *Layer) nakUp(ev *event.Event) {
 	}
 }
 
-// retransmit sends a copy of a buffered message, flagged as a
+// retransmit sends nak_copies copies of a buffered message, flagged as a
 // retransmission, to one node (or the whole group for NoNode).
 func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID) {
-	c := l.Ctx.NewMessage()
-	c.SetPayload(s.b)
-	c.Bytes()[1] |= flagRetrans
-	l.c.retransmissions.Inc()
-	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Peer: to, OneMember: to != event.NoNode, Msg: c})
+	for range l.cfg.NakCopies {
+		c := l.Ctx.NewMessage()
+		c.SetPayload(s.b)
+		c.Bytes()[1] |= flagRetrans
+		// marked for the layers below: lec passes a retransmission unnumbered
+		c.Recovery.By = "nak"
+		l.c.retransmissions.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Peer: to, OneMember: to != event.NoNode, Msg: c})
+	}
 }
 
 // touch notes activity in a group and makes sure digests flow.

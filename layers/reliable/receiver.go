@@ -29,6 +29,10 @@ type recvState struct {
 	// answers a NAK with at most max_nak_retrans messages, so a NAK round
 	// that brought some back is progress, not a failed try
 	recovered, recoveredAtNak uint32
+	// lecOff maps a lower layer's numbering of this stream to ours (ours
+	// minus its), learnt from the anchor of a loss hint (hint.go).
+	lecOff   uint32
+	lecKnown bool
 }
 
 type gapEpoch struct {
@@ -144,6 +148,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	if h.flags&flagRetrans != 0 && m.Recovery.By == "" {
 		m.Recovery = event.Recovery{By: "nak", Discovered: rs.discovered(seq, now)}
 		l.c.recoveredNak.Inc()
+		l.found(rs, m, seq)
 	}
 	if seq == rs.next {
 		for rs.next <= rs.highest && rs.got.Has(rs.next) {
@@ -194,9 +199,11 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 		rs.epochs = append(rs.epochs, gapEpoch{from: from, at: now})
 	}
 	rs.highest = seq
-	if !rs.timer {
+	// the new gap is due nak_delay from now, even if the timer was set
+	// later for older gaps (a slowed retry)
+	if due := now.Add(l.cfg.NakDelay); !rs.timer || rs.tm.When() > due {
 		rs.timer = true
-		rs.tm.Reset(l.cfg.NakDelay)
+		rs.tm.ResetAt(due)
 	}
 }
 
@@ -284,12 +291,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 	}
 	if len(nk.R) > 0 {
 		rs.recoveredAtNak = rs.recovered
-		body := l.wc.Encode(nk)
-		msg := l.Ctx.NewMessage()
-		msg.SetPayload(body)
-		msg.Prepend(1)[0] = tNak
-		l.c.naksSent.Inc()
-		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: rs.from, Control: true, Msg: msg})
+		l.sendNak(rs.from)
 	}
 	if nextDue == event.Never {
 		// gaps beyond the window only: look again after a retry interval
@@ -297,6 +299,20 @@ func (l *Layer) nakTimer(rs *recvState) {
 	}
 	rs.timer = true
 	rs.tm.ResetAt(nextDue)
+}
+
+// sendNak sends l.nak to a sender, nak_copies times.
+func (l *Layer) sendNak(to event.NodeID) {
+	body := l.wc.Encode(&l.nak)
+	msg := l.Ctx.NewMessage()
+	msg.SetPayload(body)
+	msg.Prepend(1)[0] = tNak
+	for i := 1; i < l.cfg.NakCopies; i++ {
+		l.c.naksSent.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg.Clone()})
+	}
+	l.c.naksSent.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg})
 }
 
 // retryAfter is the interval before NAK round tries+1 of a gap.

@@ -28,6 +28,8 @@ func init() {
 			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before the peer is presumed gone", Min: 1, Max: 1e6},
 			{Name: "p2p_max_held", Type: compose.Size, Default: "1MB", Doc: "bytes of early point-to-point arrivals held per peer while an earlier one is missing, each counted with its buffer (at least 1.5 KB and headers; at most p2p_window messages); " +
 				"more are not acknowledged and come again. Only members of a group we share get point-to-point state, released when they leave every shared group", Min: 1, Max: 1 << 40},
+			{Name: "nak_copies", Type: compose.Int, Default: "1", Doc: "copies sent of each NAK and of each retransmission answering one: a NAK round fails if either is lost, " +
+				"so at a loss rate p one round fails with probability 1-(1-p)^2 (36% at 20%) with one copy, about 4p^2 with two (copies count in naks_sent and retransmissions)", Min: 1, Max: 4},
 			{Name: "max_nak_retrans", Type: compose.Int, Default: "256", Doc: "retransmissions one NAK can cause (the rest of what it asks for is refused and counted as nak_refused; the receiver asks again)", Min: 1, Max: 1 << 20},
 		},
 		Gives: []compose.Property{compose.Reliable, compose.Sequenced},
@@ -59,6 +61,9 @@ func init() {
 			{Name: "stale_digest", Doc: "stability digests from an old view, ignored"},
 			{Name: "nak_refused", Doc: "NAKs refused (out of range or over the bounds)"},
 			{Name: "p2p_held_dropped", Doc: "held point-to-point messages dropped"},
+			{Name: "loss_hinted", Doc: "losses a layer below reported (event.LossHint: lec's repairs) before a gap or digest showed them"},
+			{Name: "hints_unmapped", Doc: "loss hints not mapped to a sequence number (no anchor from that sender yet)"},
+			{Name: "unplaced_asks", Doc: "NAKs for everything a sender holds, nak_delay after a loss hint named it while nothing of its stream had come (its first casts lost)"},
 		},
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
@@ -75,6 +80,7 @@ func init() {
 				P2PMaxTries:     p.Int("p2p_max_tries"),
 				P2PMaxHeldBytes: int64(p.Int("p2p_max_held")),
 				MaxNakRetrans:   p.Int("max_nak_retrans"),
+				NakCopies:       p.Int("nak_copies"),
 			}
 			return compose.NewIfValid(cfg, New)
 		},
@@ -90,8 +96,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("reliable: max_buffer must be positive, got %d", c.MaxBuffer)
 	case c.Window < 64:
 		return fmt.Errorf("reliable: window must be at least 64, got %d", c.Window)
-	case c.MaxNakRanges < 1 || c.P2PWindow < 1 || c.P2PMaxTries < 1 || c.NakMaxTries < 1 || c.MaxNakRetrans < 1:
-		return fmt.Errorf("reliable: max_nak_ranges, p2p_window, p2p_max_tries, nak_max_tries and max_nak_retrans must be at least 1")
+	case c.MaxNakRanges < 1 || c.P2PWindow < 1 || c.P2PMaxTries < 1 || c.NakMaxTries < 1 || c.MaxNakRetrans < 1 || c.NakCopies < 0:
+		return fmt.Errorf("reliable: max_nak_ranges, p2p_window, p2p_max_tries, nak_max_tries and max_nak_retrans must be at least 1, nak_copies at least 0 (meaning 1)")
 	case c.P2PMaxHeldBytes < 1:
 		return fmt.Errorf("reliable: p2p_max_held must be positive, got %d", c.P2PMaxHeldBytes)
 	}

@@ -74,6 +74,9 @@ type Config struct {
 	P2PMaxHeldBytes int64
 	// MaxNakRetrans bounds the retransmissions one NAK can cause.
 	MaxNakRetrans int
+	// NakCopies is how many copies of each NAK, and of each
+	// retransmission answering one, are sent (1: no redundancy).
+	NakCopies int
 }
 
 // Layer is the reliable layer of one node.
@@ -96,6 +99,12 @@ type Layer struct {
 	c counters
 
 	hits pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+
+	// asks for streams a loss hint named before we could place them
+	// (hint.go), in due order, with the set of those queued
+	asks      []unplacedAsk
+	askQueued map[unplacedAsk]struct{}
+	askTm     *stack.Timer
 }
 
 type counters struct {
@@ -104,15 +113,18 @@ type counters struct {
 	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
 	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
 	staleDigest, nakRefused, p2pHeldDropped                                    *stack.Counter
+	lossHinted, hintsUnmapped, unplacedAsks                                    *stack.Counter
 }
 
-// New returns a layer with the given configuration (already checked).
+// New returns a layer with the given configuration (already checked; a
+// zero NakCopies is 1).
 func New(cfg Config) *Layer {
 	w := 64
 	for w < cfg.Window {
 		w *= 2
 	}
 	cfg.Window = w
+	cfg.NakCopies = max(cfg.NakCopies, 1)
 	r := 16
 	for r < cfg.P2PWindow {
 		r *= 2
@@ -157,6 +169,10 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	c.staleDigest = ctx.Counter("stale_digest")
 	c.nakRefused = ctx.Counter("nak_refused")
 	c.p2pHeldDropped = ctx.Counter("p2p_held_dropped")
+	c.lossHinted = ctx.Counter("loss_hinted")
+	c.hintsUnmapped = ctx.Counter("hints_unmapped")
+	c.unplacedAsks = ctx.Counter("unplaced_asks")
+	l.askTm = ctx.NewTimer(l.askTimer)
 	return nil
 }
 
@@ -185,6 +201,8 @@ func (l *Layer) Up(ev *event.Event) {
 	case event.View:
 		l.installView(ev.View)
 		l.Ctx.Up(ev)
+	case event.LossHint:
+		l.lossHint(ev)
 	default:
 		l.Ctx.Up(ev)
 	}
