@@ -31,6 +31,14 @@ func (b *Batch) Release() {
 	}
 }
 
+// Flusher is implemented by transports that batch what the stack sends
+// (transport/udp: one sendmmsg per step). Node calls Flush on its
+// goroutine after every step, so a step's packets leave together and none
+// waits for a later step.
+type Flusher interface {
+	Flush()
+}
+
 // NodeConfig builds a Node.
 type NodeConfig struct {
 	// Stack configures the stack; its Clock is ignored and replaced by the
@@ -78,6 +86,7 @@ type Node struct {
 	pending   []*nodeCall // blocked casts waiting for the stack to take them
 	armed     event.Time
 	timer     *time.Timer
+	flush     Flusher // the transport, if it batches
 }
 
 type callKind uint8
@@ -115,6 +124,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	n.st = st
+	n.flush, _ = sc.Transport.(Flusher)
 	in, calls := cfg.Inbox, cfg.Calls
 	if in <= 0 {
 		in = 16
@@ -253,6 +263,7 @@ func (n *Node) loop() {
 			n.st.Pump()
 		case <-n.quit:
 			n.st.Close()
+			n.flushStep() // the layers' last words (gms's goodbye)
 			for _, c := range n.pending {
 				c.reply <- ErrClosed
 			}
@@ -270,6 +281,14 @@ func (n *Node) loop() {
 		}
 		n.retry()
 		n.arm()
+		n.flushStep()
+	}
+}
+
+// flushStep sends what the step left in the transport's batch.
+func (n *Node) flushStep() {
+	if n.flush != nil {
+		n.flush.Flush()
 	}
 }
 
