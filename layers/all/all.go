@@ -10,5 +10,6 @@ import (
 	_ "github.com/layercast/layercast/layers/gms"      // group membership and the membership service
 	_ "github.com/layercast/layercast/layers/lec"      // Ricochet lateral error correction
 	_ "github.com/layercast/layercast/layers/mflow"    // MFLOW multicast flow control
+	_ "github.com/layercast/layercast/layers/pack"     // packing small messages into one datagram
 	_ "github.com/layercast/layercast/layers/reliable" // NAK-based reliable multicast (SRM / NAKACK)
 )
