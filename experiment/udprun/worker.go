@@ -44,6 +44,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	deadline := fs.Duration("deadline", time.Minute, "stop by then whatever happens")
 	gmsText := fs.String("gms", "", "membership service address: join --join through it instead of static views")
 	joinText := fs.String("join", "", "with --gms: comma-separated group names to join")
+	messages := fs.Int64("messages", 0, "cast exactly this many messages in all (0: as the scenario's rate and duration say)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("worker: %v", err)
 	}
@@ -164,7 +165,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	)
 	expected := int64(-1) // joined through a service: nobody knows in advance
 	if gms == nil {
-		expected = expectedDeliveries(sc, asg, self)
+		expected = expectedDeliveries(sc, asg, self, *messages)
 	}
 	if expected >= 0 {
 		recs = make([]Record, 0, expected)
@@ -242,7 +243,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 
 	sendDone := make(chan []SentCount, 1)
 	if isSender(asg, self) {
-		go func() { sendDone <- send(nd, sc, asg.Of[self], self, goAt, stopAt) }()
+		go func() { sendDone <- send(nd, sc, *messages, asg.Of[self], self, goAt, stopAt) }()
 	} else {
 		sendDone <- nil
 	}
@@ -339,13 +340,27 @@ func perGroup(total int64, i, n int) int64 {
 	return c
 }
 
-// expectedDeliveries is how many messages node self should deliver at a
-// fixed rate (-1 at rate max, where nobody knows in advance).
-func expectedDeliveries(sc experiment.Scenario, asg *experiment.Assignment, self event.NodeID) int64 {
-	if sc.Rate <= 0 {
+// total is how many messages each sender casts: messages if set, else
+// the scenario's rate times its duration (-1 at rate max: as many as it
+// can in the duration).
+func total(sc experiment.Scenario, messages int64) int64 {
+	switch {
+	case messages > 0:
+		return messages
+	case sc.Rate > 0:
+		return int64(sc.Duration.Seconds() * sc.Rate)
+	}
+	return -1
+}
+
+// expectedDeliveries is how many messages node self should deliver when
+// every sender casts a known number (-1 otherwise: nobody knows in
+// advance).
+func expectedDeliveries(sc experiment.Scenario, asg *experiment.Assignment, self event.NodeID, messages int64) int64 {
+	total := total(sc, messages)
+	if total < 0 {
 		return -1
 	}
-	total := int64(sc.Duration.Seconds() * sc.Rate)
 	mine := map[event.GroupID]bool{}
 	for _, g := range asg.Of[self] {
 		mine[g] = true
@@ -366,15 +381,14 @@ func expectedDeliveries(sc experiment.Scenario, asg *experiment.Assignment, self
 
 // send is the sender's workload, as the simulator's: Rate messages per
 // second over the node's groups in turn, for Duration from goAt (or as fast
-// as the stack takes them at rate max). Casts block while the stack pushes
-// back.
-func send(nd *stack.Node, sc experiment.Scenario, groups []event.GroupID, self event.NodeID, goAt, stopAt time.Time) []SentCount {
+// as the stack takes them at rate max; messages, if set, is the number to
+// send, whatever the duration). Casts block while the stack pushes back.
+func send(nd *stack.Node, sc experiment.Scenario, messages int64, groups []event.GroupID, self event.NodeID, goAt, stopAt time.Time) []SentCount {
 	counts := make([]uint64, len(groups))
 	buf := make([]byte, max(sc.MsgSize, experiment.PayloadHeader))
-	var total int64 = -1
+	total := total(sc, messages)
 	var period time.Duration
 	if sc.Rate > 0 {
-		total = int64(sc.Duration.Seconds() * sc.Rate)
 		period = time.Duration(1e9 / sc.Rate)
 	}
 	time.Sleep(time.Until(goAt))
