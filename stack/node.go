@@ -228,6 +228,34 @@ func (n *Node) call(tmpl *nodeCall) error {
 	return err
 }
 
+// Snapshot is a copy of a running stack's counters, taken on the node's
+// goroutine between steps: safe to read from any goroutine afterwards.
+type Snapshot struct {
+	// At is the node's clock when it was taken.
+	At event.Time
+	// Layers are every layer's counters, top first.
+	Layers []LayerCounters
+	// Net are the stack's counters at its bottom edge.
+	Net NetStats
+	// Backlog is the application sends waiting in the stack.
+	Backlog int
+}
+
+// Snapshot copies the stack's counters on the node goroutine (through
+// Do), then also runs each of also there, so a caller can copy state it
+// keeps in callbacks (views, say) at the same moment. It returns
+// ErrClosed once the node is closed.
+func (n *Node) Snapshot(also ...func(*Stack)) (Snapshot, error) {
+	var s Snapshot
+	err := n.Do(func(st *Stack) {
+		s = Snapshot{At: st.Now(), Layers: st.Counters(), Net: st.Net(), Backlog: st.Backlog()}
+		for _, f := range also {
+			f(st)
+		}
+	})
+	return s, err
+}
+
 // Close closes the stack (layers release what they hold) and stops the
 // node goroutine. Blocked calls return ErrClosed. It is safe to call more
 // than once and from any goroutine except a callback.
