@@ -1,8 +1,8 @@
 // norm_peer (C, compiled as C++ since normApi.h uses C++ defaults) drives NORM (Debian libnorm-dev, 1.5.9) through stacktool
 // bench's work: one sender writing M messages of S bytes into a NORM
 // stream (8 KB segments) on a multicast address over loopback, receivers
-// counting them. Two modes: "fixed" (a fixed transmit rate, 1 Gbit/s by
-// default: no feedback but NAKs) and "ack" (congestion control on, every
+// counting them. Two modes, both at a fixed transmit rate (NORM_RATE bits/s,
+// 1 Gbit/s by default): "fixed" (no feedback but NAKs) and "ack" (every
 // receiver an acking node, the sender waiting on a watermark every quarter
 // of its stream buffer: ACK-based flow control that always delivers).
 //
@@ -53,13 +53,15 @@ static int sender(int ack, int k, long m, int size) {
 	NormInstanceHandle inst = NormCreateInstance(false);
 	NormSessionHandle s = session(inst, 1);
 	NormSetTxSocketBuffer(s, 8 << 20);
+	double rate = getenv("NORM_RATE") ? atof(getenv("NORM_RATE")) : 1e9;
+	NormSetTxRate(s, rate);
+	NormSetFlowControl(s, 0); // no timer-based holding of the buffer
 	if (ack) {
-		NormSetCongestionControl(s, true);
+		// ACK-based flow control: every receiver acknowledges the
+		// watermarks the sender sets; the sender never runs more than
+		// one watermark ahead. NORM_CC=1 adds NORM's congestion control.
+		if (getenv("NORM_CC") && atoi(getenv("NORM_CC"))) NormSetCongestionControl(s, true);
 		for (int i = 0; i < k; i++) NormAddAckingNode(s, 2 + i);
-	} else {
-		double rate = getenv("NORM_RATE") ? atof(getenv("NORM_RATE")) : 1e9;
-		NormSetTxRate(s, rate);
-		NormSetFlowControl(s, 0); // the fixed rate alone: no timer-based holding of the buffer
 	}
 	NormSetGrttEstimate(s, 0.001);
 	if (!NormStartSender(s, (NormSessionId)rand(), 64 << 20, SEGMENT, BLOCK, 0)) {

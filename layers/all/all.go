@@ -7,6 +7,7 @@ package all
 import (
 	_ "github.com/layercast/layercast/layers/auth"     // authenticated groups (HMAC or AES-GCM)
 	_ "github.com/layercast/layercast/layers/fifo"     // per-sender FIFO order over reliable
+	_ "github.com/layercast/layercast/layers/frag"     // fragmentation and reassembly of long messages
 	_ "github.com/layercast/layercast/layers/gms"      // group membership and the membership service
 	_ "github.com/layercast/layercast/layers/lec"      // Ricochet lateral error correction
 	_ "github.com/layercast/layercast/layers/mflow"    // MFLOW multicast flow control
