@@ -7,7 +7,8 @@
 // fit in Size bytes, or Delay after the first was held, whichever comes
 // first: at high rates packs fill, at low rates no message waits longer
 // than Delay. A message alone leaves as it came, behind a one-byte header,
-// uncopied. Going up, a pack is split back into its messages, each passed
+// uncopied; so does every control message (acknowledgements, NAKs,
+// credit), at once. Going up, a pack is split back into its messages, each passed
 // up as if it had arrived alone. Layers above keep their own headers and
 // sequence numbers per message; only the datagram is shared.
 //
@@ -103,9 +104,10 @@ func (l *Layer) Down(ev *event.Event) {
 	to := dest{kind: ev.Kind, group: ev.Group, peer: ev.Peer, channel: ev.Channel, control: ev.Control, one: ev.OneMember}
 	m := ev.Msg
 	h := l.find(to)
-	if m.Len()+1+entryHead > l.cfg.Size || m.Len() > MaxEntry {
-		// Too long to share a datagram: it leaves alone, after what was
-		// held for the same place.
+	if to.control || m.Len()+1+entryHead > l.cfg.Size || m.Len() > MaxEntry {
+		// Control (acks, NAKs, credit) never waits: the loops it closes
+		// are what throughput waits on. Too long to share a datagram: it
+		// leaves alone, after what was held for the same place.
 		if h != nil {
 			l.flush(h)
 		}

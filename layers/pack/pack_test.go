@@ -147,3 +147,19 @@ func TestDelayLatency(t *testing.T) {
 		t.Errorf("worst latency %v, want at most delay + latency + jitter + one polling step (%v)", worst, limit)
 	}
 }
+
+// TestControlNeverWaits: a control message (an acknowledgement, a NAK)
+// leaves at once, alone, while data to the same place is held.
+func TestControlNeverWaits(t *testing.T) {
+	r := newRecorder(t, map[string]string{"delay": "1ms"})
+	if err := r.st.Cast(1, make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	r.st.Inject(0, false, event.Event{Kind: event.Cast, Group: 1, Control: true, Msg: event.NewMessage()})
+	if n := len(r.tr.Packets()); n != 1 {
+		t.Fatalf("%d datagrams after a control message, want 1: the control message at once, the data held", n)
+	}
+	if p := r.tr.Packets()[0].Data; p[0]&1 == 0 {
+		t.Errorf("the datagram that left is not the control message (frame %x)", p[:2])
+	}
+}

@@ -23,7 +23,7 @@ func init() {
 		Counters: []compose.CounterDoc{
 			{Name: "packs_sent", Doc: "datagrams that carried two messages or more"},
 			{Name: "packed_msgs", Doc: "messages sent inside those datagrams"},
-			{Name: "singles_sent", Doc: "messages sent alone (nothing followed within delay, or too long to share)"},
+			{Name: "singles_sent", Doc: "messages sent alone (control, nothing followed within delay, or too long to share)"},
 			{Name: "flush_size", Doc: "packs sent because the next message would not fit"},
 			{Name: "flush_delay", Doc: "packs or singles sent because their first message had waited delay"},
 			{Name: "unpacked_msgs", Doc: "messages received inside packs"},
