@@ -24,7 +24,7 @@ SIZE=${SIZE:-1000}
 LOSS=${LOSS:-0}          # percent
 TIMEOUT=${TIMEOUT:-120}  # seconds a peer receiver waits at most
 NORM_RATE=${NORM_RATE:-1e9}
-SPECS=${SPECS:-"fifo : reliable : pack(size=60KB)|mflow : fifo : reliable : pack(size=60KB)|fifo : reliable"}
+SPECS=${SPECS:-"fifo : reliable : pack(size=60KB)|mflow(window=2MB, ack_thresh=500KB) : fifo : reliable : pack(size=60KB)|fifo : reliable|mflow : fifo : reliable"}
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench-peers.sh: needs root (apt-get, network namespaces)" >&2
