@@ -81,20 +81,31 @@ func parseBench(c *cli.Context) (*benchOptions, error) {
 	fs.Uint64Var(&o.seed, "seed", o.seed, "")
 	fs.BoolVar(&o.netns, "netns", o.netns, "")
 	fs.BoolVar(&o.json, "json", o.json, "")
-	var args []string
-	for rest := c.Args().Slice(); len(rest) > 0; {
-		if err := fs.Parse(rest); err != nil {
-			return nil, fmt.Errorf("%v (see 'stacktool bench --help')", err)
-		}
-		if rest = fs.Args(); len(rest) > 0 {
-			args, rest = append(args, rest[0]), rest[1:]
-		}
+	args, err := splitArgs(c, fs)
+	if err != nil {
+		return nil, err
 	}
 	if len(args) != 1 {
 		return nil, fmt.Errorf("bench needs one spec: stacktool bench SPEC|FILE [flags], got %d arguments", len(args))
 	}
 	o.spec = args[0]
 	return o, nil
+}
+
+// splitArgs parses the flags fs knows wherever they stand among c's
+// arguments (cli stops at the first argument; flags may follow it) and
+// returns the arguments.
+func splitArgs(c *cli.Context, fs *flag.FlagSet) ([]string, error) {
+	var args []string
+	for rest := c.Args().Slice(); len(rest) > 0; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, fmt.Errorf("%v (see 'stacktool %s --help')", err, c.Command.Name)
+		}
+		if rest = fs.Args(); len(rest) > 0 {
+			args, rest = append(args, rest[0]), rest[1:]
+		}
+	}
+	return args, nil
 }
 
 func benchCmd(c *cli.Context) error {

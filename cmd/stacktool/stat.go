@@ -277,14 +277,9 @@ func statCmd(c *cli.Context) error {
 	fs.DurationVar(&every, "every", every, "")
 	fs.BoolVar(&prom, "prom", prom, "")
 	fs.BoolVar(&asJSON, "json", asJSON, "")
-	var args []string
-	for rest := c.Args().Slice(); len(rest) > 0; {
-		if err := fs.Parse(rest); err != nil {
-			return fmt.Errorf("stat: %v (see 'stacktool stat --help')", err)
-		}
-		if rest = fs.Args(); len(rest) > 0 {
-			args, rest = append(args, rest[0]), rest[1:]
-		}
+	args, err := splitArgs(c, fs)
+	if err != nil {
+		return fmt.Errorf("stat: %v", err)
 	}
 	if len(args) != 1 {
 		return fmt.Errorf("stat needs one address: stacktool stat HOST:PORT [--every 1s] [--prom]")
