@@ -70,3 +70,31 @@ func TestBenchBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchFanoutWithoutMulticast: in a namespace whose loopback has no
+// multicast route, bench --fanout (multicast carried by unicast to each
+// member) delivers everything for fifo : reliable with 3 receivers.
+func TestBenchFanoutWithoutMulticast(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs the ip command (iproute2)")
+	}
+	bin := stacktool(t)
+	out, err := exec.Command(bin, "bench", "fifo : reliable", "--receivers", "3", "--messages", "3000", "--size", "200", "--fanout", "--netns", "--json").Output()
+	if err != nil {
+		t.Fatalf("bench --fanout: %v\n%s", err, out)
+	}
+	var rep struct {
+		Expected  int64    `json:"deliveries_expected"`
+		Delivered int64    `json:"deliveries_of_expected"`
+		Broken    []string `json:"broken_promises"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("bench --json output does not decode: %v\n%s", err, out)
+	}
+	if rep.Expected != 9000 || rep.Delivered != 9000 || len(rep.Broken) > 0 {
+		t.Errorf("delivered %d of %d (broken %v), want 9000 of 9000", rep.Delivered, rep.Expected, rep.Broken)
+	}
+}

@@ -39,6 +39,7 @@ func init() {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the loss model and the stacks"},
 			&cli.StringFlag{Name: "mcast-if", Value: "lo", Usage: "multicast interface (set explicitly on every socket)"},
 			&cli.BoolFlag{Name: "netns", Usage: "run inside a network namespace made for the run (loopback with multicast; needs root)"},
+			&cli.BoolFlag{Name: "fanout", Usage: "carry multicast by unicast to each member, for networks without IP multicast (with --netns: a namespace without a multicast route)"},
 			&cli.BoolFlag{Name: "json", Usage: "print run's JSON plus cpu_seconds and cpu_us_per_msg"},
 		},
 		Action: benchCmd,
@@ -60,17 +61,17 @@ type BenchCPU struct {
 // benchOptions is bench's command line: the flags cli parsed (those before
 // the spec) and those after it.
 type benchOptions struct {
-	spec            string
-	receivers, size int
-	messages        int64
-	loss, mcastIf   string
-	seed            uint64
-	netns, json     bool
+	spec                string
+	receivers, size     int
+	messages            int64
+	loss, mcastIf       string
+	seed                uint64
+	netns, json, fanout bool
 }
 
 func parseBench(c *cli.Context) (*benchOptions, error) {
 	o := &benchOptions{receivers: c.Int("receivers"), size: c.Int("size"), messages: c.Int64("messages"),
-		loss: c.String("loss"), mcastIf: c.String("mcast-if"), seed: c.Uint64("seed"), netns: c.Bool("netns"), json: c.Bool("json")}
+		loss: c.String("loss"), mcastIf: c.String("mcast-if"), seed: c.Uint64("seed"), netns: c.Bool("netns"), json: c.Bool("json"), fanout: c.Bool("fanout")}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.IntVar(&o.receivers, "receivers", o.receivers, "")
@@ -81,6 +82,7 @@ func parseBench(c *cli.Context) (*benchOptions, error) {
 	fs.Uint64Var(&o.seed, "seed", o.seed, "")
 	fs.BoolVar(&o.netns, "netns", o.netns, "")
 	fs.BoolVar(&o.json, "json", o.json, "")
+	fs.BoolVar(&o.fanout, "fanout", o.fanout, "")
 	args, err := splitArgs(c, fs)
 	if err != nil {
 		return nil, err
@@ -114,7 +116,7 @@ func benchCmd(c *cli.Context) error {
 		return err
 	}
 	if o.netns {
-		return benchInNetns(c)
+		return benchInNetns(c, o.fanout)
 	}
 	k, m, size := o.receivers, o.messages, o.size
 	switch {
@@ -147,7 +149,7 @@ func benchCmd(c *cli.Context) error {
 		return err
 	}
 	udprun.Interface = o.mcastIf
-	rep, use, err := udprun.Bench(context.Background(), spec, sc, m)
+	rep, use, err := udprun.Bench(context.Background(), spec, sc, udprun.BenchOptions{Messages: m, Fanout: o.fanout})
 	if err != nil {
 		return err
 	}
@@ -230,8 +232,9 @@ func benchJSON(rep *experiment.Report, cpu BenchCPU) ([]byte, error) {
 
 // benchInNetns runs this same command line, without --netns, inside a
 // network namespace made for it (loopback up, multicast on, a route for
-// 224.0.0.0/4) and removes the namespace afterwards, whatever happened.
-func benchInNetns(c *cli.Context) error {
+// 224.0.0.0/4; with fan-out, no multicast at all) and removes the
+// namespace afterwards, whatever happened.
+func benchInNetns(c *cli.Context, fanout bool) error {
 	if os.Geteuid() != 0 {
 		return errors.New("--netns: making a network namespace needs root (run as root, or leave --netns out and run inside a namespace of your own)")
 	}
@@ -247,11 +250,11 @@ func benchInNetns(c *cli.Context) error {
 		return fmt.Errorf("--netns: ip netns add %s: %v: %s", name, err, strings.TrimSpace(string(out)))
 	}
 	defer exec.Command("ip", "netns", "del", name).Run()
-	for _, args := range [][]string{
-		{"link", "set", "lo", "up"},
-		{"link", "set", "lo", "multicast", "on"},
-		{"route", "add", "224.0.0.0/4", "dev", "lo"},
-	} {
+	setup := [][]string{{"link", "set", "lo", "up"}}
+	if !fanout { // with fan-out, a namespace where multicast goes nowhere
+		setup = append(setup, []string{"link", "set", "lo", "multicast", "on"}, []string{"route", "add", "224.0.0.0/4", "dev", "lo"})
+	}
+	for _, args := range setup {
 		if out, err := exec.Command("ip", append([]string{"netns", "exec", name, "ip"}, args...)...).CombinedOutput(); err != nil {
 			return fmt.Errorf("--netns: ip %s in %s: %v: %s", strings.Join(args, " "), name, err, strings.TrimSpace(string(out)))
 		}

@@ -22,7 +22,10 @@ import (
 	"github.com/layercast/layercast/stack"
 )
 
-func init() { experiment.Networks["udp"] = Run }
+func init() {
+	experiment.Networks["udp"] = Run
+	experiment.Networks["udp-fanout"] = RunFanout
+}
 
 // MaxNodes bounds the processes one run starts.
 const MaxNodes = 64
@@ -60,8 +63,25 @@ type worker struct {
 // Run is the "udp" network: one worker process per node, multicast on the
 // loopback interface.
 func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progress experiment.Progress) (*experiment.Report, error) {
-	rep, _, err := run(ctx, spec, sc, progress, 0)
+	rep, _, err := run(ctx, spec, sc, progress, BenchOptions{})
 	return rep, err
+}
+
+// RunFanout is the "udp-fanout" network: Run with every multicast
+// channel carried by unicast to each node (udp.Config.Fanout), for
+// networks without IP multicast.
+func RunFanout(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progress experiment.Progress) (*experiment.Report, error) {
+	rep, _, err := run(ctx, spec, sc, progress, BenchOptions{Fanout: true})
+	return rep, err
+}
+
+// BenchOptions are what Bench adds to a run.
+type BenchOptions struct {
+	// Messages is how many messages each sender casts (0: as the
+	// scenario's rate and duration say).
+	Messages int64
+	// Fanout carries multicast by unicast fan-out (udp.Config.Fanout).
+	Fanout bool
 }
 
 // Usage is what each worker process of a Bench run cost.
@@ -79,17 +99,19 @@ type Usage struct {
 // as fast as its stack takes them (the scenario's Rate and Duration only
 // bound the run) and the receivers are done once they delivered all of
 // them. It also returns each worker process's CPU time.
-func Bench(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, messages int64) (*experiment.Report, *Usage, error) {
-	if messages <= 0 {
-		return nil, nil, fmt.Errorf("udp bench: %d messages: want at least 1", messages)
+func Bench(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, o BenchOptions) (*experiment.Report, *Usage, error) {
+	if o.Messages <= 0 {
+		return nil, nil, fmt.Errorf("udp bench: %d messages: want at least 1", o.Messages)
 	}
-	return run(ctx, spec, sc, nil, messages)
+	return run(ctx, spec, sc, nil, o)
 }
 
-func run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progress experiment.Progress, messages int64) (*experiment.Report, *Usage, error) {
+func run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progress experiment.Progress, o BenchOptions) (*experiment.Report, *Usage, error) {
 	wall := time.Now()
-	if err := CheckMulticast(Interface); err != nil {
-		return nil, nil, err
+	if !o.Fanout {
+		if err := CheckMulticast(Interface); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(sc.Faults) > 0 {
 		return nil, nil, fmt.Errorf("udp network: faults (%s) are simulator-only for now; run them with --network sim", strings.Join(sc.Faults, ", "))
@@ -145,7 +167,7 @@ func run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	for i, id := range asg.Nodes {
 		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(int(id)), "--spec", spec.String(),
 			"--scenario", scJSON, "--mcast-if", Interface, "--mcast-port", strconv.Itoa(mport),
-			"--deadline", deadline.String(), "--messages", strconv.FormatInt(messages, 10))
+			"--deadline", deadline.String(), "--messages", strconv.FormatInt(o.Messages, 10), "--fanout="+strconv.FormatBool(o.Fanout))
 		cmd.Stderr = Stderr
 		stdin, err := cmd.StdinPipe()
 		if err != nil {

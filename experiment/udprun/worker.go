@@ -45,6 +45,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	gmsText := fs.String("gms", "", "membership service address: join --join through it instead of static views")
 	joinText := fs.String("join", "", "with --gms: comma-separated group names to join")
 	messages := fs.Int64("messages", 0, "cast exactly this many messages in all (0: as the scenario's rate and duration say)")
+	fanout := fs.Bool("fanout", false, "carry multicast by unicast to every node of the address book")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("worker: %v", err)
 	}
@@ -95,7 +96,9 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	}
 	stopAt := time.Now().Add(*deadline)
 
-	tr, err := NewTransport(self, "", *ifName, *mport, service, gms, learn)
+	tcfg := TransportConfig(self, "", *ifName, *mport, service, gms, learn)
+	tcfg.Fanout = *fanout
+	tr, err := udp.New(tcfg, nil)
 	if err != nil {
 		return fmt.Errorf("worker %v: %v", self, err)
 	}

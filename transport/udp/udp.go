@@ -87,6 +87,11 @@ type Config struct {
 	// Learn bounds the addresses learned from incoming frames (0: learn
 	// none; only Book and SetAddr entries are used).
 	Learn int
+	// Fanout carries every multicast channel by unicast, one copy to each
+	// node in the address book, for networks without IP multicast (most
+	// clouds): subscribing opens no socket, and packets of every channel
+	// arrive on the unicast socket. The layers see no difference.
+	Fanout bool
 }
 
 // DefaultMulticastPort is the UDP port of every group's channel unless
@@ -455,6 +460,10 @@ func (t *Transport) Multicast(g event.GroupID, pkt []byte) {
 // MulticastOn transmits pkt on channel ch, without blocking (stack.Channels).
 // A channel with no address (a bad id) counts as a send error.
 func (t *Transport) MulticastOn(ch event.ChannelID, pkt []byte) {
+	if t.cfg.Fanout {
+		t.fanout(pkt)
+		return
+	}
 	v, ok := t.chans.Load(ch)
 	if !ok {
 		a, err := ChannelAddr(ch, t.cfg.MulticastPort)
@@ -467,6 +476,19 @@ func (t *Transport) MulticastOn(ch event.ChannelID, pkt []byte) {
 		v, _ = t.chans.LoadOrStore(ch, sa)
 	}
 	t.write(pkt, v.(*syscall.SockaddrInet4))
+}
+
+// fanout sends pkt to every node in the address book but this one (a
+// multicast without IP multicast). The book's read lock is held across
+// the sends: they only copy into the batch or make a system call.
+func (t *Transport) fanout(pkt []byte) {
+	t.bookMu.RLock()
+	defer t.bookMu.RUnlock()
+	for id, e := range t.book {
+		if id != t.cfg.Self {
+			t.write(pkt, &e.sa)
+		}
+	}
 }
 
 // write queues pkt for sa in the send batch once a runner calls Flush,
@@ -621,7 +643,7 @@ func (t *Transport) SubscribeChannel(g event.ChannelID) error {
 	if t.closed {
 		return stack.ErrClosed
 	}
-	if t.groups[g] != nil {
+	if t.groups[g] != nil || t.cfg.Fanout { // fan-out: everything comes to the unicast socket
 		return nil
 	}
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
