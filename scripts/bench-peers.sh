@@ -136,9 +136,11 @@ python3 - "$rows" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 ours = float(rows[0][1]) if rows else 0
-print("%-48s %14s %12s %21s %10s" % ("stack", "msgs/s/recv", "cpu us/msg", "delivered", "ours/this"))
+w = max([len(r[0]) for r in rows] + [5])
+print("%-*s %12s %11s %16s %10s" % (w, "stack", "msgs/s/recv", "cpu us/msg", "delivered", "ours/this"))
 for name, rate, cpu, got, want in rows:
     rate = float(rate)
     ratio = "%.2fx" % (ours / rate) if rate > 0 else "-"
-    print("%-48s %14.0f %12.2f %21s %10s" % (name, rate, float(cpu), "%s/%s" % (got, want), ratio))
+    note = "" if got == want else "  (not all delivered: rate and CPU over what arrived)"
+    print("%-*s %12.0f %11.2f %16s %10s%s" % (w, name, rate, float(cpu), "%s/%s" % (got, want), ratio, note))
 PY
