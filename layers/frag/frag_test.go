@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
@@ -93,5 +94,23 @@ func TestMaxMsgIsTheLimit(t *testing.T) {
 	err = st.Cast(1, make([]byte, 200001))
 	if !errors.Is(err, stack.ErrTooLarge) || !strings.Contains(err.Error(), "200000") {
 		t.Errorf("Cast of max_msg+1 bytes = %v, want ErrTooLarge naming 200000", err)
+	}
+}
+
+// TestCountersDocumented: every counter the layer keeps is explained in
+// its registration.
+func TestCountersDocumented(t *testing.T) {
+	net := sim.New(sim.Config{Seed: 1})
+	st, err := stack.New(stack.Config{Self: 1, Transport: net.AddNode(1), Clock: net, Layers: layertest.Registered(nil, "frag")()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := compose.Lookup("frag")
+	for _, lc := range st.Counters() {
+		for _, n := range lc.Names {
+			if info.Counter(n) == nil {
+				t.Errorf("counter %q is not documented", n)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/internal/testkit"
@@ -161,5 +162,19 @@ func TestControlNeverWaits(t *testing.T) {
 	}
 	if p := r.tr.Packets()[0].Data; p[0]&1 == 0 {
 		t.Errorf("the datagram that left is not the control message (frame %x)", p[:2])
+	}
+}
+
+// TestCountersDocumented: every counter the layer keeps is explained in
+// its registration (stacktool layers, stat and reports print the text).
+func TestCountersDocumented(t *testing.T) {
+	r := newRecorder(t, nil)
+	info, _ := compose.Lookup("pack")
+	for _, lc := range r.st.Counters() {
+		for _, n := range lc.Names {
+			if info.Counter(n) == nil {
+				t.Errorf("counter %q is not documented", n)
+			}
+		}
 	}
 }
