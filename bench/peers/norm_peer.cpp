@@ -31,6 +31,18 @@ static double cpu(void) {
 	return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
 }
 
+// wait takes the next event, sleeping on the instance's descriptor between
+// looks (NormGetNextEvent's own blocking wait stalled here under load); it
+// returns false after a minute without one.
+static bool wait(NormInstanceHandle inst, NormEvent *ev) {
+	struct pollfd pfd = {NormGetDescriptor(inst), POLLIN, 0};
+	for (int i = 0; i < 600; i++) {
+		if (NormGetNextEvent(inst, ev, false)) return true;
+		poll(&pfd, 1, 100);
+	}
+	return false;
+}
+
 static const char *addr = "239.255.77.1";
 static const unsigned short port = 6003;
 enum { SEGMENT = 8000, BLOCK = 64, STREAM_BUF = 16 << 20 };
@@ -79,7 +91,7 @@ static int sender(int ack, int k, long m, int size) {
 		while (off < (unsigned)size) {
 			off += NormStreamWrite(st, buf + off, size - off);
 			if (off < (unsigned)size) {
-				if (!NormGetNextEvent(inst, &ev, true)) return 1;
+				if (!wait(inst, &ev)) return 1;
 				if (ev.type == NORM_TX_WATERMARK_COMPLETED) waiting = 0;
 			}
 		}
@@ -87,7 +99,7 @@ static int sender(int ack, int k, long m, int size) {
 		since += size;
 		if (ack && since >= mark) {
 			while (waiting) { // at most one watermark outstanding
-				if (!NormGetNextEvent(inst, &ev, true)) return 1;
+				if (!wait(inst, &ev)) return 1;
 				if (ev.type == NORM_TX_WATERMARK_COMPLETED) {
 					if (NormGetAckingStatus(s, NORM_NODE_ANY) != NORM_ACK_SUCCESS) NormResetWatermark(s);
 					else waiting = 0;
@@ -105,7 +117,8 @@ static int sender(int ack, int k, long m, int size) {
 	fflush(stdout);
 	// Serve repairs until the script stops us.
 	double end = now() + 120;
-	while (now() < end && NormGetNextEvent(inst, &ev, true)) {
+	while (now() < end) {
+		if (!wait(inst, &ev)) break;
 	}
 	return 0;
 }
