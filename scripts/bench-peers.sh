@@ -61,7 +61,7 @@ ip netns add "$ns"
 ip netns exec "$ns" ip link set lo up
 ip netns exec "$ns" ip link set lo multicast on
 ip netns exec "$ns" ip route add 224.0.0.0/4 dev lo
-run() { ip netns exec "$ns" "$@"; }
+run() { ip netns exec "$ns" "$@"; }  # in the foreground only (a backgrounded function's PID is a subshell's)
 
 rows=$work/rows
 : >"$rows"
@@ -85,17 +85,21 @@ PY
 	fi
 done
 
-# peer NAME SENDER_CMD RECEIVER_CMD_PREFIX: receivers first, then the
-# sender; the sender is stopped once every receiver has reported.
+# peer NAME SENDER_CMD RECEIVER_CMD: receivers first (@ID@ in their
+# command is each one's node id, 2 and up), then the sender, which is
+# stopped once every receiver has reported. Commands are split on spaces
+# and exec'd (ip netns exec, timeout, env): the PIDs kept are theirs.
 peer() {
 	local name=$1 send=$2 recv=$3 rx=()
 	for i in $(seq 2 $((RECEIVERS + 1))); do
-		run timeout $((TIMEOUT + 30)) env PEER_TIMEOUT="$TIMEOUT" bash -c "$recv" _ "$i" >"$work/$name.r$i" 2>"$work/$name.r$i.err" &
+		# shellcheck disable=SC2086
+		ip netns exec "$ns" timeout $((TIMEOUT + 30)) env PEER_TIMEOUT="$TIMEOUT" ${recv//@ID@/$i} >"$work/$name.r$i" 2>"$work/$name.r$i.err" &
 		rx+=($!)
 		pids+=($!)
 	done
 	sleep 1
-	run timeout $((TIMEOUT + 60)) bash -c "$send" >"$work/$name.s" 2>"$work/$name.s.err" &
+	# shellcheck disable=SC2086
+	ip netns exec "$ns" timeout $((TIMEOUT + 60)) env NORM_RATE="$NORM_RATE" $send >"$work/$name.s" 2>"$work/$name.s.err" &
 	local s=$!
 	pids+=($s)
 	wait "${rx[@]}" || true
@@ -126,8 +130,8 @@ echo "jgroups" >&2
 peer jgroups "$J send $RECEIVERS $MESSAGES $SIZE 0" "$J recv $RECEIVERS $MESSAGES $SIZE $frac"
 for mode in fixed ack; do
 	echo "norm ($mode)" >&2
-	peer "norm-$mode" "NORM_RATE=$NORM_RATE $work/norm_peer send $mode 1 $RECEIVERS $MESSAGES $SIZE 0" \
-		"$work/norm_peer recv $mode \$1 $RECEIVERS $MESSAGES $SIZE $LOSS"
+	peer "norm-$mode" "$work/norm_peer send $mode 1 $RECEIVERS $MESSAGES $SIZE 0" \
+		"$work/norm_peer recv $mode @ID@ $RECEIVERS $MESSAGES $SIZE $LOSS"
 done
 
 echo
