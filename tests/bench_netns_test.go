@@ -14,12 +14,7 @@ import (
 // run's JSON (network udp, everything delivered) plus the CPU time of each
 // process and per message, and removes the namespace.
 func TestBenchInNetns(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs the ip command (iproute2)")
-	}
+	needNetns(t)
 	bin := stacktool(t)
 	before, _ := exec.Command("ip", "netns", "list").Output()
 	out, err := exec.Command(bin, "bench", "fifo : reliable : pack", "--receivers", "1", "--messages", "3000", "--size", "200", "--netns", "--json").Output()
@@ -75,12 +70,7 @@ func TestBenchBadInput(t *testing.T) {
 // multicast route, bench --fanout (multicast carried by unicast to each
 // member) delivers everything for fifo : reliable with 3 receivers.
 func TestBenchFanoutWithoutMulticast(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs the ip command (iproute2)")
-	}
+	needNetns(t)
 	bin := stacktool(t)
 	out, err := exec.Command(bin, "bench", "fifo : reliable", "--receivers", "3", "--messages", "3000", "--size", "200", "--fanout", "--netns", "--json").Output()
 	if err != nil {
@@ -96,5 +86,16 @@ func TestBenchFanoutWithoutMulticast(t *testing.T) {
 	}
 	if rep.Expected != 9000 || rep.Delivered != 9000 || len(rep.Broken) > 0 {
 		t.Errorf("delivered %d of %d (broken %v), want 9000 of 9000", rep.Delivered, rep.Expected, rep.Broken)
+	}
+}
+
+// needNetns skips a test that makes network namespaces where it cannot.
+func needNetns(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs the ip command (iproute2)")
 	}
 }

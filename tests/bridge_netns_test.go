@@ -20,12 +20,7 @@ type bridged struct {
 
 func newBridged(t *testing.T, n int) *bridged {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs the ip command (iproute2)")
-	}
+	needNetns(t)
 	id := fmt.Sprintf("%d-%d", os.Getpid(), nsCount.Add(1))
 	b := &bridged{hub: "lcbrhub" + id}
 	ip := func(args ...string) {

@@ -180,26 +180,23 @@ func serveStat(addr string, src *statSource) (func(), error) {
 		return nil, fmt.Errorf("--stat: %v", err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
-		doc, err := src.collect()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
+	serve := func(contentType string, write func(io.Writer, *StatDoc)) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			doc, err := src.collect()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			w.Header().Set("Content-Type", contentType)
+			write(w, doc)
 		}
-		w.Header().Set("Content-Type", "application/json")
+	}
+	mux.HandleFunc("/stats", serve("application/json", func(w io.Writer, doc *StatDoc) {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(doc)
-	})
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		doc, err := src.collect()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		writeProm(w, doc)
-	})
+	}))
+	mux.HandleFunc("/metrics", serve("text/plain; version=0.0.4", writeProm))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return func() { _ = srv.Close() }, nil
