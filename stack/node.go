@@ -31,6 +31,14 @@ func (b *Batch) Release() {
 	}
 }
 
+// Flusher is implemented by transports that batch what the stack sends
+// (transport/udp: one sendmmsg per step). Node calls Flush on its
+// goroutine after every step, so a step's packets leave together and none
+// waits for a later step.
+type Flusher interface {
+	Flush()
+}
+
 // NodeConfig builds a Node.
 type NodeConfig struct {
 	// Stack configures the stack; its Clock is ignored and replaced by the
@@ -78,6 +86,7 @@ type Node struct {
 	pending   []*nodeCall // blocked casts waiting for the stack to take them
 	armed     event.Time
 	timer     *time.Timer
+	flush     Flusher // the transport, if it batches
 }
 
 type callKind uint8
@@ -115,6 +124,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		return nil, err
 	}
 	n.st = st
+	n.flush, _ = sc.Transport.(Flusher)
 	in, calls := cfg.Inbox, cfg.Calls
 	if in <= 0 {
 		in = 16
@@ -218,6 +228,34 @@ func (n *Node) call(tmpl *nodeCall) error {
 	return err
 }
 
+// Snapshot is a copy of a running stack's counters, taken on the node's
+// goroutine between steps: safe to read from any goroutine afterwards.
+type Snapshot struct {
+	// At is the node's clock when it was taken.
+	At event.Time
+	// Layers are every layer's counters, top first.
+	Layers []LayerCounters
+	// Net are the stack's counters at its bottom edge.
+	Net NetStats
+	// Backlog is the application sends waiting in the stack.
+	Backlog int
+}
+
+// Snapshot copies the stack's counters on the node goroutine (through
+// Do), then also runs each of also there, so a caller can copy state it
+// keeps in callbacks (views, say) at the same moment. It returns
+// ErrClosed once the node is closed.
+func (n *Node) Snapshot(also ...func(*Stack)) (Snapshot, error) {
+	var s Snapshot
+	err := n.Do(func(st *Stack) {
+		s = Snapshot{At: st.Now(), Layers: st.Counters(), Net: st.Net(), Backlog: st.Backlog()}
+		for _, f := range also {
+			f(st)
+		}
+	})
+	return s, err
+}
+
 // Close closes the stack (layers release what they hold) and stops the
 // node goroutine. Blocked calls return ErrClosed. It is safe to call more
 // than once and from any goroutine except a callback.
@@ -253,6 +291,7 @@ func (n *Node) loop() {
 			n.st.Pump()
 		case <-n.quit:
 			n.st.Close()
+			n.flushStep() // the layers' last words (gms's goodbye)
 			for _, c := range n.pending {
 				c.reply <- ErrClosed
 			}
@@ -270,6 +309,14 @@ func (n *Node) loop() {
 		}
 		n.retry()
 		n.arm()
+		n.flushStep()
+	}
+}
+
+// flushStep sends what the step left in the transport's batch.
+func (n *Node) flushStep() {
+	if n.flush != nil {
+		n.flush.Flush()
 	}
 }
 

@@ -52,6 +52,14 @@ type Config struct {
 	Site event.SiteID
 }
 
+// PayloadLimiter is implemented by a layer that sets how large an
+// application payload may be (frag, which fragments what the network
+// cannot carry whole): without Config.MaxPayload, the first such layer's
+// MaxPayload is the stack's limit, the one ErrTooLarge names.
+type PayloadLimiter interface {
+	MaxPayload() int
+}
+
 // Stack is one node's protocol stack: the steppable core. It is not safe for
 // concurrent use: the simulator drives many stacks from one goroutine, and
 // Node (node.go) wraps one stack in a goroutine for real networks.
@@ -153,6 +161,13 @@ func New(cfg Config) (*Stack, error) {
 	}
 	if s.maxPay <= 0 {
 		s.maxPay = 64000
+		// A layer that fragments (frag) sets the limit itself.
+		for _, e := range cfg.Layers {
+			if p, ok := e.Layer.(PayloadLimiter); ok {
+				s.maxPay = p.MaxPayload()
+				break
+			}
+		}
 	}
 	n := cfg.AppQueue
 	if n <= 0 {

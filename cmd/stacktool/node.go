@@ -54,6 +54,7 @@ func init() {
 			&cli.Float64Flag{Name: "cast", Usage: "messages per second to multicast, over the joined groups in turn (0: none)"},
 			&cli.IntFlag{Name: "size", Usage: "payload bytes per message cast (at least the 32-byte stamp)", Value: 100},
 			&cli.DurationFlag{Name: "report", Usage: "interval between delivery count lines", Value: time.Second},
+			&cli.StringFlag{Name: "stat", Usage: "serve live counters over HTTP at this loopback address (read them with stacktool stat ADDR)"},
 		},
 		Action: nodeCmd,
 	})
@@ -155,10 +156,12 @@ func nodeCmd(c *cli.Context) error {
 	delivered := map[event.NodeID]int{}
 	total := 0
 	views := udprun.NewViews(self, groups)
+	current := map[event.GroupID]*event.ViewInfo{} // for --stat, on the node goroutine too
 	app := stack.AppFuncs{
 		OnDeliver: func(d stack.Delivery) { delivered[d.From]++; total++ },
 		OnView: func(v *event.ViewInfo) {
 			views.View(v)
+			current[v.Group] = v
 			log.Info("view", "group", name(v.Group), "id", v.ID, "members", nodes(v.Members), "joined", nodes(v.Joined), "left", nodes(v.Left))
 		},
 	}
@@ -171,6 +174,24 @@ func nodeCmd(c *cli.Context) error {
 	}
 	tr.SetSink(nd)
 	defer nd.Close() // leaves the groups (gms says goodbye), before the transport closes
+	if addr := c.String("stat"); addr != "" {
+		stop, err := serveStat(addr, &statSource{self: self, nd: nd, tr: tr, views: func() []StatView {
+			var out []StatView
+			for g, v := range current {
+				sv := StatView{Group: name(g), ID: uint64(v.ID)}
+				for _, m := range v.Members {
+					sv.Members = append(sv.Members, m.String())
+				}
+				out = append(out, sv)
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+			return out
+		}})
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	log.Info("listening", "addr", tr.LocalAddr(), "service", gmsAddr, "groups", c.String("join"), "seed", seed)
 
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)

@@ -155,9 +155,15 @@ func (v *Views) Join(ctx context.Context, nd *stack.Node, svc *net.UDPAddr, wait
 // from their traffic: it knows only the service's address (svc, pinned)
 // and learns the rest, up to learn addresses.
 func NewTransport(self event.NodeID, listen, ifName string, port int, service event.NodeID, svc *net.UDPAddr, learn int) (*udp.Transport, error) {
+	return udp.New(TransportConfig(self, listen, ifName, port, service, svc, learn), nil)
+}
+
+// TransportConfig is NewTransport's configuration, for a caller that
+// changes it before udp.New (the worker's fan-out).
+func TransportConfig(self event.NodeID, listen, ifName string, port int, service event.NodeID, svc *net.UDPAddr, learn int) udp.Config {
 	cfg := udp.Config{Self: self, Listen: listen, Interface: ifName, MulticastPort: port, Learn: learn}
 	if svc != nil {
 		cfg.Book = map[event.NodeID]*net.UDPAddr{service: svc}
 	}
-	return udp.New(cfg, nil)
+	return cfg
 }

@@ -22,7 +22,10 @@ import (
 	"github.com/layercast/layercast/stack"
 )
 
-func init() { experiment.Networks["udp"] = Run }
+func init() {
+	experiment.Networks["udp"] = Run
+	experiment.Networks["udp-fanout"] = RunFanout
+}
 
 // MaxNodes bounds the processes one run starts.
 const MaxNodes = 64
@@ -60,39 +63,85 @@ type worker struct {
 // Run is the "udp" network: one worker process per node, multicast on the
 // loopback interface.
 func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progress experiment.Progress) (*experiment.Report, error) {
+	rep, _, err := run(ctx, spec, sc, progress, BenchOptions{})
+	return rep, err
+}
+
+// RunFanout is the "udp-fanout" network: Run with every multicast
+// channel carried by unicast to each node (udp.Config.Fanout), for
+// networks without IP multicast.
+func RunFanout(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progress experiment.Progress) (*experiment.Report, error) {
+	rep, _, err := run(ctx, spec, sc, progress, BenchOptions{Fanout: true})
+	return rep, err
+}
+
+// BenchOptions are what Bench adds to a run.
+type BenchOptions struct {
+	// Messages is how many messages each sender casts (0: as the
+	// scenario's rate and duration say).
+	Messages int64
+	// Fanout carries multicast by unicast fan-out (udp.Config.Fanout).
+	Fanout bool
+}
+
+// Usage is what each worker process of a Bench run cost.
+type Usage struct {
+	// CPU is each process's user and system CPU time (rusage).
+	CPU map[event.NodeID]time.Duration
+	// Sent and Delivered are each worker's casts and the deliveries its
+	// own check counted.
+	Sent, Delivered map[event.NodeID]int64
+	// Senders are the nodes that cast.
+	Senders []event.NodeID
+}
+
+// Bench is Run with a fixed workload: every sender casts messages messages
+// as fast as its stack takes them (the scenario's Rate and Duration only
+// bound the run) and the receivers are done once they delivered all of
+// them. It also returns each worker process's CPU time.
+func Bench(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, o BenchOptions) (*experiment.Report, *Usage, error) {
+	if o.Messages <= 0 {
+		return nil, nil, fmt.Errorf("udp bench: %d messages: want at least 1", o.Messages)
+	}
+	return run(ctx, spec, sc, nil, o)
+}
+
+func run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progress experiment.Progress, o BenchOptions) (*experiment.Report, *Usage, error) {
 	wall := time.Now()
-	if err := CheckMulticast(Interface); err != nil {
-		return nil, err
+	if !o.Fanout {
+		if err := CheckMulticast(Interface); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(sc.Faults) > 0 {
-		return nil, fmt.Errorf("udp network: faults (%s) are simulator-only for now; run them with --network sim", strings.Join(sc.Faults, ", "))
+		return nil, nil, fmt.Errorf("udp network: faults (%s) are simulator-only for now; run them with --network sim", strings.Join(sc.Faults, ", "))
 	}
 	if sc.Capacity != "" && sc.Capacity != "none" && sc.Capacity != "unlimited" {
-		return nil, fmt.Errorf("udp network: --capacity %s is a simulator setting; on udp the machine's own capacity applies", sc.Capacity)
+		return nil, nil, fmt.Errorf("udp network: --capacity %s is a simulator setting; on udp the machine's own capacity applies", sc.Capacity)
 	}
 	asg, err := experiment.Assign(sc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(asg.Nodes) > MaxNodes {
-		return nil, fmt.Errorf("udp network: %d nodes would be %d processes; at most %d", len(asg.Nodes), len(asg.Nodes), MaxNodes)
+		return nil, nil, fmt.Errorf("udp network: %d nodes would be %d processes; at most %d", len(asg.Nodes), len(asg.Nodes), MaxNodes)
 	}
 	if _, err := compose.Build(spec); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	exe := Executable
 	if exe == "" {
 		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("udp network: cannot find the stacktool binary to start workers: %v", err)
+			return nil, nil, fmt.Errorf("udp network: cannot find the stacktool binary to start workers: %v", err)
 		}
 	}
 	mport, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	scJSON, err := jsonScenario(sc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	runFor := sc.Duration + sc.Drain
 	deadline := runFor + 3*setupTimeout
@@ -118,18 +167,18 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	for i, id := range asg.Nodes {
 		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(int(id)), "--spec", spec.String(),
 			"--scenario", scJSON, "--mcast-if", Interface, "--mcast-port", strconv.Itoa(mport),
-			"--deadline", deadline.String())
+			"--deadline", deadline.String(), "--messages", strconv.FormatInt(o.Messages, 10), "--fanout="+strconv.FormatBool(o.Fanout))
 		cmd.Stderr = Stderr
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := cmd.Start(); err != nil {
-			return nil, fmt.Errorf("udp network: start worker %v: %v", id, err)
+			return nil, nil, fmt.Errorf("udp network: start worker %v: %v", id, err)
 		}
 		ws[i] = &worker{id: id, cmd: cmd, stdin: stdin}
 		go func(i int, r io.Reader) {
@@ -195,7 +244,7 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	}
 
 	if err := wait("ready", setupTimeout, func(w *worker, rest string) error { w.addr = rest; return nil }, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	book := make([]string, len(ws))
 	for i, w := range ws {
@@ -204,7 +253,7 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	epoch := time.Now()
 	tell(fmt.Sprintf("start %d %s", epoch.UnixNano(), strings.Join(book, ",")))
 	if err := wait("joined", setupTimeout, func(*worker, string) error { return nil }, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Let every worker read "go" before the first message is due.
 	goAt := event.Time(time.Since(epoch) + 50*time.Millisecond)
@@ -219,7 +268,7 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	var notes []string
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		notes = append(notes, err.Error()) // report what was delivered anyway
 	}
@@ -232,13 +281,21 @@ func Run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 		}
 		return nil
 	}, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	use := &Usage{CPU: map[event.NodeID]time.Duration{}, Sent: map[event.NodeID]int64{}, Delivered: map[event.NodeID]int64{}, Senders: asg.Senders}
 	for _, w := range ws {
 		w.stdin.Close()
 		_ = w.cmd.Wait()
+		if ps := w.cmd.ProcessState; ps != nil {
+			use.CPU[w.id] = ps.UserTime() + ps.SystemTime()
+		}
+		for _, c := range w.rep.Sent {
+			use.Sent[w.id] += int64(c.Count)
+		}
+		use.Delivered[w.id] = w.rep.Delivered
 	}
-	return aggregate(spec, sc, asg, ws, goAt, end, time.Since(wall), notes), nil
+	return aggregate(spec, sc, asg, ws, goAt, end, time.Since(wall), notes), use, nil
 }
 
 // aggregate replays the workers' logs into the harness's collector, so the

@@ -21,7 +21,7 @@ func TestExpectedDeliveries(t *testing.T) {
 	// the group's other members.
 	var sum, want int64
 	for _, id := range asg.Nodes {
-		sum += expectedDeliveries(sc, asg, id)
+		sum += expectedDeliveries(sc, asg, id, 0)
 	}
 	for _, s := range asg.Senders {
 		for i, g := range asg.Of[s] {
@@ -35,8 +35,16 @@ func TestExpectedDeliveries(t *testing.T) {
 		t.Error("perGroup does not split round-robin")
 	}
 	sc.Rate = 0
-	if expectedDeliveries(sc, asg, asg.Nodes[0]) != -1 {
+	if expectedDeliveries(sc, asg, asg.Nodes[0], 0) != -1 {
 		t.Error("rate max should expect an unknown count")
+	}
+	// A fixed count (bench --messages) is known at rate max too.
+	sum = 0
+	for _, id := range asg.Nodes {
+		sum += expectedDeliveries(sc, asg, id, 500)
+	}
+	if want := want / 101 * 500; sum != want {
+		t.Errorf("with 500 messages per sender, expected deliveries sum to %d, want %d", sum, want)
 	}
 }
 

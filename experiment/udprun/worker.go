@@ -44,6 +44,8 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	deadline := fs.Duration("deadline", time.Minute, "stop by then whatever happens")
 	gmsText := fs.String("gms", "", "membership service address: join --join through it instead of static views")
 	joinText := fs.String("join", "", "with --gms: comma-separated group names to join")
+	messages := fs.Int64("messages", 0, "cast exactly this many messages in all (0: as the scenario's rate and duration say)")
+	fanout := fs.Bool("fanout", false, "carry multicast by unicast to every node of the address book")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("worker: %v", err)
 	}
@@ -94,7 +96,9 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	}
 	stopAt := time.Now().Add(*deadline)
 
-	tr, err := NewTransport(self, "", *ifName, *mport, service, gms, learn)
+	tcfg := TransportConfig(self, "", *ifName, *mport, service, gms, learn)
+	tcfg.Fanout = *fanout
+	tr, err := udp.New(tcfg, nil)
 	if err != nil {
 		return fmt.Errorf("worker %v: %v", self, err)
 	}
@@ -163,7 +167,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	)
 	expected := int64(-1) // joined through a service: nobody knows in advance
 	if gms == nil {
-		expected = expectedDeliveries(sc, asg, self)
+		expected = expectedDeliveries(sc, asg, self, *messages)
 	}
 	if expected >= 0 {
 		recs = make([]Record, 0, expected)
@@ -234,7 +238,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 
 	sendDone := make(chan []SentCount, 1)
 	if isSender(asg, self) {
-		go func() { sendDone <- send(nd, sc, asg.Of[self], self, goAt, stopAt) }()
+		go func() { sendDone <- send(nd, sc, *messages, asg.Of[self], self, goAt, stopAt) }()
 	} else {
 		sendDone <- nil
 	}
@@ -331,13 +335,27 @@ func perGroup(total int64, i, n int) int64 {
 	return c
 }
 
-// expectedDeliveries is how many messages node self should deliver at a
-// fixed rate (-1 at rate max, where nobody knows in advance).
-func expectedDeliveries(sc experiment.Scenario, asg *experiment.Assignment, self event.NodeID) int64 {
-	if sc.Rate <= 0 {
+// total is how many messages each sender casts: messages if set, else
+// the scenario's rate times its duration (-1 at rate max: as many as it
+// can in the duration).
+func total(sc experiment.Scenario, messages int64) int64 {
+	switch {
+	case messages > 0:
+		return messages
+	case sc.Rate > 0:
+		return int64(sc.Duration.Seconds() * sc.Rate)
+	}
+	return -1
+}
+
+// expectedDeliveries is how many messages node self should deliver when
+// every sender casts a known number (-1 otherwise: nobody knows in
+// advance).
+func expectedDeliveries(sc experiment.Scenario, asg *experiment.Assignment, self event.NodeID, messages int64) int64 {
+	total := total(sc, messages)
+	if total < 0 {
 		return -1
 	}
-	total := int64(sc.Duration.Seconds() * sc.Rate)
 	mine := map[event.GroupID]bool{}
 	for _, g := range asg.Of[self] {
 		mine[g] = true
@@ -358,15 +376,14 @@ func expectedDeliveries(sc experiment.Scenario, asg *experiment.Assignment, self
 
 // send is the sender's workload, as the simulator's: Rate messages per
 // second over the node's groups in turn, for Duration from goAt (or as fast
-// as the stack takes them at rate max). Casts block while the stack pushes
-// back.
-func send(nd *stack.Node, sc experiment.Scenario, groups []event.GroupID, self event.NodeID, goAt, stopAt time.Time) []SentCount {
+// as the stack takes them at rate max; messages, if set, is the number to
+// send, whatever the duration). Casts block while the stack pushes back.
+func send(nd *stack.Node, sc experiment.Scenario, messages int64, groups []event.GroupID, self event.NodeID, goAt, stopAt time.Time) []SentCount {
 	counts := make([]uint64, len(groups))
 	buf := make([]byte, max(sc.MsgSize, experiment.PayloadHeader))
-	var total int64 = -1
+	total := total(sc, messages)
 	var period time.Duration
 	if sc.Rate > 0 {
-		total = int64(sc.Duration.Seconds() * sc.Rate)
 		period = time.Duration(1e9 / sc.Rate)
 	}
 	time.Sleep(time.Until(goAt))
@@ -383,6 +400,26 @@ func send(nd *stack.Node, sc experiment.Scenario, groups []event.GroupID, self e
 				time.Sleep(due.Sub(now))
 			}
 		}
+		if period == 0 {
+			// At rate max, a burst of casts per visit to the node's
+			// goroutine: one hand-off for many messages. A cast the stack
+			// refuses ends the burst; the next one waits in Cast.
+			burst := int64(0)
+			_ = nd.Do(func(st *stack.Stack) {
+				for ; burst < maxBurst && (total < 0 || k+burst < total); burst++ {
+					i := int((k + burst) % int64(len(groups)))
+					experiment.PutStamp(buf, experiment.Stamp{Sender: self, Group: groups[i], Index: counts[i], Sent: nd.Now()})
+					if st.Cast(groups[i], buf) != nil {
+						break
+					}
+					counts[i]++
+				}
+			})
+			if burst > 0 {
+				k += burst - 1
+				continue
+			}
+		}
 		i := int(k % int64(len(groups)))
 		g := groups[i]
 		experiment.PutStamp(buf, experiment.Stamp{Sender: self, Group: g, Index: counts[i], Sent: nd.Now()})
@@ -397,6 +434,10 @@ func send(nd *stack.Node, sc experiment.Scenario, groups []event.GroupID, self e
 	}
 	return out
 }
+
+// maxBurst bounds the casts a sender at rate max makes in one visit to
+// its node's goroutine.
+const maxBurst = 64
 
 // lossySink applies the scenario's loss model (sim.ParseLoss syntax) to the
 // packets this node receives, before its stack sees them, so --loss means

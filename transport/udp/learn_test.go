@@ -71,14 +71,14 @@ func TestLearnBounded(t *testing.T) {
 	if err := tr.SetAddr(50, pinned); err != nil {
 		t.Fatal(err)
 	}
-	at := func(port int) *net.UDPAddr { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: port} }
+	host := [4]byte{127, 0, 0, 2}
 	for id := event.NodeID(10); id < 20; id++ {
-		tr.observe(frameFrom(id, "x"), at(int(id)))
+		tr.observe(frameFrom(id, "x"), host, int(id))
 	}
-	tr.observe(frameFrom(50, "forged"), at(1))   // pinned: ignored
-	tr.observe(frameFrom(1, "self"), at(2))      // ourselves: ignored
-	tr.observe([]byte{1, 2, 3}, at(3))           // no frame: ignored
-	tr.observe(frameFrom(19, "moved"), at(4019)) // a known node moved
+	tr.observe(frameFrom(50, "forged"), host, 1)   // pinned: ignored
+	tr.observe(frameFrom(1, "self"), host, 2)      // ourselves: ignored
+	tr.observe([]byte{1, 2, 3}, host, 3)           // no frame: ignored
+	tr.observe(frameFrom(19, "moved"), host, 4019) // a known node moved
 	if n := len(tr.book); n != 4 {
 		t.Errorf("book holds %d entries, want 3 learned + 1 pinned", n)
 	}
@@ -117,7 +117,7 @@ func FuzzLearnFromPacket(f *testing.F) {
 			if len(p) >= stack.FrameSize {
 				p[stack.FrameSize-1] += byte(i)
 			}
-			tr.observe(p, &net.UDPAddr{IP: net.IPv4(127, 0, host, byte(i)), Port: int(port) + i})
+			tr.observe(p, [4]byte{127, 0, host, byte(i)}, int(port)+i)
 		}
 		if len(tr.book) > 3 {
 			t.Fatalf("book holds %d entries, bound 2 learned + 1 pinned", len(tr.book))

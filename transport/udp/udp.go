@@ -22,12 +22,15 @@
 // entries are bounded by Config.Learn; the oldest is forgotten first (a live
 // node is learned again from its next packet).
 //
-// Reader goroutines read with ReadBatch (recvmmsg) into buffers owned by the
-// transport and hand each batch to the Node runner (stack.Node.Input);
-// the node gives the batch back when the stack has consumed it, so steady
-// state allocates nothing per packet. Sends are non-blocking system calls
-// straight from the stack's goroutine: a full kernel buffer drops the packet
-// and counts it (the network is lossy; the reliable layers recover).
+// Reader goroutines read with recvmmsg into buffers owned by the transport
+// and hand each batch to the Node runner (stack.Node.Input); the node gives
+// the batch back when the stack has consumed it, so steady state allocates
+// nothing per packet. Sends are non-blocking system calls straight from the
+// stack's goroutine: a full kernel buffer drops the packet and counts it
+// (the network is lossy; the reliable layers recover). Once a runner calls
+// Flush (stack.Node does after every step), sends are copied into a batch
+// and leave together, one sendmmsg per step (or per Config.WriteBatch
+// packets); before that, each leaves at once.
 package udp
 
 import (
@@ -63,8 +66,16 @@ type Config struct {
 	// MulticastPort is the UDP port of every group's channel (default
 	// 47000); other kinds of channel use the next ports (ChannelAddr).
 	MulticastPort int
-	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF size to ask for (default 8 MB).
+	// SocketBuffer is the SO_RCVBUF/SO_SNDBUF size to ask for (default 8 MB;
+	// forced past net.core.rmem_max where the process may, as root).
 	SocketBuffer int
+	// WriteBatch is the most packets one sendmmsg carries (default 64;
+	// 1: every packet is its own sendto, Flush or not). The batch's bytes
+	// are bounded too, by WriteBytes.
+	WriteBatch int
+	// WriteBytes bounds the bytes waiting in the send batch (default 1 MB,
+	// at least MaxPacket); a packet that does not fit flushes the batch.
+	WriteBytes int
 	// BatchSize is the packets one ReadBatch reads at most (default 64).
 	BatchSize int
 	// Batches is the number of read batches per socket (default 4): the
@@ -76,6 +87,11 @@ type Config struct {
 	// Learn bounds the addresses learned from incoming frames (0: learn
 	// none; only Book and SetAddr entries are used).
 	Learn int
+	// Fanout carries every multicast channel by unicast, one copy to each
+	// node in the address book, for networks without IP multicast (most
+	// clouds): subscribing opens no socket, and packets of every channel
+	// arrive on the unicast socket. The layers see no difference.
+	Fanout bool
 }
 
 // DefaultMulticastPort is the UDP port of every group's channel unless
@@ -92,8 +108,10 @@ type Stats struct {
 	PacketsReceived, BytesReceived int64
 	// Truncated counts datagrams longer than MaxPacket.
 	Truncated int64
-	// BatchReads counts ReadBatch calls that returned packets.
+	// BatchReads counts recvmmsg calls that returned packets.
 	BatchReads int64
+	// BatchWrites counts sendmmsg calls that sent packets.
+	BatchWrites int64
 	// KernelDrops counts packets the kernel dropped because a socket's
 	// receive queue was full (SO_RXQ_OVFL; a drop shows once a later
 	// packet arrives on the same socket).
@@ -124,9 +142,19 @@ type Transport struct {
 	wpkt    []byte
 	wsa     *syscall.SockaddrInet4
 	werr    error
-	full    atomic.Bool // a send was refused lately (see Writable)
-	resume  *time.Timer
-	chans   sync.Map // event.ChannelID -> *syscall.SockaddrInet4 (see ChannelAddr)
+	// The send batch (see Flush): packets copied into wslab, wn of them
+	// described by wm; only the stack's goroutine touches it.
+	batching     bool // a runner calls Flush
+	wm           *mmsg
+	wslab        []byte
+	wn, wused    int
+	wsent        int
+	werrno       syscall.Errno
+	flushFn      func(uintptr) bool
+	wpkts, wbyts int64       // counted by flushFn, added to the atomics once
+	full         atomic.Bool // a send was refused lately (see Writable)
+	resume       *time.Timer
+	chans        sync.Map // event.ChannelID -> *syscall.SockaddrInet4 (see ChannelAddr)
 
 	// The address book: read for every send and, when learning, for every
 	// packet received; written rarely. Entries are never changed in place.
@@ -141,6 +169,7 @@ type Transport struct {
 
 	packetsSent, bytesSent, sendDrops, sendErrors atomic.Int64
 	packetsRecv, bytesRecv, truncated, batches    atomic.Int64
+	batchWrites                                   atomic.Int64
 	learnedN, forgotten, kernelDrops              atomic.Int64
 }
 
@@ -215,6 +244,13 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 	if cfg.MaxPacket <= 0 {
 		cfg.MaxPacket = 65536
 	}
+	if cfg.WriteBatch <= 0 {
+		cfg.WriteBatch = 64
+	}
+	if cfg.WriteBytes <= 0 {
+		cfg.WriteBytes = 1 << 20
+	}
+	cfg.WriteBytes = max(cfg.WriteBytes, cfg.MaxPacket)
 	ifi, err := net.InterfaceByName(cfg.Interface)
 	if err != nil {
 		return nil, fmt.Errorf("udp: multicast interface %q: %v", cfg.Interface, err)
@@ -251,6 +287,9 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 		return nil, fmt.Errorf("udp: multicast loopback: %v", err)
 	}
 	t.writeFn = t.sendto
+	t.flushFn = t.sendmmsg
+	t.wm = newMmsg(cfg.WriteBatch)
+	t.wslab = make([]byte, cfg.WriteBytes)
 	if t.raw, err = uc.SyscallConn(); err != nil {
 		uc.Close()
 		return nil, err
@@ -262,21 +301,28 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 		}
 	}
 	t.wg.Add(1)
-	go t.read(t.pc)
+	go t.read(t.raw)
 	return t, nil
 }
 
-// setBuffers asks for large socket buffers; the kernel may grant less
-// (net.core.rmem_max), which only means more drops under load.
+// setBuffers asks for large socket buffers: forced past net.core.rmem_max
+// and wmem_max where the process may (CAP_NET_ADMIN), else as much as the
+// kernel grants, which only means more drops under load.
 func setBuffers(c *net.UDPConn, n int) {
-	_ = c.SetReadBuffer(n)
-	_ = c.SetWriteBuffer(n)
-	// Ask for the socket's drop counter with every packet (rxqOverflow).
-	if raw, err := c.SyscallConn(); err == nil {
-		_ = raw.Control(func(fd uintptr) {
-			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RXQ_OVFL, 1)
-		})
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return
 	}
+	_ = raw.Control(func(fd uintptr) {
+		if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n) != nil {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
+		}
+		if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUFFORCE, n) != nil {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, n)
+		}
+		// Ask for the socket's drop counter with every packet (rxqOverflow).
+		_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RXQ_OVFL, 1)
+	})
 }
 
 // oobSize is the control-message space one packet needs for its
@@ -346,24 +392,23 @@ func (t *Transport) Addr(id event.NodeID) *net.UDPAddr {
 
 // observe learns the address of a packet's source node from its frame;
 // packets without a valid frame teach nothing (the stack counts them).
-func (t *Transport) observe(pkt []byte, from *net.UDPAddr) {
+func (t *Transport) observe(pkt []byte, ip [4]byte, port int) {
 	if f, err := stack.ParseFrame(pkt); err == nil {
-		t.learn(f.Src, from)
+		t.learn(f.Src, ip, port)
 	}
 }
 
-// learn records that node src sent from address from (Config.Learn > 0).
-// The common case, a known node at its known address, takes a read lock
-// and allocates nothing.
-func (t *Transport) learn(src event.NodeID, from *net.UDPAddr) {
-	ip4 := from.IP.To4()
-	if src == t.cfg.Self || ip4 == nil {
+// learn records that node src sent from address ip:port (Config.Learn >
+// 0). The common case, a known node at its known address, takes a read
+// lock and allocates nothing.
+func (t *Transport) learn(src event.NodeID, ip [4]byte, port int) {
+	if src == t.cfg.Self {
 		return
 	}
 	t.bookMu.RLock()
 	e := t.book[src]
 	t.bookMu.RUnlock()
-	if e != nil && (e.pinned || e.sa.Port == from.Port && [4]byte(ip4) == e.sa.Addr) {
+	if e != nil && (e.pinned || e.sa.Port == port && ip == e.sa.Addr) {
 		return
 	}
 	t.bookMu.Lock()
@@ -384,7 +429,7 @@ func (t *Transport) learn(src event.NodeID, from *net.UDPAddr) {
 		}
 		t.learned.Push(src)
 	}
-	t.book[src] = &bookEntry{sa: syscall.SockaddrInet4{Port: from.Port, Addr: [4]byte(ip4)}}
+	t.book[src] = &bookEntry{sa: syscall.SockaddrInet4{Port: port, Addr: ip}}
 	t.learnedN.Add(1)
 }
 
@@ -415,6 +460,10 @@ func (t *Transport) Multicast(g event.GroupID, pkt []byte) {
 // MulticastOn transmits pkt on channel ch, without blocking (stack.Channels).
 // A channel with no address (a bad id) counts as a send error.
 func (t *Transport) MulticastOn(ch event.ChannelID, pkt []byte) {
+	if t.cfg.Fanout {
+		t.fanout(pkt)
+		return
+	}
 	v, ok := t.chans.Load(ch)
 	if !ok {
 		a, err := ChannelAddr(ch, t.cfg.MulticastPort)
@@ -429,12 +478,100 @@ func (t *Transport) MulticastOn(ch event.ChannelID, pkt []byte) {
 	t.write(pkt, v.(*syscall.SockaddrInet4))
 }
 
-// write is one non-blocking sendto: the RawConn callback reports done at
+// fanout sends pkt to every node in the address book but this one (a
+// multicast without IP multicast). The book's read lock is held across
+// the sends: they only copy into the batch or make a system call.
+func (t *Transport) fanout(pkt []byte) {
+	t.bookMu.RLock()
+	defer t.bookMu.RUnlock()
+	for id, e := range t.book {
+		if id != t.cfg.Self {
+			t.write(pkt, &e.sa)
+		}
+	}
+}
+
+// write queues pkt for sa in the send batch once a runner calls Flush,
+// and sends it at once before that.
+func (t *Transport) write(pkt []byte, sa *syscall.SockaddrInet4) {
+	if !t.batching || len(pkt) > len(t.wslab) {
+		t.sendNow(pkt, sa)
+		return
+	}
+	if t.wn == len(t.wm.hs) || t.wused+len(pkt) > len(t.wslab) {
+		t.Flush()
+	}
+	b := t.wslab[t.wused : t.wused+len(pkt)]
+	copy(b, pkt) // pkt is the stack's only during the call
+	t.wused += len(pkt)
+	t.wm.set(t.wn, b)
+	t.wm.setAddr(t.wn, sa)
+	t.wn++
+}
+
+// Flush sends the batch: one sendmmsg for every packet written since the
+// last Flush (more calls only where the kernel takes part of it). The
+// stack's goroutine calls it, after every step (stack.Node, which sees the
+// transport implements stack.Flusher); from the first call on, writes wait
+// for it. A full kernel buffer drops the rest of the batch, counted as
+// send drops, and pauses the transport (Writable).
+func (t *Transport) Flush() {
+	t.batching = true
+	if t.wn == 0 {
+		return
+	}
+	t.wsent, t.wpkts, t.wbyts = 0, 0, 0
+	for t.wsent < t.wn {
+		t.werrno = 0
+		if err := t.raw.Write(t.flushFn); err != nil {
+			t.sendErrors.Add(int64(t.wn - t.wsent)) // closed
+			break
+		}
+		switch e := t.werrno; {
+		case e == 0:
+		case e == syscall.EAGAIN || e == syscall.ENOBUFS:
+			t.sendDrops.Add(int64(t.wn - t.wsent))
+			t.wsent = t.wn
+			t.pause()
+		default:
+			t.sendErrors.Add(1) // this one packet (an unreachable address, too long)
+			t.wsent++
+		}
+	}
+	t.packetsSent.Add(t.wpkts)
+	t.bytesSent.Add(t.wbyts)
+	t.wn, t.wused = 0, 0
+}
+
+// sendmmsg is Flush's RawConn callback: it sends from wsent on until all
+// are sent or one fails (werrno), reporting done at once either way so a
+// full buffer never parks the stack's goroutine.
+func (t *Transport) sendmmsg(fd uintptr) bool {
+	for t.wsent < t.wn {
+		n, e := t.wm.send(fd, t.wsent, t.wn)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			t.werrno = e
+			return true
+		}
+		t.batchWrites.Add(1)
+		for i := t.wsent; i < t.wsent+n; i++ {
+			t.wbyts += int64(t.wm.hs[i].Len)
+		}
+		t.wpkts += int64(n)
+		t.wsent += n
+	}
+	return true
+}
+
+// sendNow is one non-blocking sendto: the RawConn callback reports done at
 // once, so a full socket buffer (EAGAIN) drops the packet instead of
 // parking the stack's goroutine. Only the stack's goroutine sends, so the
 // call's arguments travel in fields and the callback is a method value made
 // once: a send allocates nothing.
-func (t *Transport) write(pkt []byte, sa *syscall.SockaddrInet4) {
+func (t *Transport) sendNow(pkt []byte, sa *syscall.SockaddrInet4) {
 	t.wpkt, t.wsa = pkt, sa
 	err := t.raw.Write(t.writeFn)
 	serr := t.werr
@@ -506,7 +643,7 @@ func (t *Transport) SubscribeChannel(g event.ChannelID) error {
 	if t.closed {
 		return stack.ErrClosed
 	}
-	if t.groups[g] != nil {
+	if t.groups[g] != nil || t.cfg.Fanout { // fan-out: everything comes to the unicast socket
 		return nil
 	}
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
@@ -537,9 +674,14 @@ func (t *Transport) SubscribeChannel(g event.ChannelID) error {
 		return fmt.Errorf("udp: join %v (%v) on %s: %v", g, ga.IP, t.ifi.Name, err)
 	}
 	_ = pc.SetMulticastLoopback(true)
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		conn.Close()
+		return err
+	}
 	t.groups[g] = &groupSock{conn: conn, pc: pc}
 	t.wg.Add(1)
-	go t.read(pc)
+	go t.read(rc)
 	return nil
 }
 
@@ -563,9 +705,10 @@ func (t *Transport) UnsubscribeChannel(g event.ChannelID) error {
 	return gs.conn.Close()
 }
 
-// read is one socket's reader: ReadBatch into the transport's buffers, hand
-// each batch to the sink, wait for a free batch when all are out.
-func (t *Transport) read(pc *ipv4.PacketConn) {
+// read is one socket's reader: recvmmsg into the transport's buffers, hand
+// each batch to the sink, wait for a free batch when all are out. The
+// RawConn parks the goroutine in the poller while the socket is empty.
+func (t *Transport) read(rc syscall.RawConn) {
 	defer t.wg.Done()
 	nb, bs, mp := t.cfg.Batches, t.cfg.BatchSize, t.cfg.MaxPacket
 	free := make(chan *stack.Batch, nb)
@@ -576,44 +719,60 @@ func (t *Transport) read(pc *ipv4.PacketConn) {
 		bufs[b] = make([]byte, bs*mp)
 		free <- b
 	}
-	msgs := make([]ipv4.Message, bs)
+	m := newMmsg(bs)
 	oob := make([]byte, bs*oobSize)
+	for i := range bs {
+		m.setOOB(i, oob[i*oobSize:(i+1)*oobSize])
+	}
+	var (
+		n     int
+		errno syscall.Errno
+	)
+	recv := func(fd uintptr) bool {
+		n, errno = m.recv(fd, bs)
+		return errno != syscall.EAGAIN // wait in the poller for more
+	}
 	var drops uint32 // the socket's drop counter as last seen
 	for {
 		b := <-free
 		slab := bufs[b]
-		for i := range msgs {
-			if msgs[i].Buffers == nil {
-				msgs[i].Buffers = make([][]byte, 1)
-			}
-			msgs[i].Buffers[0] = slab[i*mp : (i+1)*mp]
-			msgs[i].OOB = oob[i*oobSize : (i+1)*oobSize]
-			msgs[i].N, msgs[i].NN, msgs[i].Flags = 0, 0, 0
+		for i := range bs {
+			m.set(i, slab[i*mp:(i+1)*mp])
+			m.hs[i].Hdr.SetControllen(oobSize)
 		}
-		n, err := pc.ReadBatch(msgs, 0)
-		if err != nil {
+		if err := rc.Read(recv); err != nil {
 			return // closed
 		}
+		if errno != 0 {
+			if errno == syscall.EINTR {
+				free <- b
+				continue
+			}
+			return // the socket failed (closed under us)
+		}
 		t.batches.Add(1)
-		for _, m := range msgs[:n] {
-			if v, ok := rxqOverflow(m.OOB[:m.NN]); ok && v != drops {
+		var bytes int64
+		for i := range n {
+			h := &m.hs[i]
+			if v, ok := rxqOverflow(oob[i*oobSize : i*oobSize+int(h.Hdr.Controllen)]); ok && v != drops {
 				t.kernelDrops.Add(int64(v - drops)) // the counter only grows (mod 2^32)
 				drops = v
 			}
-			if m.Flags&syscall.MSG_TRUNC != 0 || m.N > mp {
+			if h.Hdr.Flags&syscall.MSG_TRUNC != 0 || int(h.Len) > mp {
 				t.truncated.Add(1)
 				continue
 			}
-			p := m.Buffers[0][:m.N]
+			p := slab[i*mp : i*mp+int(h.Len)]
 			if t.cfg.Learn > 0 {
-				if from, ok := m.Addr.(*net.UDPAddr); ok {
-					t.observe(p, from)
+				if ip, port, ok := m.from(i); ok {
+					t.observe(p, ip, port)
 				}
 			}
 			b.Pkts = append(b.Pkts, p)
-			t.packetsRecv.Add(1)
-			t.bytesRecv.Add(int64(m.N))
+			bytes += int64(h.Len)
 		}
+		t.packetsRecv.Add(int64(len(b.Pkts)))
+		t.bytesRecv.Add(bytes)
 		t.mu.Lock()
 		sink := t.sink
 		t.mu.Unlock()
@@ -630,7 +789,7 @@ func (t *Transport) Stats() Stats {
 		PacketsSent: t.packetsSent.Load(), BytesSent: t.bytesSent.Load(),
 		SendDrops: t.sendDrops.Load(), SendErrors: t.sendErrors.Load(),
 		PacketsReceived: t.packetsRecv.Load(), BytesReceived: t.bytesRecv.Load(),
-		Truncated: t.truncated.Load(), BatchReads: t.batches.Load(),
+		Truncated: t.truncated.Load(), BatchReads: t.batches.Load(), BatchWrites: t.batchWrites.Load(),
 		Learned: t.learnedN.Load(), Forgotten: t.forgotten.Load(), KernelDrops: t.kernelDrops.Load(),
 	}
 }
@@ -659,6 +818,7 @@ var (
 	_ stack.Transport = (*Transport)(nil)
 	_ stack.Pacer     = (*Transport)(nil)
 	_ stack.Channels  = (*Transport)(nil)
+	_ stack.Flusher   = (*Transport)(nil)
 )
 
 // ipMulticastAll is Linux's IP_MULTICAST_ALL (missing from package syscall).

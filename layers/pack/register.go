@@ -1,0 +1,60 @@
+package pack
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/stack"
+)
+
+func init() {
+	compose.Register(compose.LayerInfo{
+		Name: "pack",
+		Summary: "Packing: consecutive messages to the same group channel or node share one datagram, " +
+			"one frame header and one system call (Spread and QSM pack, JGroups bundles). A pack leaves once " +
+			"the next message would not fit in size bytes, or delay after its first message, so low rates " +
+			"keep their latency. Place it at the bottom, below reliable (or just above gms).",
+		Params: []compose.Param{
+			{Name: "size", Type: compose.Size, Default: "8KB", Doc: "most bytes of messages (with 2 bytes each) one datagram packs", Min: 16, Max: MaxEntry},
+			{Name: "delay", Type: compose.Duration, Default: "300us", Doc: "longest a message waits for others to share its datagram", Min: 0, Max: 1},
+			{Name: "max_pending", Type: compose.Int, Default: "64", Doc: "destinations with messages held at once (one more flushes the oldest)", Min: 1, Max: 1 << 16},
+		},
+		Counters: []compose.CounterDoc{
+			{Name: "packs_sent", Doc: "datagrams that carried two messages or more"},
+			{Name: "packed_msgs", Doc: "messages sent inside those datagrams"},
+			{Name: "singles_sent", Doc: "messages sent alone (control, nothing followed within delay, or too long to share)"},
+			{Name: "flush_size", Doc: "packs sent because the next message would not fit"},
+			{Name: "flush_delay", Doc: "packs or singles sent because their first message had waited delay"},
+			{Name: "unpacked_msgs", Doc: "messages received inside packs"},
+			{Name: "malformed", Doc: "received packets whose pack header or entries did not decode (entries before the bad one are kept)"},
+		},
+		Summarize: summarize,
+		New: func(p compose.Params) (stack.Layer, error) {
+			return compose.NewIfValid(Config{Size: p.Int("size"), Delay: p.Duration("delay"), MaxPending: p.Int("max_pending")}, New)
+		},
+	})
+}
+
+// Check reports a configuration that cannot work.
+func (c Config) Check() error {
+	switch {
+	case c.Size < 1+entryHead+1 || c.Size > MaxEntry:
+		return fmt.Errorf("pack: size %d out of range %d-%d", c.Size, 1+entryHead+1, MaxEntry)
+	case c.Delay < 0 || c.Delay > time.Second:
+		return fmt.Errorf("pack: delay %v out of range 0-1s", c.Delay)
+	case c.MaxPending < 1:
+		return fmt.Errorf("pack: max_pending must be at least 1, got %d", c.MaxPending)
+	}
+	return nil
+}
+
+// summarize gives the messages per datagram the layer achieved.
+func summarize(c compose.Counters) compose.Summary {
+	var s compose.Summary
+	dgrams := c.Total["packs_sent"] + c.Total["singles_sent"]
+	if dgrams > 0 {
+		s.Ratio("msgs_per_datagram", float64(c.Total["packed_msgs"]+c.Total["singles_sent"])/float64(dgrams))
+	}
+	return s
+}

@@ -1,0 +1,101 @@
+package tests
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestBenchInNetns: `stacktool bench --netns` makes its own namespace,
+// runs 1 sender and 1 receiver process over loopback multicast, prints
+// run's JSON (network udp, everything delivered) plus the CPU time of each
+// process and per message, and removes the namespace.
+func TestBenchInNetns(t *testing.T) {
+	needNetns(t)
+	bin := stacktool(t)
+	before, _ := exec.Command("ip", "netns", "list").Output()
+	out, err := exec.Command(bin, "bench", "fifo : reliable : pack", "--receivers", "1", "--messages", "3000", "--size", "200", "--netns", "--json").Output()
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	var rep struct {
+		Network   string             `json:"network"`
+		Sent      int64              `json:"messages_sent"`
+		Broken    []string           `json:"broken_promises"`
+		CPU       map[string]float64 `json:"cpu_seconds"`
+		PerMsg    map[string]float64 `json:"cpu_us_per_msg"`
+		Throughpt float64            `json:"throughput_msgs_per_s"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("bench --json output does not decode: %v\n%s", err, out)
+	}
+	if rep.Network != "udp" || rep.Sent != 3000 || len(rep.Broken) > 0 || rep.Throughpt <= 0 {
+		t.Errorf("bench = network %q, sent %d, broken %v, throughput %v; want udp, 3000, none, > 0", rep.Network, rep.Sent, rep.Broken, rep.Throughpt)
+	}
+	if len(rep.CPU) != 2 || rep.CPU["n1"] <= 0 && rep.CPU["n2"] <= 0 {
+		t.Errorf("cpu_seconds = %v, want the two processes' CPU time", rep.CPU)
+	}
+	if rep.PerMsg["sender"] <= 0 || rep.PerMsg["receiver_mean"] <= 0 {
+		t.Errorf("cpu_us_per_msg = %v, want sender and receiver_mean above 0", rep.PerMsg)
+	}
+	after, _ := exec.Command("ip", "netns", "list").Output()
+	for _, l := range strings.Split(string(after), "\n") {
+		if strings.HasPrefix(l, "lcbench") && !strings.Contains(string(before), l) {
+			t.Errorf("namespace %q left behind", l)
+		}
+	}
+}
+
+// TestBenchBadInput: bad flags are bad input (exit 2), one line.
+func TestBenchBadInput(t *testing.T) {
+	bin := stacktool(t)
+	for _, args := range [][]string{
+		{"bench", "fifo : reliable", "--receivers", "0"},
+		{"bench", "fifo : reliable", "--size", "3"},
+		{"bench"},
+		{"bench", "fifo : nosuchlayer"},
+	} {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || strings.Count(strings.TrimSpace(string(out)), "\n") > 6 {
+			t.Errorf("stacktool %q = %v, %q; want exit 2 with a short error", args, err, out)
+		}
+	}
+}
+
+// TestBenchFanoutWithoutMulticast: in a namespace whose loopback has no
+// multicast route, bench --fanout (multicast carried by unicast to each
+// member) delivers everything for fifo : reliable with 3 receivers.
+func TestBenchFanoutWithoutMulticast(t *testing.T) {
+	needNetns(t)
+	bin := stacktool(t)
+	out, err := exec.Command(bin, "bench", "fifo : reliable", "--receivers", "3", "--messages", "3000", "--size", "200", "--fanout", "--netns", "--json").Output()
+	if err != nil {
+		t.Fatalf("bench --fanout: %v\n%s", err, out)
+	}
+	var rep struct {
+		Expected  int64    `json:"deliveries_expected"`
+		Delivered int64    `json:"deliveries_of_expected"`
+		Broken    []string `json:"broken_promises"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("bench --json output does not decode: %v\n%s", err, out)
+	}
+	if rep.Expected != 9000 || rep.Delivered != 9000 || len(rep.Broken) > 0 {
+		t.Errorf("delivered %d of %d (broken %v), want 9000 of 9000", rep.Delivered, rep.Expected, rep.Broken)
+	}
+}
+
+// needNetns skips a test that makes network namespaces where it cannot.
+func needNetns(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs the ip command (iproute2)")
+	}
+}
