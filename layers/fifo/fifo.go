@@ -44,7 +44,7 @@ func init() {
 			"arrivals in a bounded reorder buffer until the reliable layer below fills the gap.",
 		Params: []compose.Param{
 			{Name: "max_reorder", Type: compose.Int, Default: "4096", Doc: "messages held per sender while waiting for an earlier one", Min: 1, Max: 1 << 24},
-			{Name: "max_reorder_bytes", Type: compose.Size, Default: "4MB", Doc: "bytes held per sender while waiting for an earlier one, each message counted with its buffer (at least 1.5 KB and headers; a lone larger message is still held). " +
+			{Name: "max_reorder_bytes", Type: compose.Size, Default: "16MB", Doc: "bytes held per sender while waiting for an earlier one, each message counted with its buffer (at least 1.5 KB and headers; a lone larger message is still held); the default holds reliable's whole default window of messages up to about 2 KB. " +
 				"On overflow of either bound the missing messages at the head of the stream are given up and reported lost (counters overflow, skipped; " +
 				"late counts those that arrive afterwards) and the held ones delivered in order: the stream never waits for a message it dropped", Min: 1, Max: 1 << 40},
 		},

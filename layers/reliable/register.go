@@ -21,7 +21,7 @@ func init() {
 			{Name: "nak_slow", Type: compose.Duration, Default: "200ms", Doc: "interval between NAK rounds after nak_max_tries", Min: 0.0001, Max: 600},
 			{Name: "stable_interval", Type: compose.Duration, Default: "100ms", Doc: "interval between stability digests while a group has traffic to settle", Min: 0.0001, Max: 600},
 			{Name: "max_buffer", Type: compose.Size, Default: "4MB", Doc: "bytes a sender keeps for retransmission per group before holding the application off", Min: 1, Max: 1 << 40},
-			{Name: "window", Type: compose.Int, Default: "8192", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two)", Min: 64, Max: 1 << 20},
+			{Name: "window", Type: compose.Int, Default: "4096", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two); what lies beyond is dropped and asked for again, so the default matches fifo's max_reorder and fifo never has to give a gap up", Min: 64, Max: 1 << 20},
 			{Name: "max_nak_ranges", Type: compose.Int, Default: "32", Doc: "missing ranges listed in one NAK", Min: 1, Max: 4096},
 			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends", Min: 0.0001, Max: 600},
 			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer before sends wait; also the most early arrivals held from one peer", Min: 1, Max: 1 << 20},
