@@ -5,10 +5,11 @@ package all
 // Each layer package registers itself in an init function; list it here
 // once it exists.
 import (
-	_ "github.com/layercast/layercast/layers/auth"     // authenticated groups (HMAC or AES-GCM)
-	_ "github.com/layercast/layercast/layers/fifo"     // per-sender FIFO order over reliable
-	_ "github.com/layercast/layercast/layers/gms"      // group membership and the membership service
-	_ "github.com/layercast/layercast/layers/lec"      // Ricochet lateral error correction
-	_ "github.com/layercast/layercast/layers/mflow"    // MFLOW multicast flow control
-	_ "github.com/layercast/layercast/layers/reliable" // NAK-based reliable multicast (SRM / NAKACK)
+	_ "github.com/layercast/layercast/layers/auth"      // authenticated groups (HMAC or AES-GCM)
+	_ "github.com/layercast/layercast/layers/fifo"      // per-sender FIFO order over reliable
+	_ "github.com/layercast/layercast/layers/gms"       // group membership and the membership service
+	_ "github.com/layercast/layercast/layers/lec"       // Ricochet lateral error correction
+	_ "github.com/layercast/layercast/layers/mflow"     // MFLOW multicast flow control
+	_ "github.com/layercast/layercast/layers/reliable"  // NAK-based reliable multicast (SRM / NAKACK)
+	_ "github.com/layercast/layercast/layers/tokenring" // QSM regional multicast with token-ring recovery
 )
