@@ -392,6 +392,13 @@ func (w *watchTransport) Multicast(g event.GroupID, pkt []byte) {
 	w.Node.Multicast(g, pkt)
 }
 
+// MulticastOn watches and transmits a packet on another channel (a QSM
+// region's: tokenring sends a group's casts there).
+func (w *watchTransport) MulticastOn(ch event.ChannelID, pkt []byte) {
+	w.look(pkt)
+	w.Node.MulticastOn(ch, pkt)
+}
+
 func (w *watchTransport) look(pkt []byte) {
 	if len(pkt) < stack.FrameSize+w.size || w.size < PayloadHeader {
 		return

@@ -59,3 +59,26 @@ func TestDeliversInOrderUnderLoss(t *testing.T) {
 		c.Counter("tokenring", "pushes", c.All()...), c.Counter("tokenring", "pulled", c.All()...),
 		c.Counter("tokenring", "token_rounds", c.All()...))
 }
+
+// Three overlapping groups (five regions), seven senders, 2% loss: every
+// member delivers every message of every sender once, in order.
+func TestThreeGroupsManySenders(t *testing.T) {
+	c := cluster(t, sim.Config{Seed: 5, Latency: time.Millisecond, Jitter: 200 * time.Microsecond, Loss: sim.Uniform{P: 0.02}}, 9, nil)
+	views := layertest.ThreeGroups()
+	installStatic(c, views)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	for _, s := range []event.NodeID{1, 2, 3} {
+		c.CastLoop(s, 1, 300, time.Millisecond, 100, sent)
+	}
+	for _, s := range []event.NodeID{4, 9} {
+		c.CastLoop(s, 2, 300, 2*time.Millisecond, 200, sent)
+	}
+	for _, s := range []event.NodeID{5, 7} {
+		c.CastLoop(s, 3, 300, time.Millisecond, 50, sent)
+	}
+	c.Net.Run(5 * time.Second)
+	c.CheckExactlyOnce(views, sent, true)
+	if p := c.Counter("tokenring", "pending", c.All()...); p != 0 {
+		t.Errorf("pending at the end = %d, want 0 (every packet ACKed)", p)
+	}
+}

@@ -150,9 +150,16 @@ func (rc *rateCtl) arm() {
 	if rc.credits >= high/2 || rc.refill.Pending() {
 		return
 	}
+	rc.setTimer()
+}
+
+// setTimer arms the refill timer for tau (equation 4), at least a
+// microsecond so that the clock moves.
+func (rc *rateCtl) setTimer() {
+	high := float64(rc.l.cfg.Credits)
 	tau := min(high-rc.credits, high/2) / rc.musnd
 	rc.armedAt = rc.l.Ctx.Now()
-	rc.refill.Reset(time.Duration(tau * float64(time.Second)))
+	rc.refill.Reset(max(time.Microsecond, time.Duration(tau*float64(time.Second))))
 }
 
 // refilled adds the credit earned since the timer was set.
@@ -160,10 +167,10 @@ func (rc *rateCtl) refilled() {
 	high := float64(rc.l.cfg.Credits)
 	dt := rc.l.Ctx.Now().Sub(rc.armedAt).Seconds()
 	rc.credits = min(high, rc.credits+dt*rc.alpha*rc.musnd)
-	if rc.credits < high {
-		tau := min(high-rc.credits, high/2) / rc.musnd
-		rc.armedAt = rc.l.Ctx.Now()
-		rc.refill.Reset(time.Duration(tau * float64(time.Second)))
+	if rc.credits > high-1 {
+		rc.credits = high // within a credit of the top: done
+	} else {
+		rc.setTimer()
 	}
 	if rc.waiting {
 		rc.waiting = false

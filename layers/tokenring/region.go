@@ -324,6 +324,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 func (r *region) recordOwn(l *Layer, seq uint32, m *event.Message) {
 	st := l.stream(r, l.self, seq)
 	st.receive(seq, l.Ctx.Now())
+	l.rc.received() // the sender receives its own packets at the rate it sends
 	if seq%r.p == r.part {
 		m.Retain()
 		st.put(l, seq, m)

@@ -25,6 +25,7 @@ func init() {
 			{Name: "max_senders", Type: compose.Int, Default: "256", Doc: "sender records one token carries", Min: 1, Max: 1 << 16},
 			{Name: "max_push", Type: compose.Int, Default: "512", Doc: "packets one node pushes to its predecessor, or sends for one pull, per token visit", Min: 1, Max: 1 << 20},
 			{Name: "hi_wmark", Type: compose.Int, Default: "10000", Doc: "pending regional packets (queued or not yet ACKed) at which the application is held off", Min: 2, Max: 1 << 24},
+			{Name: "queue", Type: compose.Int, Default: "128", Doc: "casts waiting for rate credit at which the application is held off (it resumes at half)", Min: 2, Max: 1 << 20},
 			{Name: "lo_wmark", Type: compose.Int, Default: "5000", Doc: "pending regional packets at which the application may resume", Min: 1, Max: 1 << 24},
 			{Name: "window", Type: compose.Int, Default: "65536", Doc: "sequence numbers a receiver tracks per sender ahead of its first gap (at least twice hi_wmark)", Min: 64, Max: 1 << 24},
 			{Name: "probe_rounds", Type: compose.Int, Default: "4", Doc: "intervals without ACK progress before the sender re-sends its last packet (a lost tail becomes known)", Min: 1, Max: 1 << 16},
@@ -89,7 +90,7 @@ func init() {
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				Replicas: p.Int("replicas"), Interval: p.Duration("interval"), MaxRanges: p.Int("max_ranges"),
-				MaxSenders: p.Int("max_senders"), MaxPush: p.Int("max_push"), HiWmark: p.Int("hi_wmark"),
+				MaxSenders: p.Int("max_senders"), MaxPush: p.Int("max_push"), HiWmark: p.Int("hi_wmark"), Queue: p.Int("queue"),
 				LoWmark: p.Int("lo_wmark"), Window: p.Int("window"), ProbeRounds: p.Int("probe_rounds"),
 				MaxRetrans: p.Int("max_retrans"), RateControlOn: p.Bool("rate_control"), RateMin: p.Float("rate_min"),
 				Lambda: p.Float("lambda"), Rho: p.Float("rho"), RateSample: p.Duration("rate_sample"),
@@ -103,7 +104,7 @@ func init() {
 
 // DefaultConfig is the registration's defaults.
 func DefaultConfig() Config {
-	return Config{Replicas: 5, Interval: 50e6, MaxRanges: 32, MaxSenders: 256, MaxPush: 512, HiWmark: 10000,
+	return Config{Replicas: 5, Interval: 50e6, MaxRanges: 32, MaxSenders: 256, MaxPush: 512, HiWmark: 10000, Queue: 128,
 		LoWmark: 5000, Window: 65536, ProbeRounds: 4, MaxRetrans: 256, RateControlOn: true, RateMin: 2000,
 		Lambda: 0.2, Rho: 0.5, RateSample: 50e6, RateSamples: 4, Credits: 64, P2PTimeout: 50e6, P2PWindow: 256,
 		P2PMaxTries: 100}

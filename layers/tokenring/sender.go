@@ -46,7 +46,7 @@ func (l *Layer) castDown(ev *event.Event) {
 	}
 	l.sendQ.Push(queued{msg: ev.Msg, g: ev.Group, n: len(rs)})
 	l.setPending(len(rs))
-	if l.pending >= l.cfg.HiWmark && !l.held[ev.Group] {
+	if (l.pending >= l.cfg.HiWmark || l.sendQ.Len() >= l.cfg.Queue) && !l.held[ev.Group] {
 		l.held[ev.Group] = true
 		l.c.heldOff.Inc()
 		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: ev.Group})
@@ -62,6 +62,9 @@ func (l *Layer) pull() bool {
 		if q.next >= len(rs) {
 			l.finishQueued()
 			continue
+		}
+		if l.unacked >= l.cfg.HiWmark {
+			return false // the next ACK readies the feed
 		}
 		if !l.rc.take() {
 			return false // the rate controller readies the feed when credit returns
@@ -96,6 +99,7 @@ func (l *Layer) sendRegional(o *outRegion, g event.GroupID, msg *event.Message) 
 		view: uint32(o.view), vbase: o.vbase, group: uint32(g)})
 	now := l.Ctx.Now()
 	o.buf.Push(sentPkt{msg: m, at: now})
+	l.unacked++
 	l.c.sent.Inc()
 	l.multicast(o, m, false)
 	if r := l.own; r != nil && r.id == o.id {
@@ -151,7 +155,11 @@ func (l *Layer) ackUp(ev *event.Event) {
 		l.c.ackRoundsMilli.Add(d * 1000 / round)
 		l.c.acked.Inc()
 		p.msg.Release()
+		l.unacked--
 		l.setPending(-1)
+	}
+	if l.sendQ.Len() > 0 {
+		l.feed.Ready()
 	}
 }
 
@@ -209,5 +217,6 @@ func (o *outRegion) release(l *Layer) {
 		p := o.buf.Pop()
 		p.msg.Release()
 	}
+	l.unacked -= n
 	l.setPending(-n)
 }

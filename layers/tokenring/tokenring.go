@@ -30,7 +30,8 @@
 // The sender keeps each packet until the region ACKs it, retransmits what a
 // collective NAK names (and re-sends its last packet if ACKs stop moving, so
 // a lost tail is found), and holds the application off (event.HoldOff) when
-// hi_wmark regional packets are pending, until they are down to lo_wmark.
+// hi_wmark regional packets are pending, or queue casts wait for rate
+// credit, until they are down to lo_wmark and half the queue.
 // Rate control (section 2.4): every receiver smooths the rate at which new
 // packets reach it; the token carries the region's minimum, the region
 // leader divides it by the number of active senders and puts it on the ACK,
@@ -66,6 +67,7 @@ type Config struct {
 	MaxSenders    int
 	MaxPush       int
 	HiWmark       int
+	Queue         int
 	LoWmark       int
 	Window        int
 	ProbeRounds   int
@@ -91,6 +93,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("tokenring: interval, p2p_timeout and rate_sample must be positive")
 	case c.MaxRanges < 1 || c.MaxSenders < 1 || c.MaxPush < 1 || c.MaxRetrans < 1 || c.ProbeRounds < 1:
 		return fmt.Errorf("tokenring: max_ranges, max_senders, max_push, max_retrans and probe_rounds must be at least 1")
+	case c.Queue < 2:
+		return fmt.Errorf("tokenring: queue must be at least 2, got %d", c.Queue)
 	case c.HiWmark < 2 || c.LoWmark < 1 || c.LoWmark >= c.HiWmark:
 		return fmt.Errorf("tokenring: need 1 <= lo_wmark < hi_wmark (and hi_wmark >= 2), got lo_wmark %d, hi_wmark %d", c.LoWmark, c.HiWmark)
 	case c.Window < 2*c.HiWmark:
@@ -121,7 +125,8 @@ type Layer struct {
 
 	sendQ   ring.Ring[queued]
 	feed    *stack.Feed
-	pending int // casts queued plus regional packets not yet ACKed
+	pending int // regional packets queued (in casts not yet sent) or not yet ACKed
+	unacked int // regional packets sent and not yet ACKed
 	held    map[event.GroupID]bool
 	rc      rateCtl
 
@@ -300,7 +305,7 @@ func (l *Layer) setPending(delta int) {
 	l.pending += delta
 	l.c.pendingNow.Set(int64(l.pending))
 	l.c.pendingPeak.Max(int64(l.pending))
-	if l.pending <= l.cfg.LoWmark && len(l.held) > 0 {
+	if l.pending <= l.cfg.LoWmark && l.sendQ.Len() <= l.cfg.Queue/2 && len(l.held) > 0 {
 		gs := slices.Sorted(maps.Keys(l.held)) // in group order: runs repeat
 		clear(l.held)
 		for _, g := range gs {
