@@ -32,9 +32,10 @@ type p2pOut struct {
 }
 
 type p2pIn struct {
-	msg     *event.Message
-	control bool
-	group   event.GroupID
+	msg      *event.Message
+	control  bool
+	internal bool // tokenring's own control (tP2PCtl)
+	group    event.GroupID
 }
 
 // peerOf returns n's peer state, or nil if n shares no group with us.
@@ -76,22 +77,33 @@ func (l *Layer) prunePeers() {
 
 // p2pDown numbers a Send and sends it.
 func (l *Layer) p2pDown(ev *event.Event) {
-	p := l.peerOf(ev.Peer)
-	if p == nil || p.unacked.Len() >= l.cfg.P2PWindow {
+	if !l.p2pQueue(ev.Peer, ev.Msg, tP2P, ev.Control, ev.Group) {
 		l.c.p2pGivenUp.Inc()
 		ev.Msg.Release()
-		return
+	}
+}
+
+// p2pQueue numbers m (header type typ) for node to, keeps it until
+// acknowledged and sends it. It reports false, keeping nothing, if to
+// shares no group with this node or too many messages wait for it.
+func (l *Layer) p2pQueue(to event.NodeID, m *event.Message, typ byte, control bool, g event.GroupID) bool {
+	p := l.peerOf(to)
+	if p == nil || p.unacked.Len() >= l.cfg.P2PWindow {
+		return false
 	}
 	p.sendSeq++
-	putP2P(ev.Msg.Prepend(p2pHeaderSize), p2pHeader{typ: tP2P, seq: p.sendSeq})
-	out := p2pOut{msg: ev.Msg, control: ev.Control, group: ev.Group}
+	putP2P(m.Prepend(p2pHeaderSize), p2pHeader{typ: typ, seq: p.sendSeq})
+	out := p2pOut{msg: m, control: control, group: g}
 	p.unacked.Push(out)
-	l.c.p2pSent.Inc()
+	if typ == tP2P {
+		l.c.p2pSent.Inc()
+	}
 	l.p2pSend(p, out)
 	if !p.timer.Pending() {
 		p.tries = 0
 		p.timer.Reset(l.cfg.P2PTimeout)
 	}
+	return true
 }
 
 func (l *Layer) p2pSend(p *peer, o p2pOut) {
@@ -153,7 +165,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		return
 	}
 	_, _ = ev.Msg.Consume(p2pHeaderSize)
-	in := p2pIn{msg: ev.Msg, control: ev.Control, group: ev.Group}
+	in := p2pIn{msg: ev.Msg, control: ev.Control, internal: h.typ == tP2PCtl, group: ev.Group}
 	switch {
 	case h.seq < p.recvNext:
 		ev.Msg.Release() // a copy of one delivered: the ack was lost
@@ -183,6 +195,10 @@ func (l *Layer) p2pUp(ev *event.Event) {
 
 func (l *Layer) p2pDeliver(p *peer, in p2pIn) {
 	p.recvNext++
+	if in.internal {
+		l.controlUp(&event.Event{Kind: event.Send, Peer: p.id, Control: true, Msg: in.msg})
+		return
+	}
 	l.c.p2pDelivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Send, Group: in.group, Peer: p.id, Control: in.control, Msg: in.msg})
 }

@@ -121,3 +121,44 @@ func countIn(r []uint32, step, part uint32) int {
 	}
 	return n
 }
+
+// union returns the numbers in a (complete up to la) or in b (complete up
+// to lb), complete up to min(la, lb), in at most max ranges (fewer numbers,
+// and a lower limit, when it would need more), appended to out[:0].
+// Ranges step apart or closer merge.
+func union(out, a []uint32, la uint32, b []uint32, lb uint32, step uint32, max int) ([]uint32, uint32) {
+	step = max1(step)
+	lim := min(la, lb)
+	out = out[:0]
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		var lo, hi uint32
+		if j >= len(b) || (i < len(a) && a[i] <= b[j]) {
+			lo, hi = a[i], a[i+1]
+			i += 2
+		} else {
+			lo, hi = b[j], b[j+1]
+			j += 2
+		}
+		if lo > lim {
+			break
+		}
+		hi = min(hi, lim)
+		if n := len(out); n > 0 && lo <= out[n-1]+step {
+			out[n-1] = maxU(out[n-1], hi)
+			continue
+		}
+		if len(out) >= 2*max {
+			return out, lo - 1
+		}
+		out = append(out, lo, hi)
+	}
+	return out, lim
+}
+
+func maxU(a, b uint32) uint32 {
+	if a > b {
+		return a
+	}
+	return b
+}

@@ -43,8 +43,12 @@ type region struct {
 }
 
 // lastRec is what the region leader keeps from a round for the next: the
-// cutoff, the ACK and the purge point.
-type lastRec struct{ c, a, p uint32 }
+// cutoff, the purge point and each partition's union of NAK sets.
+type lastRec struct {
+	c, p uint32
+	au   [][]uint32
+	al   []uint32
+}
 
 // leader is the region leader.
 func (r *region) leader() event.NodeID { return r.parts[0][0] }

@@ -37,7 +37,7 @@ func init() {
 			{Name: "rate_sample", Type: compose.Duration, Default: "50ms", Doc: "interval of the receive and send rate samples (Delta)", Min: 0.0001, Max: 60},
 			{Name: "rate_samples", Type: compose.Int, Default: "4", Doc: "samples in the receive rate's moving average (k)", Min: 1, Max: 1000},
 			{Name: "credits", Type: compose.Int, Default: "64", Doc: "credit pool C_high of the sender's rate limiter (equation 4; C_low and Delta_max are half of it)", Min: 2, Max: 1 << 20},
-			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends from the layers above", Min: 0.0001, Max: 600},
+			{Name: "p2p_timeout", Type: compose.Duration, Default: "10ms", Doc: "retransmission timeout of point-to-point sends: tokens, pulls and collective NAKs, and Sends from the layers above", Min: 0.0001, Max: 600},
 			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer (more are refused), and early arrivals held", Min: 1, Max: 1 << 20},
 			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before it is given up", Min: 1, Max: 1e6},
 		},
@@ -106,7 +106,7 @@ func init() {
 func DefaultConfig() Config {
 	return Config{Replicas: 5, Interval: 50e6, MaxRanges: 32, MaxSenders: 256, MaxPush: 512, HiWmark: 10000, Queue: 128,
 		LoWmark: 5000, Window: 65536, ProbeRounds: 4, MaxRetrans: 256, RateControlOn: true, RateMin: 2000,
-		Lambda: 0.2, Rho: 0.5, RateSample: 50e6, RateSamples: 4, Credits: 64, P2PTimeout: 50e6, P2PWindow: 256,
+		Lambda: 0.2, Rho: 0.5, RateSample: 50e6, RateSamples: 4, Credits: 64, P2PTimeout: 10e6, P2PWindow: 256,
 		P2PMaxTries: 100}
 }
 

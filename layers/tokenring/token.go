@@ -11,6 +11,18 @@ import (
 // inf is the start of the token's minimums (no node has reported yet).
 const inf = maxSeq
 
+// maxParts bounds the partitions a token's record describes.
+const maxParts = 1 << 16
+
+// infs is a fresh per-partition minimum.
+func infs(p uint32) []uint32 {
+	k := make([]uint32, p)
+	for i := range k {
+		k[i] = inf
+	}
+	return k
+}
+
 // makeToken is the region leader's timer: a new round's token, one record
 // per active sender carrying the last round's cutoff, ACK and purge point.
 func (l *Layer) makeToken(r *region) {
@@ -23,7 +35,7 @@ func (l *Layer) makeToken(r *region) {
 	*t = tokenMsg{R: uint32(r.id), V: r.view, N: r.round, Mu: math.MaxUint32, S: t.S[:0]}
 	for _, s := range r.lastOrder {
 		lr := r.last[s]
-		t.S = append(t.S, recMsg{S: uint32(s), C: lr.c, A: lr.a, P: lr.p, K: inf, F: inf})
+		t.S = append(t.S, recMsg{S: uint32(s), C: lr.c, P: lr.p, AU: lr.au, AL: lr.al, F: inf})
 	}
 	l.visit(r, t)
 	if len(r.last) > 0 || l.unstable(r) {
@@ -38,7 +50,7 @@ func (l *Layer) tokenUp(ev *event.Event) {
 	err := l.wc.Decode(ev.Msg.Bytes()[1:], t)
 	ev.Msg.Release()
 	if err == nil {
-		err = t.check(l.cfg.MaxSenders, l.cfg.MaxRanges)
+		err = t.check(l.cfg.MaxSenders, l.cfg.MaxRanges, maxParts)
 	}
 	if err != nil {
 		l.c.malformed.Inc()
@@ -102,6 +114,11 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 	}
 	for i := range t.S {
 		rec := &t.S[i]
+		if len(rec.K) != int(r.p) || len(rec.U) != int(r.p) {
+			// made here, or by a leader of another view: this round's
+			// per-partition figures start empty
+			rec.K, rec.U, rec.UL = infs(r.p), make([][]uint32, r.p), infs(r.p)
+		}
 		s := l.stream(r, event.NodeID(rec.S), rec.P+1)
 		if n := s.purge(l, rec.P); n > 0 {
 			l.c.skipped.Add(int64(n))
@@ -135,9 +152,14 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 		}
 		rec.N, rec.NL = append(rec.N[:0], mine...), ml
 		rec.M = max(rec.M, s.high)
-		rec.K = min(rec.K, s.cachedPrefix(r.p, r.part))
+		rec.K[r.part] = min(rec.K[r.part], s.cachedPrefix(r.p, r.part))
+		if rec.UL[r.part] == inf {
+			rec.U[r.part], rec.UL[r.part] = append([]uint32(nil), mine...), ml
+		} else {
+			rec.U[r.part], rec.UL[r.part] = union(nil, rec.U[r.part], rec.UL[r.part], mine, ml, r.p, l.cfg.MaxRanges)
+		}
 		rec.F = min(rec.F, s.next-1)
-		l.pullOthers(r, s, min(rec.C, rec.A))
+		l.pullOthers(r, s, rec)
 	}
 }
 
@@ -153,7 +175,7 @@ func (l *Layer) addRecords(r *region, t *tokenMsg, h int) {
 		if found {
 			continue
 		}
-		t.S = slices.Insert(t.S, i, recMsg{S: uint32(s.sender), P: s.lastP, K: inf, F: inf, Z: uint32(h)})
+		t.S = slices.Insert(t.S, i, recMsg{S: uint32(s.sender), P: s.lastP, F: inf, Z: uint32(h)})
 	}
 }
 
@@ -201,18 +223,34 @@ func (l *Layer) pullPred(r *region, s *stream, rec *recMsg, mine []uint32, ml ui
 }
 
 // pullOthers asks other partitions' leaders for the packets they cache
-// that this node lacks, up to lim: only packets the last round found
-// stable on their caching replicas, so a pull is answered at once.
-func (l *Layer) pullOthers(r *region, s *stream, lim uint32) {
-	if r.p <= 1 || s.next > lim {
+// that this node lacks, once they are on every member of their partition
+// (so a pull is answered at once): up to where the partition's union of
+// NAK sets is complete and outside it. A partition the token went round
+// earlier in this round says so in U; for the others, AU has what the last
+// round found.
+func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
+	if r.p <= 1 {
 		return
 	}
 	for j := uint32(0); j < r.p; j++ {
-		if j == r.part {
+		var u []uint32
+		var lim uint32
+		switch {
+		case j == r.part:
+			continue
+		case j < r.part && rec.UL[j] != inf:
+			u, lim = rec.U[j], rec.UL[j]
+		case len(rec.AL) == int(r.p) && len(rec.AU) == int(r.p) && rec.AL[j] != inf:
+			u, lim = rec.AU[j], rec.AL[j]
+		default:
 			continue
 		}
 		b := newBuilder(l.scratch, r.p, l.cfg.MaxRanges, lim)
-		s.nakSet(&b, r.p, j, lim)
+		for x := firstFrom(s.next, r.p, j); x <= lim && x != 0 && !b.full; x += r.p {
+			if !s.has(x) && !inRanges(u, x) {
+				b.add(x)
+			}
+		}
 		l.scratch = b.r
 		if len(b.r) > 0 {
 			l.sendBody(r.parts[j][0], tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
@@ -291,16 +329,17 @@ func (l *Layer) complete(r *region, t *tokenMsg) {
 		s := event.NodeID(rec.S)
 		prev := r.last[s]
 		if rec.Z != 0 {
-			r.last[s] = lastRec{c: rec.M, a: prev.a, p: prev.p}
+			r.last[s] = lastRec{c: rec.M, p: prev.p, au: prev.au, al: prev.al} // partial: keep the last full round's
 			r.lastOrder = append(r.lastOrder, s)
 			continue
 		}
-		l.sendAck(r, s, ackMsg{Region: uint32(r.id), Stable: min(rec.K, rec.M), Rate: rate})
+		k := slices.Min(append(rec.K, rec.M)) // stable on every partition's replicas
+		l.sendAck(r, s, ackMsg{Region: uint32(r.id), Stable: k, Rate: rate})
 		if rec.P >= rec.M {
 			delete(r.last, s) // every packet known is everywhere and purged: inactive
 			continue
 		}
-		r.last[s] = lastRec{c: rec.M, a: min(rec.K, rec.M), p: min(rec.F, rec.M)}
+		r.last[s] = lastRec{c: rec.M, p: min(rec.F, rec.M), au: rec.U, al: rec.UL}
 		r.lastOrder = append(r.lastOrder, s)
 	}
 	for s := range r.last {

@@ -250,8 +250,25 @@ func (l *Layer) packetUp(ev *event.Event) {
 		l.nakUp(ev)
 	case t == tPull && !cast:
 		l.pullUp(ev)
-	case (t == tP2P || t == tP2PAck) && !cast:
+	case (t == tP2P || t == tP2PAck || t == tP2PCtl) && !cast:
 		l.p2pUp(ev)
+	default:
+		l.drop(ev)
+	}
+}
+
+// controlUp takes tokenring's own control sent reliably (tP2PCtl).
+func (l *Layer) controlUp(ev *event.Event) {
+	b, err := ev.Msg.Peek(1)
+	switch {
+	case err != nil:
+		l.drop(ev)
+	case b[0] == tToken:
+		l.tokenUp(ev)
+	case b[0] == tNak:
+		l.nakUp(ev)
+	case b[0] == tPull:
+		l.pullUp(ev)
 	default:
 		l.drop(ev)
 	}
@@ -271,16 +288,20 @@ func (l *Layer) sendCtl(to event.NodeID, m *event.Message) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
-// sendBody sends typ followed by the msgpack encoding of v to one node and
-// returns its size.
+// sendBody sends typ followed by the msgpack encoding of v to one node,
+// reliably (QSM passes control by a TCP-like unicast), and returns its
+// size.
 func (l *Layer) sendBody(to event.NodeID, typ byte, v any) int {
 	body := l.wc.Encode(v)
 	m := l.Ctx.NewMessage()
 	b := m.Append(1 + len(body))
 	b[0] = typ
 	copy(b[1:], body)
-	l.sendCtl(to, m)
-	return len(b)
+	n := len(b)
+	if !l.p2pQueue(to, m, tP2PCtl, true, event.NoGroup) {
+		l.sendCtl(to, m) // no peer state for it: best effort
+	}
+	return n
 }
 
 // Close releases every buffered message (the stack is closing).

@@ -31,6 +31,10 @@ const (
 	tP2P byte = 7
 	// tP2PAck acknowledges point-to-point messages cumulatively; p2pHeaderSize.
 	tP2PAck byte = 8
+	// tP2PCtl is tokenring's own control (a token, pull or collective NAK)
+	// sent reliably in the same per-peer sequence as tP2P; p2pHeaderSize,
+	// then the control packet.
+	tP2PCtl byte = 9
 )
 
 // dataHeaderSize is the fixed header of a regional data packet:
@@ -145,11 +149,11 @@ func putP2P(b []byte, h p2pHeader) {
 }
 
 func parseP2P(b []byte) (p2pHeader, error) {
-	if len(b) < p2pHeaderSize || (b[0] != tP2P && b[0] != tP2PAck) {
+	if len(b) < p2pHeaderSize || (b[0] != tP2P && b[0] != tP2PAck && b[0] != tP2PCtl) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point header of %d bytes", errMalformed, len(b))
 	}
 	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:])}
-	if h.seq > maxSeq || (h.typ == tP2P && h.seq == 0) {
+	if h.seq > maxSeq || (h.typ != tP2PAck && h.seq == 0) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point seq %d", errMalformed, h.seq)
 	}
 	return h, nil
@@ -168,28 +172,36 @@ type tokenMsg struct {
 	S  []recMsg `codec:"s"`
 }
 
-// recMsg is a sender's record in the token. C (cutoff), A (stable on the
-// caching replicas) and P (received everywhere: purge caches up to it) come
-// from the previous round; M, K and F accumulate this round: the highest
-// sequence number any node received, and the lowest of every node's
-// prefix of cached packets and of all packets. Z is the hop where the record
-// joined the token (only a record carried from hop 0 may ACK). N is the
-// NAK set of the node that passed the token within its partition, complete
-// up to NL; I is the intersection of the NAK sets of the partition so far,
-// complete up to IL. Range lists are (from, to) pairs, inclusive, ascending.
+// recMsg is a sender's record in the token. C (the cutoff), P (received
+// everywhere: purge caches up to it), and AU and AL (per partition: the
+// union of its members' NAK sets, complete up to AL[j], so a packet up to
+// AL[j] outside AU[j] is on every member and others may pull it from the
+// partition's leader) come from the previous round. M, F, K, U and UL
+// accumulate this round: the highest sequence number any node received,
+// the lowest prefix of all packets any node holds, per partition the
+// lowest prefix of its cached packets its members hold (the ACK is the
+// minimum), and per partition the union of its members' NAK sets. Z is the
+// hop where the record joined the token (only a record carried from hop 0
+// may ACK). N is the NAK set of the node that passed the token within its
+// partition, complete up to NL; I is the intersection of the NAK sets of
+// the partition so far, complete up to IL. Range lists are (from, to)
+// pairs, inclusive, ascending.
 type recMsg struct {
-	S  uint32   `codec:"s"`
-	C  uint32   `codec:"c"`
-	A  uint32   `codec:"a"`
-	P  uint32   `codec:"p"`
-	M  uint32   `codec:"x"`
-	K  uint32   `codec:"k"`
-	F  uint32   `codec:"f"`
-	Z  uint32   `codec:"z"`
-	NL uint32   `codec:"nl"`
-	N  []uint32 `codec:"nr"`
-	IL uint32   `codec:"il"`
-	I  []uint32 `codec:"ir"`
+	S  uint32     `codec:"s"`
+	C  uint32     `codec:"c"`
+	P  uint32     `codec:"p"`
+	AU [][]uint32 `codec:"au"`
+	AL []uint32   `codec:"al"`
+	M  uint32     `codec:"x"`
+	F  uint32     `codec:"f"`
+	K  []uint32   `codec:"k"`
+	U  [][]uint32 `codec:"u"`
+	UL []uint32   `codec:"ul"`
+	Z  uint32     `codec:"z"`
+	NL uint32     `codec:"nl"`
+	N  []uint32   `codec:"nr"`
+	IL uint32     `codec:"il"`
+	I  []uint32   `codec:"ir"`
 }
 
 // rangeMsg names packets of Sender's stream in Region: those in the ranges
@@ -220,14 +232,25 @@ func checkRanges(r []uint32, maxRanges int) error {
 }
 
 // check validates a decoded token against the layer's bounds.
-func (t *tokenMsg) check(maxSenders, maxRanges int) error {
+func (t *tokenMsg) check(maxSenders, maxRanges, maxParts int) error {
 	if len(t.S) > maxSenders {
 		return fmt.Errorf("%w: token with %d senders", errMalformed, len(t.S))
 	}
 	for i := range t.S {
 		r := &t.S[i]
-		if r.S == 0 || r.C > maxSeq || r.A > maxSeq || r.P > maxSeq || r.M > maxSeq || r.NL > maxSeq || r.IL > maxSeq {
+		if r.S == 0 || r.C > maxSeq || r.P > maxSeq || r.M > maxSeq || r.F > maxSeq || r.NL > maxSeq || r.IL > maxSeq ||
+			len(r.K) > maxParts || len(r.U) != len(r.UL) || len(r.U) > maxParts || len(r.AU) != len(r.AL) || len(r.AU) > maxParts {
 			return fmt.Errorf("%w: token record of sender %d", errMalformed, r.S)
+		}
+		for j := range r.U {
+			if err := checkRanges(r.U[j], maxRanges); err != nil {
+				return err
+			}
+		}
+		for j := range r.AU {
+			if err := checkRanges(r.AU[j], maxRanges); err != nil {
+				return err
+			}
 		}
 		if err := checkRanges(r.N, maxRanges); err != nil {
 			return err
