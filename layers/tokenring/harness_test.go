@@ -24,6 +24,13 @@ func cluster(t *testing.T, cfg sim.Config, n int, given map[string]string) *laye
 	return layertest.New(t, cfg, n, entries(given))
 }
 
+// deepFIFO is fifo(max_reorder=16384) : tokenring: a receiver catching up
+// on thousands of messages gets them out of order from two partitions
+// while new ones arrive, further ahead than fifo's default reorder bound.
+func deepFIFO() func() []stack.Entry {
+	return layertest.Registered(map[string]map[string]string{"fifo": {"max_reorder": "16384"}}, "fifo", "tokenring")
+}
+
 // installStatic installs the views at their members and every member's
 // neighbourhood (the static membership source).
 func installStatic(c *layertest.Cluster, views []*event.ViewInfo) {
@@ -80,5 +87,70 @@ func TestThreeGroupsManySenders(t *testing.T) {
 	c.CheckExactlyOnce(views, sent, true)
 	if p := c.Counter("tokenring", "pending", c.All()...); p != 0 {
 		t.Errorf("pending at the end = %d, want 0 (every packet ACKed)", p)
+	}
+}
+
+// counterOf sums a tokenring counter over every node.
+func counterOf(c *layertest.Cluster, name string) int64 {
+	return c.Counter("tokenring", name, c.All()...)
+}
+
+// rounds is a counter in thousandths of a token interval averaged over
+// another counter.
+func rounds(c *layertest.Cluster, milli, n string) float64 {
+	d := counterOf(c, n)
+	if d == 0 {
+		return 0
+	}
+	return float64(counterOf(c, milli)) / float64(d) / 1000
+}
+
+// Recovery (QSM section 3.9): with 1% loss, a lost packet comes back in
+// about 2.5 token rounds (between 1.5 and 3.5), and the region ACKs a
+// packet within 1 to 3.5 rounds (section 3.10), whatever the region's
+// size. tests/tokenring_paper_test.go has 50 and 100 nodes.
+func TestRecoveryAndAckRounds(t *testing.T) {
+	for _, n := range []int{10, 25} {
+		c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: sim.Uniform{P: 0.01}}, n,
+			map[string]string{"interval": "200ms"})
+		views := []*event.ViewInfo{oneGroup(n)}
+		installStatic(c, views)
+		sent := map[event.GroupID]map[event.NodeID]uint32{}
+		c.CastLoop(1, 1, 3000, 500*time.Microsecond, 100, sent)
+		c.Net.Run(5 * time.Second)
+		c.CheckExactlyOnce(views, sent, true)
+		rec, ack := rounds(c, "recovery_rounds_milli", "recovered_timed"), rounds(c, "ack_rounds_milli", "acked")
+		t.Logf("%d nodes: %d losses recovered in %.2f rounds on average, ACK after %.2f rounds", n, counterOf(c, "recovered_timed"), rec, ack)
+		if rec < 1.5 || rec > 3.5 {
+			t.Errorf("%d nodes: recovery took %.2f token rounds on average, want 1.5 to 3.5", n, rec)
+		}
+		if ack < 1 || ack > 3.5 {
+			t.Errorf("%d nodes: ACK took %.2f token rounds on average, want 1 to 3.5", n, ack)
+		}
+	}
+}
+
+// A receiver frozen for 10 s (its receive buffer overflowing meanwhile) is
+// caught up by its peers: it delivers every message, in order, and the
+// sender's pending packets drain once the region ACKs them.
+func TestFrozenReceiverCaughtUp(t *testing.T) {
+	c := layertest.New(t, sim.Config{Seed: 2, Latency: time.Millisecond, Jitter: 50 * time.Microsecond,
+		Capacity: sim.Capacity{RecvBuffer: 128}}, 10, deepFIFO())
+	views := []*event.ViewInfo{oneGroup(10)}
+	installStatic(c, views)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(1, 1, 6000, 2*time.Millisecond, 100, sent)
+	c.Net.After(500*time.Millisecond, func() { c.Net.Freeze(4, 10*time.Second) })
+	c.Net.RunUntil(event.Time(10400 * time.Millisecond))
+	if got := len(c.Got[4][1][1]); got > 1000 {
+		t.Fatalf("frozen node delivered %d messages by 10.4 s, want few (it was frozen)", got)
+	}
+	c.Net.Run(6 * time.Second)
+	c.CheckExactlyOnce(views, sent, true)
+	if p := c.Counter("tokenring", "pending", 1); p != 0 {
+		t.Errorf("sender's pending packets at the end = %d, want 0", p)
+	}
+	if n := counterOf(c, "pulled") + counterOf(c, "pushes"); n < 4000 {
+		t.Errorf("peers sent %d packets by push and pull, want most of what node 4 lost (> 4000)", n)
 	}
 }

@@ -92,7 +92,7 @@ func (l *Layer) p2pQueue(to event.NodeID, m *event.Message, typ byte, control bo
 		return false
 	}
 	p.sendSeq++
-	putP2P(m.Prepend(p2pHeaderSize), p2pHeader{typ: typ, seq: p.sendSeq})
+	putP2P(m.Prepend(p2pHeaderSize), p2pHeader{typ: typ, seq: p.sendSeq, floor: p.acked + 1})
 	out := p2pOut{msg: m, control: control, group: g}
 	p.unacked.Push(out)
 	if typ == tP2P {
@@ -165,20 +165,16 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		return
 	}
 	_, _ = ev.Msg.Consume(p2pHeaderSize)
+	if h.floor > p.recvNext {
+		l.p2pSkip(p, h.floor)
+	}
 	in := p2pIn{msg: ev.Msg, control: ev.Control, internal: h.typ == tP2PCtl, group: ev.Group}
 	switch {
 	case h.seq < p.recvNext:
 		ev.Msg.Release() // a copy of one delivered: the ack was lost
 	case h.seq == p.recvNext:
 		l.p2pDeliver(p, in)
-		for {
-			nx, ok := p.early[p.recvNext]
-			if !ok {
-				break
-			}
-			delete(p.early, p.recvNext)
-			l.p2pDeliver(p, nx)
-		}
+		l.p2pDrain(p)
 	case h.seq-p.recvNext < uint32(l.cfg.P2PWindow) && len(p.early) < l.cfg.P2PWindow:
 		if _, dup := p.early[h.seq]; dup {
 			ev.Msg.Release()
@@ -191,6 +187,33 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	m := l.Ctx.NewMessage()
 	putP2P(m.Append(p2pHeaderSize), p2pHeader{typ: tP2PAck, seq: p.recvNext - 1})
 	l.sendCtl(p.id, m)
+}
+
+// p2pDrain delivers the early arrivals that are next in order.
+func (l *Layer) p2pDrain(p *peer) {
+	for {
+		nx, ok := p.early[p.recvNext]
+		if !ok {
+			return
+		}
+		delete(p.early, p.recvNext)
+		l.p2pDeliver(p, nx)
+	}
+}
+
+// p2pSkip moves past messages the sender gave up (below its floor): the
+// early arrivals below floor are delivered, in order, and the rest follow.
+func (l *Layer) p2pSkip(p *peer, floor uint32) {
+	for _, seq := range slices.Sorted(maps.Keys(p.early)) {
+		if seq < floor {
+			in := p.early[seq]
+			delete(p.early, seq)
+			p.recvNext = seq
+			l.p2pDeliver(p, in)
+		}
+	}
+	p.recvNext = floor
+	l.p2pDrain(p)
 }
 
 func (l *Layer) p2pDeliver(p *peer, in p2pIn) {

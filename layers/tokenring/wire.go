@@ -56,8 +56,11 @@ const dataHeaderSize = 26
 // (packets/s, equation 1; 0: unknown).
 const ackSize = 13
 
-// p2pHeaderSize is tP2P or tP2PAck and a 4-byte sequence number.
-const p2pHeaderSize = 5
+// p2pHeaderSize is the point-to-point header: tP2P, tP2PCtl or tP2PAck,
+// a 4-byte sequence number, and (for tP2P and tP2PCtl) the sender's floor:
+// its lowest sequence number not yet acknowledged or given up, so that a
+// receiver never waits for a message the sender gave up.
+const p2pHeaderSize = 9
 
 const flagAgain = 1
 
@@ -137,23 +140,26 @@ func parseAck(b []byte) (ackMsg, error) {
 	return a, nil
 }
 
-// p2pHeader is a point-to-point header: data (tP2P) or cumulative ack.
+// p2pHeader is a point-to-point header: a message (tP2P, tP2PCtl) or a
+// cumulative ack.
 type p2pHeader struct {
-	typ byte
-	seq uint32
+	typ   byte
+	seq   uint32
+	floor uint32
 }
 
 func putP2P(b []byte, h p2pHeader) {
 	b[0] = h.typ
 	binary.BigEndian.PutUint32(b[1:], h.seq)
+	binary.BigEndian.PutUint32(b[5:], h.floor)
 }
 
 func parseP2P(b []byte) (p2pHeader, error) {
 	if len(b) < p2pHeaderSize || (b[0] != tP2P && b[0] != tP2PAck && b[0] != tP2PCtl) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point header of %d bytes", errMalformed, len(b))
 	}
-	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:])}
-	if h.seq > maxSeq || (h.typ != tP2PAck && h.seq == 0) {
+	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:]), floor: binary.BigEndian.Uint32(b[5:])}
+	if h.seq > maxSeq || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point seq %d", errMalformed, h.seq)
 	}
 	return h, nil
