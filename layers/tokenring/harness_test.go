@@ -1,6 +1,7 @@
 package tokenring_test
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -152,5 +153,84 @@ func TestFrozenReceiverCaughtUp(t *testing.T) {
 	}
 	if n := counterOf(c, "pulled") + counterOf(c, "pushes"); n < 4000 {
 		t.Errorf("peers sent %d packets by push and pull, want most of what node 4 lost (> 4000)", n)
+	}
+}
+
+// lossWindow drops each packet with probability p between from and to.
+type lossWindow struct {
+	net      **sim.Network
+	p        float64
+	from, to event.Time
+}
+
+func (w lossWindow) Drop(_ event.NodeID, rng *rand.Rand) bool {
+	now := (*w.net).Now()
+	return now >= w.from && now < w.to && rng.Float64() < w.p
+}
+
+// tokenBound is the most bytes a token of one sender's record can take
+// in a region of p partitions: NAK sets, intersections and unions are
+// bounded by max_ranges, whatever the loss (msgpack: at most 5 bytes a
+// number, plus framing).
+func tokenBound(p, maxRanges int) int {
+	lists := 2 + 2*p // N, I, and U and AU per partition
+	return 64 + 3*5*p + lists*(3+2*maxRanges*5) + 32
+}
+
+// Tokens stay bounded when half of all packets are lost for a second (NAK
+// sets are bounded range lists), and the region still recovers everything.
+func TestTokenBoundedUnderHeavyLoss(t *testing.T) {
+	var net *sim.Network
+	loss := lossWindow{net: &net, p: 0.5, from: event.Time(time.Second), to: event.Time(2 * time.Second)}
+	c := layertest.New(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: loss}, 10, deepFIFO())
+	net = c.Net
+	views := []*event.ViewInfo{oneGroup(10)}
+	installStatic(c, views)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(1, 1, 6000, 500*time.Microsecond, 100, sent)
+	c.Net.Run(8 * time.Second)
+	c.CheckExactlyOnce(views, sent, true)
+	var most int64
+	for _, id := range c.All() {
+		most = max(most, c.Counter("tokenring", "token_bytes_max", id))
+	}
+	bound := tokenBound(2, 32)
+	t.Logf("largest token %d bytes (bound %d); %d packets recovered", most, bound, counterOf(c, "recovered"))
+	if most > int64(bound) {
+		t.Errorf("largest token = %d bytes, want at most %d", most, bound)
+	}
+}
+
+// Control traffic at the sender per data packet stays flat (or falls) as
+// the region grows from 5 to 100 nodes (QSM Figure 10): the sender hears
+// one ACK per round and passes the token on like every member, whatever
+// the size. The sender is the region's last node, a member without a
+// leader's role at every size (leaders also pass the token between
+// partitions and answer other partitions' pulls; see the report).
+func TestSenderControlFlat(t *testing.T) {
+	per := map[int]float64{}
+	for _, n := range []int{5, 25, 100} {
+		c := cluster(t, sim.Config{Seed: 6, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: sim.Uniform{P: 0.01}}, n, nil)
+		views := []*event.ViewInfo{oneGroup(n)}
+		installStatic(c, views)
+		sent := map[event.GroupID]map[event.NodeID]uint32{}
+		s := event.NodeID(n)
+		c.CastLoop(s, 1, 3000, 500*time.Microsecond, 100, sent)
+		// Steady state: from 0.5 s to 1.5 s of sending (no start, no tail).
+		ctl := func() (int64, int64) {
+			in := c.Counter("tokenring", "acks_received", s) + c.Counter("tokenring", "naks_received", s)
+			return c.Stacks[s].Net().ControlPacketsSent + in, c.Counter("tokenring", "sent", s)
+		}
+		c.Net.RunUntil(event.Time(500 * time.Millisecond))
+		c0, d0 := ctl()
+		c.Net.RunUntil(event.Time(1500 * time.Millisecond))
+		c1, d1 := ctl()
+		c.Net.Run(2 * time.Second)
+		c.CheckExactlyOnce(views, sent, true)
+		per[n] = float64(c1-c0) / float64(d1-d0)
+		t.Logf("%3d nodes: %.4f control packets sent, or ACKs and NAKs received, at the sender per data packet", n, per[n])
+	}
+	if per[100] > per[5]*1.1 || per[25] > per[5]*1.1 {
+		t.Errorf("control per data packet at the sender: %.4f (5 nodes), %.4f (25), %.4f (100), want flat or falling", per[5], per[25], per[100])
 	}
 }
