@@ -270,8 +270,12 @@ func (l *Layer) dataUp(ev *event.Event) {
 		m.Release()
 		return
 	}
-	if s == l.self {
+	if s == l.self { // our own packet, pushed or pulled back to cache it
 		l.c.duplicates.Inc()
+		if st := r.streams[s]; st != nil && h.seq%r.p == r.part && st.lacksCached(h.seq) {
+			st.put(l, h.seq, m)
+			return
+		}
 		m.Release()
 		return
 	}
@@ -284,6 +288,10 @@ func (l *Layer) dataUp(ev *event.Event) {
 	switch res := st.receive(h.seq, now); res {
 	case rxDup:
 		l.c.duplicates.Inc()
+		if h.seq%r.p == r.part && st.lacksCached(h.seq) {
+			st.put(l, h.seq, m) // received before the partitions were rebuilt; cache it now
+			return
+		}
 		m.Release()
 		return
 	case rxOut:
@@ -323,16 +331,22 @@ func (l *Layer) dataUp(ev *event.Event) {
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g, Peer: s, Msg: m})
 }
 
+// cacheOwn caches the node's own packet seq if its partition caches it.
+func (r *region) cacheOwn(l *Layer, seq uint32, m *event.Message) {
+	st := r.streams[l.self]
+	if st != nil && seq%r.p == r.part && st.lacksCached(seq) {
+		m.Retain()
+		st.put(l, seq, m)
+	}
+}
+
 // recordOwn records the node's own packet seq in its own region, as if
 // received (its partition may cache it).
 func (r *region) recordOwn(l *Layer, seq uint32, m *event.Message) {
 	st := l.stream(r, l.self, seq)
 	st.receive(seq, l.Ctx.Now())
 	l.rc.received() // the sender receives its own packets at the rate it sends
-	if seq%r.p == r.part {
-		m.Retain()
-		st.put(l, seq, m)
-	}
+	r.cacheOwn(l, seq, m)
 	if r.leader() == l.self && !r.timer.Pending() {
 		r.timer.Reset(l.cfg.Interval)
 	}

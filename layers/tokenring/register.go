@@ -30,6 +30,7 @@ func init() {
 			{Name: "window", Type: compose.Int, Default: "65536", Doc: "sequence numbers a receiver tracks per sender ahead of its first gap (at least twice hi_wmark)", Min: 64, Max: 1 << 24},
 			{Name: "probe_rounds", Type: compose.Int, Default: "4", Doc: "intervals without ACK progress before the sender re-sends its last packet (a lost tail becomes known)", Min: 1, Max: 1 << 16},
 			{Name: "max_retrans", Type: compose.Int, Default: "256", Doc: "packets one collective NAK makes the sender send again", Min: 1, Max: 1 << 20},
+			{Name: "ack_all", Type: compose.Bool, Default: "off", Doc: "ACK a packet once every member has it (on), or once its caching replicas have it (off, QSM 2005): off ACKs sooner, but a packet freed before partitions are rebuilt may then be lost to a member that lacked it", Min: 0, Max: 0},
 			{Name: "rate_control", Type: compose.Bool, Default: "on", Doc: "section 2.4's rate control (off: send as fast as the network takes)"},
 			{Name: "rate_min", Type: compose.Float, Default: "2000", Doc: "mu_min: the lowest sending rate, packets/s (equation 2)", Min: 0.001, Max: 1e9},
 			{Name: "lambda", Type: compose.Float, Default: "0.2", Doc: "growth coefficient: senders send at (1+lambda) times the slowest receiver's fair share (equation 2)", Min: 0, Max: 100},
@@ -92,7 +93,7 @@ func init() {
 				Replicas: p.Int("replicas"), Interval: p.Duration("interval"), MaxRanges: p.Int("max_ranges"),
 				MaxSenders: p.Int("max_senders"), MaxPush: p.Int("max_push"), HiWmark: p.Int("hi_wmark"), Queue: p.Int("queue"),
 				LoWmark: p.Int("lo_wmark"), Window: p.Int("window"), ProbeRounds: p.Int("probe_rounds"),
-				MaxRetrans: p.Int("max_retrans"), RateControlOn: p.Bool("rate_control"), RateMin: p.Float("rate_min"),
+				MaxRetrans: p.Int("max_retrans"), RateControlOn: p.Bool("rate_control"), AckAll: p.Bool("ack_all"), RateMin: p.Float("rate_min"),
 				Lambda: p.Float("lambda"), Rho: p.Float("rho"), RateSample: p.Duration("rate_sample"),
 				RateSamples: p.Int("rate_samples"), Credits: p.Int("credits"), P2PTimeout: p.Duration("p2p_timeout"),
 				P2PWindow: p.Int("p2p_window"), P2PMaxTries: p.Int("p2p_max_tries"),
@@ -105,7 +106,7 @@ func init() {
 // DefaultConfig is the registration's defaults.
 func DefaultConfig() Config {
 	return Config{Replicas: 5, Interval: 50e6, MaxRanges: 32, MaxSenders: 256, MaxPush: 512, HiWmark: 10000, Queue: 128,
-		LoWmark: 5000, Window: 65536, ProbeRounds: 4, MaxRetrans: 256, RateControlOn: true, RateMin: 2000,
+		LoWmark: 5000, Window: 65536, ProbeRounds: 4, MaxRetrans: 256, RateControlOn: true, AckAll: true, RateMin: 2000,
 		Lambda: 0.2, Rho: 0.5, RateSample: 50e6, RateSamples: 4, Credits: 64, P2PTimeout: 10e6, P2PWindow: 256,
 		P2PMaxTries: 100}
 }

@@ -182,13 +182,23 @@ func (l *Layer) nakUp(ev *event.Event) {
 		return
 	}
 	l.c.naksRecv.Inc()
+	l.retransmit(o, &m)
+}
+
+// retransmit multicasts again what a collective NAK names (at most
+// max_retrans packets).
+func (l *Layer) retransmit(o *outRegion, m *rangeMsg) {
 	n := 0
 	eachIn(m.G, m.Mod, m.Part, o.next-1, func(x uint32) bool {
 		if x <= o.acked {
 			return true
 		}
-		l.multicast(o, o.buf.At(int(x-o.acked-1)).msg, true)
+		m := o.buf.At(int(x - o.acked - 1)).msg
+		l.multicast(o, m, true)
 		l.c.retransmissions.Inc()
+		if r := l.own; r != nil && r.id == o.id {
+			r.cacheOwn(l, x, m) // the multicast does not loop back
+		}
 		n++
 		return n < l.cfg.MaxRetrans
 	})

@@ -90,22 +90,36 @@ func (s *stream) discover(lo, hi uint32, now event.Time) {
 	}
 }
 
-// cachedPrefix is the highest h such that every packet up to h that
-// partition part of p caches has arrived (at most high).
+// Caching is tracked apart from receiving: the token's NAK sets, push,
+// pull, the collective NAK and the ACK are about the packets a node holds
+// in its cache for its partition, not the ones it received. The two agree
+// until partitions are rebuilt (a new region view): packets received
+// before then under another partitioning are not in the cache, so the
+// partition lists them as lacking and gets them again (from a neighbour
+// or, if the whole partition lacks one, from the sender, which still has
+// it since the ACK counts caches too).
+
+// lacksCached reports whether the node should cache seq and does not.
+func (s *stream) lacksCached(seq uint32) bool {
+	return seq >= s.cacheBase && s.cached(seq) == nil
+}
+
+// cachedPrefix is the highest h such that the node caches every packet up
+// to h that partition part of p caches (at most high).
 func (s *stream) cachedPrefix(p, part uint32) uint32 {
-	for x := firstFrom(s.next, p, part); x <= s.high; x += max1(p) {
-		if !s.has(x) {
+	for x := firstFrom(s.cacheBase, p, part); x <= s.high && x != 0; x += max1(p) {
+		if s.lacksCached(x) {
 			return x - 1
 		}
 	}
 	return s.high
 }
 
-// nakSet lists, into b, the missing packets up to hi that partition part
-// of p caches.
+// nakSet lists, into b, the packets up to hi that partition part of p
+// caches and this node does not hold in its cache.
 func (s *stream) nakSet(b *rangeBuilder, p, part, hi uint32) {
-	for x := firstFrom(s.next, p, part); x <= hi && x != 0; x += max1(p) {
-		if !s.has(x) {
+	for x := firstFrom(s.cacheBase, p, part); x <= hi && x != 0; x += max1(p) {
+		if s.lacksCached(x) {
 			b.add(x)
 			if b.full {
 				return
@@ -116,7 +130,7 @@ func (s *stream) nakSet(b *rangeBuilder, p, part, hi uint32) {
 
 // put caches m (owned) as packet seq.
 func (s *stream) put(l *Layer, seq uint32, m *event.Message) {
-	if seq < s.cacheBase || !s.cache.Put(int(seq-s.cacheBase), m) {
+	if seq < s.cacheBase || s.cached(seq) != nil || !s.cache.Put(int(seq-s.cacheBase), m) {
 		m.Release()
 		return
 	}

@@ -143,9 +143,14 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 			rec.I = x
 		}
 		if finish {
-			if len(rec.I) > 0 && rec.S != uint32(l.self) {
-				l.sendBody(event.NodeID(rec.S), tNak, &rangeMsg{R: uint32(r.id), S: rec.S, Mod: r.p, Part: r.part, G: rec.I})
+			if len(rec.I) > 0 {
+				nak := &rangeMsg{R: uint32(r.id), S: rec.S, Mod: r.p, Part: r.part, G: rec.I}
 				l.c.naksSent.Inc()
+				if o := l.out[r.id]; rec.S == uint32(l.self) && o != nil {
+					l.retransmit(o, nak) // this partition's leader is the sender
+				} else {
+					l.sendBody(event.NodeID(rec.S), tNak, nak)
+				}
 			}
 			rec.I, rec.IL, rec.N, rec.NL = nil, 0, nil, 0
 			continue
@@ -334,6 +339,9 @@ func (l *Layer) complete(r *region, t *tokenMsg) {
 			continue
 		}
 		k := slices.Min(append(rec.K, rec.M)) // stable on every partition's replicas
+		if l.cfg.AckAll {
+			k = min(k, rec.F) // stable everywhere
+		}
 		l.sendAck(r, s, ackMsg{Region: uint32(r.id), Stable: k, Rate: rate})
 		if rec.P >= rec.M {
 			delete(r.last, s) // every packet known is everywhere and purged: inactive

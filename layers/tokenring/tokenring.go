@@ -82,6 +82,7 @@ type Config struct {
 	P2PWindow     int
 	P2PMaxTries   int
 	RateControlOn bool
+	AckAll        bool
 }
 
 // Check reports a configuration that cannot work.
