@@ -180,6 +180,16 @@ func resolve(spec *Spec, role Role) ([]Checked, error) {
 			given[g] = true
 		}
 	}
+	// A layer may refuse layers that give some property below it.
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			for _, g := range out[j].Info.Gives {
+				if why, bad := out[i].Info.NotBelow[g]; bad {
+					return nil, spec.errAt(spec.Layers[j].Pos, "%s cannot stand below %s: %s", spec.Layers[j].Name, spec.Layers[i].Name, why)
+				}
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -100,6 +100,9 @@ type LayerInfo struct {
 	// stack (nothing below it): a spec placing it elsewhere is refused with
 	// this reason.
 	Bottom string
+	// NotBelow maps a property to the reason no layer giving it may stand
+	// below this one: a spec placing one there is refused with the reason.
+	NotBelow map[Property]string
 }
 
 var (

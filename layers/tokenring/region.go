@@ -304,22 +304,25 @@ func (l *Layer) dataUp(ev *event.Event) {
 	if h.seq%r.p == r.part {
 		st.put(l, h.seq, m.Clone())
 	}
-	if at, ok := st.lost[h.seq]; ok || h.flags&flagAgain != 0 {
+	at, wasLost := st.lost[h.seq]
+	delete(st.lost, h.seq)
+	// A packet sent again (by the sender or a peer) recovers a loss; one
+	// a layer below recovered (lec) keeps that layer's mark; the first
+	// copy arriving late recovers nothing.
+	if h.flags&flagAgain != 0 && m.Recovery.By == "" {
 		by := "tokenring"
 		if ev.Kind == event.Cast {
 			by = "tokenring-sender"
 			l.c.recoveredAgain.Inc()
 		}
 		l.c.recovered.Inc()
-		if ok {
-			delete(st.lost, h.seq)
+		m.Recovery = event.Recovery{By: by}
+		if wasLost {
 			d := int64(now - at)
 			l.c.recoveryNs.Add(d)
 			l.c.recoveredTimed.Inc()
 			l.c.recoveryRoundsM.Add(d * 1000 / int64(l.cfg.Interval))
-			m.Recovery = event.Recovery{By: by, Discovered: at}
-		} else {
-			m.Recovery = event.Recovery{By: by}
+			m.Recovery.Discovered = at
 		}
 	}
 	l.rc.received()

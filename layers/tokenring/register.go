@@ -43,6 +43,9 @@ func init() {
 			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before it is given up", Min: 1, Max: 1e6},
 		},
 		Gives: []compose.Property{compose.Reliable},
+		NotBelow: map[compose.Property]string{compose.ProbabilisticRecovery: "it numbers each group's casts per sender and repairs on the assumption " +
+			"that every member of the group receives each of them, but tokenring sends a cast as a different packet to each region the group " +
+			"spans; put it above tokenring (fifo : lec : tokenring) where it sees every cast of the group"},
 		Counters: []compose.CounterDoc{
 			{Name: "sent", Doc: "regional packets multicast (one per region a cast's group spans)"},
 			{Name: "delivered", Doc: "regional packets handed up"},
