@@ -1,8 +1,8 @@
 package tests
 
 import (
-	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,26 +11,15 @@ import (
 	_ "github.com/layercast/layercast/layers/all"
 )
 
-// trRun runs a spec text under a scenario of specs/ with overrides.
+// trRun runs a spec text (written to a file for simRun) under a scenario
+// of specs/ with overrides.
 func trRun(t *testing.T, spec, scenario string, kv ...string) *experiment.Report {
 	t.Helper()
-	sp, err := compose.Parse(spec)
-	if err != nil {
-		t.Fatalf("Parse(%s) = %v", spec, err)
+	path := filepath.Join(t.TempDir(), "t.stack")
+	if err := os.WriteFile(path, []byte(spec+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	sc := experiment.Default()
-	if err := sc.LoadFile("../specs/" + scenario); err != nil {
-		t.Fatalf("LoadFile(%s) = %v", scenario, err)
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if err := sc.Set(kv[i], kv[i+1]); err != nil {
-			t.Fatalf("Set(%s, %s) = %v", kv[i], kv[i+1], err)
-		}
-	}
-	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
-	if err != nil {
-		t.Fatalf("Run(%s, %s) = %v", spec, scenario, err)
-	}
+	rep, _ := simRun(t, path, scenario, kv...)
 	return rep
 }
 
