@@ -32,10 +32,12 @@ type region struct {
 	streams map[event.NodeID]*stream
 	order   []*stream // by sender: deterministic iteration
 
-	timer  *stack.Timer // the region leader's token generation
-	round  uint32       // last round made (region leader)
-	done   uint32       // last round completed (region leader)
-	madeAt event.Time
+	timer *stack.Timer // the region leader's token generation
+	round uint32       // last round made (region leader)
+	done  uint32       // last round completed (region leader)
+	// madeAt[n % len] is when round n was made (rounds overlap when a
+	// round takes longer than the interval).
+	madeAt [64]event.Time
 	// last holds, at the region leader, the previous completed round's
 	// results per sender; lastOrder its senders in order.
 	last      map[event.NodeID]lastRec

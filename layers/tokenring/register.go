@@ -57,7 +57,8 @@ func init() {
 			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from discovering a loss to receiving the packet, summed"},
 			{Name: "recovery_rounds_milli", Doc: "the same in thousandths of a token interval (recovery_rounds_mean is its mean over recovered_timed)"},
 			{Name: "token_rounds", Doc: "token rounds completed at region leaders"},
-			{Name: "round_ns", Kind: compose.Nanos, Doc: "time tokens took to go round, summed over rounds"},
+			{Name: "round_ns", Kind: compose.Nanos, Doc: "time tokens took to go round, summed over rounds_timed"},
+			{Name: "rounds_timed", Doc: "rounds whose time is in round_ns (completed within 64 rounds of being made)"},
 			{Name: "tokens_sent", Doc: "token hops sent"},
 			{Name: "token_bytes_max", Kind: compose.Peak, Doc: "largest token sent"},
 			{Name: "naks_sent", Doc: "collective NAKs partition leaders sent to senders"},
@@ -132,7 +133,7 @@ func summarize(c compose.Counters) compose.Summary {
 	out.Ratio("token_bytes_max", float64(tokMax))
 	out.Ratio("pending_peak", float64(pendMax))
 	note := fmt.Sprintf("%d token rounds (mean %.1f ms each); losses recovered in %.2f rounds on average, ACKs after %.2f rounds; largest token %d bytes; at most %d regional packets pending",
-		m["token_rounds"], mean(m["round_ns"], m["token_rounds"])/1e6, out.Ratios["recovery_rounds_mean"],
+		m["token_rounds"], mean(m["round_ns"], m["rounds_timed"])/1e6, out.Ratios["recovery_rounds_mean"],
 		out.Ratios["ack_rounds_mean"], tokMax, pendMax)
 	out.Notes = append(out.Notes, note)
 	if n := m["recovered"]; n > 0 {

@@ -30,7 +30,7 @@ func (l *Layer) makeToken(r *region) {
 		return
 	}
 	r.round++
-	r.madeAt = l.Ctx.Now()
+	r.madeAt[r.round%uint32(len(r.madeAt))] = l.Ctx.Now()
 	t := &l.tok
 	*t = tokenMsg{R: uint32(r.id), V: r.view, N: r.round, Mu: math.MaxUint32, S: t.S[:0]}
 	for _, s := range r.lastOrder {
@@ -315,8 +315,9 @@ func (l *Layer) complete(r *region, t *tokenMsg) {
 	}
 	r.done = t.N
 	l.c.tokenRounds.Inc()
-	if t.N == r.round {
-		l.c.roundNs.Add(int64(l.Ctx.Now() - r.madeAt))
+	if r.round-t.N < uint32(len(r.madeAt)) {
+		l.c.roundNs.Add(int64(l.Ctx.Now() - r.madeAt[t.N%uint32(len(r.madeAt))]))
+		l.c.roundsTimed.Inc()
 	}
 	active := 0
 	for i := range t.S {

@@ -152,7 +152,7 @@ type counters struct {
 	pushes, pullsSent, pulled, probes, acksSent, acksRecv, pendingPeak, pendingNow                 *stack.Counter
 	heldOff, malformed, foreign, outOfWindow, staleTokens, skipped, noRegion                       *stack.Counter
 	recoveryNs, recoveredTimed, ackNs, acked, roundNs, peakBuffer, cacheBytes, p2pSent, p2pRetrans *stack.Counter
-	p2pGivenUp, p2pDelivered, creditWaits, rateNow, recoveryRoundsM, ackRoundsMilli                *stack.Counter
+	p2pGivenUp, p2pDelivered, creditWaits, rateNow, recoveryRoundsM, ackRoundsMilli, roundsTimed   *stack.Counter
 }
 
 // New returns a layer with the given (checked) configuration.
@@ -184,7 +184,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		{&c.pendingNow, "pending"}, {&c.heldOff, "held_off"}, {&c.malformed, "malformed"}, {&c.foreign, "foreign"},
 		{&c.outOfWindow, "out_of_window"}, {&c.staleTokens, "stale_tokens"}, {&c.skipped, "skipped"},
 		{&c.noRegion, "no_region"}, {&c.recoveryNs, "recovery_ns"}, {&c.recoveredTimed, "recovered_timed"}, {&c.ackNs, "ack_ns"}, {&c.acked, "acked"},
-		{&c.roundNs, "round_ns"}, {&c.peakBuffer, "peak_buffer_bytes"}, {&c.cacheBytes, "buffer_bytes"},
+		{&c.roundNs, "round_ns"}, {&c.roundsTimed, "rounds_timed"}, {&c.peakBuffer, "peak_buffer_bytes"}, {&c.cacheBytes, "buffer_bytes"},
 		{&c.p2pSent, "p2p_sent"}, {&c.p2pRetrans, "p2p_retransmissions"}, {&c.p2pGivenUp, "p2p_given_up"},
 		{&c.p2pDelivered, "p2p_delivered"}, {&c.creditWaits, "credit_waits"}, {&c.rateNow, "rate"},
 		{&c.recoveryRoundsM, "recovery_rounds_milli"}, {&c.ackRoundsMilli, "ack_rounds_milli"},
