@@ -1,6 +1,7 @@
 package tokenring_test
 
 import (
+	"github.com/layercast/layercast/compose"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -281,5 +282,22 @@ func TestCrashedMemberRemoved(t *testing.T) {
 	}
 	if p := c.Counter("tokenring", "pending", 25); p != 0 {
 		t.Errorf("pending at the sender after the removal = %d, want 0 (drained)", p)
+	}
+}
+
+// Every counter the layer creates is documented in its registration (so
+// `stacktool layers` and reports can say what it means).
+func TestCountersDocumented(t *testing.T) {
+	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 2, nil)
+	info, _ := compose.Lookup("tokenring")
+	for _, lc := range c.Stacks[1].Counters() {
+		if lc.Layer != "tokenring" {
+			continue
+		}
+		for _, n := range lc.Names {
+			if info.Counter(n) == nil {
+				t.Errorf("counter %q is not documented in tokenring's registration", n)
+			}
+		}
 	}
 }
