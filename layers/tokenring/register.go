@@ -68,6 +68,7 @@ func init() {
 			{Name: "pushes", Doc: "cached packets pushed to a predecessor that lacked them"},
 			{Name: "pulls_sent", Doc: "pull requests sent (to the predecessor or another partition's leader)"},
 			{Name: "pulled", Doc: "cached packets sent in answer to pulls"},
+			{Name: "forwards_dropped", Doc: "pushes and pull answers dropped because 4096 already waited to be sent (asked again next round)"},
 			{Name: "acks_sent", Role: compose.AckRole, Doc: "regional ACKs region leaders sent (one per sender per round)"},
 			{Name: "acks_received", Doc: "regional ACKs senders received"},
 			{Name: "acked", Doc: "regional packets senders freed on an ACK"},

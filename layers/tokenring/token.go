@@ -265,12 +265,39 @@ func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
 }
 
 // forward sends a copy of a cached packet to one peer.
+//
+// Copies wait in a queue pulled by a data feed, so they go out when the
+// transport has room and never sit in its queue ahead of a token (control
+// before data, QSM 2008 section 3). A full queue drops the copy; the next
+// round asks again.
 func (l *Layer) forward(to event.NodeID, m *event.Message) {
+	if l.fwdQ.Len() >= maxForwards {
+		l.c.fwdDropped.Inc()
+		return
+	}
 	c := m.Clone()
-	b := c.Bytes()
-	b[1] |= flagAgain
-	g := event.GroupID(binary.BigEndian.Uint32(b[22:]))
-	l.Ctx.Down(&event.Event{Kind: event.Send, Group: g, Peer: to, Msg: c})
+	c.Bytes()[1] |= flagAgain
+	l.fwdQ.Push(fwd{to: to, msg: c})
+	l.fwdFeed.Ready()
+}
+
+// maxForwards bounds the copies waiting to be forwarded.
+const maxForwards = 4096
+
+type fwd struct {
+	to  event.NodeID
+	msg *event.Message
+}
+
+// pullForward is the forwarding feed: one copy per call.
+func (l *Layer) pullForward() bool {
+	if l.fwdQ.Len() == 0 {
+		return false
+	}
+	f := l.fwdQ.Pop()
+	g := event.GroupID(binary.BigEndian.Uint32(f.msg.Bytes()[22:]))
+	l.Ctx.Down(&event.Event{Kind: event.Send, Group: g, Peer: f.to, Msg: f.msg})
+	return l.fwdQ.Len() > 0
 }
 
 // pullUp answers a pull with the cached packets it names (at most

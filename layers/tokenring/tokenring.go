@@ -126,6 +126,8 @@ type Layer struct {
 
 	sendQ   ring.Ring[queued]
 	feed    *stack.Feed
+	fwdQ    ring.Ring[fwd] // cached packets to push or send for a pull
+	fwdFeed *stack.Feed
 	pending int // regional packets queued (in casts not yet sent) or not yet ACKed
 	unacked int // regional packets sent and not yet ACKed
 	held    map[event.GroupID]bool
@@ -147,12 +149,12 @@ type queued struct {
 }
 
 type counters struct {
-	sent, delivered, duplicates, recovered, recoveredAgain, lossDiscovered                         *stack.Counter
-	tokenRounds, tokensSent, tokenBytesMax, naksSent, naksRecv, retransmissions                    *stack.Counter
-	pushes, pullsSent, pulled, probes, acksSent, acksRecv, pendingPeak, pendingNow                 *stack.Counter
-	heldOff, malformed, foreign, outOfWindow, staleTokens, skipped, noRegion                       *stack.Counter
-	recoveryNs, recoveredTimed, ackNs, acked, roundNs, peakBuffer, cacheBytes, p2pSent, p2pRetrans *stack.Counter
-	p2pGivenUp, p2pDelivered, creditWaits, rateNow, recoveryRoundsM, ackRoundsMilli, roundsTimed   *stack.Counter
+	sent, delivered, duplicates, recovered, recoveredAgain, lossDiscovered                                   *stack.Counter
+	tokenRounds, tokensSent, tokenBytesMax, naksSent, naksRecv, retransmissions                              *stack.Counter
+	pushes, pullsSent, pulled, probes, acksSent, acksRecv, pendingPeak, pendingNow                           *stack.Counter
+	heldOff, malformed, foreign, outOfWindow, staleTokens, skipped, noRegion                                 *stack.Counter
+	recoveryNs, recoveredTimed, ackNs, acked, roundNs, peakBuffer, cacheBytes, p2pSent, p2pRetrans           *stack.Counter
+	p2pGivenUp, p2pDelivered, creditWaits, rateNow, recoveryRoundsM, ackRoundsMilli, roundsTimed, fwdDropped *stack.Counter
 }
 
 // New returns a layer with the given (checked) configuration.
@@ -184,7 +186,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		{&c.pendingNow, "pending"}, {&c.heldOff, "held_off"}, {&c.malformed, "malformed"}, {&c.foreign, "foreign"},
 		{&c.outOfWindow, "out_of_window"}, {&c.staleTokens, "stale_tokens"}, {&c.skipped, "skipped"},
 		{&c.noRegion, "no_region"}, {&c.recoveryNs, "recovery_ns"}, {&c.recoveredTimed, "recovered_timed"}, {&c.ackNs, "ack_ns"}, {&c.acked, "acked"},
-		{&c.roundNs, "round_ns"}, {&c.roundsTimed, "rounds_timed"}, {&c.peakBuffer, "peak_buffer_bytes"}, {&c.cacheBytes, "buffer_bytes"},
+		{&c.roundNs, "round_ns"}, {&c.roundsTimed, "rounds_timed"}, {&c.fwdDropped, "forwards_dropped"}, {&c.peakBuffer, "peak_buffer_bytes"}, {&c.cacheBytes, "buffer_bytes"},
 		{&c.p2pSent, "p2p_sent"}, {&c.p2pRetrans, "p2p_retransmissions"}, {&c.p2pGivenUp, "p2p_given_up"},
 		{&c.p2pDelivered, "p2p_delivered"}, {&c.creditWaits, "credit_waits"}, {&c.rateNow, "rate"},
 		{&c.recoveryRoundsM, "recovery_rounds_milli"}, {&c.ackRoundsMilli, "ack_rounds_milli"},
@@ -192,6 +194,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		*x.p = ctx.Counter(x.name)
 	}
 	l.feed = ctx.NewFeed(false, l.pull)
+	l.fwdFeed = ctx.NewFeed(false, l.pullForward)
 	l.rc.init(l)
 	return nil
 }
@@ -310,6 +313,10 @@ func (l *Layer) Close() {
 	for l.sendQ.Len() > 0 {
 		q := l.sendQ.Pop()
 		q.msg.Release()
+	}
+	for l.fwdQ.Len() > 0 {
+		f := l.fwdQ.Pop()
+		f.msg.Release()
 	}
 	for _, o := range l.out {
 		o.release(l)
