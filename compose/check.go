@@ -165,12 +165,16 @@ func resolve(spec *Spec, role Role) ([]Checked, error) {
 	}
 	// Bottom up: what the layers below give must cover each layer's needs.
 	given := map[Property]bool{}
+	hidden := map[Property]string{} // what a layer below took away, and why
 	for i := len(out) - 1; i >= 0; i-- {
 		for _, need := range out[i].Info.Needs {
 			if given[need] {
 				continue
 			}
 			c := &spec.Layers[i]
+			if why, ok := hidden[need]; ok {
+				return nil, spec.errAt(c.Pos, "%s needs %s below it; %s", c.Name, need.Describe(), why)
+			}
 			msg := fmt.Sprintf("%s needs %s below it; nothing below gives it", c.Name, need.Describe())
 			above := ""
 			for j := i - 1; j >= 0 && above == ""; j-- {
@@ -186,8 +190,25 @@ func resolve(spec *Spec, role Role) ([]Checked, error) {
 			}
 			return nil, spec.errAt(c.Pos, "%s", msg)
 		}
+		for p, why := range out[i].Info.Hides {
+			if given[p] {
+				delete(given, p)
+				hidden[p] = fmt.Sprintf("%s is given below %s, which does not pass it on: %s", p.Describe(), spec.Layers[i].Name, why)
+			}
+		}
 		for _, g := range out[i].Gives() {
 			given[g] = true
+			delete(hidden, g)
+		}
+	}
+	// A layer may refuse layers that give some property below it.
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			for _, g := range out[j].Info.Gives {
+				if why, bad := out[i].Info.NotBelow[g]; bad {
+					return nil, spec.errAt(spec.Layers[j].Pos, "%s cannot stand below %s: %s", spec.Layers[j].Name, spec.Layers[i].Name, why)
+				}
+			}
 		}
 	}
 	return out, nil

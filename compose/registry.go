@@ -110,6 +110,14 @@ type LayerInfo struct {
 	// stack (nothing below it): a spec placing it elsewhere is refused with
 	// this reason.
 	Bottom string
+	// NotBelow maps a property to the reason no layer giving it may stand
+	// below this one: a spec placing one there is refused with the reason.
+	NotBelow map[Property]string
+	// Hides maps a property given below to the reason this layer does not
+	// pass it on to the layers above (lec hands up messages it rebuilt,
+	// which carry no sequence number): a layer above needing it is refused
+	// with the reason.
+	Hides map[Property]string
 }
 
 var (

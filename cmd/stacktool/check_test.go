@@ -60,7 +60,7 @@ func TestCheckErrors(t *testing.T) {
 		{[]string{"check", "fifo:relaible"},
 			"spec:1:6: unknown layer \"relaible\"; did you mean \"reliable\"?\n    fifo:relaible\n         ^"},
 		{[]string{"check", "fifo"},
-			"spec:1:1: fifo needs reliable delivery below it; nothing below gives it (hop or reliable or ring does: put it below fifo)\n    fifo\n    ^"},
+			"spec:1:1: fifo needs reliable delivery below it; nothing below gives it (hop or reliable or ring or tokenring does: put it below fifo)\n    fifo\n    ^"},
 		{[]string{"check", "reliable : fifo"},
 			"spec:1:12: fifo needs reliable delivery below it; nothing below gives it; reliable gives it but is above fifo (specs list layers top first)\n    reliable : fifo\n               ^"},
 		{[]string{"check", "fifo : reliable(nak_delay=20)"},

@@ -6,21 +6,35 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/testkit"
+	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
 )
 
 // pipe is a transport for node self that hands every packet at once to
-// the other stacks (a multicast to all of them, whatever their
-// subscriptions).
-func pipe(stacks map[event.NodeID]*stack.Stack, self event.NodeID) *testkit.Transport {
-	return &testkit.Transport{Deliver: func(p testkit.Packet) {
+// the other stacks (a multicast, on any channel, to all of them, whatever
+// their subscriptions).
+func pipe(stacks map[event.NodeID]*stack.Stack, self event.NodeID) chanPipe {
+	return chanPipe{&testkit.Transport{Deliver: func(p testkit.Packet) {
 		for id, st := range stacks {
 			if id != self && (p.To == event.NoNode || p.To == id) {
 				_ = st.Receive(p.Data)
 			}
 		}
-	}}
+	}}}
 }
+
+// chanPipe carries the channels of multi-group layers (a QSM region's) as
+// it carries groups' (stack.Channels).
+type chanPipe struct{ *testkit.Transport }
+
+// MulticastOn multicasts on channel ch as on a group's.
+func (c chanPipe) MulticastOn(ch event.ChannelID, pkt []byte) { c.Multicast(ch.Group(), pkt) }
+
+// SubscribeChannel does nothing: the pipe delivers everything.
+func (c chanPipe) SubscribeChannel(event.ChannelID) error { return nil }
+
+// UnsubscribeChannel does nothing.
+func (c chanPipe) UnsubscribeChannel(event.ChannelID) error { return nil }
 
 // BenchCastDeliverSizes runs BenchCastDeliver with 64-byte and 1 KiB
 // payloads as sub-benchmarks 64B and 1KiB.
@@ -40,8 +54,9 @@ func BenchSitesCastDeliverSizes(b *testing.B, mk func() []stack.Entry) {
 // BenchCastDeliver measures the per-message cost of a stack built by mk: a
 // cast at node 1, through the layers and the frame, received and delivered
 // at node 2 over a direct pipe, with a clock step every 256 messages so
-// stability digests free the buffers. It fails unless every cast is
-// delivered.
+// stability digests (or token rounds) free the buffers. Both nodes get the
+// group's view and their neighbourhood (multi-group layers need it). It
+// fails unless every cast is delivered.
 func BenchCastDeliver(b *testing.B, size int, mk func() []stack.Entry) {
 	benchCastDeliver(b, size, mk, false)
 }
@@ -67,8 +82,10 @@ func benchCastDeliver(b *testing.B, size int, mk func() []stack.Entry, sites boo
 		stacks[id] = st
 	}
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
-	for _, st := range stacks {
+	nbs := membership.Static(map[event.GroupID]*event.ViewInfo{1: v})
+	for id, st := range stacks {
 		st.InstallView(v)
+		st.InstallNeighbourhood(nbs[id])
 	}
 	if sites {
 		svs := []event.SiteView{{Site: 1, ID: 1, Members: v.Members[:1]}, {Site: 2, ID: 1, Members: v.Members[1:]}}

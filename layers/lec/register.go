@@ -35,6 +35,7 @@ func init() {
 			{Name: "max_streams", Type: compose.Int, Default: "65536", Doc: "most (group, sender) receive windows of other senders; only members of the node's views get one, dropped when they leave", Min: 1, Max: 1 << 24},
 		},
 		Gives: []compose.Property{compose.ProbabilisticRecovery},
+		Hides: map[compose.Property]string{compose.Sequenced: "a message lec rebuilds from a repair carries no number from the layer that numbered it (put the sequencing layer above lec, as in fifo : reliable : lec)"},
 		Counters: []compose.CounterDoc{
 			{Name: "data_in", Doc: "data packets received"},
 			{Name: "data_sent", Doc: "data packets sent"},

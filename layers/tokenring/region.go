@@ -1,0 +1,362 @@
+package tokenring
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// region is the node's own region (receiver side): its partitions, the
+// token's path, and a receive stream per sender.
+type region struct {
+	id       event.RegionID
+	ch       event.ChannelID
+	view     uint64
+	joinView uint64 // the first view of the region this node held
+	members  []event.NodeID
+	groups   map[event.GroupID]bool
+	// p partitions; this node is in partition part. parts[j] is partition
+	// j's members, leader first.
+	p, part uint32
+	parts   [][]event.NodeID
+	// path is one round of the token: each partition's members in order,
+	// then its leader again (where the partition's loop ends). hopPart[h]
+	// is the partition of hop h; start[j] and finish[j] are partition j's
+	// first and last hops.
+	path          []event.NodeID
+	hopPart       []uint32
+	start, finish []int
+
+	streams map[event.NodeID]*stream
+	order   []*stream // by sender: deterministic iteration
+
+	timer *stack.Timer // the region leader's token generation
+	round uint32       // last round made (region leader)
+	done  uint32       // last round completed (region leader)
+	// madeAt[n % len] is when round n was made (rounds overlap when a
+	// round takes longer than the interval).
+	madeAt [64]event.Time
+	// last holds, at the region leader, the previous completed round's
+	// results per sender; lastOrder its senders in order.
+	last      map[event.NodeID]lastRec
+	lastOrder []event.NodeID
+}
+
+// lastRec is what the region leader keeps from a round for the next: the
+// cutoff, the purge point and each partition's union of NAK sets.
+type lastRec struct {
+	c, p uint32
+	au   [][]uint32
+	al   []uint32
+}
+
+// leader is the region leader.
+func (r *region) leader() event.NodeID { return r.parts[0][0] }
+
+// has reports whether n is a member of the region's current view.
+func (r *region) has(n event.NodeID) bool {
+	_, ok := slices.BinarySearch(r.members, n)
+	return ok
+}
+
+// newRegion makes the node's own region from its view.
+func (l *Layer) newRegion(rv *event.RegionView) *region {
+	r := &region{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)), joinView: rv.ID,
+		streams: map[event.NodeID]*stream{}, last: map[event.NodeID]lastRec{}}
+	r.timer = l.Ctx.NewTimer(func() { l.makeToken(r) })
+	l.setView(r, rv)
+	return r
+}
+
+// setView rebuilds partitions and the token's path for a new region view.
+// Tokens of the old view die where they arrive (their view differs).
+func (l *Layer) setView(r *region, rv *event.RegionView) {
+	r.view = rv.ID
+	r.members = rv.Members
+	r.groups = make(map[event.GroupID]bool, len(rv.Groups))
+	for _, g := range rv.Groups {
+		r.groups[g] = true
+	}
+	n := len(rv.Members)
+	p := max(1, n/l.cfg.Replicas)
+	r.p = uint32(p)
+	r.parts = make([][]event.NodeID, p)
+	for k, m := range rv.Members {
+		r.parts[k%p] = append(r.parts[k%p], m)
+		if m == l.self {
+			r.part = uint32(k % p)
+		}
+	}
+	r.path, r.hopPart = r.path[:0], r.hopPart[:0]
+	r.start, r.finish = make([]int, p), make([]int, p)
+	for j, ms := range r.parts {
+		r.start[j] = len(r.path)
+		for _, m := range ms {
+			r.path = append(r.path, m)
+			r.hopPart = append(r.hopPart, uint32(j))
+		}
+		r.finish[j] = len(r.path)
+		r.path = append(r.path, ms[0])
+		r.hopPart = append(r.hopPart, uint32(j))
+	}
+	// Results of rounds over the old view are still right about the
+	// packets (only members left or came), so the leader keeps them; a new
+	// leader starts afresh.
+	if r.leader() == l.self {
+		if len(r.last) > 0 || l.unstable(r) {
+			r.timer.Reset(l.cfg.Interval)
+		}
+	} else {
+		r.timer.Stop()
+		clear(r.last)
+		r.lastOrder = r.lastOrder[:0]
+	}
+}
+
+// unstable reports whether some stream has data the region has not
+// purged yet.
+func (l *Layer) unstable(r *region) bool {
+	for _, s := range r.order {
+		if s.high > s.lastP {
+			return true
+		}
+	}
+	return false
+}
+
+// release frees the region's caches and stops its timer.
+func (r *region) release(l *Layer) {
+	r.timer.Stop()
+	for _, s := range r.order {
+		s.release(l)
+	}
+	clear(r.streams)
+	r.order = nil
+}
+
+// stream returns the receive stream of sender s, making it with floor
+// floor if new.
+func (l *Layer) stream(r *region, s event.NodeID, floor uint32) *stream {
+	if st := r.streams[s]; st != nil {
+		return st
+	}
+	st := newStream(s, max(1, floor), l.cfg.Window)
+	r.streams[s] = st
+	i, _ := slices.BinarySearchFunc(r.order, s, func(a *stream, b event.NodeID) int { return int(a.sender) - int(b) })
+	r.order = slices.Insert(r.order, i, st)
+	return st
+}
+
+// install takes a new neighbourhood: the regions each group spans (sender
+// side) and the node's own region (receiver side).
+func (l *Layer) install(nb *event.Neighbourhood) {
+	l.nb = nb
+	clear(l.spans)
+	seen := make(map[event.RegionID]bool, len(nb.Regions))
+	for i := range nb.Regions {
+		rv := &nb.Regions[i]
+		o := l.out[rv.Region]
+		switch {
+		case o == nil:
+			o = &outRegion{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)),
+				view: rv.ID, members: rv.Members, next: 1, vbase: 1,
+				gnext: map[event.GroupID]uint32{}, gvbase: map[event.GroupID]uint32{}}
+			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
+			l.out[rv.Region] = o
+		case o.view != rv.ID:
+			for _, m := range rv.Members {
+				if !slices.Contains(o.members, m) {
+					o.vbase = o.next // a newcomer is owed what is sent from here on
+					for g, n := range o.gnext {
+						o.gvbase[g] = n
+					}
+					break
+				}
+			}
+			o.view, o.members = rv.ID, rv.Members
+		}
+		seen[rv.Region] = true
+		for _, g := range rv.Groups {
+			if _, mine := slices.BinarySearch(nb.Groups, g); mine {
+				l.spans[g] = append(l.spans[g], o)
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(l.out)) {
+		if !seen[id] {
+			l.out[id].release(l)
+			delete(l.out, id)
+		}
+	}
+	if nb.Own < 0 || nb.Own >= len(nb.Regions) {
+		l.dropOwn()
+	} else {
+		rv := &nb.Regions[nb.Own]
+		switch {
+		case l.own == nil || l.own.id != rv.Region:
+			l.dropOwn()
+			l.own = l.newRegion(rv)
+			if err := l.Ctx.Subscribe(l.own.ch); err != nil && l.Ctx.Logging() {
+				l.Ctx.Logf("subscribe %v: %v", l.own.ch, err)
+			}
+		case l.own.view != rv.ID:
+			l.setView(l.own, rv)
+		}
+		l.pruneStreams(l.own)
+	}
+	l.prunePeers()
+	l.feed.Ready() // casts queued for a group whose regions just became known
+}
+
+// dropOwn leaves the node's own region.
+func (l *Layer) dropOwn() {
+	if l.own == nil {
+		return
+	}
+	l.own.release(l)
+	_ = l.Ctx.Unsubscribe(l.own.ch)
+	l.own = nil
+}
+
+// pruneStreams drops the streams of senders that are in none of the
+// region's groups any more (they left, or gms removed them).
+func (l *Layer) pruneStreams(r *region) {
+	keep := r.order[:0]
+	for _, s := range r.order {
+		if l.inRegionGroups(r, s.sender) {
+			keep = append(keep, s)
+			continue
+		}
+		s.release(l)
+		delete(r.streams, s.sender)
+		delete(r.last, s.sender)
+		if i := slices.Index(r.lastOrder, s.sender); i >= 0 {
+			r.lastOrder = slices.Delete(r.lastOrder, i, i+1)
+		}
+	}
+	clear(r.order[len(keep):])
+	r.order = keep
+}
+
+// inRegionGroups reports whether n is a member of one of r's groups.
+func (l *Layer) inRegionGroups(r *region, n event.NodeID) bool {
+	for g := range r.groups {
+		if v := l.nb.Views[g]; v != nil && v.Has(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// isMember reports whether n is a member of g in the node's views.
+func (l *Layer) isMember(g event.GroupID, n event.NodeID) bool {
+	if l.nb == nil {
+		return false
+	}
+	v := l.nb.Views[g]
+	return v != nil && v.Has(n)
+}
+
+// dataUp takes a regional data packet: first multicast, a sender's
+// retransmission, or a peer's push or pull answer.
+func (l *Layer) dataUp(ev *event.Event) {
+	m := ev.Msg
+	h, err := parseData(m.Bytes())
+	if err != nil {
+		l.drop(ev)
+		return
+	}
+	r := l.own
+	g, s := event.GroupID(h.group), event.NodeID(h.sender)
+	if r == nil || event.RegionID(h.region) != r.id || !r.groups[g] || !l.isMember(g, s) ||
+		(ev.Kind == event.Send && !r.has(ev.Peer)) || (ev.Kind == event.Cast && ev.Peer != s) {
+		l.c.foreign.Inc()
+		m.Release()
+		return
+	}
+	if s == l.self { // our own packet, pushed or pulled back to cache it
+		l.c.duplicates.Inc()
+		if st := r.streams[s]; st != nil && h.seq%r.p == r.part && st.lacksCached(h.seq) {
+			st.put(l, h.seq, m)
+			return
+		}
+		m.Release()
+		return
+	}
+	floor, gfloor := h.seq, h.gseq
+	if uint64(h.view) >= r.joinView {
+		floor, gfloor = h.vbase, h.gvbase
+	}
+	st := l.stream(r, s, floor)
+	now := l.Ctx.Now()
+	switch res := st.receive(h.seq, now); res {
+	case rxDup:
+		l.c.duplicates.Inc()
+		if h.seq%r.p == r.part && st.lacksCached(h.seq) {
+			st.put(l, h.seq, m) // received before the partitions were rebuilt; cache it now
+			return
+		}
+		m.Release()
+		return
+	case rxOut:
+		l.c.outOfWindow.Inc()
+		m.Release()
+		return
+	case rxGap:
+		l.c.lossDiscovered.Add(int64(st.lastGap))
+	}
+	if h.seq%r.p == r.part {
+		st.put(l, h.seq, m.Clone())
+	}
+	at, wasLost := st.lost[h.seq]
+	delete(st.lost, h.seq)
+	// A packet sent again (by the sender or a peer) recovers a loss; one
+	// a layer below recovered (lec) keeps that layer's mark; the first
+	// copy arriving late recovers nothing.
+	if h.flags&flagAgain != 0 && m.Recovery.By == "" {
+		by := "tokenring"
+		if ev.Kind == event.Cast {
+			by = "tokenring-sender"
+			l.c.recoveredAgain.Inc()
+		}
+		l.c.recovered.Inc()
+		m.Recovery = event.Recovery{By: by}
+		if wasLost {
+			d := int64(now - at)
+			l.c.recoveryNs.Add(d)
+			l.c.recoveredTimed.Inc()
+			l.c.recoveryRoundsM.Add(d * 1000 / int64(l.cfg.Interval))
+			m.Recovery.Discovered = at
+		}
+	}
+	l.rc.received()
+	if r.leader() == l.self && !r.timer.Pending() {
+		r.timer.Reset(l.cfg.Interval)
+	}
+	_, _ = m.Consume(dataHeaderSize)
+	l.c.delivered.Inc()
+	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g, Peer: s, Msg: m, Seq: h.gseq, Start: gfloor})
+}
+
+// cacheOwn caches the node's own packet seq if its partition caches it.
+func (r *region) cacheOwn(l *Layer, seq uint32, m *event.Message) {
+	st := r.streams[l.self]
+	if st != nil && seq%r.p == r.part && st.lacksCached(seq) {
+		m.Retain()
+		st.put(l, seq, m)
+	}
+}
+
+// recordOwn records the node's own packet seq in its own region, as if
+// received (its partition may cache it).
+func (r *region) recordOwn(l *Layer, seq uint32, m *event.Message) {
+	st := l.stream(r, l.self, seq)
+	st.receive(seq, l.Ctx.Now())
+	l.rc.received() // the sender receives its own packets at the rate it sends
+	r.cacheOwn(l, seq, m)
+	if r.leader() == l.self && !r.timer.Pending() {
+		r.timer.Reset(l.cfg.Interval)
+	}
+}

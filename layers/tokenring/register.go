@@ -1,0 +1,152 @@
+package tokenring
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/stack"
+)
+
+func init() {
+	compose.Register(compose.LayerInfo{
+		Name: "tokenring",
+		Summary: "QSM's regional multicast: a cast goes once to each QSM region its group spans, numbered per region " +
+			"across all groups, so recovery costs the same for 1 group or thousands. Each region is split into partitions " +
+			"of about replicas nodes that cache every p-th packet; a token made every interval by the region leader goes " +
+			"round each partition and then the next, carrying per sender the cutoff and bounded NAK sets: neighbours push " +
+			"and pull, nodes pull other partitions' packets from their leaders once stable, partition leaders send the " +
+			"sender collective NAKs and the region leader one ACK. Senders keep packets until ACKed, hold the application " +
+			"off at hi_wmark pending, and send at the rate the slowest receiver takes (section 2.4).",
+		Params: []compose.Param{
+			{Name: "replicas", Type: compose.Int, Default: "5", Doc: "replication factor R: a region of n nodes forms floor(n/R) partitions, each caching every p-th packet", Min: 1, Max: 1 << 16},
+			{Name: "interval", Type: compose.Duration, Default: "50ms", Doc: "how often the region leader makes a token (QSM used 1 s on 100 Mbit/s; rounds of a few ms per partition suit 1 ms links)", Min: 0.0001, Max: 60},
+			{Name: "max_ranges", Type: compose.Int, Default: "32", Doc: "NAK ranges a node puts in the token per sender (and in one pull or collective NAK)", Min: 1, Max: 4096},
+			{Name: "max_senders", Type: compose.Int, Default: "256", Doc: "sender records one token carries", Min: 1, Max: 1 << 16},
+			{Name: "max_push", Type: compose.Int, Default: "512", Doc: "packets one node pushes to its predecessor, or sends for one pull, per token visit", Min: 1, Max: 1 << 20},
+			{Name: "hi_wmark", Type: compose.Int, Default: "10000", Doc: "pending regional packets (queued or not yet ACKed) at which the application is held off", Min: 2, Max: 1 << 24},
+			{Name: "queue", Type: compose.Int, Default: "128", Doc: "casts waiting for rate credit at which the application is held off (it resumes at half)", Min: 2, Max: 1 << 20},
+			{Name: "lo_wmark", Type: compose.Int, Default: "5000", Doc: "pending regional packets at which the application may resume", Min: 1, Max: 1 << 24},
+			{Name: "window", Type: compose.Int, Default: "65536", Doc: "sequence numbers a receiver tracks per sender ahead of its first gap (at least twice hi_wmark)", Min: 64, Max: 1 << 24},
+			{Name: "probe_rounds", Type: compose.Int, Default: "4", Doc: "intervals without ACK progress before the sender re-sends its last packet (a lost tail becomes known)", Min: 1, Max: 1 << 16},
+			{Name: "max_retrans", Type: compose.Int, Default: "256", Doc: "packets one collective NAK makes the sender send again", Min: 1, Max: 1 << 20},
+			{Name: "ack_all", Type: compose.Bool, Default: "off", Doc: "ACK a packet once every member has it (on), or once its caching replicas have it (off, QSM 2005): off ACKs sooner, but a packet freed before partitions are rebuilt may then be lost to a member that lacked it", Min: 0, Max: 0},
+			{Name: "rate_control", Type: compose.Bool, Default: "on", Doc: "section 2.4's rate control (off: send as fast as the network takes)"},
+			{Name: "rate_min", Type: compose.Float, Default: "2000", Doc: "mu_min: the lowest sending rate, packets/s (equation 2)", Min: 0.001, Max: 1e9},
+			{Name: "lambda", Type: compose.Float, Default: "0.2", Doc: "growth coefficient: senders send at (1+lambda) times the slowest receiver's fair share (equation 2)", Min: 0, Max: 100},
+			{Name: "rho", Type: compose.Float, Default: "0.5", Doc: "inertia of the credit refill's correction (equation 3)", Min: 0.001, Max: 10},
+			{Name: "rate_sample", Type: compose.Duration, Default: "50ms", Doc: "interval of the receive and send rate samples (Delta)", Min: 0.0001, Max: 60},
+			{Name: "rate_samples", Type: compose.Int, Default: "4", Doc: "samples in the receive rate's moving average (k)", Min: 1, Max: 1000},
+			{Name: "credits", Type: compose.Int, Default: "64", Doc: "credit pool C_high of the sender's rate limiter (equation 4; C_low and Delta_max are half of it)", Min: 2, Max: 1 << 20},
+			{Name: "p2p_timeout", Type: compose.Duration, Default: "10ms", Doc: "retransmission timeout of point-to-point sends: tokens, pulls and collective NAKs, and Sends from the layers above", Min: 0.0001, Max: 600},
+			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer (more are refused), and early arrivals held", Min: 1, Max: 1 << 20},
+			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before it is given up", Min: 1, Max: 1e6},
+		},
+		Gives: []compose.Property{compose.Reliable, compose.Sequenced},
+		NotBelow: map[compose.Property]string{compose.ProbabilisticRecovery: "it numbers each group's casts per sender and repairs on the assumption " +
+			"that every member of the group receives each of them, but tokenring sends a cast as a different packet to each region the group " +
+			"spans; put it above tokenring (fifo : lec : tokenring) where it sees every cast of the group"},
+		Counters: []compose.CounterDoc{
+			{Name: "sent", Doc: "regional packets multicast (one per region a cast's group spans)"},
+			{Name: "delivered", Doc: "regional packets handed up"},
+			{Name: "duplicates", Doc: "copies of packets already received"},
+			{Name: "loss_discovered", Doc: "packets found missing from a gap in a sender's sequence"},
+			{Name: "recovered", Doc: "packets received after being found missing, or sent again"},
+			{Name: "recovered_sender", Doc: "of those, the sender's retransmissions (collective NAKs and probes)"},
+			{Name: "recovered_timed", Doc: "of those, the ones whose loss was discovered from a gap (timed)"},
+			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from discovering a loss to receiving the packet, summed"},
+			{Name: "recovery_rounds_milli", Doc: "the same in thousandths of a token interval (recovery_rounds_mean is its mean over recovered_timed)"},
+			{Name: "token_rounds", Doc: "token rounds completed at region leaders"},
+			{Name: "round_ns", Kind: compose.Nanos, Doc: "time tokens took to go round, summed over rounds_timed"},
+			{Name: "rounds_timed", Doc: "rounds whose time is in round_ns (completed within 64 rounds of being made)"},
+			{Name: "tokens_sent", Doc: "token hops sent"},
+			{Name: "token_bytes_max", Kind: compose.Peak, Doc: "largest token sent"},
+			{Name: "naks_sent", Doc: "collective NAKs partition leaders sent to senders"},
+			{Name: "naks_received", Doc: "collective NAKs senders received"},
+			{Name: "retransmissions", Doc: "packets senders sent again for a collective NAK"},
+			{Name: "probes", Doc: "last packets senders sent again because ACKs stopped moving"},
+			{Name: "pushes", Doc: "cached packets pushed to a predecessor that lacked them"},
+			{Name: "pulls_sent", Doc: "pull requests sent (to the predecessor or another partition's leader)"},
+			{Name: "pulled", Doc: "cached packets sent in answer to pulls"},
+			{Name: "forwards_dropped", Doc: "pushes and pull answers dropped because 4096 already waited to be sent (asked again next round)"},
+			{Name: "acks_sent", Role: compose.AckRole, Doc: "regional ACKs region leaders sent (one per sender per round)"},
+			{Name: "acks_received", Doc: "regional ACKs senders received"},
+			{Name: "acked", Doc: "regional packets senders freed on an ACK"},
+			{Name: "ack_ns", Kind: compose.Nanos, Doc: "time from sending a packet to its ACK, summed"},
+			{Name: "ack_rounds_milli", Doc: "the same in thousandths of a token interval"},
+			{Name: "pending", Kind: compose.Gauge, Doc: "regional packets queued or not yet ACKed at the end"},
+			{Name: "pending_peak", Kind: compose.Peak, Doc: "most regional packets queued or not yet ACKed at once"},
+			{Name: "held_off", Doc: "times a group was told to hold off at hi_wmark"},
+			{Name: "buffer_bytes", Kind: compose.Gauge, Doc: "bytes cached for peers at the end"},
+			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes cached for peers at once"},
+			{Name: "credit_waits", Doc: "times the sender ran out of rate credit"},
+			{Name: "rate", Kind: compose.Gauge, Doc: "the sender's rate mu_snd at the end, packets/s"},
+			{Name: "malformed", Doc: "packets whose tokenring header or body did not decode"},
+			{Name: "foreign", Doc: "packets from outside the region or its groups' views"},
+			{Name: "out_of_window", Doc: "packets too far ahead of the receive window, dropped (recovered later)"},
+			{Name: "stale_tokens", Doc: "tokens of another region view or an overtaken round, dropped"},
+			{Name: "skipped", Doc: "packets a joiner gave up because every node had purged them"},
+			{Name: "no_region", Doc: "casts to a group whose regions were not known"},
+			{Name: "p2p_sent", Doc: "point-to-point messages sent"},
+			{Name: "p2p_delivered", Doc: "point-to-point messages delivered"},
+			{Name: "p2p_retransmissions", Doc: "point-to-point messages sent again"},
+			{Name: "p2p_given_up", Doc: "point-to-point messages refused or given up"},
+		},
+		Summarize: summarize,
+		New: func(p compose.Params) (stack.Layer, error) {
+			cfg := Config{
+				Replicas: p.Int("replicas"), Interval: p.Duration("interval"), MaxRanges: p.Int("max_ranges"),
+				MaxSenders: p.Int("max_senders"), MaxPush: p.Int("max_push"), HiWmark: p.Int("hi_wmark"), Queue: p.Int("queue"),
+				LoWmark: p.Int("lo_wmark"), Window: p.Int("window"), ProbeRounds: p.Int("probe_rounds"),
+				MaxRetrans: p.Int("max_retrans"), RateControlOn: p.Bool("rate_control"), AckAll: p.Bool("ack_all"), RateMin: p.Float("rate_min"),
+				Lambda: p.Float("lambda"), Rho: p.Float("rho"), RateSample: p.Duration("rate_sample"),
+				RateSamples: p.Int("rate_samples"), Credits: p.Int("credits"), P2PTimeout: p.Duration("p2p_timeout"),
+				P2PWindow: p.Int("p2p_window"), P2PMaxTries: p.Int("p2p_max_tries"),
+			}
+			return compose.NewIfValid(cfg, New)
+		},
+	})
+}
+
+// DefaultConfig is the registration's defaults.
+func DefaultConfig() Config {
+	return Config{Replicas: 5, Interval: 50e6, MaxRanges: 32, MaxSenders: 256, MaxPush: 512, HiWmark: 10000, Queue: 128,
+		LoWmark: 5000, Window: 65536, ProbeRounds: 4, MaxRetrans: 256, RateControlOn: true, AckAll: true, RateMin: 2000,
+		Lambda: 0.2, Rho: 0.5, RateSample: 50e6, RateSamples: 4, Credits: 64, P2PTimeout: 10e6, P2PWindow: 256,
+		P2PMaxTries: 100}
+}
+
+// summarize is the registration's Summarize: layers.tokenring's
+// token_rounds, recovery_rounds_mean (token intervals from discovering a
+// loss to recovering it), ack_rounds_mean (from sending to the regional
+// ACK), token_bytes_max and pending_peak (the largest at any node).
+func summarize(c compose.Counters) compose.Summary {
+	m := c.Total
+	var out compose.Summary
+	var tokMax, pendMax int64
+	for _, nc := range c.Nodes {
+		tokMax = max(tokMax, nc.Values["token_bytes_max"])
+		pendMax = max(pendMax, nc.Values["pending_peak"])
+	}
+	out.Ratio("token_rounds", float64(m["token_rounds"]))
+	out.Ratio("recovery_rounds_mean", mean(m["recovery_rounds_milli"], m["recovered_timed"])/1000)
+	out.Ratio("ack_rounds_mean", mean(m["ack_rounds_milli"], m["acked"])/1000)
+	out.Ratio("token_bytes_max", float64(tokMax))
+	out.Ratio("pending_peak", float64(pendMax))
+	note := fmt.Sprintf("%d token rounds (mean %.1f ms each); losses recovered in %.2f rounds on average, ACKs after %.2f rounds; largest token %d bytes; at most %d regional packets pending",
+		m["token_rounds"], mean(m["round_ns"], m["rounds_timed"])/1e6, out.Ratios["recovery_rounds_mean"],
+		out.Ratios["ack_rounds_mean"], tokMax, pendMax)
+	out.Notes = append(out.Notes, note)
+	if n := m["recovered"]; n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("recovered %d packets: %d from peers (push and pull), %d from senders (collective NAKs %d, probes %d)",
+			n, n-m["recovered_sender"], m["recovered_sender"], m["naks_received"], m["probes"]))
+	}
+	return out
+}
+
+func mean(sum, n int64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return math.Round(float64(sum)/float64(n)*1000) / 1000
+}

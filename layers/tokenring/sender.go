@@ -1,0 +1,241 @@
+package tokenring
+
+import (
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/stack"
+)
+
+// outRegion is the sender's side of one region its groups span: the
+// region's sequence numbers (across every group) and the packets not yet
+// ACKed.
+type outRegion struct {
+	id      event.RegionID
+	ch      event.ChannelID
+	view    uint64
+	members []event.NodeID
+	// vbase is the first sequence number sent in the current stretch of
+	// views (reset when a view brings new members).
+	vbase uint32
+	next  uint32 // next sequence number to send
+	// gnext and gvbase are next and vbase per group (compose.Sequenced);
+	// a group absent from gnext has sent nothing yet (next 1, base 1).
+	gnext, gvbase map[event.GroupID]uint32
+	acked         uint32 // every packet up to it is ACKed
+	// buf holds acked+1 .. next-1 in order.
+	buf        ring.Ring[sentPkt]
+	probe      *stack.Timer
+	probeAcked uint32
+	// rate is the fair share from the last ACK (packets/s; 0: none yet).
+	rate float64
+}
+
+type sentPkt struct {
+	msg *event.Message
+	at  event.Time
+}
+
+// castDown queues an application cast for its regions.
+func (l *Layer) castDown(ev *event.Event) {
+	rs := l.spans[ev.Group]
+	if len(rs) == 0 {
+		l.c.noRegion.Inc()
+		ev.Msg.Release()
+		return
+	}
+	l.sendQ.Push(queued{msg: ev.Msg, g: ev.Group, n: len(rs)})
+	l.setPending(len(rs))
+	if (l.pending >= l.cfg.HiWmark || l.sendQ.Len() >= l.cfg.Queue) && !l.held[ev.Group] {
+		l.held[ev.Group] = true
+		l.c.heldOff.Inc()
+		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: ev.Group})
+	}
+	l.feed.Ready()
+}
+
+// pull is the data feed: one regional packet per call, while credit lasts.
+func (l *Layer) pull() bool {
+	for l.sendQ.Len() > 0 {
+		q := l.sendQ.Front()
+		rs := l.spans[q.g]
+		if q.next >= len(rs) {
+			l.finishQueued()
+			continue
+		}
+		if l.unacked >= l.cfg.HiWmark {
+			return false // the next ACK readies the feed
+		}
+		if !l.rc.take() {
+			return false // the rate controller readies the feed when credit returns
+		}
+		o := rs[q.next]
+		q.next++
+		q.sent++
+		l.sendRegional(o, q.g, q.msg)
+		if q.next >= len(rs) {
+			l.finishQueued()
+		}
+		return l.sendQ.Len() > 0
+	}
+	return false
+}
+
+// finishQueued drops the front cast, all its regional packets sent (or its
+// regions gone).
+func (l *Layer) finishQueued() {
+	q := l.sendQ.Pop()
+	q.msg.Release()
+	l.setPending(q.sent - q.n)
+}
+
+// sendRegional numbers a copy of msg for region o, keeps it until ACKed
+// and multicasts it on the region's channel.
+func (l *Layer) sendRegional(o *outRegion, g event.GroupID, msg *event.Message) {
+	seq := o.next
+	o.next++
+	gseq, gvbase := o.gnext[g], o.gvbase[g]
+	if gseq == 0 {
+		gseq, gvbase = 1, 1
+		o.gvbase[g] = 1
+	}
+	o.gnext[g] = gseq + 1
+	m := msg.Clone()
+	putData(m.Prepend(dataHeaderSize), dataHeader{region: uint32(o.id), sender: uint32(l.self), seq: seq,
+		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase})
+	now := l.Ctx.Now()
+	o.buf.Push(sentPkt{msg: m, at: now})
+	l.unacked++
+	l.c.sent.Inc()
+	l.multicast(o, m, false)
+	if r := l.own; r != nil && r.id == o.id {
+		r.recordOwn(l, seq, m)
+	}
+	if !o.probe.Pending() {
+		o.probe.Reset(l.probePeriod())
+	}
+}
+
+func (l *Layer) probePeriod() time.Duration { return l.cfg.Interval * time.Duration(l.cfg.ProbeRounds) }
+
+// multicast sends a copy of the buffered packet m on o's channel.
+func (l *Layer) multicast(o *outRegion, m *event.Message, again bool) {
+	c := m.Clone()
+	b := c.Bytes()
+	if again {
+		b[1] |= flagAgain
+	}
+	g := event.GroupID(binary.BigEndian.Uint32(b[22:]))
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: o.ch, Msg: c})
+}
+
+// ackUp takes the region leader's ACK: free what it covers, and take the
+// fair rate.
+func (l *Layer) ackUp(ev *event.Event) {
+	a, err := parseAck(ev.Msg.Bytes())
+	if err != nil {
+		l.drop(ev)
+		return
+	}
+	ev.Msg.Release()
+	o := l.out[event.RegionID(a.Region)]
+	if o == nil || !slices.Contains(o.members, ev.Peer) {
+		l.c.foreign.Inc()
+		return
+	}
+	l.c.acksRecv.Inc()
+	if a.Rate > 0 {
+		o.rate = float64(a.Rate)
+		l.rc.onAck(l)
+	}
+	if a.Stable >= o.next || a.Stable <= o.acked {
+		return
+	}
+	now := l.Ctx.Now()
+	round := int64(l.cfg.Interval)
+	for o.acked < a.Stable {
+		p := o.buf.Pop()
+		o.acked++
+		d := int64(now - p.at)
+		l.c.ackNs.Add(d)
+		l.c.ackRoundsMilli.Add(d * 1000 / round)
+		l.c.acked.Inc()
+		p.msg.Release()
+		l.unacked--
+		l.setPending(-1)
+	}
+	if l.sendQ.Len() > 0 {
+		l.feed.Ready()
+	}
+}
+
+// nakUp retransmits, on the region's channel, what a partition lost as a
+// whole (at most max_retrans packets per NAK).
+func (l *Layer) nakUp(ev *event.Event) {
+	var m rangeMsg
+	err := l.wc.Decode(ev.Msg.Bytes()[1:], &m)
+	ev.Msg.Release()
+	if err == nil {
+		err = m.check(l.cfg.MaxRanges)
+	}
+	if err != nil || m.S != uint32(l.self) {
+		l.c.malformed.Inc()
+		return
+	}
+	o := l.out[event.RegionID(m.R)]
+	if o == nil || !slices.Contains(o.members, ev.Peer) {
+		l.c.foreign.Inc()
+		return
+	}
+	l.c.naksRecv.Inc()
+	l.retransmit(o, &m)
+}
+
+// retransmit multicasts again what a collective NAK names (at most
+// max_retrans packets).
+func (l *Layer) retransmit(o *outRegion, m *rangeMsg) {
+	n := 0
+	eachIn(m.G, m.Mod, m.Part, o.next-1, func(x uint32) bool {
+		if x <= o.acked {
+			return true
+		}
+		m := o.buf.At(int(x - o.acked - 1)).msg
+		l.multicast(o, m, true)
+		l.c.retransmissions.Inc()
+		if r := l.own; r != nil && r.id == o.id {
+			r.cacheOwn(l, x, m) // the multicast does not loop back
+		}
+		n++
+		return n < l.cfg.MaxRetrans
+	})
+}
+
+// probeFire re-sends the last packet when ACKs have not moved for
+// probe_rounds intervals: receivers that lost a whole tail learn that it
+// exists (the cutoff only grows with what some node received).
+func (l *Layer) probeFire(o *outRegion) {
+	if o.buf.Len() == 0 {
+		return
+	}
+	if o.acked == o.probeAcked {
+		l.multicast(o, o.buf.At(o.buf.Len()-1).msg, true)
+		l.c.probes.Inc()
+	}
+	o.probeAcked = o.acked
+	o.probe.Reset(l.probePeriod())
+}
+
+// release frees everything the region holds.
+func (o *outRegion) release(l *Layer) {
+	o.probe.Stop()
+	n := o.buf.Len()
+	for o.buf.Len() > 0 {
+		p := o.buf.Pop()
+		p.msg.Release()
+	}
+	l.unacked -= n
+	l.setPending(-n)
+}

@@ -1,0 +1,399 @@
+package tokenring
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+
+	"github.com/layercast/layercast/event"
+)
+
+// inf is the start of the token's minimums (no node has reported yet).
+const inf = maxSeq
+
+// maxParts bounds the partitions a token's record describes.
+const maxParts = 1 << 16
+
+// infs is a fresh per-partition minimum.
+func infs(p uint32) []uint32 {
+	k := make([]uint32, p)
+	for i := range k {
+		k[i] = inf
+	}
+	return k
+}
+
+// makeToken is the region leader's timer: a new round's token, one record
+// per active sender carrying the last round's cutoff, ACK and purge point.
+func (l *Layer) makeToken(r *region) {
+	if r != l.own || r.leader() != l.self {
+		return
+	}
+	r.round++
+	r.madeAt[r.round%uint32(len(r.madeAt))] = l.Ctx.Now()
+	t := &l.tok
+	*t = tokenMsg{R: uint32(r.id), V: r.view, N: r.round, Mu: math.MaxUint32, S: t.S[:0]}
+	for _, s := range r.lastOrder {
+		lr := r.last[s]
+		t.S = append(t.S, recMsg{S: uint32(s), C: lr.c, P: lr.p, AU: lr.au, AL: lr.al, F: inf})
+	}
+	l.visit(r, t)
+	if len(r.last) > 0 || l.unstable(r) {
+		r.timer.Reset(l.cfg.Interval)
+	}
+}
+
+// tokenUp takes a token from a member of the region.
+func (l *Layer) tokenUp(ev *event.Event) {
+	t := &l.tok
+	*t = tokenMsg{S: t.S[:0]}
+	err := l.wc.Decode(ev.Msg.Bytes()[1:], t)
+	ev.Msg.Release()
+	if err == nil {
+		err = t.check(l.cfg.MaxSenders, l.cfg.MaxRanges, maxParts)
+	}
+	if err != nil {
+		l.c.malformed.Inc()
+		return
+	}
+	r := l.own
+	if r == nil || event.RegionID(t.R) != r.id || !r.has(ev.Peer) {
+		l.c.foreign.Inc()
+		return
+	}
+	h := int(t.H)
+	switch {
+	case t.V != r.view:
+		l.c.staleTokens.Inc() // a token of another view dies quietly
+	case h == len(r.path) && r.leader() == l.self:
+		l.complete(r, t)
+	case h < len(r.path) && r.path[h] == l.self:
+		l.visit(r, t)
+	default:
+		l.c.staleTokens.Inc()
+	}
+}
+
+// visit processes the token at this node (as many hops in a row as are
+// this node's) and passes it on, or completes the round.
+func (l *Layer) visit(r *region, t *tokenMsg) {
+	for {
+		h := int(t.H)
+		l.visitOnce(r, t, h)
+		next := h + 1
+		if next >= len(r.path) {
+			if r.leader() == l.self {
+				l.complete(r, t)
+				return
+			}
+			t.H = uint32(len(r.path))
+			l.sendToken(r.leader(), t)
+			return
+		}
+		t.H = uint32(next)
+		if r.path[next] != l.self {
+			l.sendToken(r.path[next], t)
+			return
+		}
+	}
+}
+
+func (l *Layer) sendToken(to event.NodeID, t *tokenMsg) {
+	n := l.sendBody(to, tToken, t)
+	l.c.tokensSent.Inc()
+	l.c.tokenBytesMax.Max(int64(n))
+}
+
+// visitOnce is one hop of the round at this node.
+func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
+	j := r.hopPart[h]
+	start, finish := h == r.start[j], h == r.finish[j]
+	if !finish {
+		t.Mu = min(t.Mu, l.rc.recvRate())
+		l.addRecords(r, t, h)
+	}
+	for i := range t.S {
+		rec := &t.S[i]
+		if len(rec.K) != int(r.p) || len(rec.U) != int(r.p) {
+			// made here, or by a leader of another view: this round's
+			// per-partition figures start empty
+			rec.K, rec.U, rec.UL = infs(r.p), make([][]uint32, r.p), infs(r.p)
+		}
+		s := l.stream(r, event.NodeID(rec.S), rec.P+1)
+		if n := s.purge(l, rec.P); n > 0 {
+			l.c.skipped.Add(int64(n))
+		}
+		if rec.C > s.high {
+			s.discover(s.high+1, rec.C, l.Ctx.Now())
+		}
+		b := newBuilder(l.scratch, r.p, l.cfg.MaxRanges, rec.C)
+		s.nakSet(&b, r.p, r.part, rec.C)
+		l.scratch = b.r
+		mine, ml := b.r, b.limit
+		if !start {
+			pred := r.path[h-1]
+			l.push(r, s, rec, pred)
+			l.pullPred(r, s, rec, mine, ml, pred)
+		}
+		if start {
+			rec.I, rec.IL = append(rec.I[:0], mine...), ml
+		} else {
+			var x []uint32
+			x, rec.IL = intersect(nil, rec.I, rec.IL, mine, ml)
+			rec.I = x
+		}
+		if finish {
+			if len(rec.I) > 0 {
+				nak := &rangeMsg{R: uint32(r.id), S: rec.S, Mod: r.p, Part: r.part, G: rec.I}
+				l.c.naksSent.Inc()
+				if o := l.out[r.id]; rec.S == uint32(l.self) && o != nil {
+					l.retransmit(o, nak) // this partition's leader is the sender
+				} else {
+					l.sendBody(event.NodeID(rec.S), tNak, nak)
+				}
+			}
+			rec.I, rec.IL, rec.N, rec.NL = nil, 0, nil, 0
+			continue
+		}
+		rec.N, rec.NL = append(rec.N[:0], mine...), ml
+		rec.M = max(rec.M, s.high)
+		rec.K[r.part] = min(rec.K[r.part], s.cachedPrefix(r.p, r.part))
+		if rec.UL[r.part] == inf {
+			rec.U[r.part], rec.UL[r.part] = append([]uint32(nil), mine...), ml
+		} else {
+			rec.U[r.part], rec.UL[r.part] = union(nil, rec.U[r.part], rec.UL[r.part], mine, ml, r.p, l.cfg.MaxRanges)
+		}
+		rec.F = min(rec.F, s.next-1)
+		l.pullOthers(r, s, rec)
+	}
+}
+
+// addRecords adds to the token a record for every sender this node has
+// unpurged data from that the token does not list yet (a new sender, or
+// one whose record was dropped once all its packets were everywhere).
+func (l *Layer) addRecords(r *region, t *tokenMsg, h int) {
+	for _, s := range r.order {
+		if s.high <= s.lastP || len(t.S) >= l.cfg.MaxSenders {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(t.S, uint32(s.sender), func(a recMsg, b uint32) int { return cmpU32(a.S, b) })
+		if found {
+			continue
+		}
+		t.S = slices.Insert(t.S, i, recMsg{S: uint32(s.sender), P: s.lastP, F: inf, Z: uint32(h)})
+	}
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// push sends the predecessor the packets its NAK set names that this node
+// caches.
+func (l *Layer) push(r *region, s *stream, rec *recMsg, pred event.NodeID) {
+	n := 0
+	eachIn(rec.N, r.p, r.part, rec.NL, func(x uint32) bool {
+		if m := s.cached(x); m != nil {
+			l.forward(pred, m)
+			l.c.pushes.Inc()
+			n++
+		}
+		return n < l.cfg.MaxPush
+	})
+}
+
+// pullPred asks the predecessor for what this node lacks and the
+// predecessor's NAK set says it has.
+func (l *Layer) pullPred(r *region, s *stream, rec *recMsg, mine []uint32, ml uint32, pred event.NodeID) {
+	var b rangeBuilder
+	eachIn(mine, r.p, r.part, min(ml, rec.NL), func(x uint32) bool {
+		if !inRanges(rec.N, x) {
+			if b.r == nil {
+				b = newBuilder(make([]uint32, 0, 8), r.p, l.cfg.MaxRanges, ml)
+			}
+			b.add(x)
+		}
+		return !b.full
+	})
+	if len(b.r) > 0 {
+		l.sendBody(pred, tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: r.part, G: b.r})
+		l.c.pullsSent.Inc()
+	}
+}
+
+// pullOthers asks other partitions' leaders for the packets they cache
+// that this node lacks, once they are on every member of their partition
+// (so a pull is answered at once): up to where the partition's union of
+// NAK sets is complete and outside it. A partition the token went round
+// earlier in this round says so in U; for the others, AU has what the last
+// round found.
+func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
+	if r.p <= 1 {
+		return
+	}
+	for j := uint32(0); j < r.p; j++ {
+		var u []uint32
+		var lim uint32
+		switch {
+		case j == r.part:
+			continue
+		case j < r.part && rec.UL[j] != inf:
+			u, lim = rec.U[j], rec.UL[j]
+		case len(rec.AL) == int(r.p) && len(rec.AU) == int(r.p) && rec.AL[j] != inf:
+			u, lim = rec.AU[j], rec.AL[j]
+		default:
+			continue
+		}
+		b := newBuilder(l.scratch, r.p, l.cfg.MaxRanges, lim)
+		for x := firstFrom(s.next, r.p, j); x <= lim && x != 0 && !b.full; x += r.p {
+			if !s.has(x) && !inRanges(u, x) {
+				b.add(x)
+			}
+		}
+		l.scratch = b.r
+		if len(b.r) > 0 {
+			l.sendBody(r.parts[j][0], tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
+			l.c.pullsSent.Inc()
+		}
+	}
+}
+
+// forward sends a copy of a cached packet to one peer.
+//
+// Copies wait in a queue pulled by a data feed, so they go out when the
+// transport has room and never sit in its queue ahead of a token (control
+// before data, QSM 2008 section 3). A full queue drops the copy; the next
+// round asks again.
+func (l *Layer) forward(to event.NodeID, m *event.Message) {
+	if l.fwdQ.Len() >= maxForwards {
+		l.c.fwdDropped.Inc()
+		return
+	}
+	c := m.Clone()
+	c.Bytes()[1] |= flagAgain
+	l.fwdQ.Push(fwd{to: to, msg: c})
+	l.fwdFeed.Ready()
+}
+
+// maxForwards bounds the copies waiting to be forwarded.
+const maxForwards = 4096
+
+type fwd struct {
+	to  event.NodeID
+	msg *event.Message
+}
+
+// pullForward is the forwarding feed: one copy per call.
+func (l *Layer) pullForward() bool {
+	if l.fwdQ.Len() == 0 {
+		return false
+	}
+	f := l.fwdQ.Pop()
+	g := event.GroupID(binary.BigEndian.Uint32(f.msg.Bytes()[22:]))
+	l.Ctx.Down(&event.Event{Kind: event.Send, Group: g, Peer: f.to, Msg: f.msg})
+	return l.fwdQ.Len() > 0
+}
+
+// pullUp answers a pull with the cached packets it names (at most
+// max_push).
+func (l *Layer) pullUp(ev *event.Event) {
+	var m rangeMsg
+	err := l.wc.Decode(ev.Msg.Bytes()[1:], &m)
+	ev.Msg.Release()
+	if err == nil {
+		err = m.check(l.cfg.MaxRanges)
+	}
+	if err != nil {
+		l.c.malformed.Inc()
+		return
+	}
+	r := l.own
+	if r == nil || event.RegionID(m.R) != r.id || !r.has(ev.Peer) {
+		l.c.foreign.Inc()
+		return
+	}
+	s := r.streams[event.NodeID(m.S)]
+	if s == nil {
+		return
+	}
+	n := 0
+	eachIn(m.G, m.Mod, m.Part, s.high, func(x uint32) bool {
+		if c := s.cached(x); c != nil {
+			l.forward(ev.Peer, c)
+			l.c.pulled.Inc()
+			n++
+		}
+		return n < l.cfg.MaxPush
+	})
+}
+
+// complete ends a round at the region leader: one ACK per sender, and the
+// round's results kept for the next token.
+func (l *Layer) complete(r *region, t *tokenMsg) {
+	if t.N <= r.done {
+		l.c.staleTokens.Inc() // overtaken by a later round
+		return
+	}
+	r.done = t.N
+	l.c.tokenRounds.Inc()
+	if r.round-t.N < uint32(len(r.madeAt)) {
+		l.c.roundNs.Add(int64(l.Ctx.Now() - r.madeAt[t.N%uint32(len(r.madeAt))]))
+		l.c.roundsTimed.Inc()
+	}
+	active := 0
+	for i := range t.S {
+		if t.S[i].Z == 0 {
+			active++
+		}
+	}
+	var rate uint32
+	if t.Mu != math.MaxUint32 && active > 0 {
+		rate = t.Mu / uint32(active)
+	}
+	r.lastOrder = r.lastOrder[:0]
+	for i := range t.S {
+		rec := &t.S[i]
+		s := event.NodeID(rec.S)
+		prev := r.last[s]
+		if rec.Z != 0 {
+			r.last[s] = lastRec{c: rec.M, p: prev.p, au: prev.au, al: prev.al} // partial: keep the last full round's
+			r.lastOrder = append(r.lastOrder, s)
+			continue
+		}
+		k := slices.Min(append(rec.K, rec.M)) // stable on every partition's replicas
+		if l.cfg.AckAll {
+			k = min(k, rec.F) // stable everywhere
+		}
+		l.sendAck(r, s, ackMsg{Region: uint32(r.id), Stable: k, Rate: rate})
+		if rec.P >= rec.M {
+			delete(r.last, s) // every packet known is everywhere and purged: inactive
+			continue
+		}
+		r.last[s] = lastRec{c: rec.M, p: min(rec.F, rec.M), au: rec.U, al: rec.UL}
+		r.lastOrder = append(r.lastOrder, s)
+	}
+	for s := range r.last {
+		if !slices.Contains(r.lastOrder, s) {
+			delete(r.last, s)
+		}
+	}
+}
+
+// sendAck sends the region's ACK to a sender (or takes it, if the leader
+// is the sender).
+func (l *Layer) sendAck(r *region, to event.NodeID, a ackMsg) {
+	l.c.acksSent.Inc()
+	m := l.Ctx.NewMessage()
+	putAck(m.Append(ackSize), a)
+	if to == l.self {
+		l.ackUp(&event.Event{Kind: event.Send, Peer: l.self, Msg: m})
+		return
+	}
+	l.sendCtl(to, m)
+}

@@ -1,0 +1,351 @@
+// Package tokenring is QSM's regional multicast with partitioned token-ring
+// recovery and rate control (Ostrowski, Birman, Phanishayee, "QuickSilver
+// Scalable Multicast", sections 2.2-2.4; "Quicksilver Scalable Multicast",
+// NCA 2008, sections 2-4).
+//
+// A cast to a group becomes one multicast per QSM region the group spans,
+// on the region's own channel (event.RegionChannel). The sender numbers its
+// packets per region, across all the groups, so the recovery state of a
+// region is the same for 1 group or 8,192; receivers hand each packet up
+// under its group.
+//
+// Recovery runs per region. A region of n nodes is split round robin into
+// p = floor(n/replicas) partitions; partition (i mod p) caches packet i, and
+// the smallest node of each partition leads it; the first partition's
+// leader leads the region. Every interval the region leader makes a token
+// that goes around its partition, then to the next partition's leader and
+// around that partition, and so on back to the region leader. The token
+// holds one record per active sender: the cutoff (the highest sequence
+// number the region saw, one round late), the NAK set of the node that just
+// passed the token (a bounded range list), and the intersection of its
+// partition's NAK sets. Each node pushes to its predecessor what the
+// predecessor lacks and pulls from it what it lacks itself; it pulls packets
+// cached in other partitions from their leaders once the token says they are
+// stable on their caching replicas. A partition leader sends the sender the
+// intersection (the collective NAK), and the region leader sends each sender
+// one ACK: the highest sequence number stable on the caching replicas. The
+// next token carries it and how far every node has received, to purge
+// caches.
+//
+// The sender keeps each packet until the region ACKs it, retransmits what a
+// collective NAK names (and re-sends its last packet if ACKs stop moving, so
+// a lost tail is found), and holds the application off (event.HoldOff) when
+// hi_wmark regional packets are pending, or queue casts wait for rate
+// credit, until they are down to lo_wmark and half the queue.
+// Rate control (section 2.4): every receiver smooths the rate at which new
+// packets reach it; the token carries the region's minimum, the region
+// leader divides it by the number of active senders and puts it on the ACK,
+// and the sender sends at max(rate_min, (1+lambda) times that) through a
+// credit scheme (equation 4) whose refill it corrects with equation 3.
+//
+// Membership comes in Regions events (gms, or the static source): a new
+// region view rebuilds partitions and ring; a token of an older view dies
+// where it arrives; a removed member stops holding back the ACK. Point-to-
+// point Sends from the layers above are made reliable (per-peer sequence
+// numbers, cumulative ACKs, retransmission on a timeout), as fifo's floor
+// requests and mflow's credit need; control casts pass through.
+package tokenring
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/wirecodec"
+	"github.com/layercast/layercast/stack"
+)
+
+// Config is the layer's configuration (register.go documents each field
+// as a parameter).
+type Config struct {
+	Replicas      int
+	Interval      time.Duration
+	MaxRanges     int
+	MaxSenders    int
+	MaxPush       int
+	HiWmark       int
+	Queue         int
+	LoWmark       int
+	Window        int
+	ProbeRounds   int
+	MaxRetrans    int
+	RateMin       float64
+	Lambda        float64
+	Rho           float64
+	RateSample    time.Duration
+	RateSamples   int
+	Credits       int
+	P2PTimeout    time.Duration
+	P2PWindow     int
+	P2PMaxTries   int
+	RateControlOn bool
+	AckAll        bool
+}
+
+// Check reports a configuration that cannot work.
+func (c Config) Check() error {
+	switch {
+	case c.Replicas < 1:
+		return fmt.Errorf("tokenring: replicas must be at least 1, got %d", c.Replicas)
+	case c.Interval <= 0 || c.P2PTimeout <= 0 || c.RateSample <= 0:
+		return fmt.Errorf("tokenring: interval, p2p_timeout and rate_sample must be positive")
+	case c.MaxRanges < 1 || c.MaxSenders < 1 || c.MaxPush < 1 || c.MaxRetrans < 1 || c.ProbeRounds < 1:
+		return fmt.Errorf("tokenring: max_ranges, max_senders, max_push, max_retrans and probe_rounds must be at least 1")
+	case c.Queue < 2:
+		return fmt.Errorf("tokenring: queue must be at least 2, got %d", c.Queue)
+	case c.HiWmark < 2 || c.LoWmark < 1 || c.LoWmark >= c.HiWmark:
+		return fmt.Errorf("tokenring: need 1 <= lo_wmark < hi_wmark (and hi_wmark >= 2), got lo_wmark %d, hi_wmark %d", c.LoWmark, c.HiWmark)
+	case c.Window < 2*c.HiWmark:
+		return fmt.Errorf("tokenring: window %d must be at least twice hi_wmark %d: a sender may run hi_wmark ahead of the slowest caching replica", c.Window, c.HiWmark)
+	case c.RateControlOn && (c.RateMin <= 0 || c.Lambda < 0 || c.Rho <= 0 || c.RateSamples < 1 || c.Credits < 2):
+		return fmt.Errorf("tokenring: with rate control, rate_min and rho must be positive, lambda not negative, rate_samples >= 1, credits >= 2")
+	case c.P2PWindow < 1 || c.P2PMaxTries < 1:
+		return fmt.Errorf("tokenring: p2p_window and p2p_max_tries must be at least 1")
+	}
+	return nil
+}
+
+// Layer is one node's tokenring.
+type Layer struct {
+	stack.Base
+	cfg  Config
+	self event.NodeID
+	wc   *wirecodec.Codec
+
+	nb *event.Neighbourhood
+	// spans lists, for every group of the node, the regions it sends a
+	// cast of that group to; out holds the sender's state per region.
+	spans map[event.GroupID][]*outRegion
+	out   map[event.RegionID]*outRegion
+	// own is the node's own region (receiver side); nil before the first
+	// neighbourhood.
+	own *region
+
+	sendQ   ring.Ring[queued]
+	feed    *stack.Feed
+	fwdQ    ring.Ring[fwd] // cached packets to push or send for a pull
+	fwdFeed *stack.Feed
+	pending int // regional packets queued (in casts not yet sent) or not yet ACKed
+	unacked int // regional packets sent and not yet ACKed
+	held    map[event.GroupID]bool
+	rc      rateCtl
+
+	peers map[event.NodeID]*peer
+
+	tok     tokenMsg // decode target, reused
+	scratch []uint32
+	c       counters
+}
+
+type queued struct {
+	msg  *event.Message
+	g    event.GroupID
+	next int // index in spans[g] of the next region to send to
+	n    int // regional packets counted as pending when queued
+	sent int // regional packets sent so far
+}
+
+type counters struct {
+	sent, delivered, duplicates, recovered, recoveredAgain, lossDiscovered                                   *stack.Counter
+	tokenRounds, tokensSent, tokenBytesMax, naksSent, naksRecv, retransmissions                              *stack.Counter
+	pushes, pullsSent, pulled, probes, acksSent, acksRecv, pendingPeak, pendingNow                           *stack.Counter
+	heldOff, malformed, foreign, outOfWindow, staleTokens, skipped, noRegion                                 *stack.Counter
+	recoveryNs, recoveredTimed, ackNs, acked, roundNs, peakBuffer, cacheBytes, p2pSent, p2pRetrans           *stack.Counter
+	p2pGivenUp, p2pDelivered, creditWaits, rateNow, recoveryRoundsM, ackRoundsMilli, roundsTimed, fwdDropped *stack.Counter
+}
+
+// New returns a layer with the given (checked) configuration.
+func New(cfg Config) *Layer {
+	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{},
+		held: map[event.GroupID]bool{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+}
+
+var _ stack.Layer = (*Layer)(nil)
+
+// HeaderSize is the largest header the layer prepends to one message.
+func (l *Layer) HeaderSize() int { return dataHeaderSize }
+
+// Init implements stack.Layer.
+func (l *Layer) Init(ctx *stack.Context) error {
+	l.Ctx = ctx
+	l.self = ctx.Self()
+	c := &l.c
+	for _, x := range []struct {
+		p    **stack.Counter
+		name string
+	}{
+		{&c.sent, "sent"}, {&c.delivered, "delivered"}, {&c.duplicates, "duplicates"},
+		{&c.recovered, "recovered"}, {&c.recoveredAgain, "recovered_sender"}, {&c.lossDiscovered, "loss_discovered"},
+		{&c.tokenRounds, "token_rounds"}, {&c.tokensSent, "tokens_sent"}, {&c.tokenBytesMax, "token_bytes_max"},
+		{&c.naksSent, "naks_sent"}, {&c.naksRecv, "naks_received"}, {&c.retransmissions, "retransmissions"},
+		{&c.pushes, "pushes"}, {&c.pullsSent, "pulls_sent"}, {&c.pulled, "pulled"}, {&c.probes, "probes"},
+		{&c.acksSent, "acks_sent"}, {&c.acksRecv, "acks_received"}, {&c.pendingPeak, "pending_peak"},
+		{&c.pendingNow, "pending"}, {&c.heldOff, "held_off"}, {&c.malformed, "malformed"}, {&c.foreign, "foreign"},
+		{&c.outOfWindow, "out_of_window"}, {&c.staleTokens, "stale_tokens"}, {&c.skipped, "skipped"},
+		{&c.noRegion, "no_region"}, {&c.recoveryNs, "recovery_ns"}, {&c.recoveredTimed, "recovered_timed"}, {&c.ackNs, "ack_ns"}, {&c.acked, "acked"},
+		{&c.roundNs, "round_ns"}, {&c.roundsTimed, "rounds_timed"}, {&c.fwdDropped, "forwards_dropped"}, {&c.peakBuffer, "peak_buffer_bytes"}, {&c.cacheBytes, "buffer_bytes"},
+		{&c.p2pSent, "p2p_sent"}, {&c.p2pRetrans, "p2p_retransmissions"}, {&c.p2pGivenUp, "p2p_given_up"},
+		{&c.p2pDelivered, "p2p_delivered"}, {&c.creditWaits, "credit_waits"}, {&c.rateNow, "rate"},
+		{&c.recoveryRoundsM, "recovery_rounds_milli"}, {&c.ackRoundsMilli, "ack_rounds_milli"},
+	} {
+		*x.p = ctx.Counter(x.name)
+	}
+	l.feed = ctx.NewFeed(false, l.pull)
+	l.fwdFeed = ctx.NewFeed(false, l.pullForward)
+	l.rc.init(l)
+	return nil
+}
+
+// Down implements stack.Layer.
+func (l *Layer) Down(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast:
+		if ev.Control || ev.Peer != event.NoNode {
+			ev.Msg.Prepend(1)[0] = tPass
+			l.Ctx.Down(ev)
+			return
+		}
+		l.castDown(ev)
+	case event.Send:
+		l.p2pDown(ev)
+	default:
+		l.Ctx.Down(ev)
+	}
+}
+
+// Up implements stack.Layer.
+func (l *Layer) Up(ev *event.Event) {
+	switch ev.Kind {
+	case event.Cast, event.Send:
+		l.packetUp(ev)
+	case event.Regions:
+		if ev.Regions != nil {
+			l.install(ev.Regions)
+		}
+		l.Ctx.Up(ev)
+	default:
+		l.Ctx.Up(ev)
+	}
+}
+
+// packetUp dispatches a packet by its type byte.
+func (l *Layer) packetUp(ev *event.Event) {
+	m := ev.Msg
+	b, err := m.Peek(1)
+	if err != nil {
+		l.drop(ev)
+		return
+	}
+	cast := ev.Kind == event.Cast
+	switch t := b[0]; {
+	case t == tData:
+		l.dataUp(ev)
+	case t == tPass && cast:
+		_, _ = m.Consume(1)
+		l.Ctx.Up(ev)
+	case t == tToken && !cast:
+		l.tokenUp(ev)
+	case t == tAck && !cast:
+		l.ackUp(ev)
+	case t == tNak && !cast:
+		l.nakUp(ev)
+	case t == tPull && !cast:
+		l.pullUp(ev)
+	case (t == tP2P || t == tP2PAck || t == tP2PCtl) && !cast:
+		l.p2pUp(ev)
+	default:
+		l.drop(ev)
+	}
+}
+
+// controlUp takes tokenring's own control sent reliably (tP2PCtl).
+func (l *Layer) controlUp(ev *event.Event) {
+	b, err := ev.Msg.Peek(1)
+	switch {
+	case err != nil:
+		l.drop(ev)
+	case b[0] == tToken:
+		l.tokenUp(ev)
+	case b[0] == tNak:
+		l.nakUp(ev)
+	case b[0] == tPull:
+		l.pullUp(ev)
+	default:
+		l.drop(ev)
+	}
+}
+
+// drop discards a malformed packet.
+func (l *Layer) drop(ev *event.Event) {
+	l.c.malformed.Inc()
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("dropping malformed %v from %v (%d bytes)", ev.Kind, ev.Peer, ev.Msg.Len())
+	}
+	ev.Msg.Release()
+}
+
+// sendCtl sends a control packet of ours to one node.
+func (l *Layer) sendCtl(to event.NodeID, m *event.Message) {
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
+}
+
+// sendBody sends typ followed by the msgpack encoding of v to one node,
+// reliably (QSM passes control by a TCP-like unicast), and returns its
+// size.
+func (l *Layer) sendBody(to event.NodeID, typ byte, v any) int {
+	body := l.wc.Encode(v)
+	m := l.Ctx.NewMessage()
+	b := m.Append(1 + len(body))
+	b[0] = typ
+	copy(b[1:], body)
+	n := len(b)
+	if !l.p2pQueue(to, m, tP2PCtl, true, event.NoGroup) {
+		l.sendCtl(to, m) // no peer state for it: best effort
+	}
+	return n
+}
+
+// Close releases every buffered message (the stack is closing).
+func (l *Layer) Close() {
+	for l.sendQ.Len() > 0 {
+		q := l.sendQ.Pop()
+		q.msg.Release()
+	}
+	for l.fwdQ.Len() > 0 {
+		f := l.fwdQ.Pop()
+		f.msg.Release()
+	}
+	for _, o := range l.out {
+		o.release(l)
+	}
+	if l.own != nil {
+		l.own.release(l)
+	}
+	for _, p := range l.peers {
+		p.release()
+	}
+}
+
+// setPending adjusts the pending count and applies back-pressure.
+func (l *Layer) setPending(delta int) {
+	l.pending += delta
+	l.c.pendingNow.Set(int64(l.pending))
+	l.c.pendingPeak.Max(int64(l.pending))
+	if l.pending <= l.cfg.LoWmark && l.sendQ.Len() <= l.cfg.Queue/2 && len(l.held) > 0 {
+		gs := slices.Sorted(maps.Keys(l.held)) // in group order: runs repeat
+		clear(l.held)
+		for _, g := range gs {
+			l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g})
+		}
+	}
+}
+
+// setCache adjusts the bytes cached for peers and the buffer counters.
+func (l *Layer) setCache(delta int64) {
+	v := l.c.cacheBytes.Value() + delta
+	l.c.cacheBytes.Set(v)
+	l.c.peakBuffer.Max(v)
+}

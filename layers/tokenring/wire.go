@@ -1,0 +1,299 @@
+package tokenring
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/layercast/layercast/internal/wirecodec"
+)
+
+// Packet types: the first byte of every packet tokenring passes down. Wire
+// values, append-only.
+const (
+	// tData is a regional data packet (the first multicast, a sender's
+	// retransmission, or a peer's push or pull answer); dataHeaderSize.
+	tData byte = 1
+	// tPass is a control cast from a layer above, passed unsequenced.
+	tPass byte = 2
+	// tToken is the region's token (msgpack tokenMsg).
+	tToken byte = 3
+	// tAck is the region leader's ACK to a sender; ackSize.
+	tAck byte = 4
+	// tNak is a partition leader's collective NAK to a sender (msgpack
+	// rangeMsg).
+	tNak byte = 5
+	// tPull asks a peer for the packets it caches in the listed ranges
+	// (msgpack rangeMsg).
+	tPull byte = 6
+	// tP2P is a reliable point-to-point message from a layer above;
+	// p2pHeaderSize.
+	tP2P byte = 7
+	// tP2PAck acknowledges point-to-point messages cumulatively; p2pHeaderSize.
+	tP2PAck byte = 8
+	// tP2PCtl is tokenring's own control (a token, pull or collective NAK)
+	// sent reliably in the same per-peer sequence as tP2P; p2pHeaderSize,
+	// then the control packet.
+	tP2PCtl byte = 9
+)
+
+// dataHeaderSize is the fixed header of a regional data packet:
+//
+//	byte 0      tData
+//	byte 1      flags (bit 0: sent again, by the sender or a peer)
+//	bytes 2-5   region
+//	bytes 6-9   sender: the node that cast it (not the one forwarding it)
+//	bytes 10-13 sequence number (per region and sender, across groups, from 1)
+//	bytes 14-17 region view: the sender's view of the region when it cast
+//	bytes 18-21 view base: the sender's first sequence number in that view
+//	bytes 22-25 group the packet was cast to (handed up under it)
+//	bytes 26-29 group sequence number (per group and sender, from 1)
+//	bytes 30-33 group view base: the sender's first group sequence number
+//	            in the group since the region's view last brought members
+//
+// A receiver that joined the region in the view the header names starts
+// the sender's stream at the view base, and the group's at the group view
+// base (event.Event Seq and Start: compose.Sequenced, what fifo orders by).
+const dataHeaderSize = 34
+
+// ackSize is tAck, region, the stable sequence number, and the fair rate
+// (packets/s, equation 1; 0: unknown).
+const ackSize = 13
+
+// p2pHeaderSize is the point-to-point header: tP2P, tP2PCtl or tP2PAck,
+// a 4-byte sequence number, and (for tP2P and tP2PCtl) the sender's floor:
+// its lowest sequence number not yet acknowledged or given up, so that a
+// receiver never waits for a message the sender gave up.
+const p2pHeaderSize = 9
+
+const flagAgain = 1
+
+// maxSeq bounds every sequence number on the wire (window arithmetic never
+// wraps below it).
+const maxSeq = 1 << 31
+
+// errMalformed is wrapped by every decoding error.
+var errMalformed = errors.New("tokenring: malformed packet")
+
+// dataHeader is a decoded data header.
+type dataHeader struct {
+	flags  byte
+	region uint32
+	sender uint32
+	seq    uint32
+	view   uint32
+	vbase  uint32
+	group  uint32
+	// gseq numbers the sender's casts in group (from 1), gvbase is gseq's
+	// counterpart of vbase: what the layers above order by
+	// (compose.Sequenced; the region's numbers span every group).
+	gseq, gvbase uint32
+}
+
+func putData(b []byte, h dataHeader) {
+	b[0] = tData
+	b[1] = h.flags
+	binary.BigEndian.PutUint32(b[2:], h.region)
+	binary.BigEndian.PutUint32(b[6:], h.sender)
+	binary.BigEndian.PutUint32(b[10:], h.seq)
+	binary.BigEndian.PutUint32(b[14:], h.view)
+	binary.BigEndian.PutUint32(b[18:], h.vbase)
+	binary.BigEndian.PutUint32(b[22:], h.group)
+	binary.BigEndian.PutUint32(b[26:], h.gseq)
+	binary.BigEndian.PutUint32(b[30:], h.gvbase)
+}
+
+// parseData decodes a whole data header (type byte included).
+func parseData(b []byte) (dataHeader, error) {
+	if len(b) < dataHeaderSize || b[0] != tData {
+		return dataHeader{}, fmt.Errorf("%w: data header of %d bytes", errMalformed, len(b))
+	}
+	h := dataHeader{
+		flags:  b[1],
+		region: binary.BigEndian.Uint32(b[2:]),
+		sender: binary.BigEndian.Uint32(b[6:]),
+		seq:    binary.BigEndian.Uint32(b[10:]),
+		view:   binary.BigEndian.Uint32(b[14:]),
+		vbase:  binary.BigEndian.Uint32(b[18:]),
+		group:  binary.BigEndian.Uint32(b[22:]),
+		gseq:   binary.BigEndian.Uint32(b[26:]),
+		gvbase: binary.BigEndian.Uint32(b[30:]),
+	}
+	if h.seq == 0 || h.seq > maxSeq || h.vbase == 0 || h.vbase > h.seq || h.sender == 0 || h.group == 0 ||
+		h.gseq == 0 || h.gseq > maxSeq || h.gvbase == 0 || h.gvbase > h.gseq {
+		return dataHeader{}, fmt.Errorf("%w: seq %d view base %d group seq %d group base %d sender %d",
+			errMalformed, h.seq, h.vbase, h.gseq, h.gvbase, h.sender)
+	}
+	return h, nil
+}
+
+// ackMsg is the region leader's ACK: every packet of the sender's stream in
+// Region up to Stable is on all its caching replicas; Rate is the fair
+// share of the slowest receiver (packets/s, 0 when not measured yet).
+type ackMsg struct {
+	Region uint32
+	Stable uint32
+	Rate   uint32
+}
+
+func putAck(b []byte, a ackMsg) {
+	b[0] = tAck
+	binary.BigEndian.PutUint32(b[1:], a.Region)
+	binary.BigEndian.PutUint32(b[5:], a.Stable)
+	binary.BigEndian.PutUint32(b[9:], a.Rate)
+}
+
+func parseAck(b []byte) (ackMsg, error) {
+	if len(b) != ackSize || b[0] != tAck {
+		return ackMsg{}, fmt.Errorf("%w: ack of %d bytes", errMalformed, len(b))
+	}
+	a := ackMsg{Region: binary.BigEndian.Uint32(b[1:]), Stable: binary.BigEndian.Uint32(b[5:]), Rate: binary.BigEndian.Uint32(b[9:])}
+	if a.Stable > maxSeq {
+		return ackMsg{}, fmt.Errorf("%w: ack of %d", errMalformed, a.Stable)
+	}
+	return a, nil
+}
+
+// p2pHeader is a point-to-point header: a message (tP2P, tP2PCtl) or a
+// cumulative ack.
+type p2pHeader struct {
+	typ   byte
+	seq   uint32
+	floor uint32
+}
+
+func putP2P(b []byte, h p2pHeader) {
+	b[0] = h.typ
+	binary.BigEndian.PutUint32(b[1:], h.seq)
+	binary.BigEndian.PutUint32(b[5:], h.floor)
+}
+
+func parseP2P(b []byte) (p2pHeader, error) {
+	if len(b) < p2pHeaderSize || (b[0] != tP2P && b[0] != tP2PAck && b[0] != tP2PCtl) {
+		return p2pHeader{}, fmt.Errorf("%w: point-to-point header of %d bytes", errMalformed, len(b))
+	}
+	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:]), floor: binary.BigEndian.Uint32(b[5:])}
+	if h.seq > maxSeq || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
+		return p2pHeader{}, fmt.Errorf("%w: point-to-point seq %d", errMalformed, h.seq)
+	}
+	return h, nil
+}
+
+// tokenMsg is one round's token of region R in region view V. H is its hop:
+// the position along the round's path (see path in region.go) of the node it
+// is sent to. Mu is the lowest smoothed receive rate (packets/s) of the
+// nodes visited so far. S holds one record per active sender.
+type tokenMsg struct {
+	R  uint32   `codec:"r"`
+	V  uint64   `codec:"v"`
+	N  uint32   `codec:"n"`
+	H  uint32   `codec:"h"`
+	Mu uint32   `codec:"m"`
+	S  []recMsg `codec:"s"`
+}
+
+// recMsg is a sender's record in the token. C (the cutoff), P (received
+// everywhere: purge caches up to it), and AU and AL (per partition: the
+// union of its members' NAK sets, complete up to AL[j], so a packet up to
+// AL[j] outside AU[j] is on every member and others may pull it from the
+// partition's leader) come from the previous round. M, F, K, U and UL
+// accumulate this round: the highest sequence number any node received,
+// the lowest prefix of all packets any node holds, per partition the
+// lowest prefix of its cached packets its members hold (the ACK is the
+// minimum), and per partition the union of its members' NAK sets. Z is the
+// hop where the record joined the token (only a record carried from hop 0
+// may ACK). N is the NAK set of the node that passed the token within its
+// partition, complete up to NL; I is the intersection of the NAK sets of
+// the partition so far, complete up to IL. Range lists are (from, to)
+// pairs, inclusive, ascending.
+type recMsg struct {
+	S  uint32     `codec:"s"`
+	C  uint32     `codec:"c"`
+	P  uint32     `codec:"p"`
+	AU [][]uint32 `codec:"au"`
+	AL []uint32   `codec:"al"`
+	M  uint32     `codec:"x"`
+	F  uint32     `codec:"f"`
+	K  []uint32   `codec:"k"`
+	U  [][]uint32 `codec:"u"`
+	UL []uint32   `codec:"ul"`
+	Z  uint32     `codec:"z"`
+	NL uint32     `codec:"nl"`
+	N  []uint32   `codec:"nr"`
+	IL uint32     `codec:"il"`
+	I  []uint32   `codec:"ir"`
+}
+
+// rangeMsg names packets of Sender's stream in Region: those in the ranges
+// whose sequence number is Part modulo Mod (every one if Mod is 0 or 1).
+// It is a pull request (to a peer) or a collective NAK (to the sender).
+type rangeMsg struct {
+	R    uint32   `codec:"r"`
+	S    uint32   `codec:"s"`
+	Mod  uint32   `codec:"m"`
+	Part uint32   `codec:"p"`
+	G    []uint32 `codec:"g"`
+}
+
+// checkRanges reports a range list that is not ascending, disjoint pairs
+// within (0, maxSeq], or longer than max ranges.
+func checkRanges(r []uint32, maxRanges int) error {
+	if len(r)%2 != 0 || len(r) > 2*maxRanges {
+		return fmt.Errorf("%w: range list of %d numbers", errMalformed, len(r))
+	}
+	var last uint32
+	for i := 0; i < len(r); i += 2 {
+		if r[i] == 0 || r[i] > r[i+1] || r[i+1] > maxSeq || (i > 0 && r[i] <= last) {
+			return fmt.Errorf("%w: range [%d, %d]", errMalformed, r[i], r[i+1])
+		}
+		last = r[i+1]
+	}
+	return nil
+}
+
+// check validates a decoded token against the layer's bounds.
+func (t *tokenMsg) check(maxSenders, maxRanges, maxParts int) error {
+	if len(t.S) > maxSenders {
+		return fmt.Errorf("%w: token with %d senders", errMalformed, len(t.S))
+	}
+	for i := range t.S {
+		r := &t.S[i]
+		if r.S == 0 || r.C > maxSeq || r.P > maxSeq || r.M > maxSeq || r.F > maxSeq || r.NL > maxSeq || r.IL > maxSeq ||
+			len(r.K) > maxParts || len(r.U) != len(r.UL) || len(r.U) > maxParts || len(r.AU) != len(r.AL) || len(r.AU) > maxParts {
+			return fmt.Errorf("%w: token record of sender %d", errMalformed, r.S)
+		}
+		for j := range r.U {
+			if err := checkRanges(r.U[j], maxRanges); err != nil {
+				return err
+			}
+		}
+		for j := range r.AU {
+			if err := checkRanges(r.AU[j], maxRanges); err != nil {
+				return err
+			}
+		}
+		if err := checkRanges(r.N, maxRanges); err != nil {
+			return err
+		}
+		if err := checkRanges(r.I, maxRanges); err != nil {
+			return err
+		}
+		if i > 0 && t.S[i-1].S >= r.S {
+			return fmt.Errorf("%w: token records out of order", errMalformed)
+		}
+	}
+	return nil
+}
+
+// check validates a decoded pull or NAK.
+func (m *rangeMsg) check(maxRanges int) error {
+	if m.S == 0 || (m.Mod > 1 && m.Part >= m.Mod) {
+		return fmt.Errorf("%w: ranges of sender %d part %d/%d", errMalformed, m.S, m.Part, m.Mod)
+	}
+	return checkRanges(m.G, maxRanges)
+}
+
+// newWireCodec returns the layer's msgpack codec (tokens, pulls, NAKs).
+func newWireCodec() *wirecodec.Codec {
+	return wirecodec.New(wirecodec.Options{Name: "tokenring", Malformed: errMalformed, MaxInitLen: 1024})
+}

@@ -1,0 +1,150 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/experiment"
+	_ "github.com/layercast/layercast/layers/all"
+)
+
+// trRun runs a spec text (written to a file for simRun) under a scenario
+// of specs/ with overrides.
+func trRun(t *testing.T, spec, scenario string, kv ...string) *experiment.Report {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.stack")
+	if err := os.WriteFile(path, []byte(spec+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := simRun(t, path, scenario, kv...)
+	return rep
+}
+
+// keptPromises fails the test unless every member delivered every owed
+// message once, in order.
+func keptPromises(t *testing.T, what string, rep *experiment.Report) {
+	t.Helper()
+	if !rep.DeliveredAll || rep.Missing != 0 || rep.Duplicates != 0 || rep.FIFOViolations != 0 {
+		t.Errorf("%s: delivered_all %v, missing %d, duplicates %d, fifo_violations %d\nnotes: %s",
+			what, rep.DeliveredAll, rep.Missing, rep.Duplicates, rep.FIFOViolations, strings.Join(rep.Notes, "; "))
+	}
+}
+
+// tokenring mixes with the layers around it (issue 10, item 7): fifo and
+// mflow above it, lec above it, gms below it; lec below it is refused with
+// the reason (lec numbers a group's casts, tokenring sends one per region).
+func TestTokenringMixes(t *testing.T) {
+	for spec, refused := range map[string]string{
+		"mflow : fifo : tokenring : gms": "",
+		"fifo : lec : tokenring : gms":   "lec, which does not pass it on",
+		"fifo : tokenring : lec":         "lec cannot stand below tokenring",
+	} {
+		sp, err := compose.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = compose.Check(sp)
+		if refused == "" && err != nil || refused != "" && (err == nil || !strings.Contains(err.Error(), refused)) {
+			t.Errorf("Check(%q) = %v, want %q", spec, err, refused)
+		}
+	}
+	for _, spec := range []string{"mflow : fifo : tokenring"} {
+		rep := trRun(t, spec, "baseline.scenario", "duration", "1s")
+		keptPromises(t, spec, rep)
+		if rep.Layers["tokenring"]["sent"] == 0 {
+			t.Errorf("%s: tokenring sent nothing", spec)
+		}
+	}
+}
+
+// A receiver crashes with real membership (specs/qsm-crash.scenario): gms
+// removes it, partitions are rebuilt without it, the sender's pending
+// packets drain, and every survivor delivers every message.
+func TestTokenringCrashWithGMS(t *testing.T) {
+	rep, _ := simRun(t, "../specs/qsm-gms.stack", "qsm-crash.scenario")
+	keptPromises(t, "qsm-gms crash", rep)
+	tr := rep.Layers["tokenring"]
+	if tr["pending"] != 0 || tr["pending_peak"] == 0 {
+		t.Errorf("tokenring pending at the end %d (peak %d), want 0 after a stall", tr["pending"], tr["pending_peak"])
+	}
+	if rep.Layers["gms_service"]["crash_removals"] != 1 {
+		t.Errorf("gms removed %d crashed nodes, want 1", rep.Layers["gms_service"]["crash_removals"])
+	}
+}
+
+// The paper's figures (long: set TOKENRING_PAPER=1). Each logs its table.
+func paperOnly(t *testing.T) {
+	if os.Getenv("TOKENRING_PAPER") == "" {
+		t.Skip("set TOKENRING_PAPER=1 for the QSM reproduction runs (minutes)")
+	}
+}
+
+// QSM Figure 1: one sender, one region of 25, all groups on the same
+// members: throughput with 1,024 groups within 5% of 1 group, and with
+// 8,192 within 10%. specs/qsm.stack for 1 and 1,024 groups; tokenring
+// alone for 8,192 (fifo's view installation is quadratic in the groups).
+func TestTokenringPaperGroups(t *testing.T) {
+	paperOnly(t)
+	for _, c := range []struct {
+		spec string
+		n    []string
+	}{
+		{"fifo(max_reorder=65536, max_reorder_bytes=64MB) : tokenring(replicas=5, interval=50ms)", []string{"1", "1024"}},
+		{"tokenring", []string{"1", "1024", "8192"}},
+	} {
+		var base float64
+		for _, n := range c.n {
+			rep := trRun(t, c.spec, "qsm-groups.scenario", "groups-per-node", n)
+			keptPromises(t, c.spec+" "+n, rep)
+			tp := rep.ThroughputMsgsPerS
+			if n == "1" {
+				base = tp
+			}
+			t.Logf("%s, %5s groups: %.1f msgs/s per receiver (%.2f%% of 1 group), wall %.1fs", c.spec, n, tp, 100*tp/base, rep.WallSeconds)
+			limit := 0.95
+			if n == "8192" {
+				limit = 0.90
+			}
+			if tp < limit*base {
+				t.Errorf("%s groups: %.1f msgs/s, want at least %.0f%% of %.1f", n, tp, 100*limit, base)
+			}
+		}
+	}
+}
+
+// QSM sections 3.9-3.10: recovery in about 2.5 token rounds (1.5 to 3.5)
+// and ACKs within 1 to 3.5 rounds, for regions of 10, 25, 50 and 100.
+func TestTokenringPaperRecoveryTable(t *testing.T) {
+	paperOnly(t)
+	for _, n := range []string{"10", "25", "50", "100"} {
+		rep := trRun(t, "fifo : tokenring(interval=200ms)", "qsm-recovery.scenario", "nodes", n, "group-size", n)
+		keptPromises(t, n+" nodes", rep)
+		r := rep.LayerRatios["tokenring"]
+		t.Logf("| %3s nodes | recovery %.2f rounds | ACK %.2f rounds | %d rounds | token max %.0f B | recovered %d of %d dropped |",
+			n, r["recovery_rounds_mean"], r["ack_rounds_mean"], int(r["token_rounds"]), r["token_bytes_max"], rep.Loss.Recovered, rep.Loss.Dropped)
+		if v := r["recovery_rounds_mean"]; v < 1.5 || v > 3.5 {
+			t.Errorf("%s nodes: recovery %.2f rounds, want 1.5 to 3.5", n, v)
+		}
+		if v := r["ack_rounds_mean"]; v < 1 || v > 3.5 {
+			t.Errorf("%s nodes: ACK %.2f rounds, want 1 to 3.5", n, v)
+		}
+	}
+}
+
+// QSM Figure 12: partitions of 5 against one partition of 25 under loss
+// in a 25-node region. Logged, not asserted: in this simulator (independent
+// 1% loss) one ring of 25 does better; see the issue's report.
+func TestTokenringPaperPartitions(t *testing.T) {
+	paperOnly(t)
+	for _, r := range []string{"5", "25"} {
+		spec := "fifo(max_reorder=65536, max_reorder_bytes=64MB) : tokenring(replicas=" + r + ")"
+		rep := trRun(t, spec, "qsm-partitions.scenario")
+		keptPromises(t, spec, rep)
+		x := rep.LayerRatios["tokenring"]
+		t.Logf("replicas=%s: %.1f msgs/s per receiver, recovery %.2f rounds, ACK %.2f rounds, pending peak %.0f",
+			r, rep.ThroughputMsgsPerS, x["recovery_rounds_mean"], x["ack_rounds_mean"], x["pending_peak"])
+	}
+}
