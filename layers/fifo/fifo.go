@@ -80,7 +80,8 @@ type Layer struct {
 	delivered, reordered, peak, bufBytes, dropped, malformed, overflow, nonMember *stack.Counter
 	skipped, late                                                                 *stack.Counter
 
-	hits pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+	stale bool                      // hits needs rebuilding before its next use (see index.go)
 }
 
 type group struct {
@@ -178,7 +179,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		}
 	}
 	g.view, g.tag = v, tag
-	l.reindex() // members and senders changed
+	l.stale = true // members and senders changed
 }
 
 // dropGroup releases every sender's held messages and forgets the group.
@@ -188,7 +189,7 @@ func (l *Layer) dropGroup(g *group) {
 		delete(g.senders, id)
 	}
 	delete(l.groups, g.id)
-	l.reindex()
+	l.stale = true
 }
 
 // release drops a departed sender's held messages.

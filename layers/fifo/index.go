@@ -14,7 +14,8 @@ type hitEntry struct {
 }
 
 // reindex rebuilds the table from the groups' views (one entry per other
-// member).
+// member). It runs at the first lookup after a change (l.stale), not at
+// every view: that would cost O(groups) per view, quadratic at start-up.
 func (l *Layer) reindex() {
 	n := 0
 	for _, g := range l.groups {
@@ -38,5 +39,9 @@ func (l *Layer) reindex() {
 // lookup returns the table's entry for a packet from peer in grp, or nil
 // if the group has no view or peer is no member.
 func (l *Layer) lookup(grp event.GroupID, peer event.NodeID) *hitEntry {
+	if l.stale {
+		l.reindex()
+		l.stale = false
+	}
 	return l.hits.Get(grp, peer)
 }

@@ -94,7 +94,7 @@ func (l *Layer) dropGroup(g *group) {
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
 	delete(l.groups, g.id)
-	l.reindex()
+	l.stale = true
 	l.gslots[g.idx] = nil
 	l.gfree = append(l.gfree, g.idx)
 	gone := g.members
@@ -133,7 +133,7 @@ func (l *Layer) restartGroup(g *group) {
 	l.clearGroup(g)
 	*g = group{id: g.id, idx: g.idx, members: map[event.NodeID]*member{}, next: 1, base: 1,
 		buf: g.buf, pending: g.pending, held: g.held}
-	l.reindex()
+	l.stale = true
 }
 
 // installView reconfigures a group for a new view: departed members are no
@@ -201,7 +201,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1, since: tag}
 	}
 	g.view, g.tag = v, tag
-	l.reindex() // members changed
+	l.stale = true // members changed
 	for _, id := range gone {
 		l.forgetPeer(id)
 	}

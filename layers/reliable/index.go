@@ -4,9 +4,10 @@ import "github.com/layercast/layercast/event"
 
 // The per-packet path (dataUp, digestUp) finds the (group, sender) state
 // through a pairindex.Table of every (group, member) pair, rather than two
-// map lookups (groups, then members). The table is rebuilt whenever a
-// group's members change (installView, dropGroup), which is rare next to
-// packets; what it does not hold (a viewless group, a non-member) is looked
+// map lookups (groups, then members). The table is rebuilt at the first
+// lookup after a group's members changed (installView, dropGroup mark it
+// stale): rebuilding at every change cost O(groups) per view, quadratic in
+// the groups a node joins (8,192 views at start-up); what it does not hold (a viewless group, a non-member) is looked
 // up in the maps as before.
 
 type hitEntry struct {
@@ -36,6 +37,10 @@ func (l *Layer) reindex() {
 // lookup returns the group (nil if unknown) and the member (nil if not
 // one) for a packet from peer in grp.
 func (l *Layer) lookup(grp event.GroupID, peer event.NodeID) (*group, *member) {
+	if l.stale {
+		l.reindex()
+		l.stale = false
+	}
 	if e := l.hits.Get(grp, peer); e != nil {
 		return e.g, e.m
 	}

@@ -98,7 +98,8 @@ type Layer struct {
 
 	c counters
 
-	hits pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+	stale bool                      // hits needs rebuilding before its next use (see index.go)
 
 	// asks for streams a loss hint named before we could place them
 	// (hint.go), in due order, with the set of those queued
