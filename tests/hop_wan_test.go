@@ -107,3 +107,21 @@ func TestHopChainRepairByParent(t *testing.T) {
 		t.Errorf("no counter for the source's link s1>s2: %v", byLink)
 	}
 }
+
+// TestRingAcrossWAN: ring(sites=off) is the paper's comparator, one ring
+// over every member across the sites: on the two-site scenario at a rate
+// it sustains it delivers everything in agreed order, where ring with its
+// default one ring per site view leaves the other site's member out.
+func TestRingAcrossWAN(t *testing.T) {
+	wide, _ := simRun(t, "../specs/spread-ring-wan.stack", "spread-2site.scenario", "rate", "40", "duration", "3s")
+	if !wide.DeliveredAll || len(wide.Broken) != 0 || wide.Deliveries == 0 {
+		t.Errorf("ring(sites=off): delivered_all %v, deliveries %d, broken %q", wide.DeliveredAll, wide.Deliveries, wide.Broken)
+	}
+	if f, _ := hopJSON(t, wide); f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("ring(sites=off): agreed_violations = %v, want 0", f.AgreedViolations)
+	}
+	perSite, _ := simRun(t, "ring : gms", "spread-2site.scenario", "rate", "40", "duration", "3s")
+	if perSite.DeliveredAll || perSite.Deliveries != 0 {
+		t.Errorf("ring per site: delivered_all %v, %d deliveries; want none across the sites (two rings of one)", perSite.DeliveredAll, perSite.Deliveries)
+	}
+}
