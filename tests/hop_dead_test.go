@@ -62,6 +62,23 @@ func (h *hopNet) afterCount(to, from event.NodeID, t event.Time) int {
 	return n
 }
 
+// threeSites is the wide area of the dead-link tests: three sites of two
+// nodes (n1-n2, n3-n4, n5-n6) in a full mesh of WAN links with 1% loss,
+// running hop : ring : gms with a short dead_after, the views installed by
+// the membership service; n2, n4 and n5 cast to the one group every 20 ms
+// from t0 (when membership settled) until t0+end.
+func threeSites(t *testing.T, end event.Time) (h *hopNet, wan map[[2]int]sim.Link, t0 event.Time) {
+	sites := map[event.NodeID]event.SiteID{1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3}
+	groups := map[event.GroupID][]event.NodeID{1: {1, 2, 3, 4, 5, 6}}
+	wan = wanMesh(3, "uniform:1%")
+	h = newHopNet(t, "hop(link_rate=400KB, dead_after=1s, max_retries=5, nack_retry=100ms) : ring : gms", 5, sites, wan, groups)
+	t0 = h.net.Now()
+	for _, n := range []event.NodeID{2, 4, 5} {
+		h.castEvery(n, 1, t0+event.Time(n)*event.Time(time.Millisecond), t0+end, 20*time.Millisecond)
+	}
+	return h, wan, t0
+}
+
 // TestHopLinkDownRoutesAround: three sites of two nodes, full mesh, 1%
 // loss; the link 2-3 dies at 2 s for good. A dead link is a link, not a
 // site: its two ends declare it down, every site learns it from their
@@ -70,15 +87,9 @@ func (h *hopNet) afterCount(to, from event.NodeID, t event.Time) int {
 // Membership changes nothing (every node is alive), nobody is declared
 // dead, and every member delivers every message, in order.
 func TestHopLinkDownRoutesAround(t *testing.T) {
-	sites := map[event.NodeID]event.SiteID{1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3}
-	groups := map[event.GroupID][]event.NodeID{1: {1, 2, 3, 4, 5, 6}}
-	wan := wanMesh(3, "uniform:1%")
-	h := newHopNet(t, "hop(link_rate=400KB, dead_after=1s, max_retries=5, nack_retry=100ms) : ring : gms", 5, sites, wan, groups)
-	t0 := h.net.Now()
+	h, wan, t0 := threeSites(t, sec(5))
 	senders := []event.NodeID{2, 4, 5}
-	for _, n := range senders {
-		h.castEvery(n, 1, t0+event.Time(n)*event.Time(time.Millisecond), t0+sec(5), 20*time.Millisecond)
-	}
+	groups := map[event.GroupID][]event.NodeID{1: {1, 2, 3, 4, 5, 6}}
 	cut := t0 + sec(2)
 	h.hopKill(cut, 2, 3, wan[[2]int{2, 3}])
 	var rebuiltBefore int64
@@ -125,14 +136,7 @@ func TestHopLinkDownRoutesAround(t *testing.T) {
 // from it either and installs the view without site 3's nodes; sites 1 and
 // 2 go on delivering each other's messages, every one, in order.
 func TestHopSiteCutOffLeavesView(t *testing.T) {
-	sites := map[event.NodeID]event.SiteID{1: 1, 2: 1, 3: 2, 4: 2, 5: 3, 6: 3}
-	groups := map[event.GroupID][]event.NodeID{1: {1, 2, 3, 4, 5, 6}}
-	wan := wanMesh(3, "uniform:1%")
-	h := newHopNet(t, "hop(link_rate=400KB, dead_after=1s, max_retries=5, nack_retry=100ms) : ring : gms", 5, sites, wan, groups)
-	t0 := h.net.Now()
-	for _, n := range []event.NodeID{2, 4, 5} {
-		h.castEvery(n, 1, t0+event.Time(n)*event.Time(time.Millisecond), t0+sec(6), 20*time.Millisecond)
-	}
+	h, wan, t0 := threeSites(t, sec(6))
 	h.hopKill(t0+sec(2), 1, 3, wan[[2]int{1, 3}])
 	h.hopKill(t0+sec(2), 2, 3, wan[[2]int{2, 3}])
 	h.net.RunUntil(t0 + sec(10))
