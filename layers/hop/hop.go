@@ -17,9 +17,19 @@
 //
 // Each link (Figure 3.2) numbers its packets, acknowledges with link_aru and
 // the highest seq sent, nacks gaps after a short timer and again while they
-// remain, declares the far site dead past max_retries requests for one seq
-// (or after dead_after of silence), and paces its sends with a token bucket
-// and a sliding window.
+// remain, declares itself down past max_retries requests for one seq (or
+// after dead_after of silence), and paces its sends with a token bucket and
+// a sliding window.
+//
+// A dead link is a link, not a site. Heartbeats carry the links their
+// site's representative declared down, and every site computes its trees
+// over the links still up (the same link state gives the same trees
+// everywhere), so a site whose direct link died is reached through others;
+// what the new parent keeps it sends on. Only a site that no path of links
+// reaches is dead: it leaves the agreed order and its representative is
+// reported to membership (a Suspect, which gms's service confirms by
+// probing). A link declared down stays down until its far site's
+// representative changes.
 //
 // Delivery is in agreed order: by (time stamp, site id), once every live
 // site's stream has passed the time stamp; idle sites send heartbeats. With
