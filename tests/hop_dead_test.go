@@ -10,10 +10,11 @@ import (
 	"github.com/layercast/layercast/transport/sim"
 )
 
-// TestHopDeadLink: three sites; at 2 s site 3 is cut off. The Hop links of
-// sites 1 and 2 towards it declare it dead (retry limit or silence), the
-// site view loses it, the trees are rebuilt without it, and sites 1 and 2
-// go on delivering each other's messages, every one of them, in order.
+// TestHopDeadLink: three sites, static views; at 2 s site 3 is cut off.
+// The Hop links of sites 1 and 2 towards it go down (retry limit or
+// silence), no path reaches site 3 any more so both declare it dead, the
+// trees are rebuilt without it, and sites 1 and 2 go on delivering each
+// other's messages, every one of them, in order.
 func TestHopDeadLink(t *testing.T) {
 	sites := map[event.NodeID]event.SiteID{1: 1, 2: 2, 3: 3}
 	groups := map[event.GroupID][]event.NodeID{1: {1, 2, 3}}
