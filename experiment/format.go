@@ -79,6 +79,13 @@ func rows(reps []*Report) []row {
 		{"deliveries not owed", func(r *Report) string { return i64(r.NotOwed) }},
 		{"duplicates", func(r *Report) string { return i64(r.Duplicates) }},
 		{"FIFO violations", func(r *Report) string { return i64(r.FIFOViolations) }},
+		// Checked only where the stack promises agreed order.
+		{"agreed-order violations", func(r *Report) string {
+			if !slices.Contains(r.Promises, string(agreedOrder)) {
+				return "-"
+			}
+			return i64(r.AgreedViolations)
+		}},
 		{"promises broken", func(r *Report) string {
 			if len(r.Broken) == 0 {
 				return "none"

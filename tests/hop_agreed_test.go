@@ -1,8 +1,11 @@
 package tests
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 )
 
@@ -55,4 +58,25 @@ func TestHopAgreedOrderRings(t *testing.T) {
 	}
 	t.Logf("latency p50 %.1f p99 %.1f ms; agreed wait %.1f ms; retransmissions by link %v; ring retransmissions %d",
 		rep.LatencyMs.P50, rep.LatencyMs.P99, rep.LayerRatios["hop"]["agreed_wait_ms"], byLink, rep.Layers["ring"]["retransmissions"])
+}
+
+// TestAgreedViolationsInTable: the text table has the agreed-order checker's
+// row, with the count for a stack that promises agreed order and "-" for
+// one that does not (nothing was checked).
+func TestAgreedViolationsInTable(t *testing.T) {
+	hop, _ := simRun(t, "../specs/spread.stack", "spread-2site.scenario", "rate", "40", "duration", "2s")
+	e2e, _ := simRun(t, "../specs/spread-e2e.stack", "spread-2site.scenario", "rate", "40", "duration", "2s")
+	var b strings.Builder
+	if err := experiment.WriteTable(&b, []*experiment.Report{hop, e2e}, false); err != nil {
+		t.Fatal(err)
+	}
+	var row []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(line, "agreed-order violations") {
+			row = strings.Fields(strings.TrimPrefix(line, "agreed-order violations"))
+		}
+	}
+	if !slices.Equal(row, []string{"0", "-"}) {
+		t.Errorf("agreed-order violations row = %q, want [0 -] (hop checked, e2e not promised):\n%s", row, b.String())
+	}
 }

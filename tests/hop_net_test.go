@@ -29,6 +29,14 @@ type hopNet struct {
 	seq    map[event.NodeID]uint32
 	// sent[sender][group] lists the sequences the stack accepted.
 	sent map[event.NodeID]map[event.GroupID][]uint32
+	// pkts[{to, from}] lists when the network delivered a data packet
+	// (payload-sized, unicast or multicast) from one node to another.
+	pkts map[[2]event.NodeID][]event.Time
+	// views[node][group] is the last view the node's application saw
+	// (with a membership service in the stack).
+	views map[event.NodeID]map[event.GroupID]*event.ViewInfo
+	// service is the membership service's node, if the spec has one.
+	service event.NodeID
 }
 
 type hopDelivery struct {
@@ -45,13 +53,16 @@ func newHopNet(t *testing.T, spec string, seed uint64, sites map[event.NodeID]ev
 	t.Helper()
 	h := &hopNet{t: t, stacks: map[event.NodeID]*stack.Stack{}, got: map[event.NodeID][]hopDelivery{},
 		dataIn: map[event.NodeID]map[event.GroupID]int{}, seq: map[event.NodeID]uint32{},
-		sent: map[event.NodeID]map[event.GroupID][]uint32{}}
+		sent: map[event.NodeID]map[event.GroupID][]uint32{}, pkts: map[[2]event.NodeID][]event.Time{},
+		views: map[event.NodeID]map[event.GroupID]*event.ViewInfo{}}
 	h.net = sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Trace: func(e sim.TraceEvent) {
 		if e.Kind == sim.TraceDeliver && e.Size >= hopPayload {
 			if h.dataIn[e.To] == nil {
 				h.dataIn[e.To] = map[event.GroupID]int{}
 			}
 			h.dataIn[e.To][e.Group]++
+			k := [2]event.NodeID{e.To, e.From}
+			h.pkts[k] = append(h.pkts[k], e.At)
 		}
 	}})
 	sp, err := compose.Load(spec)
@@ -59,11 +70,17 @@ func newHopNet(t *testing.T, spec string, seed uint64, sites map[event.NodeID]ev
 		t.Fatalf("compose.Load(%s) = %v", spec, err)
 	}
 	var nodes []event.NodeID
+	usesService := false
 	for id := event.NodeID(1); int(id) <= len(sites); id++ {
 		nodes = append(nodes, id)
 		entries, err := compose.Build(sp)
 		if err != nil {
 			t.Fatalf("compose.Build(%s) = %v", spec, err)
+		}
+		for _, e := range entries {
+			if info, ok := compose.Lookup(e.Name); ok && info.Service != nil {
+				usesService = true
+			}
 		}
 		nd := h.net.AddNode(id)
 		h.net.SetSite(id, int(sites[id]))
@@ -71,6 +88,11 @@ func newHopNet(t *testing.T, spec string, seed uint64, sites map[event.NodeID]ev
 		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: nd, Clock: nd, Seed: seed, Site: sites[id],
 			App: stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
 				h.got[self] = append(h.got[self], hopDelivery{g: d.Group, from: d.From, seq: binary.BigEndian.Uint32(d.Payload), at: h.net.Now()})
+			}, OnView: func(v *event.ViewInfo) {
+				if h.views[self] == nil {
+					h.views[self] = map[event.GroupID]*event.ViewInfo{}
+				}
+				h.views[self][v.Group] = v
 			}}})
 		if err != nil {
 			t.Fatal(err)
@@ -80,6 +102,14 @@ func newHopNet(t *testing.T, spec string, seed uint64, sites map[event.NodeID]ev
 	}
 	for k, l := range wan {
 		h.net.WANLink(k[0], k[1], l)
+	}
+	if usesService {
+		svc, err := compose.ServiceOf(sp, nodes)
+		if err != nil {
+			t.Fatalf("compose.ServiceOf(%s) = %v", spec, err)
+		}
+		h.startService(svc, groups)
+		return h
 	}
 	views := map[event.GroupID]*event.ViewInfo{}
 	for g, ms := range groups {
@@ -99,6 +129,43 @@ func newHopNet(t *testing.T, spec string, seed uint64, sites map[event.NodeID]ev
 		}
 	}
 	return h
+}
+
+// startService runs the spec's membership service (in site 1, so that it
+// hears a site only over that site's WAN link to site 1), has every node
+// join its groups and runs until every member holds its groups' views.
+func (h *hopNet) startService(svc *compose.Service, groups map[event.GroupID][]event.NodeID) {
+	h.t.Helper()
+	nd := h.net.AddNode(svc.Need.Node)
+	h.net.SetSite(svc.Need.Node, 1)
+	st, err := stack.New(stack.Config{Self: svc.Need.Node, Layers: svc.Entries, Transport: nd, Clock: nd, Seed: 1, Site: 1})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	nd.Attach(st)
+	h.service = svc.Need.Node
+	for g, ms := range groups {
+		for _, n := range ms {
+			if err := h.stacks[n].Join(g); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+	}
+	for h.net.Now() < sec(10) {
+		h.net.Run(10 * time.Millisecond)
+		done := true
+		for g, ms := range groups {
+			for _, n := range ms {
+				if v := h.views[n][g]; v == nil || len(v.Members) != len(ms) {
+					done = false
+				}
+			}
+		}
+		if done {
+			return
+		}
+	}
+	h.t.Fatalf("views not installed after 10 s: %v", h.views)
 }
 
 // castEvery has node n cast to g every period from start to end.

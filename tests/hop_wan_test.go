@@ -40,10 +40,21 @@ func hopJSON(t *testing.T, rep *experiment.Report) (hopFigures, map[string]int64
 // three sites joined by WAN links of 30-80 ms with 1% loss and a bandwidth
 // limit, one sender of 1 KB messages at rate max. Hop-by-hop recovery with
 // per-link flow control delivers everything, in agreed order, at least 3
-// times the end-to-end alternative's throughput (the paper: 4.7x).
+// times the throughput of the paper's comparator, one ring stretched across
+// the wide area (the paper: 4.7x), which delivers everything at rate max
+// too (the token holds the sender back). The end-to-end alternative is
+// beside, at rate max and at a rate it sustains.
 func TestHopWANThroughput(t *testing.T) {
 	hop, _ := simRun(t, "../specs/spread.stack", "spread-wan.scenario")
+	wide, _ := simRun(t, "../specs/spread-ring-wan.stack", "spread-wan.scenario")
 	e2e, _ := simRun(t, "../specs/spread-e2e.stack", "spread-wan.scenario")
+	t.Logf("ring across the WAN: %.1f msgs/s, latency p50 %.1f p90 %.1f p99 %.1f ms", wide.ThroughputMsgsPerS, wide.LatencyMs.P50, wide.LatencyMs.P90, wide.LatencyMs.P99)
+	if !wide.DeliveredAll || len(wide.Broken) != 0 {
+		t.Errorf("ring across the WAN: delivered_all %v, broken %q", wide.DeliveredAll, wide.Broken)
+	}
+	if r := hop.ThroughputMsgsPerS / wide.ThroughputMsgsPerS; r < 3 {
+		t.Errorf("hop throughput %.1f is %.2fx the ring across the WAN's %.1f, want at least 3x", hop.ThroughputMsgsPerS, r, wide.ThroughputMsgsPerS)
+	}
 	t.Logf("hop: %.1f msgs/s, latency p50 %.1f p90 %.1f p99 %.1f ms", hop.ThroughputMsgsPerS, hop.LatencyMs.P50, hop.LatencyMs.P90, hop.LatencyMs.P99)
 	t.Logf("e2e: %.1f msgs/s, latency p50 %.1f p90 %.1f p99 %.1f ms", e2e.ThroughputMsgsPerS, e2e.LatencyMs.P50, e2e.LatencyMs.P90, e2e.LatencyMs.P99)
 	if !hop.DeliveredAll || hop.Duplicates != 0 || len(hop.Broken) != 0 {
@@ -51,9 +62,6 @@ func TestHopWANThroughput(t *testing.T) {
 	}
 	if hop.Loss.DroppedBy.Model == 0 {
 		t.Errorf("hop: no WAN loss in the run (dropped_by %+v): the scenario lost its 1%% loss", hop.Loss.DroppedBy)
-	}
-	if r := hop.ThroughputMsgsPerS / e2e.ThroughputMsgsPerS; r < 3 {
-		t.Errorf("hop throughput %.1f is %.2fx the end-to-end %.1f, want at least 3x", hop.ThroughputMsgsPerS, r, e2e.ThroughputMsgsPerS)
 	}
 	f, byLink := hopJSON(t, hop)
 	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
@@ -66,9 +74,12 @@ func TestHopWANThroughput(t *testing.T) {
 	if len(byLink) != 6 || retx == 0 {
 		t.Errorf("layers.hop.retransmissions_by_link = %v, want 6 links and some retransmissions", byLink)
 	}
-	// For the record: the end-to-end stack at a rate it sustains (it
-	// delivers everything at 180/s on these links); hop's gain there is
-	// what per-link pacing and local recovery add without the collapse.
+	// For the record, not checked: the end-to-end stack collapses at rate
+	// max (nothing paces it to the links, and its NAK retries, every 20 ms
+	// on links of 60-160 ms round trip, each answered with up to 256
+	// retransmissions, fill the WAN queues), so a ratio against it there
+	// says nothing. At a rate it sustains (180/s here) hop's gain is what
+	// per-link pacing and local recovery add.
 	slow, _ := simRun(t, "../specs/spread-e2e.stack", "spread-wan.scenario", "rate", "180")
 	t.Logf("e2e at 180/s: delivered_all %v, %.1f msgs/s, latency p50 %.1f p99 %.1f ms; hop at max is %.2fx that",
 		slow.DeliveredAll, slow.ThroughputMsgsPerS, slow.LatencyMs.P50, slow.LatencyMs.P99, hop.ThroughputMsgsPerS/slow.ThroughputMsgsPerS)
@@ -105,5 +116,23 @@ func TestHopChainRepairByParent(t *testing.T) {
 	}
 	if _, ok := byLink["s1>s2"]; !ok {
 		t.Errorf("no counter for the source's link s1>s2: %v", byLink)
+	}
+}
+
+// TestRingAcrossWAN: ring(sites=off) is the paper's comparator, one ring
+// over every member across the sites: on the two-site scenario at a rate
+// it sustains it delivers everything in agreed order, where ring with its
+// default one ring per site view leaves the other site's member out.
+func TestRingAcrossWAN(t *testing.T) {
+	wide, _ := simRun(t, "../specs/spread-ring-wan.stack", "spread-2site.scenario", "rate", "40", "duration", "3s")
+	if !wide.DeliveredAll || len(wide.Broken) != 0 || wide.Deliveries == 0 {
+		t.Errorf("ring(sites=off): delivered_all %v, deliveries %d, broken %q", wide.DeliveredAll, wide.Deliveries, wide.Broken)
+	}
+	if f, _ := hopJSON(t, wide); f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("ring(sites=off): agreed_violations = %v, want 0", f.AgreedViolations)
+	}
+	perSite, _ := simRun(t, "ring : gms", "spread-2site.scenario", "rate", "40", "duration", "3s")
+	if perSite.DeliveredAll || perSite.Deliveries != 0 {
+		t.Errorf("ring per site: delivered_all %v, %d deliveries; want none across the sites (two rings of one)", perSite.DeliveredAll, perSite.Deliveries)
 	}
 }

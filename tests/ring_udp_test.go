@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -92,16 +91,7 @@ func TestRingUDPNetns(t *testing.T) {
 		if len(got) != nodes*count {
 			t.Errorf("node %d delivered %d messages, want %d", i+1, len(got), nodes*count)
 		}
-		next := map[string]int{}
-		for _, d := range got {
-			from, seq, _ := strings.Cut(d, " ")
-			n, _ := strconv.Atoi(seq)
-			if n != next[from]+1 {
-				t.Errorf("node %d delivered %s's message %d after %d", i+1, from, n, next[from])
-				break
-			}
-			next[from] = n
-		}
+		checkNumbered(t, i+1, got)
 		if !slices.Equal(got, want) {
 			for k := range min(len(got), len(want)) {
 				if got[k] != want[k] {
@@ -136,25 +126,11 @@ func TestRingUDPProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	out := bufio.NewWriter(os.Stdout)
-	var mu sync.Mutex
-	delivered, done := 0, false
+	pr := newDeliveryPrinter(nodes * count)
 	nd, err := stack.NewNode(stack.NodeConfig{BlockOnBackpressure: true, Stack: stack.Config{
 		Self: event.NodeID(self), Transport: tr, Seed: uint64(self),
 		Layers: compose.MustBuild("ring(token_timeout=500ms, token_retransmit=20ms)"),
-		App: stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(out, "D %v %d\n", d.From, binary.BigEndian.Uint32(d.Payload))
-			delivered++
-			if delivered == nodes*count && !done {
-				done = true
-				fmt.Fprintln(out, "DONE")
-			}
-			if done || delivered%64 == 0 {
-				out.Flush()
-			}
-		}},
+		App:    stack.AppFuncs{OnDeliver: pr.deliver},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -165,18 +141,6 @@ func TestRingUDPProcess(t *testing.T) {
 	if err := nd.Do(func(st *stack.Stack) { st.InstallView(v) }); err != nil {
 		t.Fatal(err)
 	}
-	// Let every process start (and bind) before the first casts.
-	time.Sleep(500 * time.Millisecond)
-	payload := make([]byte, 100)
-	for i := 1; i <= count; i++ {
-		binary.BigEndian.PutUint32(payload, uint32(i))
-		if err := nd.Cast(1, payload); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent says every node is done
-	mu.Lock()
-	out.Flush()
-	mu.Unlock()
+	castNumbered(t, nd, count, 2*time.Millisecond)
+	pr.finish()
 }

@@ -17,9 +17,19 @@
 //
 // Each link (Figure 3.2) numbers its packets, acknowledges with link_aru and
 // the highest seq sent, nacks gaps after a short timer and again while they
-// remain, declares the far site dead past max_retries requests for one seq
-// (or after dead_after of silence), and paces its sends with a token bucket
-// and a sliding window.
+// remain, declares itself down past max_retries requests for one seq (or
+// after dead_after of silence), and paces its sends with a token bucket and
+// a sliding window.
+//
+// A dead link is a link, not a site. Heartbeats carry the links their
+// site's representative declared down, and every site computes its trees
+// over the links still up (the same link state gives the same trees
+// everywhere), so a site whose direct link died is reached through others;
+// what the new parent keeps it sends on. Only a site that no path of links
+// reaches is dead: it leaves the agreed order and its representative is
+// reported to membership (a Suspect, which gms's service confirms by
+// probing). A link declared down stays down until its far site's
+// representative changes.
 //
 // Delivery is in agreed order: by (time stamp, site id), once every live
 // site's stream has passed the time stamp; idle sites send heartbeats. With
@@ -124,7 +134,10 @@ type Layer struct {
 	dead   uint64
 	isRep  bool
 	routes routes
-	links  [maxSite + 1]*link
+	// downs is the link state: the links each site's representative
+	// declared down (its heartbeats carry it), mine in downs[me].
+	downs downs
+	links [maxSite + 1]*link
 
 	heldBytes int64 // payload bytes held: links, kept messages
 
@@ -158,6 +171,7 @@ type counters struct {
 	delivered, duplicates, malformed, foreign, queueDrops    *stack.Counter
 	dead, waitNs, agreed, recNs, recovered, tokens, activeNs *stack.Counter
 	unwanted, streamDrops, peak, keepDrops, resent           *stack.Counter
+	linksDown, rebuilt                                       *stack.Counter
 }
 
 // New makes a layer from a checked configuration.
@@ -184,7 +198,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 		{&c.dead, "sites_declared_dead"}, {&c.waitNs, "agreed_wait_ns"}, {&c.agreed, "agreed_delivered"},
 		{&c.recNs, "recovery_ns"}, {&c.recovered, "recovered"}, {&c.tokens, "tokens"}, {&c.activeNs, "send_active_ns"},
 		{&c.unwanted, "data_unwanted"}, {&c.streamDrops, "stream_drops"}, {&c.peak, "peak_buffer_bytes"},
-		{&c.keepDrops, "keep_drops"}, {&c.resent, "resent"},
+		{&c.keepDrops, "keep_drops"}, {&c.resent, "resent"}, {&c.linksDown, "links_down"}, {&c.rebuilt, "routes_rebuilt"},
 	} {
 		*x.p = ctx.Counter(x.name)
 	}
@@ -247,6 +261,7 @@ func (l *Layer) Up(ev *event.Event) {
 func (l *Layer) install(nb *event.Neighbourhood) {
 	l.views = nb.Views
 	l.siteOf = map[event.NodeID]event.SiteID{}
+	was := l.reps
 	l.reps = [maxSite + 1]event.NodeID{}
 	l.inView = 0
 	l.peers = false
@@ -277,6 +292,16 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		}
 	}
 	l.dead &= l.inView // a dead site that left the view may come back
+	for s := range l.reps {
+		if l.reps[s] != was[s] {
+			// A new representative (or none): its links are new, and
+			// what the old one declared down is forgotten.
+			l.downs[s] = 0
+			for x := range l.downs {
+				l.downs[x] &^= 1 << s
+			}
+		}
+	}
 	for n := range l.numbered {
 		if s, ok := l.siteOf[n]; !ok || s != l.me {
 			delete(l.numbered, n) // gone from my site: a new life numbers from 1
@@ -305,10 +330,41 @@ func (l *Layer) rebuild() {
 			before[src] |= 1 << c.site
 		}
 	}
-	l.routes.compute(l.edges, l.live, l.me)
+	for {
+		reach := l.routes.compute(l.edges, &l.downs, l.live, l.me)
+		cut := l.live &^ reach
+		if cut == 0 || l.live&(1<<l.me) == 0 {
+			break
+		}
+		// Sites no path of links that are up reaches: dead to this
+		// site, and reported to membership (which removes them if they
+		// are silent to it too).
+		for s := event.SiteID(0); s <= maxSite; s++ {
+			if cut&(1<<s) != 0 && l.isRep {
+				l.c.dead.Inc()
+				if l.Ctx.Logging() {
+					l.Ctx.Logf("site %d (representative %v) cut off: no path of links up reaches it", s, l.reps[s])
+				}
+				l.Ctx.Down(&event.Event{Kind: event.Suspect, Peer: l.reps[s]})
+			}
+		}
+		l.dead |= cut
+		l.live &^= cut
+	}
+	changed := false
+	for src, cs := range l.routes.children {
+		var after uint64
+		for _, c := range cs {
+			after |= 1 << c.site
+		}
+		changed = changed || after != before[src]
+	}
+	if changed {
+		l.c.rebuilt.Inc()
+	}
 	nbr := uint64(0)
 	if l.isRep {
-		nbr = neighbours(l.edges, l.live, l.me)
+		nbr = neighbours(l.edges, &l.downs, l.live, l.me)
 	}
 	for s := event.SiteID(0); s <= maxSite; s++ {
 		lk := l.links[s]
@@ -613,7 +669,7 @@ func (l *Layer) onBeat() {
 		return
 	}
 	now := l.Ctx.Now()
-	bt := beat{Site: l.me, Seq: l.siteSeq, LTS: l.clock}
+	bt := beat{Site: l.me, Seq: l.siteSeq, LTS: l.clock, Down: l.downs[l.me] & l.inView}
 	for s, st := range l.streams {
 		if st != nil {
 			bt.Has |= 1 << s
@@ -659,6 +715,13 @@ func (l *Layer) onBeatIn(bt *beat, wan bool) {
 	}
 	l.clock = max(l.clock, bt.LTS)
 	changed := st.beat(bt)
+	if down := bt.Down & l.inView &^ l.downs[bt.Site]; down != 0 {
+		// Site bt.Site lost links: route around them (before the beat
+		// goes on, along the rebuilt tree).
+		l.downs[bt.Site] |= down
+		changed = true
+		l.rebuild()
+	}
 	aru := &l.arus[bt.Site]
 	for s := range aru {
 		if bt.Has&(1<<s) != 0 && bt.Aru[s] > aru[s] {
@@ -690,20 +753,25 @@ func (l *Layer) stable(it *item) bool {
 	return true
 }
 
-// declareDead removes a far site after its link failed (Figure 3.2's
-// retry limit, or silence): routes are rebuilt without it and the failure
-// goes down to membership as a Suspect of its representative.
-func (l *Layer) declareDead(s event.SiteID, peer event.NodeID, why string) {
-	if l.dead&(1<<s) != 0 {
+// linkDown takes down the link to far site s after it failed (Figure 3.2's
+// retry limit, or silence). A dead link is a link, not a site: the trees
+// are rebuilt over the links still up, so s is reached through other sites
+// if any path remains, and every site learns it from my heartbeats (sent at
+// once) to route the same way. Only a site no path reaches is dead
+// (rebuild), and reported to membership as a Suspect of its representative.
+func (l *Layer) linkDown(s event.SiteID, peer event.NodeID, why string) {
+	if l.downs[l.me]&(1<<s) != 0 {
 		return
 	}
-	l.c.dead.Inc()
+	l.c.linksDown.Inc()
 	if l.Ctx.Logging() {
-		l.Ctx.Logf("site %d (representative %v) declared dead: %s", s, peer, why)
+		l.Ctx.Logf("link to site %d (representative %v) down: %s", s, peer, why)
 	}
-	l.dead |= 1 << s
+	l.downs[l.me] |= 1 << s
 	l.rebuild()
-	l.Ctx.Down(&event.Event{Kind: event.Suspect, Peer: peer})
+	if l.isRep {
+		l.onBeat()
+	}
 }
 
 // hold counts payload bytes the layer holds (links' queues and windows,

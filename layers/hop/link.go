@@ -257,7 +257,7 @@ func (lk *link) counted() {
 // onAck is Hop_Send_Ack's timer; it also watches the far end's silence.
 func (lk *link) onAck() {
 	if lk.l.Ctx.Now().Sub(lk.heard) > lk.l.cfg.DeadAfter {
-		lk.l.declareDead(lk.far, lk.peer, fmt.Sprintf("nothing heard for %v", lk.l.cfg.DeadAfter))
+		lk.l.linkDown(lk.far, lk.peer, fmt.Sprintf("nothing heard for %v", lk.l.cfg.DeadAfter))
 		return
 	}
 	lk.sendAck()
@@ -289,7 +289,7 @@ func (lk *link) onNack() {
 		ms := &lk.missing[i]
 		ms.tries++
 		if ms.tries > l.cfg.MaxRetries {
-			l.declareDead(lk.far, lk.peer, fmt.Sprintf("link seq %d requested %d times", ms.seq, ms.tries-1))
+			l.linkDown(lk.far, lk.peer, fmt.Sprintf("link seq %d requested %d times", ms.seq, ms.tries-1))
 			return
 		}
 		body.Seqs = append(body.Seqs, ms.seq)

@@ -74,7 +74,9 @@ func init() {
 			{Name: "queue_drops", Doc: "packets dropped because a link queue held max_pending"},
 			{Name: "stream_drops", Doc: "messages dropped because they were max_pending beyond the first one missing"},
 			{Name: "data_unwanted", Doc: "data packets that reached a site with no member of their group and no child wanting them (pruning failed)"},
-			{Name: "sites_declared_dead", Doc: "far sites declared dead (retry limit or silence)"},
+			{Name: "sites_declared_dead", Doc: "far sites a representative found cut off (no path of links up reaches them) and reported to membership"},
+			{Name: "links_down", Doc: "Hop links a representative declared down (retry limit or silence); the trees route around them"},
+			{Name: "routes_rebuilt", Doc: "times a node's dissemination trees changed (the first view, a site joining or leaving, a link going down)"},
 			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most payload bytes held at once (link queues and windows, messages kept until every site has them)"},
 			{Name: "resent", Doc: "kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"},
 			{Name: "keep_drops", Doc: "kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"},
@@ -117,8 +119,11 @@ func summarize(c compose.Counters) compose.Summary {
 	if t["pruned"] > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d data packets pruned (skip records sent instead: %d)", t["pruned"], t["skips_sent"]))
 	}
+	if t["links_down"] > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d Hop links declared down; trees routed around them", t["links_down"]))
+	}
 	if t["sites_declared_dead"] > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d far sites declared dead by their links", t["sites_declared_dead"]))
+		s.Notes = append(s.Notes, fmt.Sprintf("%d far sites found cut off (no link path) and reported to membership", t["sites_declared_dead"]))
 	}
 	return s
 }

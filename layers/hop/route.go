@@ -62,14 +62,29 @@ type child struct {
 	subtree uint64
 }
 
-// neighbours returns the live sites joined to me by an edge.
-func neighbours(edges []edge, live uint64, me event.SiteID) uint64 {
+// downs is the link state every site announces in its heartbeats:
+// downs[a] has bit b when site a's representative declared its link to b
+// down. An edge carries nothing when either end declared it down.
+type downs [maxSite + 1]uint64
+
+// cut reports whether the link between a and b is down.
+func (d *downs) cut(a, b event.SiteID) bool {
+	return d != nil && (d[a]&(1<<b) != 0 || d[b]&(1<<a) != 0)
+}
+
+// neighbours returns the live sites joined to me by an edge that is up.
+func neighbours(edges []edge, d *downs, live uint64, me event.SiteID) uint64 {
 	var out uint64
 	if edges == nil {
-		return live &^ (1 << me)
+		for s := event.SiteID(0); s <= maxSite; s++ {
+			if s != me && live&(1<<s) != 0 && !d.cut(me, s) {
+				out |= 1 << s
+			}
+		}
+		return out
 	}
 	for _, e := range edges {
-		if live&(1<<e.a) == 0 || live&(1<<e.b) == 0 {
+		if live&(1<<e.a) == 0 || live&(1<<e.b) == 0 || d.cut(e.a, e.b) {
 			continue
 		}
 		switch me {
@@ -96,9 +111,11 @@ func weight(edges []edge, a, b event.SiteID) int {
 }
 
 // compute builds, for every live source site, the shortest-path tree over
-// the live sites (Dijkstra, ties to the smaller site id so every site
-// computes the same trees) and keeps my children in it.
-func (r *routes) compute(edges []edge, live uint64, me event.SiteID) {
+// the live sites and the links that are up (Dijkstra, ties to the smaller
+// site id so every site computes the same trees from the same link state)
+// and keeps my children in it. It returns the live sites my own tree
+// reaches (me included): the others are cut off by every path.
+func (r *routes) compute(edges []edge, d *downs, live uint64, me event.SiteID) (reach uint64) {
 	for s := range r.children {
 		r.children[s] = r.children[s][:0]
 	}
@@ -108,19 +125,30 @@ func (r *routes) compute(edges []edge, live uint64, me event.SiteID) {
 		if live&(1<<src) == 0 {
 			continue
 		}
-		shortestTree(edges, live, src, &parent, &dist)
+		shortestTree(edges, d, live, src, &parent, &dist)
+		if src == me {
+			for x := 0; x <= maxSite; x++ {
+				if live&(1<<x) != 0 && dist[x] < infDist {
+					reach |= 1 << x
+				}
+			}
+		}
 		for c := event.SiteID(0); c <= maxSite; c++ {
 			if live&(1<<c) != 0 && c != src && parent[c] == int(me) {
 				r.children[src] = append(r.children[src], child{site: c, subtree: subtree(&parent, live, c)})
 			}
 		}
 	}
+	return reach
 }
+
+// infDist is the distance of a site no path reaches.
+const infDist = 1 << 60
 
 // shortestTree fills parent (-1: root or unreachable) and dist for the tree
 // rooted at src.
-func shortestTree(edges []edge, live uint64, src event.SiteID, parent, dist *[maxSite + 1]int) {
-	const inf = 1 << 60
+func shortestTree(edges []edge, d *downs, live uint64, src event.SiteID, parent, dist *[maxSite + 1]int) {
+	const inf = infDist
 	var done uint64
 	for i := range dist {
 		dist[i], parent[i] = inf, -1
@@ -142,7 +170,7 @@ func shortestTree(edges []edge, live uint64, src event.SiteID, parent, dist *[ma
 				continue
 			}
 			w := weight(edges, event.SiteID(u), event.SiteID(v))
-			if w == 0 {
+			if w == 0 || d.cut(event.SiteID(u), event.SiteID(v)) {
 				continue
 			}
 			if d := best + w; d < dist[v] || d == dist[v] && u < parent[v] {

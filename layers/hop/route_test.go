@@ -65,9 +65,54 @@ func TestRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r routes
-		r.compute(edges, c.live, c.me)
+		r.compute(edges, nil, c.live, c.me)
 		if got := describe(&r, c.src); got != c.children {
 			t.Errorf("links %q live %b: children of site %d in the tree of %d = %s, want %s", c.links, c.live, c.me, c.src, got, c.children)
+		}
+	}
+}
+
+// TestRoutesAroundDownLinks: a link declared down by either end carries
+// nothing; the trees go around it over the links still up, and a site no
+// path reaches is reported cut off.
+func TestRoutesAroundDownLinks(t *testing.T) {
+	cases := []struct {
+		links    string
+		down     [][2]event.SiteID // site a declared its link to b down
+		me, src  event.SiteID
+		children string
+		reach    uint64
+	}{
+		// Full mesh, 2-3 down (declared by 2): site 1 relays 2's packets
+		// to 3 and 3's to 2; 2 sends its own only to 1.
+		{"", [][2]event.SiteID{{2, 3}}, 1, 2, "[3[3]]", mask(1, 2, 3)},
+		{"", [][2]event.SiteID{{2, 3}}, 1, 3, "[2[2]]", mask(1, 2, 3)},
+		{"", [][2]event.SiteID{{2, 3}}, 2, 2, "[1[1 3]]", mask(1, 2, 3)},
+		// Declared by the other end only: the same trees.
+		{"", [][2]event.SiteID{{3, 2}}, 2, 2, "[1[1 3]]", mask(1, 2, 3)},
+		// Site 3 cut from both: no tree reaches it.
+		{"", [][2]event.SiteID{{1, 3}, {3, 2}}, 1, 1, "[2[2]]", mask(1, 2)},
+		{"", [][2]event.SiteID{{1, 3}, {3, 2}}, 3, 3, "[]", mask(3)},
+		// A chain with its middle link down is two halves.
+		{"1-2,2-3,3-4", [][2]event.SiteID{{2, 3}}, 2, 1, "[]", mask(1, 2)},
+	}
+	for _, c := range cases {
+		edges, err := parseLinks(c.links)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d downs
+		for _, x := range c.down {
+			d[x[0]] |= 1 << x[1]
+		}
+		live := mask(1, 2, 3)
+		if c.links != "" {
+			live = mask(1, 2, 3, 4)
+		}
+		var r routes
+		reach := r.compute(edges, &d, live, c.me)
+		if got := describe(&r, c.src); got != c.children || reach != c.reach {
+			t.Errorf("links %q down %v: site %d's children in the tree of %d = %s, reach %b; want %s, %b", c.links, c.down, c.me, c.src, got, reach, c.children, c.reach)
 		}
 	}
 }

@@ -130,9 +130,10 @@ func parseAck(b []byte) (aru, highest uint32, err error) {
 }
 
 // beatSize is the fixed part of tBeat: type, site, count of aru entries,
-// pad, site seq, LTS; then each aru entry: site, seq (beatEntry bytes).
+// pad, site seq, LTS, the mask of links declared down; then each aru entry:
+// site, seq (beatEntry bytes).
 const (
-	beatSize  = 1 + 1 + 1 + 1 + 4 + 8
+	beatSize  = 1 + 1 + 1 + 1 + 4 + 8 + 8
 	beatEntry = 1 + 4
 )
 
@@ -147,6 +148,10 @@ type beat struct {
 	LTS  uint64
 	Has  uint64
 	Aru  [maxSite + 1]uint32
+	// Down is the mask of far sites whose link from Site its
+	// representative declared down (link state: every site routes
+	// around them).
+	Down uint64
 }
 
 // size is the encoded size.
@@ -156,6 +161,7 @@ func (bt *beat) put(b []byte) {
 	b[0], b[1], b[2], b[3] = tBeat, byte(bt.Site), byte(bits.OnesCount64(bt.Has)), 0
 	binary.BigEndian.PutUint32(b[4:], bt.Seq)
 	binary.BigEndian.PutUint64(b[8:], bt.LTS)
+	binary.BigEndian.PutUint64(b[16:], bt.Down)
 	i := beatSize
 	for s := 0; s <= maxSite; s++ {
 		if bt.Has&(1<<s) != 0 {
@@ -172,7 +178,8 @@ func parseBeat(b []byte) (beat, error) {
 		return bt, fmt.Errorf("%w: heartbeat of %d bytes", errMalformed, len(b))
 	}
 	bt.Site, bt.Seq, bt.LTS = event.SiteID(b[1]), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint64(b[8:])
-	if bt.Site > maxSite {
+	bt.Down = binary.BigEndian.Uint64(b[16:])
+	if bt.Site > maxSite || bt.Down&(1<<bt.Site) != 0 {
 		return bt, fmt.Errorf("%w: heartbeat of site %d", errMalformed, bt.Site)
 	}
 	for i := beatSize; i < len(b); i += beatEntry {

@@ -36,6 +36,7 @@ func init() {
 			{Name: "token_retransmit", Type: compose.Duration, Default: "10ms", Doc: "how long a member waits for its successor to acknowledge the token before sending it again", Min: 0.00001, Max: 60},
 			{Name: "token_idle", Type: compose.Duration, Default: "1ms", Doc: "how long a member holds the token when the ring has nothing to do (0: pass at once)", Min: 0, Max: 10},
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once the aru says every member has it"},
+			{Name: "sites", Type: compose.Bool, Default: "on", Doc: "one ring per site view; off: one ring over every member of the node's groups across all sites (Spread's production design, the comparator of the paper's section 4)"},
 		},
 		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
 		GivesWith: func(p compose.Params) []compose.Property {
@@ -83,7 +84,7 @@ func init() {
 				MemberLimit: p.Int("member_limit"), RingLimit: p.Int("ring_limit"), Window: p.Int("window"),
 				MaxPending: p.Int("max_pending"), MaxRtr: p.Int("max_rtr"),
 				TokenTimeout: p.Duration("token_timeout"), TokenRetransmit: p.Duration("token_retransmit"), TokenIdle: p.Duration("token_idle"),
-				Safe: p.Bool("safe"),
+				Safe: p.Bool("safe"), OneRing: !p.Bool("sites"),
 			}
 			return compose.NewIfValid(cfg, New)
 		},

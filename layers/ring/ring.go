@@ -39,8 +39,9 @@
 // new, so no link_seq is given twice and no message is lost.
 //
 // Membership: the ring's members are the node's site view (the
-// Neighbourhood's Sites[OwnSite]) or, when the neighbourhood has no sites,
-// the union of the members of the node's groups. A new member set makes a
+// Neighbourhood's Sites[OwnSite]) or, when the neighbourhood has no sites
+// or sites=off asks for one ring across them all, the union of the members
+// of the node's groups. A new member set makes a
 // new ring (its id is a hash of the members). Before it carries new
 // messages, its token makes recovery rotations: members from an old ring
 // raise its highest link_seq, ask for what they miss and answer each
@@ -105,7 +106,17 @@ type Config struct {
 	TokenIdle time.Duration
 	// Safe delivers a message only once every member has it.
 	Safe bool
+	// OneRing ignores site views (sites=off): one ring over every member
+	// of the node's groups, wherever they are, on one channel (wideSite).
+	// It is Spread's production design the paper's section 4 compares
+	// against: a ring stretched across the wide area, one token rotation
+	// crossing every WAN link.
+	OneRing bool
 }
+
+// wideSite is the site channel's id of the one ring over every site
+// (OneRing), above any SiteID a site view uses.
+const wideSite = ^uint32(0)
 
 // Layer is the ring layer of one node.
 type Layer struct {
@@ -216,6 +227,9 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.loss = ctx.NewTimer(l.tokenLost)
 	l.rtx = ctx.NewTimer(l.retransmitToken)
 	l.ch = ctx.Channel(event.SiteChannel, uint32(ctx.Site()))
+	if l.cfg.OneRing {
+		l.ch = ctx.Channel(event.SiteChannel, wideSite)
+	}
 	return ctx.Subscribe(l.ch)
 }
 
@@ -344,7 +358,7 @@ func (l *Layer) viewUp(v *event.ViewInfo) {
 
 // regionsUp takes the node's site view, when membership gives sites.
 func (l *Layer) regionsUp(n *event.Neighbourhood) {
-	if n == nil || len(n.Sites) == 0 || n.OwnSite < 0 || n.OwnSite >= len(n.Sites) {
+	if n == nil || len(n.Sites) == 0 || n.OwnSite < 0 || n.OwnSite >= len(n.Sites) || l.cfg.OneRing {
 		if l.siteMode {
 			l.siteMode = false
 			l.setMembers(l.unionOfGroups())
