@@ -166,28 +166,37 @@ func (n *Network) SetTrace(fn func(TraceEvent)) { n.trace = fn }
 // Node is one node's attachment to the network; it implements
 // stack.Transport and stack.Pacer for the stack attached to it.
 type Node struct {
-	net  *Network
-	id   event.NodeID
-	st   *stack.Stack
-	wake event.Time // the earliest wake-up already queued
-	down bool
-	idx  int // position in Network.order
-
+	// What every packet and wake-up reads comes first, so that a step of a
+	// node whose memory is cold (thousands of nodes) touches few cache
+	// lines of it; the capacity and the queues come after.
+	net     *Network
+	st      *stack.Stack
+	wake    event.Time // the earliest wake-up already queued
+	id      event.NodeID
+	idx     int32 // position in Network.order
+	part    int   // partition set; equal sets talk
+	site    int
+	down    bool
+	frozen  bool
 	clocked bool // a stack read this node's clock
 	touched bool // in Network.touched
+	// sendLim and recvLim are cap.sendLimited() and cap.recvLimited()
+	// (setCap keeps them).
+	sendLim, recvLim bool
+	txBusy, rxBusy   bool
+	blocked          bool // Writable said no; pump when the queue drains
+	stats            NodeStats
+	rx               ring[rxItem]
+	rxBytes          int
 
-	cap     Capacity
-	frozen  bool
-	thawAt  event.Time
-	site    int
-	part    int // partition set; equal sets talk
-	tx      ring[txItem]
-	txBusy  bool
-	blocked bool // Writable said no; pump when the queue drains
-	rx      ring[rxItem]
-	rxBytes int
-	rxBusy  bool
-	stats   NodeStats
+	cap    Capacity
+	thawAt event.Time
+	tx     ring[txItem]
+}
+
+// setCap sets the node's capacity.
+func (nd *Node) setCap(c Capacity) {
+	nd.cap, nd.sendLim, nd.recvLim = c, c.sendLimited(), c.recvLimited()
 }
 
 type txItem struct {
@@ -203,7 +212,8 @@ type rxItem struct {
 
 // AddNode adds a node. Attach its stack before running.
 func (n *Network) AddNode(id event.NodeID) *Node {
-	nd := &Node{net: n, id: id, wake: event.Never, cap: n.cfg.Capacity, idx: len(n.order)}
+	nd := &Node{net: n, id: id, wake: event.Never, idx: int32(len(n.order))}
+	nd.setCap(n.cfg.Capacity)
 	n.nodes[id] = nd
 	n.order = append(n.order, nd)
 	return nd
@@ -332,7 +342,7 @@ func (nd *Node) enqueueTx(dst *Node, g event.ChannelID, pkt []byte) {
 	if n.trace != nil {
 		n.emit(TraceEvent{Kind: TraceSend, From: nd.id, To: idOf(dst), Group: g.Group(), Channel: g, Size: len(pkt)})
 	}
-	if !nd.cap.sendLimited() {
+	if !nd.sendLim {
 		n.wire(nd, dst, g, pb)
 		n.pool.put(pb)
 		return
@@ -450,7 +460,7 @@ func (n *Network) arrive(nd *Node, pb *pktBuf, from event.NodeID) {
 		n.pool.put(pb)
 		return
 	}
-	if !nd.frozen && !nd.cap.recvLimited() && nd.rx.len() == 0 {
+	if !nd.frozen && !nd.recvLim && nd.rx.len() == 0 {
 		n.deliver(nd, pb, from)
 		return
 	}
@@ -482,7 +492,7 @@ func (n *Network) startRecv(nd *Node) {
 	if !ok {
 		return
 	}
-	if !nd.cap.recvLimited() {
+	if !nd.recvLim {
 		// unlimited: catch up at once, in arrival order
 		for !nd.frozen && !nd.down {
 			it, ok := nd.rx.pop()
@@ -627,7 +637,7 @@ func (n *Network) sweep(fn bool) {
 	}
 	t := n.touched
 	if len(t) > 1 {
-		slices.SortFunc(t, func(a, b *Node) int { return a.idx - b.idx })
+		slices.SortFunc(t, func(a, b *Node) int { return int(a.idx) - int(b.idx) })
 	}
 	for i, nd := range t {
 		nd.touched = false
