@@ -63,8 +63,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/prefetch"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -565,6 +567,7 @@ func (n *Network) RunUntil(t event.Time) {
 	for len(n.q) > 0 && n.q[0].at <= t {
 		e := n.pop()
 		n.now = e.at
+		n.prefetchNext()
 		n.handle(&e)
 	}
 	n.cur = nil // calls between runs come from the driver
@@ -579,6 +582,60 @@ func (n *Network) Run(d time.Duration) { n.RunUntil(n.now.Add(d)) }
 // Pending is the number of queued events (packets in flight, timers,
 // scheduled functions).
 func (n *Network) Pending() int { return len(n.q) }
+
+// prefetchNext starts loading, while this event is handled, what the next
+// three will read first: with thousands of nodes every node's memory is
+// cold, and a step that waited for each load in turn (the node, then its
+// stack, then the stack's queues and layers) would spend most of its time
+// waiting. The three loads of each event are spread over the three steps
+// before it, each reading only what the previous step asked for: the
+// third event's node, the second's stack, the first's stack's own
+// pointers (stack.Stack.Prefetch). It only reads the queue and changes
+// nothing: an event pushed meanwhile that comes first wastes the hints.
+func (n *Network) prefetchNext() {
+	q := n.q
+	if len(q) == 0 {
+		return
+	}
+	if nd := q[0].node; nd != nil && nd.st != nil {
+		nd.st.Prefetch()
+	}
+	// The second event is the earliest child of the root; the third, the
+	// earliest of the root's other children and the second's children.
+	second := n.earliest(1, 5, -1)
+	if second < 0 {
+		return
+	}
+	if nd := q[second].node; nd != nil && nd.st != nil {
+		prefetch.Lines(unsafe.Pointer(nd.st), stack.HotLines)
+	}
+	third := n.earliest(1, 5, second)
+	if c := n.earliest(4*second+1, 4*second+5, -1); c >= 0 && (third < 0 || before(&q[c], &q[third])) {
+		third = c
+	}
+	if third >= 0 {
+		if nd := q[third].node; nd != nil {
+			prefetch.Lines(unsafe.Pointer(nd), nodeHotLines)
+		}
+	}
+}
+
+// earliest is the index of the earliest queued event in [from, to) but
+// skip, or -1.
+func (n *Network) earliest(from, to, skip int) int {
+	q := n.q
+	m := -1
+	for j := from; j < min(to, len(q)); j++ {
+		if j != skip && (m < 0 || before(&q[j], &q[m])) {
+			m = j
+		}
+	}
+	return m
+}
+
+// nodeHotLines is how many cache lines from the start of a Node every
+// packet reads.
+const nodeHotLines = 3
 
 func (n *Network) handle(e *simEvent) {
 	// Every event but a scheduled function (node nil) concerns one node
