@@ -300,7 +300,7 @@ func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc Scenario
 	if s.fireFn == nil {
 		s.fireFn = func() { s.armed = false; s.fire(net, col, sc) }
 	}
-	net.At(t, s.fireFn)
+	net.AtNode(t, s.nd, s.fireFn)
 }
 
 // fire casts every message that is due, in round-robin over the sender's
