@@ -15,14 +15,8 @@ import (
 // and 66) are not owed and not violations on either side of 64, and those
 // to members in it (ranks 1, 65 and 69) are.
 func TestCollectorViewMaskPast64(t *testing.T) {
-	sc := Default()
-	sc.Nodes, sc.GroupsPerNode, sc.GroupSize = 70, 1, 70
-	a, err := Assign(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewCollector(sc, a)
-	ms := a.Groups[1]
+	c, _ := testCollector(t, 70, 1, 70)
+	ms := c.asg.Groups[1]
 	out := []event.NodeID{ms[3], ms[66]}
 	in := slices.DeleteFunc(slices.Clone(ms), func(n event.NodeID) bool { return slices.Contains(out, n) })
 	tx := ms[0]
@@ -41,4 +35,16 @@ func TestCollectorViewMaskPast64(t *testing.T) {
 		t.Errorf("not owed %d, owed delivered %d of %d, FIFO violations %d, want 4, 6 of %d, 3",
 			rep.NotOwed, rep.DeliveriesOfExpected, rep.DeliveriesExpected, rep.FIFOViolations, 2*(len(in)-1))
 	}
+}
+
+// testCollector is a collector for nodes nodes, each in d groups of s,
+// and its scenario.
+func testCollector(t *testing.T, nodes, d, s int) (*Collector, Scenario) {
+	sc := Default()
+	sc.Nodes, sc.GroupsPerNode, sc.GroupSize = nodes, d, s
+	a, err := Assign(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewCollector(sc, a), sc
 }
