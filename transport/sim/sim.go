@@ -614,6 +614,10 @@ func (n *Network) prefetchNext() {
 	if nd := q[0].node; nd != nil && nd.st != nil {
 		nd.st.Prefetch()
 	}
+	if pb := q[0].pb; pb != nil {
+		// the packet was written a while ago: its frame and headers
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(pb.b)), pktHotLines)
+	}
 	// The second event is the earliest child of the root; the third, the
 	// earliest of the root's other children and the second's children.
 	second := n.earliest(1, 5, -1)
@@ -623,6 +627,7 @@ func (n *Network) prefetchNext() {
 	if nd := q[second].node; nd != nil && nd.st != nil {
 		prefetch.Lines(unsafe.Pointer(nd.st), stack.HotLines)
 	}
+	prefetch.Lines(unsafe.Pointer(q[second].pb), 1)
 	third := n.earliest(1, 5, second)
 	if c := n.earliest(4*second+1, 4*second+5, -1); c >= 0 && (third < 0 || before(&q[c], &q[third])) {
 		third = c
@@ -648,8 +653,9 @@ func (n *Network) earliest(from, to, skip int) int {
 }
 
 // nodeHotLines is how many cache lines from the start of a Node every
-// packet reads.
-const nodeHotLines = 3
+// packet reads; pktHotLines, how many of a packet are prefetched (the
+// rest the CPU streams in by itself as the stack copies it).
+const nodeHotLines, pktHotLines = 3, 2
 
 // prefetchNodes is the network size from which prefetchNext pays: a
 // smaller network's nodes and stacks stay in the CPU's caches.
