@@ -226,19 +226,20 @@ func dataOf(v any) unsafe.Pointer {
 
 // Prefetch hints that the stack is about to be stepped (a packet or a
 // timer for it): it asks the CPU to start loading what a step reads after
-// the Stack itself (its queues' first slots, its timer heap, its layers,
-// its application and transport), so that a caller that knows its next
+// the Stack itself (its queues' first slots, its layers, its application
+// and transport), so that a caller that knows its next
 // steps in advance (the simulator, stepping thousands of stacks) overlaps
 // those loads with other work. It reads the Stack's first HotLines cache
 // lines, which the caller should have prefetched a little earlier. It
 // changes nothing.
 func (s *Stack) Prefetch() {
-	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.data.buf)), 2)
-	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.ctrl.buf)), 2)
-	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.timers.heap)), 1)
+	// One line each: more hints at once than the CPU has room to track
+	// would stall the step that gives them.
+	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.data.buf)), 1)
+	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.ctrl.buf)), 1)
 	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.layers)), 1)
 	for _, p := range s.hints {
-		prefetch.Lines(p, 2)
+		prefetch.Lines(p, 1)
 	}
 }
 
