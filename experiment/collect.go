@@ -77,6 +77,9 @@ type stream struct {
 type epoch struct {
 	start uint64
 	view  *event.ViewInfo // nil: the sender was not in the group
+	// in has bit r set when the group's member of rank r (below 64) is in
+	// view: a delivery checks it without reading the view.
+	in uint64
 	// The views the sender installed from the previous epoch's end to
 	// this one's start (several when it cast nothing in between): whether
 	// one removed or readmitted the sender itself, and the members one
@@ -119,9 +122,18 @@ func NewCollector(sc Scenario, asg *Assignment) *Collector {
 	c.groups = make([][]event.NodeID, G)
 	c.off = make([]int, G)
 	total, slots := 0, 0
+	// Every group's members in one array: a delivery looks two of them
+	// up, and with thousands of groups separate arrays would be cold.
+	n := 0
+	for _, ms := range asg.Groups {
+		n += len(ms)
+	}
+	flat := make([]event.NodeID, 0, n)
 	for g := 1; g <= G; g++ {
-		ms := asg.Groups[event.GroupID(g)]
-		c.groups[g-1] = ms
+		a := len(flat)
+		flat = append(flat, asg.Groups[event.GroupID(g)]...)
+		c.groups[g-1] = flat[a:len(flat):len(flat)]
+		ms := c.groups[g-1]
 		c.off[g-1] = total
 		total += len(ms) * len(ms)
 		slots = total
@@ -237,11 +249,11 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 	if m := len(es); m > 0 && es[m-1].start == c.sent[k] {
 		// nothing cast under the previous one: this epoch carries the
 		// changes of both
-		es[m-1].view = ev
+		es[m-1].view, es[m-1].in = ev, c.inMask(gi, ev)
 		es[m-1].selfOut = es[m-1].selfOut || selfOut
 		es[m-1].changed = append(es[m-1].changed, changed...)
 	} else {
-		c.epochs[k] = append(es, epoch{start: c.sent[k], view: ev, selfOut: selfOut, changed: changed})
+		c.epochs[k] = append(es, epoch{start: c.sent[k], view: ev, in: c.inMask(gi, ev), selfOut: selfOut, changed: changed})
 	}
 	size := len(c.groups[gi])
 	if len(hist) > 0 {
@@ -303,7 +315,7 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 	c.now = max(c.now, now)
 	size := len(c.groups[st.Group-1])
 	s := &c.streams[c.off[st.Group-1]+rr*size+tr]
-	dup, late := s.Deliver(st.Index, c.inViewAtCast(c.off[st.Group-1]+tr, rx, st.Index))
+	dup, late := s.Deliver(st.Index, c.inViewAtCast(c.off[st.Group-1]+tr, rr, rx, st.Index))
 	if dup {
 		c.duplicates++
 		return
@@ -627,16 +639,36 @@ func (c *Collector) explain(gi, ti, ri int, idx uint64, e *endState) string {
 	return ""
 }
 
-// inViewAtCast reports whether rx was in the view of sender slot k when it
-// cast message idx (before any view: yes).
-func (c *Collector) inViewAtCast(k int, rx event.NodeID, idx uint64) bool {
+// inViewAtCast reports whether rx, of rank rr in the group, was in the
+// view of sender slot k when it cast message idx (before any view: yes).
+func (c *Collector) inViewAtCast(k, rr int, rx event.NodeID, idx uint64) bool {
 	es := c.epochs[k]
 	j, _ := slices.BinarySearchFunc(es, idx+1, func(ep epoch, t uint64) int { return cmp.Compare(ep.start, t) })
 	if j == 0 {
 		return true
 	}
-	v := es[j-1].view
-	return v != nil && v.Has(rx)
+	ep := &es[j-1]
+	switch {
+	case ep.view == nil:
+		return false
+	case rr < 64:
+		return ep.in&(1<<rr) != 0
+	}
+	return ep.view.Has(rx)
+}
+
+// inMask is epoch.in for view v of group gi.
+func (c *Collector) inMask(gi int, v *event.ViewInfo) uint64 {
+	var in uint64
+	if v == nil {
+		return 0
+	}
+	for r, m := range c.groups[gi][:min(64, len(c.groups[gi]))] {
+		if v.Has(m) {
+			in |= 1 << r
+		}
+	}
+	return in
 }
 
 // owedRanges calls fn for each stretch [a, b) of sender k's casts to group

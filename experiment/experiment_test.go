@@ -149,13 +149,7 @@ func TestHistQuantiles(t *testing.T) {
 // TestCollectorChecks feeds the collector by hand: an in-order stream, a
 // duplicate, a reordering and a missing message must each be counted.
 func TestCollectorChecks(t *testing.T) {
-	sc := Default()
-	sc.Nodes, sc.GroupsPerNode, sc.GroupSize = 3, 1, 3
-	a, err := Assign(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewCollector(sc, a)
+	c, sc := testCollector(t, 3, 1, 3)
 	g := event.GroupID(1)
 	buf := make([]byte, PayloadHeader)
 	deliver := func(rx event.NodeID, idx uint64, rec string) {

@@ -94,7 +94,7 @@ type sender struct {
 	period  float64 // ns between messages; 0 = max
 	buf     []byte
 	held    map[event.GroupID]bool
-	alive   func(event.NodeID) bool
+	nd      *sim.Node  // the sender's node: is it up?
 	thaw    event.Time // end of a freeze (0: none)
 	waiting bool       // waiting for a Flow callback
 	armed   bool       // a fire event is queued
@@ -243,7 +243,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	for _, id := range asg.Senders {
 		s := senders[id]
 		s.buf = make([]byte, sc.MsgSize)
-		s.alive = alive
+		s.nd = net.Node(id)
 		if w, ok := frozen[id]; ok {
 			s.thaw = w[1]
 		}
@@ -310,7 +310,7 @@ func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc Scenario
 	if s.fireFn == nil {
 		s.fireFn = func() { s.armed = false; s.fire(net, col, sc) }
 	}
-	net.At(t, s.fireFn)
+	net.AtNode(t, s.nd, s.fireFn)
 }
 
 // fire casts every message that is due, in round-robin over the sender's
@@ -322,7 +322,7 @@ func (s *sender) fire(net *sim.Network, col *Collector, sc Scenario) {
 		s.done = true
 		return
 	}
-	if !s.alive(s.id) {
+	if s.nd.Down() || s.nd.Frozen() {
 		if s.thaw > now { // frozen: carry on once thawed
 			s.arm(net, s.thaw, col, sc)
 		} else {

@@ -20,7 +20,10 @@ type item struct {
 }
 
 // ring is a growable FIFO of items. It grows only while one step produces
-// more work than ever before, so steady state allocates nothing.
+// more work than ever before, so steady state allocates nothing. Once
+// empty it starts again from its first slot, so a step touches the same
+// few cache lines of it as the last step did: with thousands of simulated
+// stacks, slots further on would be cold memory at every push.
 type ring struct {
 	buf        []item
 	head, size int
@@ -38,7 +41,11 @@ func (r *ring) push(it item) {
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.size)%len(r.buf)] = it
+	i := r.head + r.size
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	r.buf[i] = it
 	r.size++
 }
 
@@ -48,8 +55,12 @@ func (r *ring) pop(out *item) bool {
 	}
 	*out = r.buf[r.head]
 	r.buf[r.head] = item{} // drop references for the GC
-	r.head = (r.head + 1) % len(r.buf)
 	r.size--
+	if r.size == 0 {
+		r.head = 0
+	} else if r.head++; r.head == len(r.buf) {
+		r.head = 0
+	}
 	return true
 }
 

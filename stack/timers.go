@@ -55,6 +55,11 @@ type timerQueue struct {
 	st   *Stack
 	heap []*Timer
 	seq  uint64
+	// first caches next() while fresh: the simulator asks every stack it
+	// stepped for its next deadline, and most steps set no timer, so the
+	// answer need not read the heap's (cold) top timer again.
+	first event.Time
+	fresh bool
 }
 
 func (q *timerQueue) less(a, b *Timer) bool {
@@ -102,6 +107,7 @@ func (q *timerQueue) down(i int) {
 
 // set arms t at at, moving it if it is pending.
 func (q *timerQueue) set(t *Timer, at event.Time) {
+	q.fresh = false
 	q.seq++
 	t.at, t.seq = at, q.seq
 	if t.hidx >= 0 {
@@ -117,6 +123,7 @@ func (q *timerQueue) set(t *Timer, at event.Time) {
 }
 
 func (q *timerQueue) remove(t *Timer) {
+	q.fresh = false
 	i := t.hidx
 	last := len(q.heap) - 1
 	if i != last {
@@ -136,15 +143,18 @@ func (q *timerQueue) fire(t *Timer) { t.fn() }
 
 // next is the earliest deadline, or event.Never.
 func (q *timerQueue) next() event.Time {
-	if len(q.heap) == 0 {
-		return event.Never
+	if !q.fresh {
+		q.first, q.fresh = event.Never, true
+		if len(q.heap) > 0 {
+			q.first = q.heap[0].at
+		}
 	}
-	return q.heap[0].at
+	return q.first
 }
 
 // pop removes the earliest timer if it is due at now.
 func (q *timerQueue) pop(now event.Time) *Timer {
-	if len(q.heap) == 0 || q.heap[0].at > now {
+	if q.next() > now {
 		return nil
 	}
 	t := q.heap[0]

@@ -20,7 +20,7 @@ func (l *Layer) reindex() {
 	n := 0
 	for _, g := range l.groups {
 		if g.view != nil {
-			n += len(g.members)
+			n += len(g.members) + 1
 		}
 	}
 	l.hits.Reset(n)
@@ -31,6 +31,9 @@ func (l *Layer) reindex() {
 		for id, m := range g.members {
 			l.hits.Put(g.id, id, hitEntry{g: g, m: m})
 		}
+		// ourselves, never a member: advanceStability and sendDigest look
+		// every view member up, and a miss would cost two map lookups
+		l.hits.Put(g.id, l.self, hitEntry{g: g})
 	}
 }
 

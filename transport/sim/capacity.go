@@ -68,7 +68,7 @@ func (c *Capacity) lowWater() int { return c.highWater() / 2 }
 // before traffic flows; packets already queued keep their timing.
 func (n *Network) SetCapacity(id event.NodeID, c Capacity) {
 	if nd := n.nodes[id]; nd != nil {
-		nd.cap = c
+		nd.setCap(c)
 	}
 }
 
@@ -82,7 +82,7 @@ func (nd *Node) Writable() bool {
 	if nd.down {
 		return true // sends are discarded anyway; do not stall the stack
 	}
-	if !nd.cap.sendLimited() {
+	if !nd.sendLim {
 		return true
 	}
 	if nd.blocked || nd.tx.len() >= nd.cap.highWater() {

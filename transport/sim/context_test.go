@@ -83,9 +83,10 @@ func TestScheduledFunctionAsksOnlyTouchedStacks(t *testing.T) {
 	}
 }
 
-// A stack touched by a scheduled function, by another stack's delivery
-// callback or by the driver between runs gets its new timer on time, even
-// when nothing else happens in the network.
+// A stack touched by a scheduled function (At, or AtNode naming that very
+// stack), by another stack's delivery callback or by the driver between
+// runs gets its new timer on time, even when nothing else happens in the
+// network.
 func TestTimerSetByAnyCallerFires(t *testing.T) {
 	echoes := map[event.NodeID]*echo{}
 	h := newHarness(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 4, func(id event.NodeID) []stack.Entry {
@@ -110,12 +111,15 @@ func TestTimerSetByAnyCallerFires(t *testing.T) {
 		h.cast(2, "alone")
 	})
 	h.net.Run(30 * time.Millisecond)
+	// a function scheduled for node 3's stack (AtNode: a hint only)
+	h.net.AtNode(ms(70), h.net.Node(3), func() { h.cast(3, "hinted") })
+	h.net.Run(30 * time.Millisecond)
 	// poke leaves node 1 at 1ms and reaches node 2 at 2ms; node 4 casts then
 	if got := echoes[4].fired; len(got) != 1 || got[0] != ms(5) {
 		t.Errorf("node 4 (cast from node 2's callback at 2ms) fired its timer at %v, want [5ms]", got)
 	}
-	if got := echoes[3].fired; len(got) != 1 || got[0] != ms(13) {
-		t.Errorf("node 3 (cast by the driver at 10ms) fired its timer at %v, want [13ms]", got)
+	if got := echoes[3].fired; len(got) != 2 || got[0] != ms(13) || got[1] != ms(73) {
+		t.Errorf("node 3 (cast by the driver at 10ms, by a function scheduled with AtNode at 70ms) fired its timer at %v, want [13ms 73ms]", got)
 	}
 	if got := echoes[2].fired; len(got) != 1 || got[0] != ms(33) {
 		t.Errorf("node 2 (cast alone by a function at 30ms) fired its timer at %v, want [33ms]", got)

@@ -56,6 +56,13 @@
 // costs N times the work and gives the same run; and such a stack called
 // from a callback or between runs gets its new timers only at the next
 // scheduled function or packet it receives.
+//
+// With thousands of nodes, what a step costs is mostly waiting for memory:
+// each node's and stack's state is cold when its turn comes. While one
+// event is handled, the network therefore asks the CPU to load what the
+// next few will read (their nodes, stacks, and the stacks' layers),
+// which it knows from its queue; AtNode tells it which node a scheduled
+// function will call. This changes nothing but the speed.
 package sim
 
 import (
@@ -63,8 +70,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/prefetch"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -166,28 +175,37 @@ func (n *Network) SetTrace(fn func(TraceEvent)) { n.trace = fn }
 // Node is one node's attachment to the network; it implements
 // stack.Transport and stack.Pacer for the stack attached to it.
 type Node struct {
-	net  *Network
-	id   event.NodeID
-	st   *stack.Stack
-	wake event.Time // the earliest wake-up already queued
-	down bool
-	idx  int // position in Network.order
-
+	// What every packet and wake-up reads comes first, so that a step of a
+	// node whose memory is cold (thousands of nodes) touches few cache
+	// lines of it; the capacity and the queues come after.
+	net     *Network
+	st      *stack.Stack
+	wake    event.Time // the earliest wake-up already queued
+	id      event.NodeID
+	idx     int32 // position in Network.order
+	part    int   // partition set; equal sets talk
+	site    int
+	down    bool
+	frozen  bool
 	clocked bool // a stack read this node's clock
 	touched bool // in Network.touched
+	// sendLim and recvLim are cap.sendLimited() and cap.recvLimited()
+	// (setCap keeps them).
+	sendLim, recvLim bool
+	txBusy, rxBusy   bool
+	blocked          bool // Writable said no; pump when the queue drains
+	stats            NodeStats
+	rx               ring[rxItem]
+	rxBytes          int
 
-	cap     Capacity
-	frozen  bool
-	thawAt  event.Time
-	site    int
-	part    int // partition set; equal sets talk
-	tx      ring[txItem]
-	txBusy  bool
-	blocked bool // Writable said no; pump when the queue drains
-	rx      ring[rxItem]
-	rxBytes int
-	rxBusy  bool
-	stats   NodeStats
+	cap    Capacity
+	thawAt event.Time
+	tx     ring[txItem]
+}
+
+// setCap sets the node's capacity.
+func (nd *Node) setCap(c Capacity) {
+	nd.cap, nd.sendLim, nd.recvLim = c, c.sendLimited(), c.recvLimited()
 }
 
 type txItem struct {
@@ -203,7 +221,8 @@ type rxItem struct {
 
 // AddNode adds a node. Attach its stack before running.
 func (n *Network) AddNode(id event.NodeID) *Node {
-	nd := &Node{net: n, id: id, wake: event.Never, cap: n.cfg.Capacity, idx: len(n.order)}
+	nd := &Node{net: n, id: id, wake: event.Never, idx: int32(len(n.order))}
+	nd.setCap(n.cfg.Capacity)
 	n.nodes[id] = nd
 	n.order = append(n.order, nd)
 	return nd
@@ -332,7 +351,7 @@ func (nd *Node) enqueueTx(dst *Node, g event.ChannelID, pkt []byte) {
 	if n.trace != nil {
 		n.emit(TraceEvent{Kind: TraceSend, From: nd.id, To: idOf(dst), Group: g.Group(), Channel: g, Size: len(pkt)})
 	}
-	if !nd.cap.sendLimited() {
+	if !nd.sendLim {
 		n.wire(nd, dst, g, pb)
 		n.pool.put(pb)
 		return
@@ -450,7 +469,7 @@ func (n *Network) arrive(nd *Node, pb *pktBuf, from event.NodeID) {
 		n.pool.put(pb)
 		return
 	}
-	if !nd.frozen && !nd.cap.recvLimited() && nd.rx.len() == 0 {
+	if !nd.frozen && !nd.recvLim && nd.rx.len() == 0 {
 		n.deliver(nd, pb, from)
 		return
 	}
@@ -482,7 +501,7 @@ func (n *Network) startRecv(nd *Node) {
 	if !ok {
 		return
 	}
-	if !nd.cap.recvLimited() {
+	if !nd.recvLim {
 		// unlimited: catch up at once, in arrival order
 		for !nd.frozen && !nd.down {
 			it, ok := nd.rx.pop()
@@ -527,7 +546,12 @@ func (n *Network) deliver(nd *Node, pb *pktBuf, from event.NodeID) {
 }
 
 // At schedules fn at virtual time t (or now, if t is past).
-func (n *Network) At(t event.Time, fn func()) {
+func (n *Network) At(t event.Time, fn func()) { n.AtNode(t, nil, fn) }
+
+// AtNode is At for a function that will call nd's stack (an application's
+// send): the network uses nd only to get its memory ready beforehand (see
+// Cost in the package doc). The run is the same as with At.
+func (n *Network) AtNode(t event.Time, nd *Node, fn func()) {
 	if t < n.now {
 		t = n.now
 	}
@@ -540,7 +564,7 @@ func (n *Network) At(t event.Time, fn func()) {
 		idx = len(n.fns)
 		n.fns = append(n.fns, fn)
 	}
-	n.push(simEvent{at: t, kind: evFunc, arg: uint32(idx)})
+	n.push(simEvent{at: t, kind: evFunc, node: nd, arg: uint32(idx)})
 }
 
 // After schedules fn after d.
@@ -555,6 +579,9 @@ func (n *Network) RunUntil(t event.Time) {
 	for len(n.q) > 0 && n.q[0].at <= t {
 		e := n.pop()
 		n.now = e.at
+		if len(n.order) >= prefetchNodes {
+			n.prefetchNext()
+		}
 		n.handle(&e)
 	}
 	n.cur = nil // calls between runs come from the driver
@@ -570,10 +597,78 @@ func (n *Network) Run(d time.Duration) { n.RunUntil(n.now.Add(d)) }
 // scheduled functions).
 func (n *Network) Pending() int { return len(n.q) }
 
+// prefetchNext starts loading, while this event is handled, what the next
+// three will read first: with thousands of nodes every node's memory is
+// cold, and a step that waited for each load in turn (the node, then its
+// stack, then the stack's queues and layers) would spend most of its time
+// waiting. The three loads of each event are spread over the three steps
+// before it, each reading only what the previous step asked for: the
+// third event's node, the second's stack, the first's stack's own
+// pointers (stack.Stack.Prefetch). It only reads the queue and changes
+// nothing: an event pushed meanwhile that comes first wastes the hints.
+func (n *Network) prefetchNext() {
+	q := n.q
+	if len(q) == 0 {
+		return
+	}
+	if nd := q[0].node; nd != nil && nd.st != nil {
+		nd.st.Prefetch()
+	}
+	if pb := q[0].pb; pb != nil {
+		// the packet was written a while ago: its frame and headers
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(pb.b)), pktHotLines)
+	}
+	// The second event is the earliest child of the root; the third, the
+	// earliest of the root's other children and the second's children.
+	second := n.earliest(1, 5, -1)
+	if second < 0 {
+		return
+	}
+	if nd := q[second].node; nd != nil && nd.st != nil {
+		prefetch.Lines(unsafe.Pointer(nd.st), stack.HotLines)
+	}
+	prefetch.Lines(unsafe.Pointer(q[second].pb), 1)
+	third := n.earliest(1, 5, second)
+	if c := n.earliest(4*second+1, 4*second+5, -1); c >= 0 && (third < 0 || before(&q[c], &q[third])) {
+		third = c
+	}
+	if third >= 0 {
+		if nd := q[third].node; nd != nil {
+			prefetch.Lines(unsafe.Pointer(nd), nodeHotLines)
+		}
+	}
+}
+
+// earliest is the index of the earliest queued event in [from, to) but
+// skip, or -1.
+func (n *Network) earliest(from, to, skip int) int {
+	q := n.q
+	m := -1
+	for j := from; j < min(to, len(q)); j++ {
+		if j != skip && (m < 0 || before(&q[j], &q[m])) {
+			m = j
+		}
+	}
+	return m
+}
+
+// nodeHotLines is how many cache lines from the start of a Node every
+// packet reads; pktHotLines, how many of a packet are prefetched (the
+// rest the CPU streams in by itself as the stack copies it).
+const nodeHotLines, pktHotLines = 3, 2
+
+// prefetchNodes is the network size from which prefetchNext pays: a
+// smaller network's nodes and stacks stay in the CPU's caches.
+const prefetchNodes = 64
+
 func (n *Network) handle(e *simEvent) {
-	// Every event but a scheduled function (node nil) concerns one node
-	// and reschedules it after stepping its stack.
+	// Every event but a scheduled function concerns one node and
+	// reschedules it after stepping its stack. A function's node (AtNode)
+	// is only a hint: its calls to stacks are traced like any other.
 	n.cur = e.node
+	if e.kind == evFunc {
+		n.cur = nil
+	}
 	switch e.kind {
 	case evArrive:
 		n.arrive(e.node, e.pb, event.NodeID(e.arg))
@@ -627,7 +722,7 @@ func (n *Network) sweep(fn bool) {
 	}
 	t := n.touched
 	if len(t) > 1 {
-		slices.SortFunc(t, func(a, b *Node) int { return a.idx - b.idx })
+		slices.SortFunc(t, func(a, b *Node) int { return int(a.idx) - int(b.idx) })
 	}
 	for i, nd := range t {
 		nd.touched = false
