@@ -48,20 +48,9 @@ func init() {
 				"On overflow of either bound the missing messages at the head of the stream are given up and reported lost (counters overflow, skipped; " +
 				"late counts those that arrive afterwards) and the held ones delivered in order: the stream never waits for a message it dropped", Min: 1, Max: 1 << 40},
 		},
-		Needs: []compose.Property{compose.Reliable, compose.Sequenced},
-		Gives: []compose.Property{compose.FIFO},
-		Counters: []compose.CounterDoc{
-			{Name: "delivered", Doc: "messages delivered up in order"},
-			{Name: "reordered", Doc: "messages that arrived early and were held for the gap before them"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes held out of order at once"},
-			{Name: "buffer_bytes", Kind: compose.Gauge, Doc: "bytes held out of order at the end"},
-			{Name: "released", Doc: "held messages let go when their sender left the view"},
-			{Name: "malformed", Doc: "casts whose sequence number and stream start from the layer below did not fit together"},
-			{Name: "overflow", Doc: "times a stream's reorder bounds overflowed and its head gap was given up"},
-			{Name: "non_member", Doc: "messages from senders outside the view"},
-			{Name: "skipped", Doc: "messages given up on overflow (reported lost)"},
-			{Name: "late", Doc: "messages that arrived after they were given up"},
-		},
+		Needs:    []compose.Property{compose.Reliable, compose.Sequenced},
+		Gives:    []compose.Property{compose.FIFO},
+		Counters: compose.CountersOf(counters{}),
 		New: func(p compose.Params) (stack.Layer, error) {
 			return New(p.Int("max_reorder"), int64(p.Int("max_reorder_bytes"))), nil
 		},
@@ -77,10 +66,24 @@ type Layer struct {
 	groups          map[event.GroupID]*group
 	held            int64 // bytes in every reorder buffer
 
-	delivered, reordered, peak, bufBytes, dropped, malformed, overflow, nonMember *stack.Counter
-	skipped, late                                                                 *stack.Counter
+	c counters
 
 	hits pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+}
+
+// counters are what fifo counts: its registration documents them from these
+// tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Delivered *stack.Counter `counter:"delivered" doc:"messages delivered up in order"`
+	Reordered *stack.Counter `counter:"reordered" doc:"messages that arrived early and were held for the gap before them"`
+	Peak      *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes held out of order at once"`
+	BufBytes  *stack.Counter `counter:"buffer_bytes" kind:"gauge" doc:"bytes held out of order at the end"`
+	Released  *stack.Counter `counter:"released" doc:"held messages let go when their sender left the view"`
+	Malformed *stack.Counter `counter:"malformed" doc:"casts whose sequence number and stream start from the layer below did not fit together"`
+	Overflow  *stack.Counter `counter:"overflow" doc:"times a stream's reorder bounds overflowed and its head gap was given up"`
+	NonMember *stack.Counter `counter:"non_member" doc:"messages from senders outside the view"`
+	Skipped   *stack.Counter `counter:"skipped" doc:"messages given up on overflow (reported lost)"`
+	Late      *stack.Counter `counter:"late" doc:"messages that arrived after they were given up"`
 }
 
 type group struct {
@@ -112,16 +115,7 @@ var _ stack.Layer = (*Layer)(nil)
 // Init implements stack.Layer.
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx, l.self = ctx, ctx.Self()
-	l.delivered = ctx.Counter("delivered")
-	l.reordered = ctx.Counter("reordered")
-	l.peak = ctx.Counter("peak_buffer_bytes")
-	l.bufBytes = ctx.Counter("buffer_bytes")
-	l.dropped = ctx.Counter("released")
-	l.malformed = ctx.Counter("malformed")
-	l.overflow = ctx.Counter("overflow")
-	l.nonMember = ctx.Counter("non_member")
-	l.skipped = ctx.Counter("skipped")
-	l.late = ctx.Counter("late")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -196,7 +190,7 @@ func (l *Layer) release(s *sender) {
 	s.ring.Clear(func(m *event.Message) {
 		l.hold(-event.HeldCost(m.Len()))
 		m.Release()
-		l.dropped.Inc()
+		l.c.Released.Inc()
 	})
 	s.bytes = 0
 }
@@ -205,8 +199,8 @@ func (l *Layer) release(s *sender) {
 // of its length, and a held message is kept compact (event.Message.Compact).
 func (l *Layer) hold(d int64) {
 	l.held += d
-	l.bufBytes.Set(l.held)
-	l.peak.Max(l.held)
+	l.c.BufBytes.Set(l.held)
+	l.c.Peak.Max(l.held)
 }
 
 // dataUp orders a sequenced cast: the layer below delivers each message
@@ -214,7 +208,7 @@ func (l *Layer) hold(d int64) {
 func (l *Layer) dataUp(ev *event.Event) {
 	m, seq := ev.Msg, ev.Seq
 	if ev.Start == 0 || ev.Start > seq {
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("dropping a cast from %v: %v (seq %d, start %d)", ev.Peer, errSeq, seq, ev.Start)
 		}
@@ -223,7 +217,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	e := l.lookup(ev.Group, ev.Peer)
 	if e == nil {
-		l.nonMember.Inc()
+		l.c.NonMember.Inc()
 		m.Release()
 		return
 	}
@@ -245,7 +239,7 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 	if seq < s.next {
 		// before our start, or given up on overflow and arriving late
 		if s.gaveUp && seq >= s.skipFrom {
-			l.late.Inc()
+			l.c.Late.Inc()
 		}
 		m.Release()
 		return
@@ -268,7 +262,7 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 		return
 	}
 	s.bytes += event.HeldCost(m.Len())
-	l.reordered.Inc()
+	l.c.Reordered.Inc()
 	l.hold(event.HeldCost(m.Len()))
 }
 
@@ -302,8 +296,8 @@ func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, siz
 			to = s.next + uint32(k)
 			s.ring.Skip(k)
 		}
-		l.overflow.Inc()
-		l.skipped.Add(int64(to - s.next))
+		l.c.Overflow.Inc()
+		l.c.Skipped.Add(int64(to - s.next))
 		if !s.gaveUp {
 			s.gaveUp, s.skipFrom = true, s.next
 		}
@@ -315,7 +309,7 @@ func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, siz
 }
 
 func (l *Layer) deliver(g *group, from event.NodeID, m *event.Message) {
-	l.delivered.Inc()
+	l.c.Delivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g.id, Peer: from, Msg: m})
 }
 
