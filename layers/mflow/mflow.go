@@ -91,12 +91,7 @@ type Layer struct {
 
 	queued int64 // bytes waiting for credit, all groups
 
-	acksSent, casts, creditWaits, creditWaitNs, queuePeak, peakBuf, malformed *stack.Counter
-	// badAcks counts acknowledgements refused for impossible values;
-	// foreign counts acknowledgements from non-members (dropped) and
-	// multicasts passed up uncounted (their sender is not a member of the
-	// view they name and no early count was free).
-	badAcks, foreign *stack.Counter
+	c counters
 	// early is how many receiver counts exist for senders that are not
 	// members of this node's current view of their group (a view this
 	// node has not installed yet); at most maxEarly, and only in groups
@@ -107,16 +102,32 @@ type Layer struct {
 	joining           map[event.GroupID]bool
 	blockedNs, blocks map[event.NodeID]*stack.Counter
 
-	// What shows the acknowledgements spreading (the stagger's purpose)
-	// or arriving in storms, as this node receives them as a sender:
-	// acksRecv counts them, ackBurstMax is the most received within any
-	// 1 ms (ackBurstWindow) of the Context's clock, ackCrowded those that
-	// arrived less than 1 ms after another.
-	acksRecv, ackBurstMax, ackCrowded *stack.Counter
 	// ackWin holds the arrival times of the acknowledgements of the last
 	// millisecond (a ring: a larger burst saturates at its size).
 	ackWin          [ackWinSize]event.Time
 	ackHead, ackLen int
+}
+
+// counters are what mflow counts: its registration documents them from these
+// tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Casts    *stack.Counter `counter:"casts" doc:"application messages the layer sent on"`
+	AcksSent *stack.Counter `counter:"acks_sent" role:"ack" doc:"credit acknowledgements receivers sent (one per ack_thresh bytes)"`
+	// What shows the acknowledgements spreading (the stagger's purpose)
+	// or arriving in storms, as this node receives them as a sender.
+	AcksRecv    *stack.Counter `counter:"acks_recv" doc:"credit acknowledgements senders received"`
+	AckBurstMax *stack.Counter `counter:"ack_burst_max" kind:"peak" doc:"most acknowledgements a sender received within any 1 ms (Figure 3: n-1 without stagger, 1 with it)"`
+	AcksCrowded *stack.Counter `counter:"acks_crowded" doc:"acknowledgements a sender received less than 1 ms after another"`
+
+	CreditWaits  *stack.Counter `counter:"credit_waits" doc:"times a sender ran out of credit and queued"`
+	CreditWaitNs *stack.Counter `counter:"credit_wait_ns" kind:"ns" doc:"time senders spent waiting on credit"`
+	QueuePeak    *stack.Counter `counter:"queue_peak" kind:"peak" doc:"most messages queued for credit at once"`
+	PeakBuf      *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes queued for credit at once"`
+	Malformed    *stack.Counter `counter:"malformed" doc:"packets whose mflow header did not decode"`
+	BadAcks      *stack.Counter `counter:"bad_acks" doc:"acknowledgements refused for impossible values"`
+	// Foreign also counts multicasts passed up uncounted (their sender is
+	// not a member of the view they name and no early count was free).
+	Foreign *stack.Counter `counter:"foreign" doc:"acknowledgements from nodes outside the view"`
 }
 
 // ackBurstWindow is the span over which ack_burst_max counts arrivals.
@@ -143,18 +154,7 @@ func New(cfg Config) *Layer {
 // Init implements stack.Layer.
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
-	l.acksSent = ctx.Counter("acks_sent")
-	l.casts = ctx.Counter("casts")
-	l.creditWaits = ctx.Counter("credit_waits")
-	l.creditWaitNs = ctx.Counter("credit_wait_ns")
-	l.queuePeak = ctx.Counter("queue_peak")
-	l.peakBuf = ctx.Counter("peak_buffer_bytes")
-	l.malformed = ctx.Counter("malformed")
-	l.badAcks = ctx.Counter("bad_acks")
-	l.foreign = ctx.Counter("foreign")
-	l.acksRecv = ctx.Counter("acks_recv")
-	l.ackBurstMax = ctx.Counter("ack_burst_max")
-	l.ackCrowded = ctx.Counter("acks_crowded")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -295,7 +295,7 @@ func (l *Layer) Up(ev *event.Event) {
 			a, err := parseAck(ev.Msg.Bytes())
 			ev.Msg.Release()
 			if err != nil {
-				l.malformed.Inc()
+				l.c.Malformed.Inc()
 				return
 			}
 			l.ackArrived()
@@ -317,13 +317,13 @@ func (l *Layer) Up(ev *event.Event) {
 // acknowledgements received within the last millisecond stay in ackWin.
 func (l *Layer) ackArrived() {
 	now := l.Ctx.Now()
-	l.acksRecv.Inc()
+	l.c.AcksRecv.Inc()
 	for l.ackLen > 0 && now-l.ackWin[l.ackHead] >= ackBurstWindow {
 		l.ackHead = (l.ackHead + 1) % ackWinSize
 		l.ackLen--
 	}
 	if l.ackLen > 0 {
-		l.ackCrowded.Inc()
+		l.c.AcksCrowded.Inc()
 	}
 	if l.ackLen == ackWinSize {
 		l.ackHead = (l.ackHead + 1) % ackWinSize
@@ -331,7 +331,7 @@ func (l *Layer) ackArrived() {
 	}
 	l.ackWin[(l.ackHead+l.ackLen)%ackWinSize] = now
 	l.ackLen++
-	l.ackBurstMax.Max(int64(l.ackLen))
+	l.c.AckBurstMax.Max(int64(l.ackLen))
 }
 
 // flowBelow merges a layer below's back-pressure with mflow's own: the
@@ -370,7 +370,7 @@ func (l *Layer) setHeld(s *sender, hold bool) {
 }
 
 func (l *Layer) drop(ev *event.Event) {
-	l.malformed.Inc()
+	l.c.Malformed.Inc()
 	ev.Msg.Release()
 }
 
@@ -398,7 +398,7 @@ func (l *Layer) received(ev *event.Event) {
 				// has yet to install in a group it is in or joining
 				// (or no room for one): pass it up uncounted, keep
 				// no state for it.
-				l.foreign.Inc()
+				l.c.Foreign.Inc()
 				l.Ctx.Up(ev)
 				return
 			}
@@ -452,7 +452,7 @@ func (r *receiver) count(cost, thresh int64) (int64, bool) {
 func (l *Layer) sendAck(to event.NodeID, a ack) {
 	m := l.Ctx.NewMessage()
 	putAck(m.Append(ackSize), a)
-	l.acksSent.Inc()
+	l.c.AcksSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 
