@@ -21,8 +21,24 @@ type ServiceLayer struct {
 	timer   *stack.Timer
 	timerAt event.Time
 
-	views, updates, failed, malformed, packets           *stack.Counter
-	suspected, cleared, probes, resets, refused, clamped *stack.Counter
+	c serviceCounters
+}
+
+// serviceCounters are what the service layer counts: its registration
+// documents them from these tags (compose.CountersOf) and Init binds them
+// (stack.Context.BindCounters). Each is set from the Service's Stats.
+type serviceCounters struct {
+	Views     *stack.Counter `counter:"views_installed" kind:"gauge" doc:"views the service has installed, over all groups"`
+	Updates   *stack.Counter `counter:"node_updates" doc:"updates sent to nodes"`
+	Failed    *stack.Counter `counter:"nodes_failed" doc:"nodes declared failed and removed"`
+	Malformed *stack.Counter `counter:"malformed" doc:"packets that did not decode"`
+	Packets   *stack.Counter `counter:"packets_sent" doc:"packets the service sent"`
+	Suspected *stack.Counter `counter:"nodes_suspected" doc:"nodes suspected after fd_timeout of silence"`
+	Cleared   *stack.Counter `counter:"suspicions_cleared" doc:"suspected nodes that answered a probe in time"`
+	Probes    *stack.Counter `counter:"probes_sent" doc:"probes sent to suspected nodes"`
+	Resets    *stack.Counter `counter:"nodes_told_to_rejoin" doc:"removed nodes that spoke and were told to join again"`
+	Refused   *stack.Counter `counter:"refused_by_bounds" doc:"joins refused because a group or the service was full"`
+	Clamped   *stack.Counter `counter:"timeouts_clamped" doc:"timeouts declared by nodes that were out of range and clamped"`
 }
 
 // NewServiceLayer makes a service layer; Init builds the Service.
@@ -50,17 +66,7 @@ func (l *ServiceLayer) Init(ctx *stack.Context) error {
 		return err
 	}
 	l.svc = svc
-	l.views = ctx.Counter("views_installed")
-	l.updates = ctx.Counter("node_updates")
-	l.failed = ctx.Counter("nodes_failed")
-	l.malformed = ctx.Counter("malformed")
-	l.packets = ctx.Counter("packets_sent")
-	l.suspected = ctx.Counter("nodes_suspected")
-	l.cleared = ctx.Counter("suspicions_cleared")
-	l.probes = ctx.Counter("probes_sent")
-	l.resets = ctx.Counter("nodes_told_to_rejoin")
-	l.refused = ctx.Counter("refused_by_bounds")
-	l.clamped = ctx.Counter("timeouts_clamped")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -97,17 +103,17 @@ func (l *ServiceLayer) Record(name string, v int64) { l.Ctx.Counter(name).Set(v)
 // after refreshes the counters and the wake-up timer.
 func (l *ServiceLayer) after() {
 	st := l.svc.Stats()
-	l.views.Set(st.Views)
-	l.updates.Set(st.NodeUpdates)
-	l.failed.Set(st.Failed)
-	l.malformed.Set(st.Malformed + st.Unexpected)
-	l.packets.Set(st.Packets)
-	l.suspected.Set(st.Suspected)
-	l.cleared.Set(st.Cleared)
-	l.probes.Set(st.Probes)
-	l.resets.Set(st.Resets)
-	l.refused.Set(st.Refused)
-	l.clamped.Set(st.Clamped)
+	l.c.Views.Set(st.Views)
+	l.c.Updates.Set(st.NodeUpdates)
+	l.c.Failed.Set(st.Failed)
+	l.c.Malformed.Set(st.Malformed + st.Unexpected)
+	l.c.Packets.Set(st.Packets)
+	l.c.Suspected.Set(st.Suspected)
+	l.c.Cleared.Set(st.Cleared)
+	l.c.Probes.Set(st.Probes)
+	l.c.Resets.Set(st.Resets)
+	l.c.Refused.Set(st.Refused)
+	l.c.Clamped.Set(st.Clamped)
 	t := l.svc.Next()
 	if t == l.timerAt {
 		return
