@@ -102,19 +102,6 @@ type Layer struct {
 	c counters
 }
 
-// counters are what auth counts: its registration documents them from these
-// tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
-type counters struct {
-	Verified        *stack.Counter `counter:"verified" doc:"packets whose tag verified"`
-	BadTag          *stack.Counter `counter:"bad_tag" doc:"packets dropped: tag missing, wrong key or tampered"`
-	Replayed        *stack.Counter `counter:"replayed" doc:"packets dropped: sequence number already seen or older than the window (checked before the tag, so a forgery reusing a seen number counts here)"`
-	NoKey           *stack.Counter `counter:"no_key" doc:"packets dropped: their view's key has expired (past the grace period)"`
-	Malformed       *stack.Counter `counter:"malformed" doc:"packets dropped: auth header short or of another version or mode"`
-	SendersFull     *stack.Counter `counter:"senders_full" doc:"packets dropped: a new sender while max_senders windows are kept"`
-	Unauthenticated *stack.Counter `counter:"membership_unauthenticated" doc:"membership-service packets passed without a tag (the service's stack runs no auth)"`
-	Rotations       *stack.Counter `counter:"rotations" doc:"view changes that installed a new key"`
-}
-
 // New makes a layer. The key must be at least 16 bytes.
 func New(cfg Config) (*Layer, error) {
 	if len(cfg.Key) < 16 {

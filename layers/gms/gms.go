@@ -99,23 +99,6 @@ type Layer struct {
 	c counters
 }
 
-// counters are what the member layer counts: its registration documents them
-// from these tags (compose.CountersOf) and Init binds them
-// (stack.Context.BindCounters).
-type counters struct {
-	Heartbeats      *stack.Counter `counter:"heartbeats_sent" doc:"heartbeats sent to the service"`
-	Requests        *stack.Counter `counter:"requests_sent" doc:"join and leave requests sent"`
-	Retries         *stack.Counter `counter:"request_retries" doc:"join and leave requests sent again for want of an acknowledgement"`
-	Updates         *stack.Counter `counter:"updates_received" doc:"view updates received from the service"`
-	ViewsInstalled  *stack.Counter `counter:"views_installed" doc:"group views installed (View events sent up)"`
-	RemovedRejoined *stack.Counter `counter:"removed_rejoined" doc:"times the service had removed this node and it joined its groups again"`
-	Malformed       *stack.Counter `counter:"malformed" doc:"packets from the service that did not decode"`
-	FullUpdates     *stack.Counter `counter:"full_updates" doc:"full state updates asked for after a gap in the service's updates"`
-	Probes          *stack.Counter `counter:"probes_answered" doc:"probes of a suspecting service answered"`
-	Refused         *stack.Counter `counter:"joins_refused" doc:"joins the service refused (bounds)"`
-	Suspects        *stack.Counter `counter:"suspects_reported" doc:"nodes a layer above reported unreachable (hop's dead links), passed on to the service"`
-}
-
 // New makes a gms layer.
 func New(cfg Config) *Layer {
 	if cfg.Service == event.NoNode {

@@ -83,3 +83,37 @@ func serviceNeed(p compose.Params) (compose.ServiceNeed, error) {
 		RemovalWords: fmt.Sprintf("fd_timeout %v + suspect_timeout %v + view_interval %v", fd, eff, vi),
 	}, nil
 }
+
+// counters are what the member layer counts: its registration documents them
+// from these tags (compose.CountersOf) and Init binds them
+// (stack.Context.BindCounters).
+type counters struct {
+	Heartbeats      *stack.Counter `counter:"heartbeats_sent" doc:"heartbeats sent to the service"`
+	Requests        *stack.Counter `counter:"requests_sent" doc:"join and leave requests sent"`
+	Retries         *stack.Counter `counter:"request_retries" doc:"join and leave requests sent again for want of an acknowledgement"`
+	Updates         *stack.Counter `counter:"updates_received" doc:"view updates received from the service"`
+	ViewsInstalled  *stack.Counter `counter:"views_installed" doc:"group views installed (View events sent up)"`
+	RemovedRejoined *stack.Counter `counter:"removed_rejoined" doc:"times the service had removed this node and it joined its groups again"`
+	Malformed       *stack.Counter `counter:"malformed" doc:"packets from the service that did not decode"`
+	FullUpdates     *stack.Counter `counter:"full_updates" doc:"full state updates asked for after a gap in the service's updates"`
+	Probes          *stack.Counter `counter:"probes_answered" doc:"probes of a suspecting service answered"`
+	Refused         *stack.Counter `counter:"joins_refused" doc:"joins the service refused (bounds)"`
+	Suspects        *stack.Counter `counter:"suspects_reported" doc:"nodes a layer above reported unreachable (hop's dead links), passed on to the service"`
+}
+
+// serviceCounters are what the service layer counts: its registration
+// documents them from these tags (compose.CountersOf) and Init binds them
+// (stack.Context.BindCounters). Each is set from the Service's Stats.
+type serviceCounters struct {
+	Views     *stack.Counter `counter:"views_installed" kind:"gauge" doc:"views the service has installed, over all groups"`
+	Updates   *stack.Counter `counter:"node_updates" doc:"updates sent to nodes"`
+	Failed    *stack.Counter `counter:"nodes_failed" doc:"nodes declared failed and removed"`
+	Malformed *stack.Counter `counter:"malformed" doc:"packets that did not decode"`
+	Packets   *stack.Counter `counter:"packets_sent" doc:"packets the service sent"`
+	Suspected *stack.Counter `counter:"nodes_suspected" doc:"nodes suspected after fd_timeout of silence"`
+	Cleared   *stack.Counter `counter:"suspicions_cleared" doc:"suspected nodes that answered a probe in time"`
+	Probes    *stack.Counter `counter:"probes_sent" doc:"probes sent to suspected nodes"`
+	Resets    *stack.Counter `counter:"nodes_told_to_rejoin" doc:"removed nodes that spoke and were told to join again"`
+	Refused   *stack.Counter `counter:"refused_by_bounds" doc:"joins refused because a group or the service was full"`
+	Clamped   *stack.Counter `counter:"timeouts_clamped" doc:"timeouts declared by nodes that were out of range and clamped"`
+}

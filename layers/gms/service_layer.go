@@ -24,23 +24,6 @@ type ServiceLayer struct {
 	c serviceCounters
 }
 
-// serviceCounters are what the service layer counts: its registration
-// documents them from these tags (compose.CountersOf) and Init binds them
-// (stack.Context.BindCounters). Each is set from the Service's Stats.
-type serviceCounters struct {
-	Views     *stack.Counter `counter:"views_installed" kind:"gauge" doc:"views the service has installed, over all groups"`
-	Updates   *stack.Counter `counter:"node_updates" doc:"updates sent to nodes"`
-	Failed    *stack.Counter `counter:"nodes_failed" doc:"nodes declared failed and removed"`
-	Malformed *stack.Counter `counter:"malformed" doc:"packets that did not decode"`
-	Packets   *stack.Counter `counter:"packets_sent" doc:"packets the service sent"`
-	Suspected *stack.Counter `counter:"nodes_suspected" doc:"nodes suspected after fd_timeout of silence"`
-	Cleared   *stack.Counter `counter:"suspicions_cleared" doc:"suspected nodes that answered a probe in time"`
-	Probes    *stack.Counter `counter:"probes_sent" doc:"probes sent to suspected nodes"`
-	Resets    *stack.Counter `counter:"nodes_told_to_rejoin" doc:"removed nodes that spoke and were told to join again"`
-	Refused   *stack.Counter `counter:"refused_by_bounds" doc:"joins refused because a group or the service was full"`
-	Clamped   *stack.Counter `counter:"timeouts_clamped" doc:"timeouts declared by nodes that were out of range and clamped"`
-}
-
 // NewServiceLayer makes a service layer; Init builds the Service.
 func NewServiceLayer(cfg ServiceConfig) *ServiceLayer {
 	return &ServiceLayer{Config: cfg, timerAt: event.Never}

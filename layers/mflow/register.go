@@ -59,3 +59,25 @@ func (c Config) Check() error {
 	}
 	return nil
 }
+
+// counters are what mflow counts: its registration documents them from these
+// tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Casts    *stack.Counter `counter:"casts" doc:"application messages the layer sent on"`
+	AcksSent *stack.Counter `counter:"acks_sent" role:"ack" doc:"credit acknowledgements receivers sent (one per ack_thresh bytes)"`
+	// What shows the acknowledgements spreading (the stagger's purpose)
+	// or arriving in storms, as this node receives them as a sender.
+	AcksRecv    *stack.Counter `counter:"acks_recv" doc:"credit acknowledgements senders received"`
+	AckBurstMax *stack.Counter `counter:"ack_burst_max" kind:"peak" doc:"most acknowledgements a sender received within any 1 ms (Figure 3: n-1 without stagger, 1 with it)"`
+	AcksCrowded *stack.Counter `counter:"acks_crowded" doc:"acknowledgements a sender received less than 1 ms after another"`
+
+	CreditWaits  *stack.Counter `counter:"credit_waits" doc:"times a sender ran out of credit and queued"`
+	CreditWaitNs *stack.Counter `counter:"credit_wait_ns" kind:"ns" doc:"time senders spent waiting on credit"`
+	QueuePeak    *stack.Counter `counter:"queue_peak" kind:"peak" doc:"most messages queued for credit at once"`
+	PeakBuf      *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes queued for credit at once"`
+	Malformed    *stack.Counter `counter:"malformed" doc:"packets whose mflow header did not decode"`
+	BadAcks      *stack.Counter `counter:"bad_acks" doc:"acknowledgements refused for impossible values"`
+	// Foreign also counts multicasts passed up uncounted (their sender is
+	// not a member of the view they name and no early count was free).
+	Foreign *stack.Counter `counter:"foreign" doc:"acknowledgements from nodes outside the view"`
+}
