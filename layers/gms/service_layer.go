@@ -18,15 +18,14 @@ type ServiceLayer struct {
 	Config ServiceConfig
 	svc    *Service
 
-	timer   *stack.Timer
-	timerAt event.Time
+	timer *stack.Timer // follows the service's next deadline
 
 	c serviceCounters
 }
 
 // NewServiceLayer makes a service layer; Init builds the Service.
 func NewServiceLayer(cfg ServiceConfig) *ServiceLayer {
-	return &ServiceLayer{Config: cfg, timerAt: event.Never}
+	return &ServiceLayer{Config: cfg}
 }
 
 // Service is the state machine inside (nil before Init).
@@ -72,7 +71,6 @@ func (l *ServiceLayer) Up(ev *event.Event) {
 
 // wake runs the failure detector and pending installations.
 func (l *ServiceLayer) wake() {
-	l.timerAt = event.Never
 	l.svc.Tick(l.Ctx.Now())
 	l.after()
 }
@@ -97,16 +95,7 @@ func (l *ServiceLayer) after() {
 	l.c.Resets.Set(st.Resets)
 	l.c.Refused.Set(st.Refused)
 	l.c.Clamped.Set(st.Clamped)
-	t := l.svc.Next()
-	if t == l.timerAt {
-		return
-	}
-	l.timerAt = t
-	if t == event.Never {
-		l.timer.Stop()
-	} else {
-		l.timer.ResetAt(t)
-	}
+	l.timer.Follow(l.svc.Next())
 }
 
 var _ stack.Layer = (*ServiceLayer)(nil)
