@@ -234,25 +234,19 @@ func (l *Layer) Down(ev *event.Event) {
 			}
 		}
 		ev.Msg.Prepend(1)[0] = tagPass
-		l.Ctx.Down(ev)
 	case event.Send:
 		ev.Msg.Prepend(1)[0] = tagPass
-		l.Ctx.Down(ev)
-	case event.Join, event.Leave:
-		if ev.Kind == event.Join {
-			l.joining[ev.Group] = true
-		} else {
-			delete(l.joining, ev.Group)
-			if s := l.send[ev.Group]; s != nil && s.detached {
-				// Left while removed: nothing kept is owed any more.
-				l.close(s)
-				delete(l.send, ev.Group)
-			}
+	case event.Join:
+		l.joining[ev.Group] = true
+	case event.Leave:
+		delete(l.joining, ev.Group)
+		if s := l.send[ev.Group]; s != nil && s.detached {
+			// Left while removed: nothing kept is owed any more.
+			l.close(s)
+			delete(l.send, ev.Group)
 		}
-		l.Ctx.Down(ev)
-	default:
-		l.Ctx.Down(ev)
 	}
+	l.Ctx.Down(ev)
 }
 
 // Up implements stack.Layer.
