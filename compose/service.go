@@ -31,27 +31,41 @@ func ServiceOf(sp *Spec, members []event.NodeID) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range ls {
+	need, l, err := ServiceNeedOf(ls)
+	if err != nil {
+		return nil, err
+	}
+	if need == nil {
+		return nil, errors.New("the stack gives views but none of its layers names the service that installs them")
+	}
+	if slices.Contains(members, need.Node) {
+		return nil, fmt.Errorf("%s's service id %v is one of the member nodes; choose another (%s(service=N)) or renumber the members",
+			l.Info.Name, need.Node, l.Info.Name)
+	}
+	ssp, err := Parse(need.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
+	}
+	entries, err := BuildService(ssp)
+	if err != nil {
+		return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
+	}
+	return &Service{Layer: l.Info.Name, Need: *need, Name: ssp.Layers[0].Name, Entries: entries}, nil
+}
+
+// ServiceNeedOf is what the first layer of a checked spec that names a
+// service (LayerInfo.Service) asks for, with that layer; nil if no layer
+// names one.
+func ServiceNeedOf(ls []Checked) (*ServiceNeed, *Checked, error) {
+	for i, l := range ls {
 		if l.Info.Service == nil {
 			continue
 		}
 		need, err := l.Info.Service(l.Params)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.Info.Name, err)
+			return nil, nil, fmt.Errorf("%s: %w", l.Info.Name, err)
 		}
-		if slices.Contains(members, need.Node) {
-			return nil, fmt.Errorf("%s's service id %v is one of the member nodes; choose another (%s(service=N)) or renumber the members",
-				l.Info.Name, need.Node, l.Info.Name)
-		}
-		ssp, err := Parse(need.Spec)
-		if err != nil {
-			return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
-		}
-		entries, err := BuildService(ssp)
-		if err != nil {
-			return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
-		}
-		return &Service{Layer: l.Info.Name, Need: need, Name: ssp.Layers[0].Name, Entries: entries}, nil
+		return &need, &ls[i], nil
 	}
-	return nil, errors.New("the stack gives views but none of its layers names the service that installs them")
+	return nil, nil, nil
 }
