@@ -189,12 +189,12 @@ type ToolFlag struct {
 // spec whose service would not start, as `run` does.
 func checkServices(ls []Checked) error {
 	for _, l := range ls {
-		if l.Info.Service == nil {
-			continue
-		}
-		need, err := l.Info.Service(l.Params)
+		need, err := l.ServiceNeed()
 		if err != nil {
-			return fmt.Errorf("%s: %w", l.Info.Name, err)
+			return err
+		}
+		if need == nil {
+			continue
 		}
 		sp, err := Parse(need.Spec)
 		if err == nil {

@@ -54,18 +54,26 @@ func ServiceOf(sp *Spec, members []event.NodeID) (*Service, error) {
 }
 
 // ServiceNeedOf is what the first layer of a checked spec that names a
-// service (LayerInfo.Service) asks for, with that layer; nil if no layer
-// names one.
+// service asks for, with that layer; nil if no layer names one.
 func ServiceNeedOf(ls []Checked) (*ServiceNeed, *Checked, error) {
-	for i, l := range ls {
-		if l.Info.Service == nil {
-			continue
+	for i := range ls {
+		if need, err := ls[i].ServiceNeed(); need != nil || err != nil {
+			return need, &ls[i], err
 		}
-		need, err := l.Info.Service(l.Params)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", l.Info.Name, err)
-		}
-		return &need, &ls[i], nil
 	}
 	return nil, nil, nil
+}
+
+// ServiceNeed is what the layer, with its effective parameters, asks of a
+// run harness (LayerInfo.Service); nil if it names no service. An error
+// names the layer.
+func (c Checked) ServiceNeed() (*ServiceNeed, error) {
+	if c.Info.Service == nil {
+		return nil, nil
+	}
+	need, err := c.Info.Service(c.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Info.Name, err)
+	}
+	return &need, nil
 }
