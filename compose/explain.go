@@ -168,20 +168,49 @@ type Tool struct {
 	Name string
 	// Usage is one line; Description the help text.
 	Usage, Description string
-	// Flags are the tool's flags, all given as text.
+	// Flags are the tool's flags, each read like a layer parameter.
 	Flags []ToolFlag
-	// Run does the work: flags maps every flag's name to its text (its
-	// default when not given). Bad input is one error naming the flag.
-	Run func(flags map[string]string, out io.Writer) error
+	// Run does the work with the flags' values (Parse: defaults where not
+	// given). Bad input is one error naming the flag.
+	Run func(flags Params, out io.Writer) error
 }
 
-// ToolFlag is one flag of a Tool.
+// ToolFlag is one flag of a Tool: a parameter (its type, units, bounds and
+// default; Doc is the flag's usage line), parsed and checked by the code
+// that reads layer parameters.
 type ToolFlag struct {
-	Name, Usage string
-	// Default is the text used when the flag is not given.
-	Default string
-	// Required flags must be given.
+	Param
+	// Required flags must be given (Default is not used).
 	Required bool
+}
+
+// Parse checks the flags given (name to text) and fills in the defaults of
+// the others, as NewParams does for a layer. An error is one line naming the
+// flag as a command line writes it (--name).
+func (t *Tool) Parse(given map[string]string) (Params, error) {
+	p := Params{Layer: t.Name, values: map[string]Value{}, given: map[string]bool{}}
+	for i := range t.Flags {
+		f := &t.Flags[i]
+		p.schema = append(p.schema, f.Param)
+		text, ok := given[f.Name]
+		if !ok && f.Required {
+			return p, fmt.Errorf("--%s is required", f.Name)
+		}
+		if !ok {
+			text = f.Default
+		}
+		v, err := f.parse(text)
+		if err != nil {
+			return p, fmt.Errorf("--%v", err)
+		}
+		p.values[f.Name], p.given[f.Name] = v, ok
+	}
+	for k := range given {
+		if _, ok := p.values[k]; !ok {
+			return p, fmt.Errorf("%s has no flag --%s", t.Name, k)
+		}
+	}
+	return p, nil
 }
 
 // checkServices builds, as a check, the service stack every layer of a
@@ -189,12 +218,12 @@ type ToolFlag struct {
 // spec whose service would not start, as `run` does.
 func checkServices(ls []Checked) error {
 	for _, l := range ls {
-		if l.Info.Service == nil {
-			continue
-		}
-		need, err := l.Info.Service(l.Params)
+		need, err := l.ServiceNeed()
 		if err != nil {
-			return fmt.Errorf("%s: %w", l.Info.Name, err)
+			return err
+		}
+		if need == nil {
+			continue
 		}
 		sp, err := Parse(need.Spec)
 		if err == nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
@@ -67,7 +68,7 @@ func TestCounterDocMatches(t *testing.T) {
 
 // Two layers cannot add the same stacktool command.
 func TestToolNameClash(t *testing.T) {
-	run := func(map[string]string, io.Writer) error { return nil }
+	run := func(Params, io.Writer) error { return nil }
 	Register(LayerInfo{Name: "ttool1", Summary: "x", New: mkLayer("ttool1"), Tools: []Tool{{Name: "ttool", Run: run}}})
 	defer func() {
 		if recover() == nil {
@@ -75,4 +76,46 @@ func TestToolNameClash(t *testing.T) {
 		}
 	}()
 	Register(LayerInfo{Name: "ttool2", Summary: "x", New: mkLayer("ttool2"), Tools: []Tool{{Name: "ttool", Run: run}}})
+}
+
+// A tool's flags are read like layer parameters: typed, with units and
+// defaults; a missing required flag, a bad value or an unknown flag is one
+// error naming the flag as the command line writes it.
+func TestToolParse(t *testing.T) {
+	tool := Tool{Name: "ttool", Flags: []ToolFlag{
+		{Param: Param{Name: "n", Type: Int, Min: 2, Max: 100}, Required: true},
+		{Param: Param{Name: "window", Type: Size, Default: "50KB"}},
+		{Param: Param{Name: "delay", Type: Duration, Default: "2ms"}},
+	}}
+	p, err := tool.Parse(map[string]string{"n": "10", "delay": "1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Int("n") != 10 || p.Int("window") != 50000 || p.Duration("delay") != time.Second || p.Given("window") || !p.Given("n") {
+		t.Errorf("Parse = n %d, window %d (given %v), delay %v; want 10, 50000 (default), 1s",
+			p.Int("n"), p.Int("window"), p.Given("window"), p.Duration("delay"))
+	}
+	for given, want := range map[string]map[string]string{
+		"--n is required":          {"window": "1KB"},
+		"--n wants a whole number": {"n": "x"},
+		"--n = 1 is out of range":  {"n": "1"},
+		"--window: ":               {"n": "3", "window": "1KX"},
+		"ttool has no flag --size": {"n": "3", "size": "1"},
+	} {
+		if _, err := tool.Parse(want); err == nil || !strings.HasPrefix(err.Error(), given) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Parse(%v) = %v, want one line starting %q", want, err, given)
+		}
+	}
+}
+
+// A tool flag's default that does not parse is a programming error caught
+// at registration.
+func TestToolBadDefault(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("a tool flag with a bad default registered")
+		}
+	}()
+	Register(LayerInfo{Name: "ttool3", Summary: "x", New: mkLayer("ttool3"), Tools: []Tool{{Name: "ttool3", Run: func(Params, io.Writer) error { return nil },
+		Flags: []ToolFlag{{Param: Param{Name: "n", Type: Int, Default: "many"}}}}}})
 }

@@ -160,6 +160,11 @@ func Register(info LayerInfo) {
 		if t.Name == "" || t.Run == nil {
 			panic(fmt.Sprintf("compose: layer %q: a tool needs a name and a Run", info.Name))
 		}
+		for _, f := range t.Flags {
+			if _, err := f.parse(f.Default); err != nil && !f.Required {
+				panic(fmt.Sprintf("compose: layer %q: tool %q: default of --%s: %v", info.Name, t.Name, f.Name, err))
+			}
+		}
 		for _, l := range registry {
 			for _, o := range l.Tools {
 				if o.Name == t.Name {

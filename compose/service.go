@@ -31,27 +31,49 @@ func ServiceOf(sp *Spec, members []event.NodeID) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range ls {
-		if l.Info.Service == nil {
-			continue
-		}
-		need, err := l.Info.Service(l.Params)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.Info.Name, err)
-		}
-		if slices.Contains(members, need.Node) {
-			return nil, fmt.Errorf("%s's service id %v is one of the member nodes; choose another (%s(service=N)) or renumber the members",
-				l.Info.Name, need.Node, l.Info.Name)
-		}
-		ssp, err := Parse(need.Spec)
-		if err != nil {
-			return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
-		}
-		entries, err := BuildService(ssp)
-		if err != nil {
-			return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
-		}
-		return &Service{Layer: l.Info.Name, Need: need, Name: ssp.Layers[0].Name, Entries: entries}, nil
+	need, l, err := ServiceNeedOf(ls)
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.New("the stack gives views but none of its layers names the service that installs them")
+	if need == nil {
+		return nil, errors.New("the stack gives views but none of its layers names the service that installs them")
+	}
+	if slices.Contains(members, need.Node) {
+		return nil, fmt.Errorf("%s's service id %v is one of the member nodes; choose another (%s(service=N)) or renumber the members",
+			l.Info.Name, need.Node, l.Info.Name)
+	}
+	ssp, err := Parse(need.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
+	}
+	entries, err := BuildService(ssp)
+	if err != nil {
+		return nil, fmt.Errorf("the service's spec %q: %w", need.Spec, err)
+	}
+	return &Service{Layer: l.Info.Name, Need: *need, Name: ssp.Layers[0].Name, Entries: entries}, nil
+}
+
+// ServiceNeedOf is what the first layer of a checked spec that names a
+// service asks for, with that layer; nil if no layer names one.
+func ServiceNeedOf(ls []Checked) (*ServiceNeed, *Checked, error) {
+	for i := range ls {
+		if need, err := ls[i].ServiceNeed(); need != nil || err != nil {
+			return need, &ls[i], err
+		}
+	}
+	return nil, nil, nil
+}
+
+// ServiceNeed is what the layer, with its effective parameters, asks of a
+// run harness (LayerInfo.Service); nil if it names no service. An error
+// names the layer.
+func (c Checked) ServiceNeed() (*ServiceNeed, error) {
+	if c.Info.Service == nil {
+		return nil, nil
+	}
+	need, err := c.Info.Service(c.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Info.Name, err)
+	}
+	return &need, nil
 }

@@ -2,14 +2,12 @@ package experiment_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
@@ -71,35 +69,15 @@ func checkDrops(t *testing.T, rep *experiment.Report) {
 	}
 }
 
-func runSpec(t *testing.T, specFile string, sc experiment.Scenario) *experiment.Report {
-	t.Helper()
-	spec, err := compose.Load(specFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := experiment.Run(context.Background(), "sim", spec, sc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
 // TestDropsPartitionHeal is issue 9's Ricochet replay, smaller: a
 // partition healed 800 ms later. Every packet it cut is a drop by
 // partition, so the recoveries after the heal are of counted drops (before
 // the fix: dropped 0, recovered thousands, "(...00000.0%)").
 func TestDropsPartitionHeal(t *testing.T) {
 	sc := experiment.Default()
-	for k, v := range map[string]string{
-		"nodes": "9", "groups-per-node": "2", "group-size": "3", "rate": "300", "msg-size": "64",
-		"duration": "2s", "drain": "2s", "seed": "632",
-	} {
-		if err := sc.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
 	sc.Faults = []string{"partition:1,3,4,5@900ms", "heal@1700ms"}
-	rep := runSpec(t, "../specs/ricochet.stack", sc)
+	rep := runScenario(t, "../specs/ricochet.stack", sc, "nodes", "9", "groups-per-node", "2", "group-size", "3",
+		"rate", "300", "msg-size", "64", "duration", "2s", "drain", "2s", "seed", "632")
 	checkDrops(t, rep)
 	l := rep.Loss
 	if l.DroppedBy.Partition == 0 || l.Recovered == 0 {
@@ -121,7 +99,7 @@ func TestDropsCrash(t *testing.T) {
 	if err := sc.LoadFile("../specs/gms-crash.scenario"); err != nil {
 		t.Fatal(err)
 	}
-	rep := runSpec(t, "../specs/gms.stack", sc)
+	rep := runScenario(t, "../specs/gms.stack", sc)
 	checkDrops(t, rep)
 	l := rep.Loss
 	if l.DroppedBy.Model != l.DroppedByModel || l.DroppedBy.Model == 0 {

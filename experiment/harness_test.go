@@ -94,13 +94,20 @@ func init() {
 		New: func(compose.Params) (stack.Layer, error) { return &holdLayer{}, nil }})
 }
 
+// run runs spec (a spec string or a .stack file) on the simulator under the
+// default scenario with overrides as stacktool run flags (key, value pairs).
 func run(t *testing.T, spec string, kv ...string) *experiment.Report {
+	t.Helper()
+	return runScenario(t, spec, experiment.Default(), kv...)
+}
+
+// runScenario is run from the scenario sc.
+func runScenario(t *testing.T, spec string, sc experiment.Scenario, kv ...string) *experiment.Report {
 	t.Helper()
 	sp, err := compose.Load(spec)
 	if err != nil {
 		t.Fatalf("compose.Load(%q) = %v", spec, err)
 	}
-	sc := experiment.Default()
 	for i := 0; i < len(kv); i += 2 {
 		if err := sc.Set(kv[i], kv[i+1]); err != nil {
 			t.Fatal(err)

@@ -2,13 +2,13 @@ package experiment
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/spans"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -196,22 +196,7 @@ func (sc *Scenario) placeSites(net *sim.Network) error {
 // for Describe and Flags.
 func (sc *Scenario) siteTexts() (sites, wans []string) {
 	for _, s := range sc.Sites {
-		ns := slices.Clone(s.Nodes)
-		slices.Sort(ns)
-		var parts []string
-		for i := 0; i < len(ns); {
-			j := i
-			for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
-				j++
-			}
-			if j > i {
-				parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
-			} else {
-				parts = append(parts, strconv.Itoa(int(ns[i])))
-			}
-			i = j + 1
-		}
-		sites = append(sites, fmt.Sprintf("%d=%s", s.Site, strings.Join(parts, ",")))
+		sites = append(sites, fmt.Sprintf("%d=%s", s.Site, spans.Format(s.Nodes, ",", "%d", "%d-%d")))
 	}
 	for _, w := range sc.WAN {
 		wans = append(wans, w.text)

@@ -115,49 +115,62 @@ func timerStack(t *testing.T) (*sim.Network, *stack.Stack, *timerLayer) {
 	return net, st, tl
 }
 
-func TestTimersFireInOrderAndStop(t *testing.T) {
-	net, _, tl := timerStack(t)
-	net.At(0, func() {
-		tl.t[2].Reset(30 * time.Millisecond)
-		tl.t[1].Reset(20 * time.Millisecond)
-		tl.t[0].Reset(10 * time.Millisecond)
-		if !tl.t[1].Stop() {
-			t.Error("Stop of a pending timer = false")
+// Timers fire in deadline order, equal deadlines in the order they were
+// set, each once. Stop cancels a pending timer (a second Stop is a no-op);
+// Reset and ResetAt move one, earlier or later; Follow arms, leaves alone a
+// timer already pending at the deadline (its place among ties kept), or
+// stops it at event.Never.
+func TestTimerSchedule(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, c := range []struct {
+		name      string
+		set       func(t *testing.T, tm [3]*stack.Timer)
+		fired, at string
+	}{
+		{"stop", func(t *testing.T, tm [3]*stack.Timer) {
+			tm[2].Reset(ms(30))
+			tm[1].Reset(ms(20))
+			tm[0].Reset(ms(10))
+			if !tm[1].Stop() {
+				t.Error("Stop of a pending timer = false")
+			}
+			if tm[1].Stop() {
+				t.Error("second Stop = true, want false (harmless no-op)")
+			}
+		}, "[1 3]", "[10ms 30ms]"},
+		{"reset moves", func(t *testing.T, tm [3]*stack.Timer) {
+			tm[0].Reset(ms(50))
+			tm[1].Reset(ms(10))
+			tm[2].Reset(ms(20))
+			tm[0].Reset(ms(5))                // earlier
+			tm[1].Reset(ms(40))               // later
+			tm[2].ResetAt(event.Time(ms(40))) // same time as tm[1], set after it
+			if !tm[0].Pending() || tm[0].When() != event.Time(ms(5)) {
+				t.Errorf("t[0] pending=%v when=%v, want true 5ms", tm[0].Pending(), tm[0].When())
+			}
+		}, "[1 2 3]", "[5ms 40ms 40ms]"},
+		{"follow", func(t *testing.T, tm [3]*stack.Timer) {
+			tm[0].Follow(event.Time(ms(10)))
+			tm[1].Follow(event.Time(ms(20)))
+			tm[2].Follow(event.Time(ms(20)))
+			tm[1].Follow(event.Time(ms(20))) // unchanged: still before tm[2]
+			tm[0].Follow(event.Never)
+			if tm[0].Pending() {
+				t.Error("Follow(Never) left the timer pending")
+			}
+		}, "[2 3]", "[20ms 20ms]"},
+	} {
+		net, _, tl := timerStack(t)
+		net.At(0, func() { c.set(t, tl.t) })
+		net.Run(time.Second)
+		if fmt.Sprint(tl.fired) != c.fired || fmt.Sprint(tl.at) != c.at {
+			t.Errorf("%s: fired %v at %v, want %s at %s", c.name, tl.fired, tl.at, c.fired, c.at)
 		}
-		if tl.t[1].Stop() {
-			t.Error("second Stop = true, want false (harmless no-op)")
+		for i, tm := range tl.t {
+			if tm.Pending() {
+				t.Errorf("%s: t[%d] still pending after the run", c.name, i)
+			}
 		}
-	})
-	net.Run(time.Second)
-	if fmt.Sprint(tl.fired) != "[1 3]" {
-		t.Fatalf("fired %v, want [1 3]", tl.fired)
-	}
-	if tl.at[0] != event.Time(10*time.Millisecond) || tl.at[1] != event.Time(30*time.Millisecond) {
-		t.Fatalf("fired at %v, want [10ms 30ms]", tl.at)
-	}
-}
-
-// Reset of a pending timer moves it (earlier or later), it never fires
-// twice, and equal deadlines fire in the order they were set.
-func TestTimerResetMoves(t *testing.T) {
-	net, _, tl := timerStack(t)
-	net.At(0, func() {
-		tl.t[0].Reset(50 * time.Millisecond)
-		tl.t[1].Reset(10 * time.Millisecond)
-		tl.t[2].Reset(20 * time.Millisecond)
-		tl.t[0].Reset(5 * time.Millisecond)                // earlier
-		tl.t[1].Reset(40 * time.Millisecond)               // later
-		tl.t[2].ResetAt(event.Time(40 * time.Millisecond)) // same time as t[1], set after it
-		if !tl.t[0].Pending() || tl.t[0].When() != event.Time(5*time.Millisecond) {
-			t.Errorf("t[0] pending=%v when=%v, want true 5ms", tl.t[0].Pending(), tl.t[0].When())
-		}
-	})
-	net.Run(time.Second)
-	if fmt.Sprint(tl.fired) != "[1 2 3]" || fmt.Sprint(tl.at) != "[5ms 40ms 40ms]" {
-		t.Fatalf("fired %v at %v, want [1 2 3] at [5ms 40ms 40ms]", tl.fired, tl.at)
-	}
-	if tl.t[0].Pending() {
-		t.Fatal("a fired timer still pending")
 	}
 }
 

@@ -33,6 +33,18 @@ func (t *Timer) Reset(d time.Duration) {
 // ResetAt (re)arms the timer to fire at time at.
 func (t *Timer) ResetAt(at event.Time) { t.q.set(t, at) }
 
+// Follow keeps the timer on a deadline that a state machine recomputes
+// after every step: armed at at, or stopped if at is event.Never. A timer
+// already pending at at is left as it is (and keeps its place among ties).
+func (t *Timer) Follow(at event.Time) {
+	switch {
+	case at == event.Never:
+		t.Stop()
+	case !t.Pending() || t.at != at:
+		t.ResetAt(at)
+	}
+}
+
 // Stop disarms the timer. It reports whether the timer was pending; stopping
 // a stopped or fired timer does nothing.
 func (t *Timer) Stop() bool {

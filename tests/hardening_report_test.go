@@ -1,13 +1,10 @@
 package tests
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 )
 
@@ -17,20 +14,7 @@ import (
 // casts as never sent (not lost by the network), explains every missing
 // delivery, and no promise is broken.
 func TestReportStaticCrashBlamesHarness(t *testing.T) {
-	sp, err := compose.Load("../specs/mflow.stack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := experiment.Default()
-	for k, v := range map[string]string{"nodes": "8", "group-size": "4", "groups-per-node": "2", "duration": "3s", "fault": "crash:3@1s"} {
-		if err := sc.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := simRun(t, "../specs/mflow.stack", "", "nodes", "8", "group-size", "4", "groups-per-node", "2", "duration", "3s", "fault", "crash:3@1s")
 	if rep.NeverSent == nil || *rep.NeverSent == 0 {
 		t.Fatalf("never_sent = %v, want the casts mflow held for n3's credit", rep.NeverSent)
 	}

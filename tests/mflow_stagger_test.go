@@ -1,12 +1,10 @@
 package tests
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/layers/mflow"
@@ -17,22 +15,9 @@ import (
 // jitter (issue 13 item 7's set-up), with stagger on or off.
 func staggerRun(t *testing.T, stagger string, rate int) *experiment.Report {
 	t.Helper()
-	spec, err := compose.Parse(fmt.Sprintf("mflow(ack_thresh=26000, stagger=%s) : fifo : reliable", stagger))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := experiment.Default()
-	for _, kv := range [][2]string{{"nodes", "12"}, {"groups-per-node", "1"}, {"group-size", "12"}, {"senders", "1"},
-		{"rate", fmt.Sprint(rate)}, {"msg-size", "1000"}, {"duration", "3s"}, {"drain", "1s"}, {"loss", "none"},
-		{"latency", "2ms"}, {"jitter", "1ms"}, {"seed", "1"}} {
-		if err := sc.Set(kv[0], kv[1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rep, err := experiment.Run(context.Background(), "sim", spec, sc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := simRun(t, fmt.Sprintf("mflow(ack_thresh=26000, stagger=%s) : fifo : reliable", stagger), "",
+		"nodes", "12", "groups-per-node", "1", "group-size", "12", "senders", "1", "rate", fmt.Sprint(rate), "msg-size", "1000",
+		"duration", "3s", "drain", "1s", "loss", "none", "latency", "2ms", "jitter", "1ms", "seed", "1")
 	return rep
 }
 

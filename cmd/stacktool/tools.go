@@ -19,23 +19,27 @@ func init() {
 	}
 }
 
-// toolCommand makes a layer's tool a subcommand with text flags.
+// toolCommand makes a layer's tool a subcommand; the tool parses its own
+// flags (compose.Tool.Parse), like a layer's parameters.
 func toolCommand(t compose.Tool) *cli.Command {
 	flags := make([]cli.Flag, len(t.Flags))
 	for i, f := range t.Flags {
-		flags[i] = &cli.StringFlag{Name: f.Name, Usage: f.Usage, Value: f.Default}
+		flags[i] = &cli.StringFlag{Name: f.Name, Usage: f.Doc, Value: f.Default}
 	}
 	return &cli.Command{
 		Name: t.Name, Usage: t.Usage, Description: t.Description, Flags: flags,
 		Action: func(c *cli.Context) error {
-			vals := make(map[string]string, len(t.Flags))
+			given := map[string]string{}
 			for _, f := range t.Flags {
-				if f.Required && !c.IsSet(f.Name) {
-					return fmt.Errorf("--%s is required (see 'stacktool %s --help')", f.Name, t.Name)
+				if c.IsSet(f.Name) {
+					given[f.Name] = c.String(f.Name)
 				}
-				vals[f.Name] = c.String(f.Name)
 			}
-			return t.Run(vals, c.App.Writer)
+			p, err := t.Parse(given)
+			if err != nil {
+				return fmt.Errorf("%v (see 'stacktool %s --help')", err, t.Name)
+			}
+			return t.Run(p, c.App.Writer)
 		},
 	}
 }

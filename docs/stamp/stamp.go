@@ -13,14 +13,9 @@ import (
 
 func init() {
 	compose.Register(compose.LayerInfo{
-		Name:    "stamp",
-		Summary: "Stamps every application message with its send time and reports the mean one-way latency.",
-		Counters: []compose.CounterDoc{
-			{Name: "stamped", Doc: "messages stamped on the way down"},
-			{Name: "received", Doc: "stamped messages received"},
-			{Name: "latency_us", Doc: "sum of their one-way latencies (microseconds)"},
-			{Name: "malformed", Doc: "messages too short to hold a stamp (dropped)"},
-		},
+		Name:     "stamp",
+		Summary:  "Stamps every application message with its send time and reports the mean one-way latency.",
+		Counters: compose.CountersOf(counters{}),
 		Summarize: func(c compose.Counters) compose.Summary {
 			var s compose.Summary
 			if n := c.Total["received"]; n > 0 {
@@ -37,17 +32,25 @@ const size = 8
 
 // Layer is one node's stamp layer.
 type Layer struct {
-	stack.Base                            // passes every other event through
-	stamped, received, latency, malformed *stack.Counter
+	stack.Base // passes every other event through
+	c          counters
+}
+
+// counters are what stamp counts, each named and explained once: the
+// registration documents them (compose.CountersOf), Init binds them.
+type counters struct {
+	Stamped   *stack.Counter `counter:"stamped" doc:"messages stamped on the way down"`
+	Received  *stack.Counter `counter:"received" doc:"stamped messages received"`
+	Latency   *stack.Counter `counter:"latency_us" doc:"sum of their one-way latencies (microseconds)"`
+	Malformed *stack.Counter `counter:"malformed" doc:"messages too short to hold a stamp (dropped)"`
 }
 
 var _ stack.HeaderSizer = (*Layer)(nil)
 
-// Init registers the counters.
+// Init takes the counters.
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
-	l.stamped, l.received = ctx.Counter("stamped"), ctx.Counter("received")
-	l.latency, l.malformed = ctx.Counter("latency_us"), ctx.Counter("malformed")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -58,7 +61,7 @@ func (l *Layer) HeaderSize() int { return size }
 func (l *Layer) Down(ev *event.Event) {
 	if ev.Kind.IsData() && !ev.Control && ev.Msg != nil {
 		binary.BigEndian.PutUint64(ev.Msg.Prepend(size), uint64(l.Ctx.Now()))
-		l.stamped.Inc()
+		l.c.Stamped.Inc()
 	}
 	l.Ctx.Down(ev)
 }
@@ -68,15 +71,15 @@ func (l *Layer) Up(ev *event.Event) {
 	if ev.Kind.IsData() && !ev.Control && ev.Msg != nil {
 		b, err := ev.Msg.Consume(size)
 		if err != nil { // a packet from the network is never trusted
-			l.malformed.Inc()
+			l.c.Malformed.Inc()
 			if l.Ctx.Logging() {
 				l.Ctx.Logf("stamp: dropping %v from %v: %v", ev.Kind, ev.Peer, err)
 			}
 			ev.Msg.Release()
 			return
 		}
-		l.received.Inc()
-		l.latency.Add(int64(l.Ctx.Now()-event.Time(binary.BigEndian.Uint64(b))) / 1000)
+		l.c.Received.Inc()
+		l.c.Latency.Add(int64(l.Ctx.Now()-event.Time(binary.BigEndian.Uint64(b))) / 1000)
 	}
 	l.Ctx.Up(ev)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/spans"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -140,21 +141,4 @@ func DescribeStats(s sim.Stats) string {
 }
 
 // DescribeSeqs prints message numbers, runs as ranges: "#1 #3..#5".
-func DescribeSeqs(seqs []uint32) string {
-	seqs = slices.Clone(seqs)
-	slices.Sort(seqs)
-	var parts []string
-	for i := 0; i < len(seqs); {
-		j := i
-		for j+1 < len(seqs) && seqs[j+1] == seqs[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("#%d..#%d", seqs[i], seqs[j]))
-		} else {
-			parts = append(parts, fmt.Sprintf("#%d", seqs[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, " ")
-}
+func DescribeSeqs(seqs []uint32) string { return spans.Format(seqs, " ", "#%d", "#%d..#%d") }

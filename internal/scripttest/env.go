@@ -359,29 +359,16 @@ func (e *Env) cmdSpec(args []string) error {
 		return err
 	}
 	e.fifo = slices.Contains(compose.Gives(ls), compose.FIFO)
-	// A spec whose layers give views gets the membership service: its id
-	// and timing are the member layer's parameters of the same names.
-	for _, c := range ls {
-		if !slices.Contains(c.Info.Gives, compose.Views) || c.Info.Param("service") == nil {
-			continue
-		}
-		e.service = event.NodeID(c.Params.Int("service"))
-		svc, ok := compose.Lookup(c.Info.Name + "_service")
-		if !ok {
-			return fmt.Errorf("layer %s gives views but no %s_service layer is registered", c.Info.Name, c.Info.Name)
-		}
-		var params []string
-		for _, p := range svc.Params {
-			if c.Info.Param(p.Name) != nil {
-				params = append(params, p.Name+"="+c.Params.Text(p.Name))
-			}
-		}
-		src := svc.Name
-		if len(params) > 0 {
-			src += "(" + strings.Join(params, ", ") + ")"
-		}
-		if e.svcSpec, err = compose.Parse(src); err != nil {
-			return fmt.Errorf("service spec %q: %v", src, err)
+	// A spec whose layers name a membership service (gms) gets it, as the
+	// simulator's runs do: its id and spec are what the layer asks for.
+	need, _, err := compose.ServiceNeedOf(ls)
+	if err != nil {
+		return err
+	}
+	if need != nil {
+		e.service = need.Node
+		if e.svcSpec, err = compose.Parse(need.Spec); err != nil {
+			return fmt.Errorf("service spec %q: %v", need.Spec, err)
 		}
 	}
 	e.spec, e.specText = sp, sp.String()

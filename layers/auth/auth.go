@@ -99,7 +99,7 @@ type Layer struct {
 	sum    [sha256.Size * 2]byte
 	nonce  [12]byte
 
-	ok, badTag, replayed, noKey, malformed, full, passed, rotated *stack.Counter
+	c counters
 }
 
 // New makes a layer. The key must be at least 16 bytes.
@@ -128,14 +128,7 @@ func (l *Layer) HeaderSize() int {
 // Init keeps the context and makes the counters.
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
-	l.ok = ctx.Counter("verified")
-	l.badTag = ctx.Counter("bad_tag")
-	l.replayed = ctx.Counter("replayed")
-	l.noKey = ctx.Counter("no_key")
-	l.malformed = ctx.Counter("malformed")
-	l.full = ctx.Counter("senders_full")
-	l.passed = ctx.Counter("membership_unauthenticated")
-	l.rotated = ctx.Counter("rotations")
+	ctx.BindCounters(&l.c)
 	// A node that restarts starts its counter above the one it had, as long
 	// as the clock moves on (over UDP it is the real clock): receivers would
 	// otherwise refuse its packets as replays, and AES-GCM would reuse nonces.
@@ -195,7 +188,7 @@ func (l *Layer) rotate(v *event.ViewInfo) {
 	}
 	ks.next = nil
 	ks.prev = old
-	l.rotated.Inc()
+	l.c.Rotations.Inc()
 }
 
 // lookup finds the key for a received epoch.
@@ -314,7 +307,7 @@ func (l *Layer) Up(ev *event.Event) {
 	case event.Membership:
 		// The membership service's own stack does not run auth (yet):
 		// its packets pass unauthenticated, counted.
-		l.passed.Inc()
+		l.c.Unauthenticated.Inc()
 	case event.View:
 		l.rotate(ev.View)
 	}
@@ -324,15 +317,15 @@ func (l *Layer) Up(ev *event.Event) {
 func (l *Layer) count(err error) {
 	switch err {
 	case ErrMalformed:
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 	case ErrNoKey:
-		l.noKey.Inc()
+		l.c.NoKey.Inc()
 	case ErrBadTag:
-		l.badTag.Inc()
+		l.c.BadTag.Inc()
 	case ErrReplayed:
-		l.replayed.Inc()
+		l.c.Replayed.Inc()
 	case ErrFull:
-		l.full.Inc()
+		l.c.SendersFull.Inc()
 	}
 }
 
@@ -382,7 +375,7 @@ func (l *Layer) Open(ev *event.Event) error {
 		l.wins[ev.Peer] = w
 	}
 	w.mark(seq)
-	l.ok.Inc()
+	l.c.Verified.Inc()
 	return nil
 }
 

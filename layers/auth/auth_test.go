@@ -118,7 +118,7 @@ func TestReplayTamperAndRotation(t *testing.T) {
 			if want := []string{"g5/n1:hello", "g5/n1:hello2"}; !slices.Equal(p.delivered, want) {
 				t.Fatalf("delivered %q, want %q", p.delivered, want)
 			}
-			if r, b := p.rl.replayed.Value(), p.rl.badTag.Value(); r != 1 || b != 2 {
+			if r, b := p.rl.c.Replayed.Value(), p.rl.c.BadTag.Value(); r != 1 || b != 2 {
 				t.Errorf("replayed %d, bad_tag %d; want 1 and 2", r, b)
 			}
 			// A packet sealed under view 1, arriving after view 2: accepted
@@ -135,8 +135,8 @@ func TestReplayTamperAndRotation(t *testing.T) {
 			if want := []string{"g5/n1:hello", "g5/n1:hello2", "g5/n1:late", "g5/n1:new"}; !slices.Equal(p.delivered, want) {
 				t.Errorf("delivered %q, want %q", p.delivered, want)
 			}
-			if p.rl.noKey.Value() != 1 || p.rl.rotated.Value() != 2 {
-				t.Errorf("no_key %d, rotations %d; want 1 and 2", p.rl.noKey.Value(), p.rl.rotated.Value())
+			if p.rl.c.NoKey.Value() != 1 || p.rl.c.Rotations.Value() != 2 {
+				t.Errorf("no_key %d, rotations %d; want 1 and 2", p.rl.c.NoKey.Value(), p.rl.c.Rotations.Value())
 			}
 		})
 	}

@@ -29,16 +29,7 @@ func init() {
 		},
 		Bottom: "it authenticates the frame the stack writes (group, source, kind) and every byte of the layers " +
 			"above, so a layer below it would send and accept packets nothing has covered",
-		Counters: []compose.CounterDoc{
-			{Name: "verified", Doc: "packets whose tag verified"},
-			{Name: "bad_tag", Doc: "packets dropped: tag missing, wrong key or tampered"},
-			{Name: "replayed", Doc: "packets dropped: sequence number already seen or older than the window (checked before the tag, so a forgery reusing a seen number counts here)"},
-			{Name: "no_key", Doc: "packets dropped: their view's key has expired (past the grace period)"},
-			{Name: "malformed", Doc: "packets dropped: auth header short or of another version or mode"},
-			{Name: "senders_full", Doc: "packets dropped: a new sender while max_senders windows are kept"},
-			{Name: "membership_unauthenticated", Doc: "membership-service packets passed without a tag (the service's stack runs no auth)"},
-			{Name: "rotations", Doc: "view changes that installed a new key"},
-		},
+		Counters:  compose.CountersOf(counters{}),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
 			key, err := ReadKey(p.String("key_file"))
@@ -83,4 +74,17 @@ func ReadKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("auth: key_file %s holds %d bytes; a key needs at least 16 (or 64 hex digits)", path, len(b))
 	}
 	return b, nil
+}
+
+// counters are what auth counts: its registration documents them from these
+// tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Verified        *stack.Counter `counter:"verified" doc:"packets whose tag verified"`
+	BadTag          *stack.Counter `counter:"bad_tag" doc:"packets dropped: tag missing, wrong key or tampered"`
+	Replayed        *stack.Counter `counter:"replayed" doc:"packets dropped: sequence number already seen or older than the window (checked before the tag, so a forgery reusing a seen number counts here)"`
+	NoKey           *stack.Counter `counter:"no_key" doc:"packets dropped: their view's key has expired (past the grace period)"`
+	Malformed       *stack.Counter `counter:"malformed" doc:"packets dropped: auth header short or of another version or mode"`
+	SendersFull     *stack.Counter `counter:"senders_full" doc:"packets dropped: a new sender while max_senders windows are kept"`
+	Unauthenticated *stack.Counter `counter:"membership_unauthenticated" doc:"membership-service packets passed without a tag (the service's stack runs no auth)"`
+	Rotations       *stack.Counter `counter:"rotations" doc:"view changes that installed a new key"`
 }

@@ -27,7 +27,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/pairindex"
 	"github.com/layercast/layercast/internal/seqwin"
@@ -35,38 +34,6 @@ import (
 )
 
 var errSeq = errors.New("fifo: inconsistent sequence numbers from the layer below")
-
-func init() {
-	compose.Register(compose.LayerInfo{
-		Name: "fifo",
-		Summary: "Delivers each sender's messages to a group in the order they were sent. The layer below numbers " +
-			"each sender's casts and says where a sender's stream starts for a member that joined; receivers hold early " +
-			"arrivals in a bounded reorder buffer until the reliable layer below fills the gap.",
-		Params: []compose.Param{
-			{Name: "max_reorder", Type: compose.Int, Default: "4096", Doc: "messages held per sender while waiting for an earlier one", Min: 1, Max: 1 << 24},
-			{Name: "max_reorder_bytes", Type: compose.Size, Default: "16MB", Doc: "bytes held per sender while waiting for an earlier one, each message counted with its buffer (at least 1.5 KB and headers; a lone larger message is still held); the default holds reliable's whole default window of messages up to about 2 KB. " +
-				"On overflow of either bound the missing messages at the head of the stream are given up and reported lost (counters overflow, skipped; " +
-				"late counts those that arrive afterwards) and the held ones delivered in order: the stream never waits for a message it dropped", Min: 1, Max: 1 << 40},
-		},
-		Needs: []compose.Property{compose.Reliable, compose.Sequenced},
-		Gives: []compose.Property{compose.FIFO},
-		Counters: []compose.CounterDoc{
-			{Name: "delivered", Doc: "messages delivered up in order"},
-			{Name: "reordered", Doc: "messages that arrived early and were held for the gap before them"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes held out of order at once"},
-			{Name: "buffer_bytes", Kind: compose.Gauge, Doc: "bytes held out of order at the end"},
-			{Name: "released", Doc: "held messages let go when their sender left the view"},
-			{Name: "malformed", Doc: "casts whose sequence number and stream start from the layer below did not fit together"},
-			{Name: "overflow", Doc: "times a stream's reorder bounds overflowed and its head gap was given up"},
-			{Name: "non_member", Doc: "messages from senders outside the view"},
-			{Name: "skipped", Doc: "messages given up on overflow (reported lost)"},
-			{Name: "late", Doc: "messages that arrived after they were given up"},
-		},
-		New: func(p compose.Params) (stack.Layer, error) {
-			return New(p.Int("max_reorder"), int64(p.Int("max_reorder_bytes"))), nil
-		},
-	})
-}
 
 // Layer is the fifo layer of one node.
 type Layer struct {
@@ -77,8 +44,7 @@ type Layer struct {
 	groups          map[event.GroupID]*group
 	held            int64 // bytes in every reorder buffer
 
-	delivered, reordered, peak, bufBytes, dropped, malformed, overflow, nonMember *stack.Counter
-	skipped, late                                                                 *stack.Counter
+	c counters
 
 	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
 	stale bool                      // hits needs rebuilding before its next use (see index.go)
@@ -113,16 +79,7 @@ var _ stack.Layer = (*Layer)(nil)
 // Init implements stack.Layer.
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx, l.self = ctx, ctx.Self()
-	l.delivered = ctx.Counter("delivered")
-	l.reordered = ctx.Counter("reordered")
-	l.peak = ctx.Counter("peak_buffer_bytes")
-	l.bufBytes = ctx.Counter("buffer_bytes")
-	l.dropped = ctx.Counter("released")
-	l.malformed = ctx.Counter("malformed")
-	l.overflow = ctx.Counter("overflow")
-	l.nonMember = ctx.Counter("non_member")
-	l.skipped = ctx.Counter("skipped")
-	l.late = ctx.Counter("late")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -197,7 +154,7 @@ func (l *Layer) release(s *sender) {
 	s.ring.Clear(func(m *event.Message) {
 		l.hold(-event.HeldCost(m.Len()))
 		m.Release()
-		l.dropped.Inc()
+		l.c.Released.Inc()
 	})
 	s.bytes = 0
 }
@@ -206,8 +163,8 @@ func (l *Layer) release(s *sender) {
 // of its length, and a held message is kept compact (event.Message.Compact).
 func (l *Layer) hold(d int64) {
 	l.held += d
-	l.bufBytes.Set(l.held)
-	l.peak.Max(l.held)
+	l.c.BufBytes.Set(l.held)
+	l.c.Peak.Max(l.held)
 }
 
 // dataUp orders a sequenced cast: the layer below delivers each message
@@ -215,7 +172,7 @@ func (l *Layer) hold(d int64) {
 func (l *Layer) dataUp(ev *event.Event) {
 	m, seq := ev.Msg, ev.Seq
 	if ev.Start == 0 || ev.Start > seq {
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("dropping a cast from %v: %v (seq %d, start %d)", ev.Peer, errSeq, seq, ev.Start)
 		}
@@ -224,7 +181,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	e := l.lookup(ev.Group, ev.Peer)
 	if e == nil {
-		l.nonMember.Inc()
+		l.c.NonMember.Inc()
 		m.Release()
 		return
 	}
@@ -246,7 +203,7 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 	if seq < s.next {
 		// before our start, or given up on overflow and arriving late
 		if s.gaveUp && seq >= s.skipFrom {
-			l.late.Inc()
+			l.c.Late.Inc()
 		}
 		m.Release()
 		return
@@ -269,7 +226,7 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 		return
 	}
 	s.bytes += event.HeldCost(m.Len())
-	l.reordered.Inc()
+	l.c.Reordered.Inc()
 	l.hold(event.HeldCost(m.Len()))
 }
 
@@ -303,8 +260,8 @@ func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, siz
 			to = s.next + uint32(k)
 			s.ring.Skip(k)
 		}
-		l.overflow.Inc()
-		l.skipped.Add(int64(to - s.next))
+		l.c.Overflow.Inc()
+		l.c.Skipped.Add(int64(to - s.next))
 		if !s.gaveUp {
 			s.gaveUp, s.skipFrom = true, s.next
 		}
@@ -316,7 +273,7 @@ func (l *Layer) makeRoom(g *group, from event.NodeID, s *sender, seq uint32, siz
 }
 
 func (l *Layer) deliver(g *group, from event.NodeID, m *event.Message) {
-	l.delivered.Inc()
+	l.c.Delivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g.id, Peer: from, Msg: m})
 }
 

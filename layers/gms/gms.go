@@ -96,7 +96,7 @@ type Layer struct {
 	codec  *codecState
 	in     wireMsg
 
-	heartbeats, requests, retries, updates, viewsIn, removed, malformed, resyncs, probes, refused, suspects *stack.Counter
+	c counters
 }
 
 // New makes a gms layer.
@@ -136,17 +136,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.regions = map[event.RegionID]*event.RegionView{}
 	l.codec = newCodec()
 	l.wantDirty = true
-	l.heartbeats = ctx.Counter("heartbeats_sent")
-	l.requests = ctx.Counter("requests_sent")
-	l.retries = ctx.Counter("request_retries")
-	l.updates = ctx.Counter("updates_received")
-	l.viewsIn = ctx.Counter("views_installed")
-	l.removed = ctx.Counter("removed_rejoined")
-	l.malformed = ctx.Counter("malformed")
-	l.resyncs = ctx.Counter("full_updates")
-	l.probes = ctx.Counter("probes_answered")
-	l.refused = ctx.Counter("joins_refused")
-	l.suspects = ctx.Counter("suspects_reported")
+	ctx.BindCounters(&l.c)
 	l.hbT = ctx.NewTimer(l.heartbeatTimer)
 	l.retryT = ctx.NewTimer(l.retryTimer)
 	l.hbT.Reset(0)
@@ -188,7 +178,7 @@ func (l *Layer) Down(ev *event.Event) {
 		// A layer above lost touch with a node (hop's dead link): tell
 		// the service, which probes it at once.
 		if n := ev.Peer; n != event.NoNode && n != l.Ctx.Self() && !l.gone {
-			l.suspects.Inc()
+			l.c.Suspects.Inc()
 			l.send(&wireMsg{T: msgSuspect, Inc: l.inc, Peers: []event.NodeID{n}})
 		}
 		return
@@ -204,7 +194,7 @@ func (l *Layer) Up(ev *event.Event) {
 	}
 	defer ev.Msg.Release()
 	if ev.Peer != l.cfg.Service {
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("membership packet from %v, not from the service %v: dropped", ev.Peer, l.cfg.Service)
 		}
@@ -212,7 +202,7 @@ func (l *Layer) Up(ev *event.Event) {
 	}
 	m := &l.in
 	if err := l.codec.decode(ev.Msg.Bytes(), m); err != nil {
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("%v", err)
 		}
@@ -237,14 +227,14 @@ func (l *Layer) Up(ev *event.Event) {
 		// Suspected: answer at once so that the service does not remove
 		// a live node whose heartbeats were lost.
 		if !l.gone {
-			l.probes.Inc()
+			l.c.Probes.Inc()
 			l.Ctx.Up(&event.Event{Kind: event.Suspect, Peer: l.Ctx.Self()})
 			l.heartbeat()
 		}
 	case msgUpdate:
 		l.receiveUpdate(m)
 	default:
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 	}
 }
 
@@ -269,7 +259,7 @@ func (l *Layer) retryTimer() {
 		return
 	}
 	if l.flight != nil {
-		l.retries.Inc()
+		l.c.Retries.Inc()
 		l.send(l.flight)
 		l.retryT.Reset(l.cfg.Retry)
 	}
@@ -280,7 +270,7 @@ func (l *Layer) retryTimer() {
 // of us and tells us to join again if they differ (a removal notice that
 // was lost, or a removal before our first view: issue 8 item 3).
 func (l *Layer) heartbeat() {
-	l.heartbeats.Inc()
+	l.c.Heartbeats.Inc()
 	m := &wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout),
 		Suspect: int64(l.cfg.SuspectTimeout), Interval: int64(l.cfg.Heartbeat), Member: len(l.views) > 0, Site: l.Ctx.Site()}
 	if l.flight == nil && len(l.pending) == 0 {
@@ -303,7 +293,7 @@ func (l *Layer) refuse(gs []event.GroupID) {
 			}
 			delete(l.desired, g)
 			l.wantDirty = true
-			l.refused.Inc()
+			l.c.Refused.Inc()
 			l.Ctx.Logf("the membership service refused to add this node to %v (its bounds)", g)
 		}
 	}
@@ -326,7 +316,7 @@ func (l *Layer) request() {
 	clear(l.pending)
 	l.flight = m
 	l.since = l.Ctx.Now()
-	l.requests.Inc()
+	l.c.Requests.Inc()
 	l.send(m)
 	l.retryT.Reset(l.cfg.Retry)
 }
@@ -340,7 +330,7 @@ func (l *Layer) request() {
 // the group, so that nothing of the old life (floors, buffers, FIFO
 // positions) survives into the view that readmits it.
 func (l *Layer) rejoin() {
-	l.removed.Inc()
+	l.c.RemovedRejoined.Inc()
 	l.Ctx.Logf("the membership service removed this node; joining %d groups again", len(l.desired))
 	self := l.Ctx.Self()
 	for _, g := range slices.Sorted(maps.Keys(l.views)) {
@@ -436,10 +426,10 @@ func (l *Layer) receiveUpdate(m *wireMsg) {
 // update applies one update (or one part of it) from the service.
 func (l *Layer) update(m *wireMsg) {
 	l.applied = m.Seq
-	l.updates.Inc()
+	l.c.Updates.Inc()
 	self := l.Ctx.Self()
 	if m.Full {
-		l.resyncs.Inc()
+		l.c.FullUpdates.Inc()
 		l.fullIn = map[event.GroupID]bool{}
 	}
 	if l.fullIn != nil {
@@ -518,7 +508,7 @@ func (l *Layer) wants(gs []event.GroupID) bool {
 }
 
 func (l *Layer) emitView(v *event.ViewInfo) {
-	l.viewsIn.Inc()
+	l.c.ViewsInstalled.Inc()
 	l.dirty = true
 	l.Ctx.Up(&event.Event{Kind: event.View, Group: v.Group, View: v})
 }

@@ -315,7 +315,7 @@ func TestMistakenRemovalRejoins(t *testing.T) {
 	if got := c.svc.Service().Index().Groups(1); !slices.Equal(got, []event.GroupID{7, 8}) {
 		t.Fatalf("after unmuting, n1 is in %v, want [7 8]", got)
 	}
-	if c.nodes[1].gms.removed.Value() == 0 {
+	if c.nodes[1].gms.c.RemovedRejoined.Value() == 0 {
 		t.Errorf("n1 did not count a removal")
 	}
 	c.checkConsistent(ids(1, 2, 3))
@@ -331,7 +331,7 @@ func TestLostUpdatesResync(t *testing.T) {
 	c.net.Run(500 * time.Millisecond)
 	c.missUpdates(2, 4, 1)
 	c.net.Run(time.Second)
-	if c.nodes[2].gms.resyncs.Value() == 0 {
+	if c.nodes[2].gms.c.FullUpdates.Value() == 0 {
 		t.Errorf("n2 got no full update")
 	}
 	c.checkConsistent(ids(1, 2, 3, 4))
@@ -369,7 +369,7 @@ func TestMalformedPackets(t *testing.T) {
 	if got := st.Malformed + st.Unexpected; got < int64(len(bad))-1 { // the 1-view update is well formed
 		t.Errorf("service counted %d bad packets of %d", got, len(bad))
 	}
-	if got := c.nodes[1].gms.malformed.Value(); got < int64(len(bad)) {
+	if got := c.nodes[1].gms.c.Malformed.Value(); got < int64(len(bad)) {
 		t.Errorf("node counted %d bad packets of %d", got, len(bad)+1)
 	}
 	c.net.Run(300 * time.Millisecond)

@@ -338,8 +338,8 @@ func TestFullUpdateInPartsRemovesNothing(t *testing.T) {
 	mark := len(c.nodes[2].rec.history)
 	c.missUpdates(2, 4)
 	c.net.Run(time.Second)
-	if c.nodes[2].gms.resyncs.Value() == 0 || c.svc.Service().Stats().SplitParts == 0 {
-		t.Fatalf("no full update in parts (resyncs %d, split parts %d)", c.nodes[2].gms.resyncs.Value(), c.svc.Service().Stats().SplitParts)
+	if c.nodes[2].gms.c.FullUpdates.Value() == 0 || c.svc.Service().Stats().SplitParts == 0 {
+		t.Fatalf("no full update in parts (resyncs %d, split parts %d)", c.nodes[2].gms.c.FullUpdates.Value(), c.svc.Service().Stats().SplitParts)
 	}
 	for _, v := range c.nodes[2].rec.history[mark:] {
 		if !v.Has(2) {

@@ -24,21 +24,9 @@ func init() {
 			{Name: "retry", Type: compose.Duration, Default: DefaultRetry.String(), Doc: "wait for an acknowledgement before a join or leave request is sent again", Min: 0.001, Max: 60},
 			{Name: "view_interval", Type: compose.Duration, Default: DefaultViewInterval.String(), Doc: "the view_interval the simulator gives the membership service it starts for this stack (the harness builds that service as gms_service(view_interval=..., fd_timeout=..., suspect_timeout=...) from this layer's values; stacktool gms has its own flag); the member layer itself does not use it", Min: 0, Max: 3600},
 		},
-		Gives: []compose.Property{compose.Views, compose.Regions},
-		Counters: []compose.CounterDoc{
-			{Name: "heartbeats_sent", Doc: "heartbeats sent to the service"},
-			{Name: "requests_sent", Doc: "join and leave requests sent"},
-			{Name: "request_retries", Doc: "join and leave requests sent again for want of an acknowledgement"},
-			{Name: "updates_received", Doc: "view updates received from the service"},
-			{Name: "views_installed", Doc: "group views installed (View events sent up)"},
-			{Name: "removed_rejoined", Doc: "times the service had removed this node and it joined its groups again"},
-			{Name: "malformed", Doc: "packets from the service that did not decode"},
-			{Name: "full_updates", Doc: "full state updates asked for after a gap in the service's updates"},
-			{Name: "probes_answered", Doc: "probes of a suspecting service answered"},
-			{Name: "joins_refused", Doc: "joins the service refused (bounds)"},
-			{Name: "suspects_reported", Doc: "nodes a layer above reported unreachable (hop's dead links), passed on to the service"},
-		},
-		Service: serviceNeed,
+		Gives:    []compose.Property{compose.Views, compose.Regions},
+		Counters: compose.CountersOf(counters{}),
+		Service:  serviceNeed,
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				Service:   event.NodeID(p.Int("service")),
@@ -67,21 +55,10 @@ func init() {
 			{Name: "suspect_timeout", Type: compose.Duration, Default: "0s", Doc: "probing of a suspect before its removal, for nodes whose heartbeats declare none (0: equal to fd_timeout)", Min: 0, Max: 3600},
 		},
 		Role: compose.ServiceRole, // the membership server's stack, never a member's
-		Counters: []compose.CounterDoc{
-			{Name: "views_installed", Kind: compose.Gauge, Doc: "views the service has installed, over all groups"},
-			{Name: "node_updates", Doc: "updates sent to nodes"},
-			{Name: "nodes_failed", Doc: "nodes declared failed and removed"},
-			{Name: "malformed", Doc: "packets that did not decode"},
-			{Name: "packets_sent", Doc: "packets the service sent"},
-			{Name: "nodes_suspected", Doc: "nodes suspected after fd_timeout of silence"},
-			{Name: "suspicions_cleared", Doc: "suspected nodes that answered a probe in time"},
-			{Name: "probes_sent", Doc: "probes sent to suspected nodes"},
-			{Name: "nodes_told_to_rejoin", Doc: "removed nodes that spoke and were told to join again"},
-			{Name: "refused_by_bounds", Doc: "joins refused because a group or the service was full"},
-			{Name: "timeouts_clamped", Doc: "timeouts declared by nodes that were out of range and clamped"},
-			{Name: "crash_removals", Kind: compose.Gauge, Doc: "crashes whose removal the simulator harness observed (set by the harness, not the service)"},
-			{Name: "crash_removal_max_us", Kind: compose.Peak, Doc: "longest time, in microseconds, from a crash until every surviving member held views without the node (set by the harness)"},
-		},
+		Counters: append(compose.CountersOf(serviceCounters{}),
+			compose.CounterDoc{Name: "crash_removals", Kind: compose.Gauge, Doc: "crashes whose removal the simulator harness observed (set by the harness, not the service)"},
+			compose.CounterDoc{Name: "crash_removal_max_us", Kind: compose.Peak, Doc: "longest time, in microseconds, from a crash until every surviving member held views without the node (set by the harness)"},
+		),
 		New: func(p compose.Params) (stack.Layer, error) {
 			return NewServiceLayer(ServiceConfig{ViewInterval: p.Duration("view_interval"), FDTimeout: p.Duration("fd_timeout"), SuspectTimeout: p.Duration("suspect_timeout")}), nil
 		},
@@ -105,4 +82,38 @@ func serviceNeed(p compose.Params) (compose.ServiceNeed, error) {
 		RemovalBound: fd + eff + vi,
 		RemovalWords: fmt.Sprintf("fd_timeout %v + suspect_timeout %v + view_interval %v", fd, eff, vi),
 	}, nil
+}
+
+// counters are what the member layer counts: its registration documents them
+// from these tags (compose.CountersOf) and Init binds them
+// (stack.Context.BindCounters).
+type counters struct {
+	Heartbeats      *stack.Counter `counter:"heartbeats_sent" doc:"heartbeats sent to the service"`
+	Requests        *stack.Counter `counter:"requests_sent" doc:"join and leave requests sent"`
+	Retries         *stack.Counter `counter:"request_retries" doc:"join and leave requests sent again for want of an acknowledgement"`
+	Updates         *stack.Counter `counter:"updates_received" doc:"view updates received from the service"`
+	ViewsInstalled  *stack.Counter `counter:"views_installed" doc:"group views installed (View events sent up)"`
+	RemovedRejoined *stack.Counter `counter:"removed_rejoined" doc:"times the service had removed this node and it joined its groups again"`
+	Malformed       *stack.Counter `counter:"malformed" doc:"packets from the service that did not decode"`
+	FullUpdates     *stack.Counter `counter:"full_updates" doc:"full state updates asked for after a gap in the service's updates"`
+	Probes          *stack.Counter `counter:"probes_answered" doc:"probes of a suspecting service answered"`
+	Refused         *stack.Counter `counter:"joins_refused" doc:"joins the service refused (bounds)"`
+	Suspects        *stack.Counter `counter:"suspects_reported" doc:"nodes a layer above reported unreachable (hop's dead links), passed on to the service"`
+}
+
+// serviceCounters are what the service layer counts: its registration
+// documents them from these tags (compose.CountersOf) and Init binds them
+// (stack.Context.BindCounters). Each is set from the Service's Stats.
+type serviceCounters struct {
+	Views     *stack.Counter `counter:"views_installed" kind:"gauge" doc:"views the service has installed, over all groups"`
+	Updates   *stack.Counter `counter:"node_updates" doc:"updates sent to nodes"`
+	Failed    *stack.Counter `counter:"nodes_failed" doc:"nodes declared failed and removed"`
+	Malformed *stack.Counter `counter:"malformed" doc:"packets that did not decode"`
+	Packets   *stack.Counter `counter:"packets_sent" doc:"packets the service sent"`
+	Suspected *stack.Counter `counter:"nodes_suspected" doc:"nodes suspected after fd_timeout of silence"`
+	Cleared   *stack.Counter `counter:"suspicions_cleared" doc:"suspected nodes that answered a probe in time"`
+	Probes    *stack.Counter `counter:"probes_sent" doc:"probes sent to suspected nodes"`
+	Resets    *stack.Counter `counter:"nodes_told_to_rejoin" doc:"removed nodes that spoke and were told to join again"`
+	Refused   *stack.Counter `counter:"refused_by_bounds" doc:"joins refused because a group or the service was full"`
+	Clamped   *stack.Counter `counter:"timeouts_clamped" doc:"timeouts declared by nodes that were out of range and clamped"`
 }

@@ -18,16 +18,14 @@ type ServiceLayer struct {
 	Config ServiceConfig
 	svc    *Service
 
-	timer   *stack.Timer
-	timerAt event.Time
+	timer *stack.Timer // follows the service's next deadline
 
-	views, updates, failed, malformed, packets           *stack.Counter
-	suspected, cleared, probes, resets, refused, clamped *stack.Counter
+	c serviceCounters
 }
 
 // NewServiceLayer makes a service layer; Init builds the Service.
 func NewServiceLayer(cfg ServiceConfig) *ServiceLayer {
-	return &ServiceLayer{Config: cfg, timerAt: event.Never}
+	return &ServiceLayer{Config: cfg}
 }
 
 // Service is the state machine inside (nil before Init).
@@ -50,17 +48,7 @@ func (l *ServiceLayer) Init(ctx *stack.Context) error {
 		return err
 	}
 	l.svc = svc
-	l.views = ctx.Counter("views_installed")
-	l.updates = ctx.Counter("node_updates")
-	l.failed = ctx.Counter("nodes_failed")
-	l.malformed = ctx.Counter("malformed")
-	l.packets = ctx.Counter("packets_sent")
-	l.suspected = ctx.Counter("nodes_suspected")
-	l.cleared = ctx.Counter("suspicions_cleared")
-	l.probes = ctx.Counter("probes_sent")
-	l.resets = ctx.Counter("nodes_told_to_rejoin")
-	l.refused = ctx.Counter("refused_by_bounds")
-	l.clamped = ctx.Counter("timeouts_clamped")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -83,7 +71,6 @@ func (l *ServiceLayer) Up(ev *event.Event) {
 
 // wake runs the failure detector and pending installations.
 func (l *ServiceLayer) wake() {
-	l.timerAt = event.Never
 	l.svc.Tick(l.Ctx.Now())
 	l.after()
 }
@@ -97,27 +84,18 @@ func (l *ServiceLayer) Record(name string, v int64) { l.Ctx.Counter(name).Set(v)
 // after refreshes the counters and the wake-up timer.
 func (l *ServiceLayer) after() {
 	st := l.svc.Stats()
-	l.views.Set(st.Views)
-	l.updates.Set(st.NodeUpdates)
-	l.failed.Set(st.Failed)
-	l.malformed.Set(st.Malformed + st.Unexpected)
-	l.packets.Set(st.Packets)
-	l.suspected.Set(st.Suspected)
-	l.cleared.Set(st.Cleared)
-	l.probes.Set(st.Probes)
-	l.resets.Set(st.Resets)
-	l.refused.Set(st.Refused)
-	l.clamped.Set(st.Clamped)
-	t := l.svc.Next()
-	if t == l.timerAt {
-		return
-	}
-	l.timerAt = t
-	if t == event.Never {
-		l.timer.Stop()
-	} else {
-		l.timer.ResetAt(t)
-	}
+	l.c.Views.Set(st.Views)
+	l.c.Updates.Set(st.NodeUpdates)
+	l.c.Failed.Set(st.Failed)
+	l.c.Malformed.Set(st.Malformed + st.Unexpected)
+	l.c.Packets.Set(st.Packets)
+	l.c.Suspected.Set(st.Suspected)
+	l.c.Cleared.Set(st.Cleared)
+	l.c.Probes.Set(st.Probes)
+	l.c.Resets.Set(st.Resets)
+	l.c.Refused.Set(st.Refused)
+	l.c.Clamped.Set(st.Clamped)
+	l.timer.Follow(l.svc.Next())
 }
 
 var _ stack.Layer = (*ServiceLayer)(nil)

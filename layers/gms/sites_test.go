@@ -73,7 +73,7 @@ func TestSuspectReported(t *testing.T) {
 	if v := c.nodes[1].rec.views[7]; v == nil || v.Has(3) {
 		t.Errorf("view of g7 at n1 = %v, want n3 removed", v)
 	}
-	if got := c.nodes[1].gms.suspects.Value(); got != 2 {
+	if got := c.nodes[1].gms.c.Suspects.Value(); got != 2 {
 		t.Errorf("suspects_reported = %d, want 2", got)
 	}
 }

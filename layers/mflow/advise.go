@@ -3,8 +3,6 @@ package mflow
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/layercast/layercast/compose"
@@ -24,14 +22,14 @@ var paramsTool = compose.Tool{
 		"(application messages over all messages, equation 3) and equation 7's bound.\n" +
 		"Example: stacktool mflow-params --n 10 --size 1000 --rate 1000 --delay 2ms --window 50KB",
 	Flags: []compose.ToolFlag{
-		{Name: "n", Usage: "processes in the group (at least 2)", Required: true},
-		{Name: "size", Usage: "message size in bytes, e.g. 1100 or 1KB", Required: true},
-		{Name: "rate", Usage: "the sender's messages per second", Required: true},
-		{Name: "delay", Usage: "typical one-way delay ε with a unit, e.g. 2ms", Required: true},
-		{Name: "window", Usage: "receiver window in bytes, e.g. 50000 or 50KB", Default: "50000"},
+		{Param: compose.Param{Name: "n", Type: compose.Int, Doc: "processes in the group (at least 2)"}, Required: true},
+		{Param: compose.Param{Name: "size", Type: compose.Size, Doc: "message size in bytes, e.g. 1100 or 1KB"}, Required: true},
+		{Param: compose.Param{Name: "rate", Type: compose.Float, Doc: "the sender's messages per second"}, Required: true},
+		{Param: compose.Param{Name: "delay", Type: compose.Duration, Doc: "typical one-way delay ε with a unit, e.g. 2ms"}, Required: true},
+		{Param: compose.Param{Name: "window", Type: compose.Size, Default: "50000", Doc: "receiver window in bytes, e.g. 50000 or 50KB"}},
 	},
-	Run: func(f map[string]string, out io.Writer) error {
-		w, err := parseWorkload(f["n"], f["size"], f["rate"], f["delay"], f["window"])
+	Run: func(p compose.Params, out io.Writer) error {
+		w, err := workloadOf(p)
 		if err != nil {
 			return err
 		}
@@ -39,30 +37,10 @@ var paramsTool = compose.Tool{
 	},
 }
 
-// parseWorkload reads the flags; every error names the flag.
-func parseWorkload(n, size, rate, delay, window string) (Workload, error) {
-	var w Workload
-	nn, err := strconv.Atoi(strings.TrimSpace(n))
-	if err != nil {
-		return w, fmt.Errorf("--n wants a whole number of processes, got %q", n)
-	}
-	sz, err := compose.ParseSize(size)
-	if err != nil {
-		return w, fmt.Errorf("--size: %v", err)
-	}
-	r, err := strconv.ParseFloat(strings.TrimSpace(rate), 64)
-	if err != nil {
-		return w, fmt.Errorf("--rate wants messages per second, got %q", rate)
-	}
-	d, err := compose.ParseDuration(strings.TrimSpace(delay))
-	if err != nil {
-		return w, fmt.Errorf("--delay: %v", err)
-	}
-	win, err := compose.ParseSize(window)
-	if err != nil {
-		return w, fmt.Errorf("--window: %v", err)
-	}
-	w = Workload{N: nn, Size: float64(sz), Rate: r, Delay: d, Window: float64(win)}
+// workloadOf is the workload the tool's flags describe; an error names the
+// flag.
+func workloadOf(p compose.Params) (Workload, error) {
+	w := Workload{N: p.Int("n"), Size: float64(p.Int("size")), Rate: p.Float("rate"), Delay: p.Duration("delay"), Window: float64(p.Int("window"))}
 	if err := w.Validate(); err != nil {
 		return w, fmt.Errorf("--%s", err)
 	}

@@ -39,6 +39,15 @@ func TestParamsTool(t *testing.T) {
 	}
 }
 
+// parseWorkload reads the tool's flags as stacktool mflow-params gets them.
+func parseWorkload(n, size, rate, delay, window string) (Workload, error) {
+	p, err := paramsTool.Parse(map[string]string{"n": n, "size": size, "rate": rate, "delay": delay, "window": window})
+	if err != nil {
+		return Workload{}, err
+	}
+	return workloadOf(p)
+}
+
 func mustWorkload(t *testing.T, n, size, rate, delay, window string) Workload {
 	t.Helper()
 	w, err := parseWorkload(n, size, rate, delay, window)

@@ -91,12 +91,7 @@ type Layer struct {
 
 	queued int64 // bytes waiting for credit, all groups
 
-	acksSent, casts, creditWaits, creditWaitNs, queuePeak, peakBuf, malformed *stack.Counter
-	// badAcks counts acknowledgements refused for impossible values;
-	// foreign counts acknowledgements from non-members (dropped) and
-	// multicasts passed up uncounted (their sender is not a member of the
-	// view they name and no early count was free).
-	badAcks, foreign *stack.Counter
+	c counters
 	// early is how many receiver counts exist for senders that are not
 	// members of this node's current view of their group (a view this
 	// node has not installed yet); at most maxEarly, and only in groups
@@ -107,12 +102,6 @@ type Layer struct {
 	joining           map[event.GroupID]bool
 	blockedNs, blocks map[event.NodeID]*stack.Counter
 
-	// What shows the acknowledgements spreading (the stagger's purpose)
-	// or arriving in storms, as this node receives them as a sender:
-	// acksRecv counts them, ackBurstMax is the most received within any
-	// 1 ms (ackBurstWindow) of the Context's clock, ackCrowded those that
-	// arrived less than 1 ms after another.
-	acksRecv, ackBurstMax, ackCrowded *stack.Counter
 	// ackWin holds the arrival times of the acknowledgements of the last
 	// millisecond (a ring: a larger burst saturates at its size).
 	ackWin          [ackWinSize]event.Time
@@ -143,18 +132,7 @@ func New(cfg Config) *Layer {
 // Init implements stack.Layer.
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
-	l.acksSent = ctx.Counter("acks_sent")
-	l.casts = ctx.Counter("casts")
-	l.creditWaits = ctx.Counter("credit_waits")
-	l.creditWaitNs = ctx.Counter("credit_wait_ns")
-	l.queuePeak = ctx.Counter("queue_peak")
-	l.peakBuf = ctx.Counter("peak_buffer_bytes")
-	l.malformed = ctx.Counter("malformed")
-	l.badAcks = ctx.Counter("bad_acks")
-	l.foreign = ctx.Counter("foreign")
-	l.acksRecv = ctx.Counter("acks_recv")
-	l.ackBurstMax = ctx.Counter("ack_burst_max")
-	l.ackCrowded = ctx.Counter("acks_crowded")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -256,25 +234,19 @@ func (l *Layer) Down(ev *event.Event) {
 			}
 		}
 		ev.Msg.Prepend(1)[0] = tagPass
-		l.Ctx.Down(ev)
 	case event.Send:
 		ev.Msg.Prepend(1)[0] = tagPass
-		l.Ctx.Down(ev)
-	case event.Join, event.Leave:
-		if ev.Kind == event.Join {
-			l.joining[ev.Group] = true
-		} else {
-			delete(l.joining, ev.Group)
-			if s := l.send[ev.Group]; s != nil && s.detached {
-				// Left while removed: nothing kept is owed any more.
-				l.close(s)
-				delete(l.send, ev.Group)
-			}
+	case event.Join:
+		l.joining[ev.Group] = true
+	case event.Leave:
+		delete(l.joining, ev.Group)
+		if s := l.send[ev.Group]; s != nil && s.detached {
+			// Left while removed: nothing kept is owed any more.
+			l.close(s)
+			delete(l.send, ev.Group)
 		}
-		l.Ctx.Down(ev)
-	default:
-		l.Ctx.Down(ev)
 	}
+	l.Ctx.Down(ev)
 }
 
 // Up implements stack.Layer.
@@ -295,7 +267,7 @@ func (l *Layer) Up(ev *event.Event) {
 			a, err := parseAck(ev.Msg.Bytes())
 			ev.Msg.Release()
 			if err != nil {
-				l.malformed.Inc()
+				l.c.Malformed.Inc()
 				return
 			}
 			l.ackArrived()
@@ -317,13 +289,13 @@ func (l *Layer) Up(ev *event.Event) {
 // acknowledgements received within the last millisecond stay in ackWin.
 func (l *Layer) ackArrived() {
 	now := l.Ctx.Now()
-	l.acksRecv.Inc()
+	l.c.AcksRecv.Inc()
 	for l.ackLen > 0 && now-l.ackWin[l.ackHead] >= ackBurstWindow {
 		l.ackHead = (l.ackHead + 1) % ackWinSize
 		l.ackLen--
 	}
 	if l.ackLen > 0 {
-		l.ackCrowded.Inc()
+		l.c.AcksCrowded.Inc()
 	}
 	if l.ackLen == ackWinSize {
 		l.ackHead = (l.ackHead + 1) % ackWinSize
@@ -331,7 +303,7 @@ func (l *Layer) ackArrived() {
 	}
 	l.ackWin[(l.ackHead+l.ackLen)%ackWinSize] = now
 	l.ackLen++
-	l.ackBurstMax.Max(int64(l.ackLen))
+	l.c.AckBurstMax.Max(int64(l.ackLen))
 }
 
 // flowBelow merges a layer below's back-pressure with mflow's own: the
@@ -370,7 +342,7 @@ func (l *Layer) setHeld(s *sender, hold bool) {
 }
 
 func (l *Layer) drop(ev *event.Event) {
-	l.malformed.Inc()
+	l.c.Malformed.Inc()
 	ev.Msg.Release()
 }
 
@@ -398,7 +370,7 @@ func (l *Layer) received(ev *event.Event) {
 				// has yet to install in a group it is in or joining
 				// (or no room for one): pass it up uncounted, keep
 				// no state for it.
-				l.foreign.Inc()
+				l.c.Foreign.Inc()
 				l.Ctx.Up(ev)
 				return
 			}
@@ -452,7 +424,7 @@ func (r *receiver) count(cost, thresh int64) (int64, bool) {
 func (l *Layer) sendAck(to event.NodeID, a ack) {
 	m := l.Ctx.NewMessage()
 	putAck(m.Append(ackSize), a)
-	l.acksSent.Inc()
+	l.c.AcksSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: m})
 }
 

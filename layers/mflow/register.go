@@ -23,22 +23,11 @@ func init() {
 		},
 		Needs: []compose.Property{compose.Reliable, compose.FIFO},
 		Gives: []compose.Property{compose.FlowControl},
-		Counters: []compose.CounterDoc{
-			{Name: "casts", Doc: "application messages the layer sent on"},
-			{Name: "acks_sent", Role: compose.AckRole, Doc: "credit acknowledgements receivers sent (one per ack_thresh bytes)"},
-			{Name: "acks_recv", Doc: "credit acknowledgements senders received"},
-			{Name: "ack_burst_max", Kind: compose.Peak, Doc: "most acknowledgements a sender received within any 1 ms (Figure 3: n-1 without stagger, 1 with it)"},
-			{Name: "acks_crowded", Doc: "acknowledgements a sender received less than 1 ms after another"},
-			{Name: "credit_waits", Doc: "times a sender ran out of credit and queued"},
-			{Name: "credit_wait_ns", Kind: compose.Nanos, Doc: "time senders spent waiting on credit"},
-			{Name: "queue_peak", Kind: compose.Peak, Doc: "most messages queued for credit at once"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes queued for credit at once"},
-			{Name: "malformed", Doc: "packets whose mflow header did not decode"},
-			{Name: "bad_acks", Doc: "acknowledgements refused for impossible values"},
-			{Name: "foreign", Doc: "acknowledgements from nodes outside the view"},
-			{Name: "blocks:<node>", Doc: "times this receiver's credit ran out first (one counter per receiver)"},
-			{Name: "blocked_by:<node>", Kind: compose.Nanos, Doc: "time senders waited on this receiver's credit"},
-		},
+		Counters: append(compose.CountersOf(counters{}),
+			// made at run time, one per receiver (receiverCounters)
+			compose.CounterDoc{Name: "blocks:<node>", Doc: "times this receiver's credit ran out first (one counter per receiver)"},
+			compose.CounterDoc{Name: "blocked_by:<node>", Kind: compose.Nanos, Doc: "time senders waited on this receiver's credit"},
+		),
 		Summarize: summarize,
 		Tools:     []compose.Tool{paramsTool},
 		New: func(p compose.Params) (stack.Layer, error) {
@@ -69,4 +58,26 @@ func (c Config) Check() error {
 		return fmt.Errorf("mflow: hi_wmark must be at least 1, got %d", c.HiWmark)
 	}
 	return nil
+}
+
+// counters are what mflow counts: its registration documents them from these
+// tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Casts    *stack.Counter `counter:"casts" doc:"application messages the layer sent on"`
+	AcksSent *stack.Counter `counter:"acks_sent" role:"ack" doc:"credit acknowledgements receivers sent (one per ack_thresh bytes)"`
+	// What shows the acknowledgements spreading (the stagger's purpose)
+	// or arriving in storms, as this node receives them as a sender.
+	AcksRecv    *stack.Counter `counter:"acks_recv" doc:"credit acknowledgements senders received"`
+	AckBurstMax *stack.Counter `counter:"ack_burst_max" kind:"peak" doc:"most acknowledgements a sender received within any 1 ms (Figure 3: n-1 without stagger, 1 with it)"`
+	AcksCrowded *stack.Counter `counter:"acks_crowded" doc:"acknowledgements a sender received less than 1 ms after another"`
+
+	CreditWaits  *stack.Counter `counter:"credit_waits" doc:"times a sender ran out of credit and queued"`
+	CreditWaitNs *stack.Counter `counter:"credit_wait_ns" kind:"ns" doc:"time senders spent waiting on credit"`
+	QueuePeak    *stack.Counter `counter:"queue_peak" kind:"peak" doc:"most messages queued for credit at once"`
+	PeakBuf      *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes queued for credit at once"`
+	Malformed    *stack.Counter `counter:"malformed" doc:"packets whose mflow header did not decode"`
+	BadAcks      *stack.Counter `counter:"bad_acks" doc:"acknowledgements refused for impossible values"`
+	// Foreign also counts multicasts passed up uncounted (their sender is
+	// not a member of the view they name and no early count was free).
+	Foreign *stack.Counter `counter:"foreign" doc:"acknowledgements from nodes outside the view"`
 }

@@ -131,12 +131,12 @@ func (l *Layer) cast(s *sender, m *event.Message) {
 		return
 	}
 	if !s.below && !s.detached {
-		l.creditWaits.Inc()
+		l.c.CreditWaits.Inc()
 	}
 	s.q.push(m, cost)
 	l.queued += int64(m.Len())
-	l.queuePeak.Max(int64(s.q.len()))
-	l.peakBuf.Max(l.queued)
+	l.c.QueuePeak.Max(int64(s.q.len()))
+	l.c.PeakBuf.Max(l.queued)
 	l.pump(s)
 	if !s.held && s.q.len() >= l.cfg.HiWmark {
 		l.setHeld(s, true)
@@ -194,7 +194,7 @@ func (l *Layer) block(s *sender, by event.NodeID) {
 			return
 		}
 		l.blockedNs[s.blockedBy].Add(int64(now - s.blockedSince))
-		l.creditWaitNs.Add(int64(now - s.blockedSince))
+		l.c.CreditWaitNs.Add(int64(now - s.blockedSince))
 	}
 	s.blocked, s.blockedSince, s.blockedBy = true, now, by
 	l.blocks[by].Inc()
@@ -206,7 +206,7 @@ func (l *Layer) unblock(s *sender) {
 	if c := l.blockedNs[s.blockedBy]; c != nil {
 		c.Add(d)
 	}
-	l.creditWaitNs.Add(d)
+	l.c.CreditWaitNs.Add(d)
 	s.blocked = false
 }
 
@@ -216,7 +216,7 @@ func (l *Layer) transmit(s *sender, m *event.Message, cost int64) {
 	h[0] = tagData
 	binary.BigEndian.PutUint32(h[1:], s.epoch)
 	s.cr.sent += cost
-	l.casts.Inc()
+	l.c.Casts.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: s.g, Msg: m})
 }
 
@@ -241,12 +241,12 @@ func (l *Layer) pump(s *sender) {
 func (l *Layer) acked(r event.NodeID, a ack) {
 	s := l.send[a.group]
 	if s == nil {
-		l.foreign.Inc()
+		l.c.Foreign.Inc()
 		return
 	}
 	i, ok := s.slot[r]
 	if !ok {
-		l.foreign.Inc()
+		l.c.Foreign.Inc()
 		return // not a receiver in this view (it left, or never was)
 	}
 	// An epoch ahead of ours was never ours: a forged multicast in our
@@ -269,7 +269,7 @@ func (l *Layer) acked(r event.NodeID, a ack) {
 		amount = 0
 	}
 	if !l.plausible(s, int(i), a.off, amount) {
-		l.badAcks.Inc()
+		l.c.BadAcks.Inc()
 		return
 	}
 	if a.off != s.off[i] {

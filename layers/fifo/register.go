@@ -1,0 +1,42 @@
+package fifo
+
+import (
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/stack"
+)
+
+func init() {
+	compose.Register(compose.LayerInfo{
+		Name: "fifo",
+		Summary: "Delivers each sender's messages to a group in the order they were sent. The layer below numbers " +
+			"each sender's casts and says where a sender's stream starts for a member that joined; receivers hold early " +
+			"arrivals in a bounded reorder buffer until the reliable layer below fills the gap.",
+		Params: []compose.Param{
+			{Name: "max_reorder", Type: compose.Int, Default: "4096", Doc: "messages held per sender while waiting for an earlier one", Min: 1, Max: 1 << 24},
+			{Name: "max_reorder_bytes", Type: compose.Size, Default: "16MB", Doc: "bytes held per sender while waiting for an earlier one, each message counted with its buffer (at least 1.5 KB and headers; a lone larger message is still held); the default holds reliable's whole default window of messages up to about 2 KB. " +
+				"On overflow of either bound the missing messages at the head of the stream are given up and reported lost (counters overflow, skipped; " +
+				"late counts those that arrive afterwards) and the held ones delivered in order: the stream never waits for a message it dropped", Min: 1, Max: 1 << 40},
+		},
+		Needs:    []compose.Property{compose.Reliable, compose.Sequenced},
+		Gives:    []compose.Property{compose.FIFO},
+		Counters: compose.CountersOf(counters{}),
+		New: func(p compose.Params) (stack.Layer, error) {
+			return New(p.Int("max_reorder"), int64(p.Int("max_reorder_bytes"))), nil
+		},
+	})
+}
+
+// counters are what fifo counts: its registration documents them from these
+// tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Delivered *stack.Counter `counter:"delivered" doc:"messages delivered up in order"`
+	Reordered *stack.Counter `counter:"reordered" doc:"messages that arrived early and were held for the gap before them"`
+	Peak      *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes held out of order at once"`
+	BufBytes  *stack.Counter `counter:"buffer_bytes" kind:"gauge" doc:"bytes held out of order at the end"`
+	Released  *stack.Counter `counter:"released" doc:"held messages let go when their sender left the view"`
+	Malformed *stack.Counter `counter:"malformed" doc:"casts whose sequence number and stream start from the layer below did not fit together"`
+	Overflow  *stack.Counter `counter:"overflow" doc:"times a stream's reorder bounds overflowed and its head gap was given up"`
+	NonMember *stack.Counter `counter:"non_member" doc:"messages from senders outside the view"`
+	Skipped   *stack.Counter `counter:"skipped" doc:"messages given up on overflow (reported lost)"`
+	Late      *stack.Counter `counter:"late" doc:"messages that arrived after they were given up"`
+}
