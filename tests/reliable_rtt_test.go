@@ -30,3 +30,24 @@ func TestReliableRTTRetransmissions(t *testing.T) {
 		t.Errorf("%.1f retransmissions per lost packet (%d for %d); want at most 3", per, r["retransmissions"], lost)
 	}
 }
+
+// TestReliableWANRateMaxHoldsRate is the Spread paper's wide-area set-up
+// (specs/spread-wan.scenario: links of 30-80 ms at 1% loss, 250 KB/s each
+// with a 64 KB queue) under the end-to-end stack, the sender at rate max:
+// far more is lost at the link queues than at the links. Recovery must
+// keep its rate: a NAK asks for what the path brought back last round, not
+// for thousands of messages whose retransmissions the queue would drop
+// (before: 253 retransmissions per NAK, 1,015,040 in all for 7,720 losses,
+// 12.7 msgs/s per receiver).
+func TestReliableWANRateMaxHoldsRate(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread-e2e.stack", "spread-wan.scenario", "rate", "max")
+	r := rep.Layers["reliable"]
+	t.Logf("throughput %.1f msgs/s, lost %d, retransmissions %d, naks %d, refused %d",
+		rep.ThroughputMsgsPerS, r["loss_discovered"], r["retransmissions"], r["naks_sent"], r["nak_refused"])
+	if rep.ThroughputMsgsPerS < 80 {
+		t.Errorf("throughput %.1f msgs/s per receiver; want at least 80 (a 250 KB/s link carries 250)", rep.ThroughputMsgsPerS)
+	}
+	if per := float64(r["retransmissions"]) / float64(r["loss_discovered"]); per > 2 {
+		t.Errorf("%.1f retransmissions per lost packet; want at most 2", per)
+	}
+}
