@@ -50,7 +50,6 @@ type recvState struct {
 type gapEpoch struct {
 	from  uint32
 	at    event.Time // discovered
-	first event.Time // first NAKed
 	naked event.Time // last NAKed
 	tries int        // NAK rounds so far
 }
@@ -304,9 +303,6 @@ func (l *Layer) nakTimer(rs *recvState) {
 			added = true
 		}
 		if added {
-			if e.tries == 0 {
-				e.first = now
-			}
 			e.naked = now
 			e.tries++
 		}
@@ -378,8 +374,8 @@ const maxBackoff = 6
 // every round in a row that brought nothing back, and at least nak_slow
 // once nak_max_tries rounds in a row did.
 func (l *Layer) retryAfter(rs *recvState) time.Duration {
-	d := max(l.cfg.NakRetry, rs.srtt+4*rs.rttvar)
-	d <<= min(rs.stalls, maxBackoff)
+	rto := max(l.cfg.NakRetry, rs.srtt+4*rs.rttvar)
+	d := min(rto<<min(rs.stalls, maxBackoff), max(l.cfg.NakSlow, 2*rto))
 	if rs.stalls >= l.cfg.NakMaxTries {
 		d = max(d, l.cfg.NakSlow)
 	}
@@ -388,10 +384,11 @@ func (l *Layer) retryAfter(rs *recvState) time.Duration {
 
 // sampleRTT takes a round-trip sample from a retransmission of seq: the
 // time since the NAK that asked for it, if only one NAK did (Karn's rule:
-// after several, which one it answers is unknown). Before the first sample,
-// an ambiguous answer seeds the estimate with the time since the first NAK
-// (an upper bound): without it, a retry interval below the round trip
-// would repeat every gap before its answer came and never get a sample.
+// after several, which one it answers is unknown) and the stream's last
+// rounds were answered. Before the first sample, any answer seeds the
+// estimate with the time since the last NAK (a lower bound): without it, a
+// retry interval below the round trip would repeat every gap before its
+// answer came and never get a sample; the backoff covers the rest.
 func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
 	var e *gapEpoch
 	for i := len(rs.epochs) - 1; i >= 0; i-- {
@@ -403,13 +400,12 @@ func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
 	if e == nil || e.tries == 0 {
 		return // not NAKed by us (another member's ask, re-multicast)
 	}
-	at := e.naked
-	if e.tries > 1 {
-		if rs.srtt != 0 {
-			return
-		}
-		at = e.first
+	if rs.srtt != 0 && (e.tries > 1 || rs.stalls > 0) {
+		// several NAKs asked for it, or rounds went unanswered (an
+		// outage: the answer measures it, not the path)
+		return
 	}
+	at := e.naked
 	if at <= rs.sampled || at > now {
 		return
 	}
