@@ -371,8 +371,10 @@ const maxBackoff = 6
 // retryAfter is the interval before a gap of the stream is NAKed again: the
 // retransmission timeout (at least nak_retry, else srtt + 4 rttvar, so a
 // round is not repeated before its answer can have come), doubled for
-// every round in a row that brought nothing back, and at least nak_slow
-// once nak_max_tries rounds in a row did.
+// every round in a row that brought nothing back up to nak_slow or twice
+// the timeout (whichever is longer; an outage's backoff must not outlast
+// it by seconds), and at least nak_slow once nak_max_tries rounds in a
+// row brought nothing.
 func (l *Layer) retryAfter(rs *recvState) time.Duration {
 	rto := max(l.cfg.NakRetry, rs.srtt+4*rs.rttvar)
 	d := min(rto<<min(rs.stalls, maxBackoff), max(l.cfg.NakSlow, 2*rto))

@@ -16,7 +16,7 @@ func init() {
 			"member of the view holds is freed, and a full buffer holds the application off until stability makes room.",
 		Params: []compose.Param{
 			{Name: "nak_delay", Type: compose.Duration, Default: "20ms", Doc: "how long a gap must last before the first NAK", Min: 0, Max: 60},
-			{Name: "nak_retry", Type: compose.Duration, Default: "20ms", Doc: "least interval between NAK rounds for gaps still open; the interval is the round trip measured to the sender (srtt + 4 rttvar) when that is longer, doubled for every round in a row that brought nothing back (at most 64 times)", Min: 0.0001, Max: 60},
+			{Name: "nak_retry", Type: compose.Duration, Default: "20ms", Doc: "least interval between NAK rounds for gaps still open; the interval is the round trip measured to the sender (srtt + 4 rttvar) when that is longer, doubled for every round in a row that brought nothing back, up to nak_slow or twice the round-trip timeout, whichever is longer", Min: 0.0001, Max: 60},
 			{Name: "nak_max_tries", Type: compose.Int, Default: "10", Doc: "NAK rounds in a row that brought nothing back before the interval is at least nak_slow", Min: 1, Max: 1e6},
 			{Name: "nak_slow", Type: compose.Duration, Default: "200ms", Doc: "least interval between NAK rounds after nak_max_tries rounds brought nothing back; also bounds the round trip a NAK states, for which the sender holds repeats", Min: 0.0001, Max: 600},
 			{Name: "stable_interval", Type: compose.Duration, Default: "100ms", Doc: "interval between stability digests while a group has traffic to settle", Min: 0.0001, Max: 600},

@@ -7,8 +7,10 @@
 // notice gaps, and after nak_delay ask the sender for what is missing,
 // retrying after the round trip they measured to the sender (NAK to first
 // answer, smoothed as TCP's srtt and rttvar; at least nak_retry), doubling
-// the interval for every round that brought nothing back and at least
-// nak_slow after nak_max_tries such rounds. One NAK asks for as much as the
+// the interval for every round in a row that brought nothing back (up to
+// nak_slow or twice the timeout) and at least nak_slow after nak_max_tries
+// such rounds. Round-trip samples follow Karn's rule (one NAK asked, the
+// last rounds answered), so an outage is not taken for the path. One NAK asks for as much as the
 // last one brought back (doubling while everything came, up to
 // max_nak_retrans), so recovery over a narrow link does not buy bursts its
 // queue drops. Members gossip stability
