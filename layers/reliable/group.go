@@ -2,6 +2,7 @@ package reliable
 
 import (
 	"slices"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/ring"
@@ -334,7 +335,7 @@ func (l *Layer) advanceStability(g *group) {
 func (l *Layer) nakUp(ev *event.Event) {
 	from := ev.Peer
 	msg := &l.nak
-	msg.G, msg.R = 0, msg.R[:0]
+	msg.G, msg.R, msg.T = 0, msg.R[:0], 0
 	err := l.wc.Decode(ev.Msg.Bytes(), msg)
 	ev.Msg.Release()
 	if err != nil || len(msg.R)%2 != 0 || len(msg.R) > 2*l.cfg.MaxNakRanges {
@@ -351,6 +352,10 @@ func (l *Layer) nakUp(ev *event.Event) {
 	}
 	now := l.Ctx.Now()
 	recent := now - event.Time(l.cfg.NakRetry/2)
+	// a repeat from the same requester within about its round trip (3/4 of
+	// it: its retries come at least srtt + 4 rttvar apart) crossed our
+	// answer: resending would only double the traffic. Bounded by nak_slow.
+	mine := now - event.Time(max(l.cfg.NakRetry/2, min(time.Duration(msg.T)*time.Microsecond, l.cfg.NakSlow)*3/4))
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
 		if lo > hi || lo == 0 || hi > maxSeq {
@@ -384,10 +389,10 @@ func (l *Layer) nakUp(ev *event.Event) {
 			s := g.sentAt(seq)
 			budget--
 			to := from
-			if s.last > 0 && s.last > recent {
-				if s.to == event.NoNode || s.to == from {
-					continue // just sent it where this requester gets it
-				}
+			if s.last > 0 && (s.to == event.NoNode || s.to == from) && s.last > mine {
+				continue // just sent it where this requester gets it
+			}
+			if s.last > 0 && s.last > recent && s.to != event.NoNode && s.to != from {
 				to = event.NoNode
 				l.c.remulticasts.Inc()
 			}

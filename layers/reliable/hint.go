@@ -110,7 +110,7 @@ func (l *Layer) askTimer() {
 			continue // gone, or placed meanwhile
 		}
 		nk := &l.nak
-		nk.G, nk.R = uint32(a.g), append(nk.R[:0], 1, maxSeq)
+		nk.G, nk.R, nk.T = uint32(a.g), append(nk.R[:0], 1, maxSeq), 0
 		l.c.unplacedAsks.Inc()
 		l.sendNak(a.n)
 	}

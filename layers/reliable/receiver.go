@@ -33,6 +33,18 @@ type recvState struct {
 	// minus its), learnt from the anchor of a loss hint (hint.go).
 	lecOff   uint32
 	lecKnown bool
+	// the round trip to the sender as this receiver sees it (NAK to the
+	// first retransmission answering it, queueing included), smoothed as
+	// TCP's srtt and rttvar (RFC 6298); zero srtt: no sample yet. sampled
+	// is the NAK the last sample was taken from (one sample per NAK).
+	srtt, rttvar time.Duration
+	sampled      event.Time
+	// ask bounds the messages one NAK asks for (0: max_nak_retrans), and
+	// asked is how many the last NAK asked for (see askLimit)
+	ask, asked int
+	// stalls counts NAK retry rounds in a row that brought nothing back:
+	// the retry interval doubles with each (exponential backoff)
+	stalls int
 }
 
 type gapEpoch struct {
@@ -144,6 +156,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	rs.got.Set(seq)
 	if h.flags&flagRetrans != 0 {
 		rs.recovered++
+		l.sampleRTT(rs, seq, now)
 	}
 	if h.flags&flagRetrans != 0 && m.Recovery.By == "" {
 		m.Recovery = event.Recovery{By: "nak", Discovered: rs.discovered(seq, now)}
@@ -248,7 +261,15 @@ func (l *Layer) nakTimer(rs *recvState) {
 	nk := &l.nak
 	nk.G, nk.R = uint32(rs.g.id), nk.R[:0]
 	nextDue := event.Never
-	progress := rs.recovered != rs.recoveredAtNak
+	// a retry round with nothing recovered since the last NAK backs off;
+	// any recovery resets the pace to the round trip
+	got := int(rs.recovered - rs.recoveredAtNak)
+	if got > 0 {
+		rs.stalls = 0
+	}
+	ask := l.askLimit(rs, got)
+	asked := 0
+	retry := false
 	for i := range rs.epochs {
 		e := &rs.epochs[i]
 		lo, hi := max(e.from, rs.next), limit
@@ -260,38 +281,42 @@ func (l *Layer) nakTimer(rs *recvState) {
 		}
 		due := e.at.Add(l.cfg.NakDelay)
 		if e.tries > 0 {
-			due = e.naked.Add(l.retryAfter(e.tries))
+			due = e.naked.Add(l.retryAfter(rs))
 		}
 		if due > now {
 			nextDue = min(nextDue, due)
 			continue
 		}
+		retry = retry || e.tries > 0
 		added := false
-		for seq := lo; seq < hi && len(nk.R) < 2*l.cfg.MaxNakRanges; {
+		for seq := lo; seq < hi && len(nk.R) < 2*l.cfg.MaxNakRanges && asked < ask; {
 			if rs.got.Has(seq) {
 				seq = rs.got.NextUnset(seq, hi)
 				continue
 			}
 			first := seq
-			for seq < hi && !rs.got.Has(seq) {
+			for seq < hi && !rs.got.Has(seq) && asked < ask {
 				seq++
+				asked++
 			}
 			nk.R = append(nk.R, first, seq-1)
 			added = true
 		}
 		if added {
 			e.naked = now
-			if progress && e.tries > 0 {
-				e.tries = 1 // the last round was answered: keep the pace
-			} else {
-				e.tries++
-			}
-			nextDue = min(nextDue, now.Add(l.retryAfter(e.tries)))
+			e.tries++
 		}
 	}
 	if len(nk.R) > 0 {
+		if retry && rs.recovered == rs.recoveredAtNak {
+			rs.stalls++
+		}
 		rs.recoveredAtNak = rs.recovered
+		rs.asked = asked
+		nk.T = uint32(min(rs.srtt, l.cfg.NakSlow) / time.Microsecond)
 		l.sendNak(rs.from)
+		// every epoch NAKed now is due again one retry interval on
+		nextDue = min(nextDue, now.Add(l.retryAfter(rs)))
 	}
 	if nextDue == event.Never {
 		// gaps beyond the window only: look again after a retry interval
@@ -315,10 +340,87 @@ func (l *Layer) sendNak(to event.NodeID) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg})
 }
 
-// retryAfter is the interval before NAK round tries+1 of a gap.
-func (l *Layer) retryAfter(tries int) time.Duration {
-	if tries >= l.cfg.NakMaxTries {
-		return l.cfg.NakSlow
+// minAsk is the least a NAK may ask for when asks are cut back.
+const minAsk = 16
+
+// askLimit adapts how many messages the next NAK of a stream asks for to
+// what the path brings back, additive-increase/multiplicative-decrease
+// style: got of the last NAK's asked came back since. When (nearly) all did,
+// the limit doubles up to max_nak_retrans; when not, it falls to what came
+// back (at least minAsk). A NAK for thousands of messages over a narrow
+// link otherwise buys a burst of retransmissions its queue drops, round
+// after round (specs/spread-wan.scenario at rate max: 250 retransmissions
+// per NAK, most dropped).
+func (l *Layer) askLimit(rs *recvState, got int) int {
+	if rs.ask == 0 {
+		rs.ask = l.cfg.MaxNakRetrans
 	}
-	return l.cfg.NakRetry
+	if rs.asked > 0 {
+		if got >= rs.asked-rs.asked/8 {
+			rs.ask = min(2*rs.ask, l.cfg.MaxNakRetrans)
+		} else {
+			rs.ask = max(got, min(minAsk, l.cfg.MaxNakRetrans))
+		}
+	}
+	return rs.ask
+}
+
+// maxBackoff bounds the retry interval's doubling (2^6: 64 round trips).
+const maxBackoff = 6
+
+// retryAfter is the interval before a gap of the stream is NAKed again: the
+// retransmission timeout (at least nak_retry, else srtt + 4 rttvar, so a
+// round is not repeated before its answer can have come), doubled for
+// every round in a row that brought nothing back up to nak_slow or twice
+// the timeout (whichever is longer; an outage's backoff must not outlast
+// it by seconds), and at least nak_slow once nak_max_tries rounds in a
+// row brought nothing.
+func (l *Layer) retryAfter(rs *recvState) time.Duration {
+	rto := max(l.cfg.NakRetry, rs.srtt+4*rs.rttvar)
+	d := min(rto<<min(rs.stalls, maxBackoff), max(l.cfg.NakSlow, 2*rto))
+	if rs.stalls >= l.cfg.NakMaxTries {
+		d = max(d, l.cfg.NakSlow)
+	}
+	return d
+}
+
+// sampleRTT takes a round-trip sample from a retransmission of seq: the
+// time since the NAK that asked for it, if only one NAK did (Karn's rule:
+// after several, which one it answers is unknown) and the stream's last
+// rounds were answered. Before the first sample, any answer seeds the
+// estimate with the time since the last NAK (a lower bound): without it, a
+// retry interval below the round trip would repeat every gap before its
+// answer came and never get a sample; the backoff covers the rest.
+func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
+	var e *gapEpoch
+	for i := len(rs.epochs) - 1; i >= 0; i-- {
+		if rs.epochs[i].from <= seq {
+			e = &rs.epochs[i]
+			break
+		}
+	}
+	if e == nil || e.tries == 0 {
+		return // not NAKed by us (another member's ask, re-multicast)
+	}
+	if rs.srtt != 0 && (e.tries > 1 || rs.stalls > 0) {
+		// several NAKs asked for it, or rounds went unanswered (an
+		// outage: the answer measures it, not the path)
+		return
+	}
+	at := e.naked
+	if at <= rs.sampled || at > now {
+		return
+	}
+	rs.sampled = at
+	r := time.Duration(now - at)
+	if rs.srtt == 0 {
+		rs.srtt, rs.rttvar = r, r/2
+		return
+	}
+	dev := rs.srtt - r
+	if dev < 0 {
+		dev = -dev
+	}
+	rs.rttvar += (dev - rs.rttvar) / 4
+	rs.srtt += (r - rs.srtt) / 8
 }

@@ -12,13 +12,13 @@ func init() {
 		Name: "reliable",
 		Summary: "Reliable multicast by negative acknowledgement (SRM, JGroups NAKACK): senders number their casts, " +
 			"receivers deliver each message once as soon as it arrives and ask the sender for gaps after nak_delay, " +
-			"retrying every nak_retry. Members gossip stability digests, which also reveal lost tails; a message every " +
+			"retrying after the measured round trip to the sender (at least nak_retry, backing off while nothing comes back). Members gossip stability digests, which also reveal lost tails; a message every " +
 			"member of the view holds is freed, and a full buffer holds the application off until stability makes room.",
 		Params: []compose.Param{
 			{Name: "nak_delay", Type: compose.Duration, Default: "20ms", Doc: "how long a gap must last before the first NAK", Min: 0, Max: 60},
-			{Name: "nak_retry", Type: compose.Duration, Default: "20ms", Doc: "interval between NAK rounds for gaps still open", Min: 0.0001, Max: 60},
-			{Name: "nak_max_tries", Type: compose.Int, Default: "10", Doc: "NAK rounds at nak_retry before slowing down to nak_slow", Min: 1, Max: 1e6},
-			{Name: "nak_slow", Type: compose.Duration, Default: "200ms", Doc: "interval between NAK rounds after nak_max_tries", Min: 0.0001, Max: 600},
+			{Name: "nak_retry", Type: compose.Duration, Default: "20ms", Doc: "least interval between NAK rounds for gaps still open; the interval is the round trip measured to the sender (srtt + 4 rttvar) when that is longer, doubled for every round in a row that brought nothing back, up to nak_slow or twice the round-trip timeout, whichever is longer", Min: 0.0001, Max: 60},
+			{Name: "nak_max_tries", Type: compose.Int, Default: "10", Doc: "NAK rounds in a row that brought nothing back before the interval is at least nak_slow", Min: 1, Max: 1e6},
+			{Name: "nak_slow", Type: compose.Duration, Default: "200ms", Doc: "least interval between NAK rounds after nak_max_tries rounds brought nothing back; also bounds the round trip a NAK states, for which the sender holds repeats", Min: 0.0001, Max: 600},
 			{Name: "stable_interval", Type: compose.Duration, Default: "100ms", Doc: "interval between stability digests while a group has traffic to settle", Min: 0.0001, Max: 600},
 			{Name: "max_buffer", Type: compose.Size, Default: "4MB", Doc: "bytes a sender keeps for retransmission per group before holding the application off", Min: 1, Max: 1 << 40},
 			{Name: "window", Type: compose.Int, Default: "4096", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two); what lies beyond is dropped and asked for again, so the default matches fifo's max_reorder and fifo never has to give a gap up", Min: 64, Max: 1 << 20},
@@ -30,7 +30,7 @@ func init() {
 				"more are not acknowledged and come again. Only members of a group we share get point-to-point state, released when they leave every shared group", Min: 1, Max: 1 << 40},
 			{Name: "nak_copies", Type: compose.Int, Default: "1", Doc: "copies sent of each NAK and of each retransmission answering one: a NAK round fails if either is lost, " +
 				"so at a loss rate p one round fails with probability 1-(1-p)^2 (36% at 20%) with one copy, about 4p^2 with two (copies count in naks_sent and retransmissions)", Min: 1, Max: 4},
-			{Name: "max_nak_retrans", Type: compose.Int, Default: "256", Doc: "retransmissions one NAK can cause (the rest of what it asks for is refused and counted as nak_refused; the receiver asks again)", Min: 1, Max: 1 << 20},
+			{Name: "max_nak_retrans", Type: compose.Int, Default: "256", Doc: "retransmissions one NAK can cause (the rest of what it asks for is refused and counted as nak_refused; the receiver asks again); also the most a receiver asks for in one NAK, which starts there and then follows what the last NAK brought back (cut to what came back when some did not, at least 16; doubled when all did)", Min: 1, Max: 1 << 20},
 		},
 		Gives: []compose.Property{compose.Reliable, compose.Sequenced},
 		Counters: []compose.CounterDoc{

@@ -5,7 +5,15 @@
 // Per group and sender, casts carry a sequence number. Receivers deliver each
 // message up exactly once, as soon as it arrives (ordering is fifo's job),
 // notice gaps, and after nak_delay ask the sender for what is missing,
-// retrying every nak_retry and then every nak_slow. Members gossip stability
+// retrying after the round trip they measured to the sender (NAK to first
+// answer, smoothed as TCP's srtt and rttvar; at least nak_retry), doubling
+// the interval for every round in a row that brought nothing back (up to
+// nak_slow or twice the timeout) and at least nak_slow after nak_max_tries
+// such rounds. Round-trip samples follow Karn's rule (one NAK asked, the
+// last rounds answered), so an outage is not taken for the path. One NAK asks for as much as the
+// last one brought back (doubling while everything came, up to
+// max_nak_retrans), so recovery over a narrow link does not buy bursts its
+// queue drops. Members gossip stability
 // digests (JGroups STABLE) while there is something to settle: each lists how
 // far the member has received every sender's stream, and the sender's own
 // highest sequence number, which also reveals lost tails. A message every
@@ -21,7 +29,9 @@
 //
 // Retransmission: a NAKed message goes by unicast to the member that asked;
 // when a second member asks for the same message within nak_retry/2, it is
-// multicast once instead, which serves every member that lost it.
+// multicast once instead, which serves every member that lost it. A repeat
+// from the same member within 3/4 of the round trip its NAK states (at least
+// nak_retry/2, at most nak_slow) crossed the answer and is not resent.
 //
 // Views: stability is computed over the current view only; a member that
 // leaves stops being waited for and its receive state is released; a member

@@ -83,10 +83,14 @@ func parseData(b []byte) (dataHeader, error) {
 }
 
 // nakMsg asks the sender of group G's stream for the listed sequence
-// ranges, as (from, to) pairs, inclusive.
+// ranges, as (from, to) pairs, inclusive. T is the asking receiver's
+// smoothed round trip to the sender in microseconds (0: not measured yet):
+// the sender does not resend a message to that receiver within about one
+// round trip of the last resend (the NAK crossed the answer).
 type nakMsg struct {
 	G uint32   `codec:"g"`
 	R []uint32 `codec:"r"`
+	T uint32   `codec:"t"`
 }
 
 // digestMsg is a member's stability digest for group G in its view V: for
