@@ -7,8 +7,8 @@ package reproduce
 // end-to-end alternative (specs/spread-e2e.stack: recovery from the
 // original sender across the WAN); it is measured at a rate it sustains,
 // 200 msgs/s (scripts/spread-rates.sh finds 206 on spread-wan): at rate
-// max it collapses (reliable's NAK retry does not follow WAN round trips),
-// which would flatter hop.
+// max its recovery falls behind (about 111 msgs/s, not everything delivered
+// within the run), which would flatter hop.
 var spread = Paper{
 	Name:  "spread",
 	Title: "Spread: wide-area group communication (hop-by-hop links against a ring across the WAN and end-to-end recovery)",
