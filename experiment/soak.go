@@ -163,6 +163,18 @@ type SoakResult struct {
 	Runs     int            `json:"runs"`
 	Failures []SoakFailure  `json:"failures"`
 	ByKind   map[string]int `json:"failures_by_kind"`
+	// BySpec is one line per spec, in the order given: how many seeds it
+	// ran and how many of them failed, so a soak over many specs says at a
+	// glance which stack broke.
+	BySpec []SoakSpecResult `json:"by_spec"`
+}
+
+// SoakSpecResult is one spec's share of a soak.
+type SoakSpecResult struct {
+	Spec   string         `json:"spec"`
+	Runs   int            `json:"runs"`
+	Failed int            `json:"failed"`
+	ByKind map[string]int `json:"failures_by_kind"`
 }
 
 // Soak runs every seed's scenario on every spec, in parallel, and checks
@@ -194,13 +206,20 @@ func Soak(ctx context.Context, o SoakOptions) SoakResult {
 		}
 	})
 	res := SoakResult{Runs: len(jobs), Failures: []SoakFailure{}, ByKind: map[string]int{}}
-	for _, f := range results {
+	res.BySpec = make([]SoakSpecResult, len(o.Specs))
+	for i, sp := range o.Specs {
+		res.BySpec[i] = SoakSpecResult{Spec: sp.Name, Runs: len(o.Seeds), ByKind: map[string]int{}}
+	}
+	for i, f := range results {
 		if f == nil {
 			continue
 		}
+		per := &res.BySpec[i%len(o.Specs)] // jobs run seed by seed over the specs
+		per.Failed++
 		res.Failures = append(res.Failures, *f)
 		for _, k := range f.Kinds {
 			res.ByKind[k]++
+			per.ByKind[k]++
 		}
 	}
 	return res

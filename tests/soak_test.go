@@ -45,8 +45,19 @@ func TestSoakDeterministic(t *testing.T) {
 	if one.Runs != 4 || !reflect.DeepEqual(one, two) {
 		t.Errorf("soak with 1 and 3 workers: %+v and %+v", one, two)
 	}
+	failed := map[string]int{}
 	for _, f := range one.Failures {
 		t.Logf("seed %d %s: %v %s (replay: %s)", f.Seed, f.Spec, f.Kinds, f.Detail, f.Replay)
+		failed[f.Spec]++
+	}
+	// One summary line per spec, in the order given, counting its own failures.
+	if len(one.BySpec) != len(specs) {
+		t.Fatalf("by spec: %d lines for %d specs", len(one.BySpec), len(specs))
+	}
+	for i, per := range one.BySpec {
+		if per.Spec != specs[i].Name || per.Runs != len(seeds) || per.Failed != failed[per.Spec] {
+			t.Errorf("by spec line %d: %+v, want spec %s, %d runs, %d failed", i, per, specs[i].Name, len(seeds), failed[specs[i].Name])
+		}
 	}
 }
 

@@ -113,16 +113,18 @@ func soakCmd(c *cli.Context) error {
 		for _, f := range res.Failures {
 			fmt.Fprintf(out, "FAIL seed %d %s: %s: %s; replay: %s\n", f.Seed, f.Spec, strings.Join(f.Kinds, ","), f.Detail, f.Replay)
 		}
-		kinds := make([]string, 0, len(res.ByKind))
-		for _, k := range []string{experiment.SoakPanic, experiment.SoakError, experiment.SoakTimeout,
-			experiment.SoakDuplicates, experiment.SoakFIFO, experiment.SoakMissing} {
-			if res.ByKind[k] > 0 {
-				kinds = append(kinds, fmt.Sprintf("%s %d", k, res.ByKind[k]))
+		if len(specs) > 1 {
+			for _, per := range res.BySpec {
+				line := fmt.Sprintf("soak: %s: %d of %d seeds failed", per.Spec, per.Failed, per.Runs)
+				if k := soakKinds(per.ByKind); k != "" {
+					line += " (" + k + ")"
+				}
+				fmt.Fprintln(out, line)
 			}
 		}
 		line := fmt.Sprintf("soak: %d runs (%d seeds from %d x %d specs), %d failed", res.Runs, n, from, len(specs), len(res.Failures))
-		if len(kinds) > 0 {
-			line += " (" + strings.Join(kinds, ", ") + ")"
+		if k := soakKinds(res.ByKind); k != "" {
+			line += " (" + k + ")"
 		}
 		fmt.Fprintf(out, "%s; wall %.1fs\n", line, time.Since(wall).Seconds())
 	}
@@ -130,4 +132,16 @@ func soakCmd(c *cli.Context) error {
 		return brokenf("soak: %d of %d runs broke an invariant", len(res.Failures), res.Runs)
 	}
 	return nil
+}
+
+// soakKinds lists failure counts by kind, in a fixed order ("" for none).
+func soakKinds(by map[string]int) string {
+	var kinds []string
+	for _, k := range []string{experiment.SoakPanic, experiment.SoakError, experiment.SoakTimeout,
+		experiment.SoakDuplicates, experiment.SoakFIFO, experiment.SoakMissing} {
+		if by[k] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, by[k]))
+		}
+	}
+	return strings.Join(kinds, ", ")
 }
