@@ -10,15 +10,6 @@ import (
 	"github.com/layercast/layercast/stack"
 )
 
-// Agreed is the property hop introduces: every member of a group delivers
-// the group's messages in one order, the same at every member (by Lamport
-// time stamp and site id, Spread 3.3).
-const Agreed compose.Property = "agreed"
-
-// Safe is the property of delivering a message only once every site is
-// known to hold it (Spread 3.3); hop gives it with safe=on.
-const Safe compose.Property = "safe"
-
 func init() {
 	compose.Register(compose.LayerInfo{
 		Name: "hop",
@@ -44,14 +35,8 @@ func init() {
 			{Name: "max_pending", Type: compose.Int, Default: "8192", Doc: "out-of-order messages held per source site, messages kept per source site until every site has them, and packets queued per link (a power of two)", Min: 1, Max: 1 << 24},
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once every site's representative holds it (the sites' ARUs in the heartbeats), still in agreed order"},
 		},
-		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
-		GivesWith: func(p compose.Params) []compose.Property {
-			if p.Bool("safe") {
-				return []compose.Property{Safe}
-			}
-			return nil
-		},
-		Properties: map[compose.Property]string{Agreed: "agreed (total) order", Safe: "safe delivery"},
+		Gives:     []compose.Property{compose.Reliable, compose.FIFO, compose.Agreed},
+		GivesWith: compose.GivesIfOn("safe", compose.Safe),
 		Counters: append(compose.CountersOf(counters{}),
 			// made at run time, one per link (newLink)
 			compose.CounterDoc{Name: "retransmissions_by_link:<link>", Doc: "retransmissions by the sending end of one link (s3>s4: site 3's representative towards site 4)"},

@@ -8,15 +8,6 @@ import (
 	"github.com/layercast/layercast/stack"
 )
 
-// The properties ring introduces.
-const (
-	// Agreed: every member delivers the messages of its groups in one
-	// order, the same at every member, across groups.
-	Agreed compose.Property = "agreed"
-	// Safe: a message is delivered only once every member has it.
-	Safe compose.Property = "safe"
-)
-
 func init() {
 	compose.Register(compose.LayerInfo{
 		Name: "ring",
@@ -38,16 +29,10 @@ func init() {
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once the aru says every member has it"},
 			{Name: "sites", Type: compose.Bool, Default: "on", Doc: "one ring per site view; off: one ring over every member of the node's groups across all sites (Spread's production design, the comparator of the paper's section 4)"},
 		},
-		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
-		GivesWith: func(p compose.Params) []compose.Property {
-			if p.Bool("safe") {
-				return []compose.Property{Safe}
-			}
-			return nil
-		},
-		Properties: map[compose.Property]string{Agreed: "agreed (total) order", Safe: "safe delivery"},
-		Counters:   compose.CountersOf(counters{}),
-		Summarize:  summarize,
+		Gives:     []compose.Property{compose.Reliable, compose.FIFO, compose.Agreed},
+		GivesWith: compose.GivesIfOn("safe", compose.Safe),
+		Counters:  compose.CountersOf(counters{}),
+		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				MemberLimit: p.Int("member_limit"), RingLimit: p.Int("ring_limit"), Window: p.Int("window"),
