@@ -1,7 +1,6 @@
 package compose
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/layercast/layercast/stack"
@@ -21,18 +20,9 @@ func init() {
 // GivesIfOn gives its properties only when the parameter is on: a need of
 // Safe is met by tsafe(safe=on) and refused, in compose's words, otherwise.
 func TestGivesIfOn(t *testing.T) {
-	for src, want := range map[string]string{
+	wantCheck(t, map[string]string{
 		"tneedsafe : tsafe(safe=on)":  "",
 		"tneedsafe : tsafe":           "needs safe delivery below it",
 		"tneedsafe : tsafe(safe=off)": "needs safe delivery below it",
-	} {
-		sp, err := Parse(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = Check(sp)
-		if (err == nil) != (want == "") || err != nil && !strings.Contains(err.Error(), want) {
-			t.Errorf("Check(%q) = %v, want %q", src, err, want)
-		}
-	}
+	})
 }
