@@ -7,6 +7,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/units"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -99,13 +100,11 @@ func summarize(c compose.Counters) compose.Summary {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d repairs sent from partly filled bins (flush)", n))
 	}
 	if d := t["data_in"]; d > 0 {
-		out.Ratio("xors_per_data", round6(float64(t["xors"])/float64(d)))
-		out.Ratio("bins_per_data", round6(float64(t["bin_adds"])/float64(d)))
+		out.Ratio("xors_per_data", units.Round6(float64(t["xors"])/float64(d)))
+		out.Ratio("bins_per_data", units.Round6(float64(t["bin_adds"])/float64(d)))
 	}
 	return out
 }
-
-func round6(x float64) float64 { return float64(int64(x*1e6+0.5)) / 1e6 }
 
 // counters are the layer's counters: each is named and documented once by
 // its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).

@@ -2,9 +2,9 @@ package ring
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/internal/units"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -87,17 +87,17 @@ func summarize(c compose.Counters) compose.Summary {
 	n := 0
 	for _, nc := range c.Nodes {
 		s.TokenBytesMax = max(s.TokenBytesMax, nc.Values["token_bytes_max"])
-		s.RecoveryMsMax = max(s.RecoveryMsMax, ms(nc.Values["recovery_ns_max"]))
+		s.RecoveryMsMax = max(s.RecoveryMsMax, units.Ms(float64(nc.Values["recovery_ns_max"])))
 		if ns := nc.Values["active_ns"]; ns > 0 {
 			rate += float64(nc.Values["tokens"]) / (float64(ns) / 1e9)
 			n++
 		}
 	}
 	if n > 0 {
-		s.TokensPerSec = round3(rate / float64(n))
+		s.TokensPerSec = units.Round3(rate / float64(n))
 	}
 	if s.Recoveries > 0 {
-		s.RecoveryMsMean = round3(ms(m["recovery_ns"]) / float64(s.Recoveries))
+		s.RecoveryMsMean = units.Round3(units.Ms(float64(m["recovery_ns"])) / float64(s.Recoveries))
 	}
 	var out compose.Summary
 	// Peaks and the active time are per node: the report's sums of them
@@ -121,17 +121,9 @@ func summarize(c compose.Counters) compose.Summary {
 	out.Notes = append(out.Notes, note)
 	if s.Recoveries > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d ring recoveries after membership changes: mean %v, longest %v (%d old packets no survivor had)",
-			s.Recoveries, msDur(s.RecoveryMsMean), msDur(s.RecoveryMsMax), m["recovery_lost"]))
+			s.Recoveries, units.MsDuration(s.RecoveryMsMean), units.MsDuration(s.RecoveryMsMax), m["recovery_lost"]))
 	}
 	return out
-}
-
-func ms(ns int64) float64 { return round3(float64(ns) / 1e6) }
-
-func round3(f float64) float64 { return float64(int64(f*1e3+0.5)) / 1e3 }
-
-func msDur(v float64) time.Duration {
-	return time.Duration(v * float64(time.Millisecond)).Round(time.Microsecond)
 }
 
 // counters are the layer's counters: each is named and documented once by
