@@ -316,10 +316,8 @@ func (l *Layer) Up(ev *event.Event) {
 	}
 }
 
-func (l *Layer) drop(ev *event.Event) {
-	l.c.Malformed.Inc()
-	ev.Msg.Release()
-}
+// drop discards a malformed packet.
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.Malformed) }
 
 // Close releases what the layer holds.
 func (l *Layer) Close() {

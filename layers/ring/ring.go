@@ -263,13 +263,7 @@ func (l *Layer) packetUp(ev *event.Event) {
 }
 
 // drop discards a malformed packet.
-func (l *Layer) drop(ev *event.Event) {
-	l.c.Malformed.Inc()
-	if l.Ctx.Logging() {
-		l.Ctx.Logf("dropping malformed %v from %v (%d bytes)", ev.Kind, ev.Peer, ev.Msg.Len())
-	}
-	ev.Msg.Release()
-}
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.Malformed) }
 
 // castDown queues an application cast for the token.
 func (l *Layer) castDown(ev *event.Event) {

@@ -250,13 +250,7 @@ func (l *Layer) controlUp(ev *event.Event) {
 }
 
 // drop discards a malformed packet.
-func (l *Layer) drop(ev *event.Event) {
-	l.c.Malformed.Inc()
-	if l.Ctx.Logging() {
-		l.Ctx.Logf("dropping malformed %v from %v (%d bytes)", ev.Kind, ev.Peer, ev.Msg.Len())
-	}
-	ev.Msg.Release()
-}
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.Malformed) }
 
 // sendCtl sends a control packet of ours to one node.
 func (l *Layer) sendCtl(to event.NodeID, m *event.Message) {
