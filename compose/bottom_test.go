@@ -16,12 +16,19 @@ func init() {
 // A layer registered with Bottom is accepted only at the bottom of a spec;
 // elsewhere the error names it, the layer below it and the reason.
 func TestBottomLayer(t *testing.T) {
-	for src, want := range map[string]string{
+	wantCheck(t, map[string]string{
 		"tfifo : treliable : tbottom": "",
 		"tbottom":                     "",
 		"tbottom : treliable":         "tbottom must be the bottom layer (treliable is below it): it checks every packet",
 		"tfifo : tbottom : treliable": "tbottom must be the bottom layer (treliable is below it): it checks every packet",
-	} {
+	})
+}
+
+// wantCheck checks each spec: Check accepts it when want is "", else
+// refuses it with an error containing want.
+func wantCheck(t *testing.T, cases map[string]string) {
+	t.Helper()
+	for src, want := range cases {
 		sp, err := Parse(src)
 		if err != nil {
 			t.Fatal(err)

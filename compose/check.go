@@ -13,6 +13,8 @@ var propertyWords = map[Property]string{
 	Reliable:              "reliable delivery",
 	Sequenced:             "sequenced delivery",
 	FIFO:                  "FIFO order",
+	Agreed:                "agreed (total) order",
+	Safe:                  "safe delivery",
 	Views:                 "group views",
 	Regions:               "region views",
 	ProbabilisticRecovery: "probabilistic recovery",

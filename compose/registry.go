@@ -35,6 +35,14 @@ const (
 	Sequenced Property = "sequenced"
 	// FIFO: per (group, sender), messages are delivered in send order.
 	FIFO Property = "fifo"
+	// Agreed: every member of a group delivers the group's messages in one
+	// order, the same at every member (total order: Spread's hop, by Lamport
+	// time stamp and site id, and ring, across the groups of its ring).
+	Agreed Property = "agreed"
+	// Safe: a message is delivered only once every member (every site, for
+	// hop) is known to hold it (Spread 3.3); hop and ring give it with
+	// safe=on (GivesIfOn).
+	Safe Property = "safe"
 	// Views: group views are installed as events (gms).
 	Views Property = "views"
 	// Regions: derived multi-group membership (QSM regions, Ricochet
@@ -45,6 +53,17 @@ const (
 	// FlowControl: senders are held to what receivers can take (mflow).
 	FlowControl Property = "flow-control"
 )
+
+// GivesIfOn is a LayerInfo.GivesWith for a layer that gives props only when
+// its Bool parameter param is on (hop and ring give Safe with safe=on).
+func GivesIfOn(param string, props ...Property) func(Params) []Property {
+	return func(p Params) []Property {
+		if p.Bool(param) {
+			return props
+		}
+		return nil
+	}
+}
 
 // Factory makes one fresh layer for one node from checked parameters. It is
 // also where a layer refuses parameters that do not fit together (mflow's

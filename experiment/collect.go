@@ -11,6 +11,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/units"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -707,8 +708,8 @@ func (c *Collector) Finish(o Outcome) *Report {
 	es := newEndState(o)
 	rep := &Report{
 		Spec: o.Spec, Network: o.Network, Seed: c.sc.Seed, Scenario: c.sc.Describe(),
-		SimSeconds:   round6(o.End.Duration().Seconds()),
-		WallSeconds:  round6(o.Wall.Seconds()),
+		SimSeconds:   units.Round6(o.End.Duration().Seconds()),
+		WallSeconds:  units.Round6(o.Wall.Seconds()),
 		MessagesSent: c.messagesSent, Deliveries: c.deliveries,
 		Duplicates: c.duplicates, FIFOViolations: c.fifo, GivenUp: c.givenUp,
 		Backpressure: c.backpressure,
@@ -861,28 +862,28 @@ func (c *Collector) Finish(o Outcome) *Report {
 		nrx++
 	}
 	if nrx > 0 {
-		rep.ThroughputMsgsPerS = round3(tp / float64(nrx))
+		rep.ThroughputMsgsPerS = units.Round3(tp / float64(nrx))
 	}
 	if c.sc.Duration > 0 {
-		rep.OfferedMsgsPerS = round3(float64(c.messagesSent) / c.sc.Duration.Seconds())
+		rep.OfferedMsgsPerS = units.Round3(float64(c.messagesSent) / c.sc.Duration.Seconds())
 	}
 	rep.LatencyMs = Percentile{
-		P50: ms(float64(c.lat.quantile(0.50))), P90: ms(float64(c.lat.quantile(0.90))),
-		P99: ms(float64(c.lat.quantile(0.99))), Max: ms(float64(c.lat.max)),
+		P50: units.Ms(float64(c.lat.quantile(0.50))), P90: units.Ms(float64(c.lat.quantile(0.90))),
+		P99: units.Ms(float64(c.lat.quantile(0.99))), Max: units.Ms(float64(c.lat.max)),
 	}
 	rep.Loss = LossReport{
 		DroppedByModel: o.DroppedByModel, DroppedOverflow: o.DroppedOverflow,
 		DroppedControl: o.DroppedControl, DroppedOther: o.DroppedOther,
 		Recovered: c.recovered, RecoveredBy: c.recoveredBy,
 		RecoveredWithoutDrop: c.markedNoDrop,
-		DiscoveryLatencyMs:   MeanP99{Mean: ms(c.disc.mean()), P99: ms(float64(c.disc.quantile(0.99)))},
-		RecoveryLatencyMs:    MeanP99{Mean: ms(c.rec.mean()), P99: ms(float64(c.rec.quantile(0.99)))},
+		DiscoveryLatencyMs:   MeanP99{Mean: units.Ms(c.disc.mean()), P99: units.Ms(float64(c.disc.quantile(0.99)))},
+		RecoveryLatencyMs:    MeanP99{Mean: units.Ms(c.rec.mean()), P99: units.Ms(float64(c.rec.quantile(0.99)))},
 		RecoveryLatencyByMs:  map[string]Percentile{},
 	}
 	for by, h := range c.recBy {
 		rep.Loss.RecoveryLatencyByMs[by] = Percentile{
-			P50: ms(float64(h.quantile(0.50))), P90: ms(float64(h.quantile(0.90))),
-			P99: ms(float64(h.quantile(0.99))), Max: ms(float64(h.max)),
+			P50: units.Ms(float64(h.quantile(0.50))), P90: units.Ms(float64(h.quantile(0.90))),
+			P99: units.Ms(float64(h.quantile(0.99))), Max: units.Ms(float64(h.max)),
 		}
 	}
 
@@ -919,8 +920,8 @@ func (c *Collector) Finish(o Outcome) *Report {
 	if c.messagesSent > 0 {
 		n := float64(c.messagesSent)
 		rep.Overhead = Overhead{
-			ControlPacketsPerMsg: round3(float64(rep.Net.ControlPacketsSent) / n),
-			ControlBytesPerMsg:   round3(float64(rep.Net.ControlBytesSent) / n),
+			ControlPacketsPerMsg: units.Round3(float64(rep.Net.ControlPacketsSent) / n),
+			ControlBytesPerMsg:   units.Round3(float64(rep.Net.ControlBytesSent) / n),
 		}
 		var all int64
 		for l, a := range acks {
@@ -928,9 +929,9 @@ func (c *Collector) Finish(o Outcome) *Report {
 			if rep.Overhead.AcksPerMsgBy == nil {
 				rep.Overhead.AcksPerMsgBy = map[string]float64{}
 			}
-			rep.Overhead.AcksPerMsgBy[l] = round3(float64(a) / n)
+			rep.Overhead.AcksPerMsgBy[l] = units.Round3(float64(a) / n)
 		}
-		rep.Overhead.AcksPerMsg = round3(float64(all) / n)
+		rep.Overhead.AcksPerMsg = units.Round3(float64(all) / n)
 	}
 	c.finishDrops(rep, dropMissing)
 	rep.Notes = append(rep.Notes, o.Notes...)
@@ -995,9 +996,6 @@ func (b bitset) count(lo, hi uint64) int64 {
 	return n
 }
 
-func round3(f float64) float64 { return float64(int64(f*1e3+0.5)) / 1e3 }
-func round6(f float64) float64 { return float64(int64(f*1e6+0.5)) / 1e6 }
-
 // finishDrops fills the loss report's drop accounting (after the counters,
 // for the stacks' malformed packets) and says where every drop went.
 func (c *Collector) finishDrops(rep *Report, dropMissing int64) {
@@ -1015,7 +1013,7 @@ func (c *Collector) finishDrops(rep *Report, dropMissing int64) {
 		Again: c.dropAgain, Untied: c.dropLoose + rep.Net.Malformed,
 	}
 	if l.Dropped > 0 {
-		p := round3(100 * float64(l.Recovered) / float64(l.Dropped))
+		p := units.Round3(100 * float64(l.Recovered) / float64(l.Dropped))
 		l.RecoveredPct = &p
 		o := l.DropOutcome
 		parts := []string{fmt.Sprintf("%d recovered", o.Recovered)}

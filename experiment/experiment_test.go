@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/units"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -182,7 +183,7 @@ func TestCollectorChecks(t *testing.T) {
 		t.Errorf("recovered=%d by=%v", r.Loss.Recovered, r.Loss.RecoveredBy)
 	}
 	// Recovery latency: delivered at 5ms, would have arrived at 0+latency.
-	if want := ms(float64(5*time.Millisecond - sc.Latency)); r.Loss.RecoveryLatencyMs.Mean != want {
+	if want := units.Ms(float64(5*time.Millisecond - sc.Latency)); r.Loss.RecoveryLatencyMs.Mean != want {
 		t.Errorf("recovery latency %v, want %v", r.Loss.RecoveryLatencyMs.Mean, want)
 	}
 	// Node 3 crashed: its missing message no longer counts.

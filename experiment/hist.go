@@ -75,9 +75,3 @@ func (h *hist) mean() float64 {
 	}
 	return h.sum / float64(h.n)
 }
-
-// ms converts nanoseconds to milliseconds rounded to the microsecond, so
-// reports print stable numbers.
-func ms(ns float64) float64 {
-	return float64(int64(ns/1e3+0.5)) / 1e3
-}

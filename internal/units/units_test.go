@@ -56,3 +56,22 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+// The report roundings keep three or six decimals, halves up, and convert
+// between nanoseconds, milliseconds and durations at microsecond precision.
+func TestReportRounding(t *testing.T) {
+	for _, c := range []struct {
+		got, want float64
+	}{
+		{Round3(1.23456), 1.235}, {Round3(1.2344), 1.234}, {Round3(7), 7},
+		{Round6(0.1234564), 0.123456}, {Round6(0.1234566), 0.123457},
+		{Ms(1234567), 1.235}, {Ms(1234499), 1.234}, {Ms(0), 0},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %v, want %v", c.got, c.want)
+		}
+	}
+	if d := MsDuration(1.2345678); d != 1235*time.Microsecond {
+		t.Errorf("MsDuration(1.2345678) = %v, want 1.235ms", d)
+	}
+}

@@ -45,7 +45,7 @@ type Layer struct {
 	cfg     Config
 	pending []*pending // partly gathered, oldest first
 
-	fragmented, frags, reassembled, malformed, evicted, peak *stack.Counter
+	c counters
 }
 
 // New makes the layer.
@@ -61,12 +61,7 @@ func (l *Layer) MaxPayload() int { return l.cfg.MaxMsg }
 // Init makes the counters.
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
-	l.fragmented = ctx.Counter("fragmented")
-	l.frags = ctx.Counter("fragments_sent")
-	l.reassembled = ctx.Counter("reassembled")
-	l.malformed = ctx.Counter("malformed")
-	l.evicted = ctx.Counter("evicted")
-	l.peak = ctx.Counter("peak_buffer_bytes")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -83,7 +78,7 @@ func (l *Layer) Down(ev *event.Event) {
 		l.Ctx.Down(ev)
 		return
 	}
-	l.fragmented.Inc()
+	l.c.Fragmented.Inc()
 	b := m.Bytes()
 	out := *ev
 	for off := 0; off < n; off += l.cfg.Size {
@@ -91,7 +86,7 @@ func (l *Layer) Down(ev *event.Event) {
 		f := l.Ctx.MessageFrom(b[off:end])
 		putHeader(f.Prepend(HeaderLen), Header{First: off == 0, Last: end == n, Total: n})
 		out.Msg = f
-		l.frags.Inc()
+		l.c.Frags.Inc()
 		l.Ctx.Down(&out)
 	}
 	m.Release()
@@ -110,13 +105,13 @@ func (l *Layer) Up(ev *event.Event) {
 		h, err = ParseHeader(hb)
 	}
 	if err != nil {
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 		m.Release()
 		return
 	}
 	if h.First && h.Last {
 		if h.Total != m.Len() {
-			l.malformed.Inc()
+			l.c.Malformed.Inc()
 			m.Release()
 			return
 		}
@@ -125,15 +120,15 @@ func (l *Layer) Up(ev *event.Event) {
 	}
 	p := l.find(stream{ev.Kind, ev.Group, ev.Peer}, h.First)
 	if p == nil {
-		l.malformed.Inc() // a middle or last fragment of nothing we gather
+		l.c.Malformed.Inc() // a middle or last fragment of nothing we gather
 		m.Release()
 		return
 	}
 	whole, done, err := p.r.Add(h, m.Bytes(), l.cfg.MaxMsg)
 	m.Release()
-	l.peak.Max(int64(l.held()))
+	l.c.Peak.Max(int64(l.held()))
 	if err != nil {
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("from %v in %v: %v", ev.Peer, ev.Group, err)
 		}
@@ -143,7 +138,7 @@ func (l *Layer) Up(ev *event.Event) {
 	if !done {
 		return
 	}
-	l.reassembled.Inc()
+	l.c.Reassembled.Inc()
 	up := *ev
 	up.Msg = l.Ctx.MessageFrom(whole)
 	l.drop(p)
@@ -162,7 +157,7 @@ func (l *Layer) find(s stream, first bool) *pending {
 		return nil
 	}
 	if len(l.pending) >= l.cfg.MaxPending {
-		l.evicted.Inc()
+		l.c.Evicted.Inc()
 		l.drop(l.pending[0])
 	}
 	p := &pending{from: s}

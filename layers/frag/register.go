@@ -19,15 +19,8 @@ func init() {
 			{Name: "max_msg", Type: compose.Size, Default: "1MB", Doc: "longest message taken and reassembled: the stack's payload limit", Min: 1, Max: 1 << 30},
 			{Name: "max_pending", Type: compose.Int, Default: "16", Doc: "messages a receiver gathers at once (one more drops the oldest)", Min: 1, Max: 1 << 16},
 		},
-		Needs: []compose.Property{compose.Reliable, compose.FIFO},
-		Counters: []compose.CounterDoc{
-			{Name: "fragmented", Doc: "messages sent as several fragments"},
-			{Name: "fragments_sent", Doc: "fragments of those messages sent"},
-			{Name: "reassembled", Doc: "messages put back together from fragments"},
-			{Name: "malformed", Doc: "fragments refused: bad header, no first fragment, longer than max_msg or than announced"},
-			{Name: "evicted", Doc: "partly gathered messages dropped to keep within max_pending"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes held for reassembly at once"},
-		},
+		Needs:    []compose.Property{compose.Reliable, compose.FIFO},
+		Counters: compose.CountersOf(counters{}),
 		New: func(p compose.Params) (stack.Layer, error) {
 			return compose.NewIfValid(Config{Size: p.Int("size"), MaxMsg: p.Int("max_msg"), MaxPending: p.Int("max_pending")}, New)
 		},
@@ -45,4 +38,15 @@ func (c Config) Check() error {
 		return fmt.Errorf("frag: max_pending must be at least 1, got %d", c.MaxPending)
 	}
 	return nil
+}
+
+// counters are the layer's counters: each is named and documented once by
+// its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Fragmented  *stack.Counter `counter:"fragmented" doc:"messages sent as several fragments"`
+	Frags       *stack.Counter `counter:"fragments_sent" doc:"fragments of those messages sent"`
+	Reassembled *stack.Counter `counter:"reassembled" doc:"messages put back together from fragments"`
+	Malformed   *stack.Counter `counter:"malformed" doc:"fragments refused: bad header, no first fragment, longer than max_msg or than announced"`
+	Evicted     *stack.Counter `counter:"evicted" doc:"partly gathered messages dropped to keep within max_pending"`
+	Peak        *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes held for reassembly at once"`
 }

@@ -37,7 +37,7 @@ func (l *Layer) keepOwn(oseq uint32, g event.GroupID, payload []byte) {
 		if o := l.own.Pop(); o.msg != nil {
 			o.msg.Release()
 		}
-		l.c.keepDrops.Inc()
+		l.c.KeepDrops.Inc()
 	}
 	l.own.Push(ownCast{oseq: oseq, g: g, msg: l.Ctx.MessageFrom(payload)})
 }
@@ -81,7 +81,7 @@ func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
 	r := &l.retained[h.Site]
 	if r.Len() >= l.cfg.MaxPending {
 		l.unkeep(r.Pop())
-		l.c.keepDrops.Inc()
+		l.c.KeepDrops.Inc()
 	}
 	if payload != nil {
 		payload.Retain()
@@ -131,7 +131,7 @@ func (l *Layer) resend(s event.SiteID, c child) {
 		if k.h.end() <= have {
 			continue
 		}
-		l.c.resent.Inc()
+		l.c.Resent.Inc()
 		if k.msg != nil && k.h.Mask&c.subtree != 0 {
 			lk.queue(&k.h, k.g, k.msg)
 		} else {

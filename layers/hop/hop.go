@@ -166,14 +166,6 @@ type Layer struct {
 	c counters
 }
 
-type counters struct {
-	dataSent, retx, acks, nacks, skips, pruned, beats        *stack.Counter
-	delivered, duplicates, malformed, foreign, queueDrops    *stack.Counter
-	dead, waitNs, agreed, recNs, recovered, tokens, activeNs *stack.Counter
-	unwanted, streamDrops, peak, keepDrops, resent           *stack.Counter
-	linksDown, rebuilt                                       *stack.Counter
-}
-
 // New makes a layer from a checked configuration.
 func New(cfg Config) *Layer {
 	edges, _ := parseLinks(cfg.Links)
@@ -187,21 +179,7 @@ func (l *Layer) HeaderSize() int { return dataHdrSize }
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
 	l.codec = wirecodec.New(wirecodec.Options{Name: "hop", Malformed: errMalformed, MaxInitLen: 256})
-	c := &l.c
-	for _, x := range []struct {
-		p    **stack.Counter
-		name string
-	}{
-		{&c.dataSent, "data_sent"}, {&c.retx, "retransmissions"}, {&c.acks, "acks_sent"}, {&c.nacks, "nacks_sent"},
-		{&c.skips, "skips_sent"}, {&c.pruned, "pruned"}, {&c.beats, "heartbeats_sent"}, {&c.delivered, "delivered"},
-		{&c.duplicates, "duplicates"}, {&c.malformed, "malformed"}, {&c.foreign, "foreign"}, {&c.queueDrops, "queue_drops"},
-		{&c.dead, "sites_declared_dead"}, {&c.waitNs, "agreed_wait_ns"}, {&c.agreed, "agreed_delivered"},
-		{&c.recNs, "recovery_ns"}, {&c.recovered, "recovered"}, {&c.tokens, "tokens"}, {&c.activeNs, "send_active_ns"},
-		{&c.unwanted, "data_unwanted"}, {&c.streamDrops, "stream_drops"}, {&c.peak, "peak_buffer_bytes"},
-		{&c.keepDrops, "keep_drops"}, {&c.resent, "resent"}, {&c.linksDown, "links_down"}, {&c.rebuilt, "routes_rebuilt"},
-	} {
-		*x.p = ctx.Counter(x.name)
-	}
+	ctx.BindCounters(&l.c)
 	l.me = ctx.Site()
 	l.beatT = ctx.NewTimer(l.onBeat)
 	l.numbered = map[event.NodeID]uint32{}
@@ -279,7 +257,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	for i := range sites {
 		sv := &sites[i]
 		if sv.Site > maxSite || len(sv.Members) == 0 {
-			l.c.foreign.Inc()
+			l.c.Foreign.Inc()
 			continue
 		}
 		l.inView |= 1 << sv.Site
@@ -341,7 +319,7 @@ func (l *Layer) rebuild() {
 		// are silent to it too).
 		for s := event.SiteID(0); s <= maxSite; s++ {
 			if cut&(1<<s) != 0 && l.isRep {
-				l.c.dead.Inc()
+				l.c.Dead.Inc()
 				if l.Ctx.Logging() {
 					l.Ctx.Logf("site %d (representative %v) cut off: no path of links up reaches it", s, l.reps[s])
 				}
@@ -360,7 +338,7 @@ func (l *Layer) rebuild() {
 		changed = changed || after != before[src]
 	}
 	if changed {
-		l.c.rebuilt.Inc()
+		l.c.Rebuilt.Inc()
 	}
 	nbr := uint64(0)
 	if l.isRep {
@@ -505,7 +483,7 @@ func (l *Layer) forward(h *dataHdr, g event.GroupID, payload *event.Message) {
 			lk.queue(h, g, payload)
 		} else {
 			if h.Type == tData {
-				l.c.pruned.Inc()
+				l.c.Pruned.Inc()
 			}
 			lk.queueSkip(h.Site, h.Seq, h.end(), h.LTS)
 		}
@@ -517,7 +495,7 @@ func (l *Layer) receive(ev *event.Event) {
 	m := ev.Msg
 	b, err := m.Peek(1)
 	if err != nil {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		m.Release()
 		return
 	}
@@ -529,7 +507,7 @@ func (l *Layer) receive(ev *event.Event) {
 		}
 		lk := l.linkOf(ev.Peer)
 		if lk == nil {
-			l.c.foreign.Inc()
+			l.c.Foreign.Inc()
 			m.Release()
 			return
 		}
@@ -545,7 +523,7 @@ func (l *Layer) receive(ev *event.Event) {
 			h, err = parseData(hb)
 		}
 		if err != nil || h.LinkSeq != 0 {
-			l.c.malformed.Inc()
+			l.c.Malformed.Inc()
 			m.Release()
 			return
 		}
@@ -554,12 +532,12 @@ func (l *Layer) receive(ev *event.Event) {
 		bt, err := parseBeat(m.Bytes())
 		m.Release()
 		if err != nil {
-			l.c.malformed.Inc()
+			l.c.Malformed.Inc()
 			return
 		}
 		l.onBeatIn(&bt, false)
 	default:
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		m.Release()
 	}
 }
@@ -571,7 +549,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		return // ring hands a member its own casts back, in order
 	}
 	if l.siteOf[from] != l.me {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		return
 	}
 	if h.Seq == 0 { // unnumbered: a member's cast for the representative
@@ -584,7 +562,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		return
 	}
 	if from != l.reps[l.me] {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		return
 	}
 	if h.Type == tData && h.Site == l.me {
@@ -602,7 +580,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool {
 	st := l.streams[h.Site]
 	if st == nil {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		return false
 	}
 	l.clock = max(l.clock, h.LTS)
@@ -614,15 +592,15 @@ func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool
 		var full bool
 		fresh, full = st.add(h, g, payload, now)
 		if full {
-			l.c.streamDrops.Inc()
+			l.c.StreamDrops.Inc()
 		}
 	}
 	if !fresh {
-		l.c.duplicates.Inc()
+		l.c.Duplicates.Inc()
 		return false
 	}
 	if h.Type == tData && h.Mask&(1<<l.me) == 0 && !l.transit(h) {
-		l.c.unwanted.Inc()
+		l.c.Unwanted.Inc()
 	}
 	if l.isRep && h.Site != l.me {
 		l.retain(h, g, payloadOf(h, payload))
@@ -697,7 +675,7 @@ func (l *Layer) sendBeat(bt *beat) {
 			m := l.Ctx.NewMessage()
 			bt.put(m.Append(bt.size()))
 			l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Control: true, Msg: m})
-			l.c.beats.Inc()
+			l.c.Beats.Inc()
 		}
 	}
 	if l.peers {
@@ -763,7 +741,7 @@ func (l *Layer) linkDown(s event.SiteID, peer event.NodeID, why string) {
 	if l.downs[l.me]&(1<<s) != 0 {
 		return
 	}
-	l.c.linksDown.Inc()
+	l.c.LinksDown.Inc()
 	if l.Ctx.Logging() {
 		l.Ctx.Logf("link to site %d (representative %v) down: %s", s, peer, why)
 	}
@@ -778,7 +756,7 @@ func (l *Layer) linkDown(s event.SiteID, peer event.NodeID, why string) {
 // kept messages) for peak_buffer_bytes.
 func (l *Layer) hold(d int64) {
 	l.heldBytes += d
-	l.c.peak.Max(l.heldBytes)
+	l.c.Peak.Max(l.heldBytes)
 }
 
 // checkHold holds the application off while any link queue is long, and

@@ -100,7 +100,7 @@ func (lk *link) close() {
 func (lk *link) queue(h *dataHdr, g event.GroupID, payload *event.Message) {
 	lk.flushSkip(h.Site)
 	if lk.pend.Len() >= lk.l.cfg.MaxPending {
-		lk.l.c.queueDrops.Inc()
+		lk.l.c.QueueDrops.Inc()
 		return
 	}
 	payload.Retain()
@@ -130,7 +130,7 @@ func (lk *link) flushSkip(site event.SiteID) {
 	if lk.pend.Len() < lk.l.cfg.MaxPending {
 		lk.pend.Push(slot{h: dataHdr{Type: tSkip, Site: site, Seq: r.first, Last: r.last, LTS: r.lts}})
 	} else {
-		lk.l.c.queueDrops.Inc()
+		lk.l.c.QueueDrops.Inc()
 	}
 	*r = skipRun{}
 	lk.pump()
@@ -225,17 +225,17 @@ func (lk *link) transmit(s *slot, retx bool) {
 	h.Flags = 0
 	if retx {
 		h.Flags = flagRetx
-		l.c.retx.Inc()
+		l.c.Retx.Inc()
 		lk.retxCtr.Inc()
 	} else if h.Type == tData {
-		l.c.dataSent.Inc()
+		l.c.DataSent.Inc()
 	} else {
-		l.c.skips.Inc()
+		l.c.Skips.Inc()
 	}
 	h.put(m.Prepend(dataHdrSize))
-	l.c.tokens.Inc()
+	l.c.Tokens.Inc()
 	if gap := now.Sub(lk.lastSend); gap > 0 {
-		l.c.activeNs.Add(int64(min(gap, 10*l.cfg.Heartbeat)))
+		l.c.ActiveNs.Add(int64(min(gap, 10*l.cfg.Heartbeat)))
 	}
 	lk.lastSend = now
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Group: s.g, Control: h.Type != tData, Msg: m})
@@ -269,7 +269,7 @@ func (lk *link) sendAck() {
 	m := l.Ctx.NewMessage()
 	putAck(m.Append(ackHdrSize), lk.rAru, lk.sHighest)
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Control: true, Msg: m})
-	l.c.acks.Inc()
+	l.c.Acks.Inc()
 	lk.pktCount = 0
 	lk.ackT.Reset(l.cfg.AckLong)
 }
@@ -301,7 +301,7 @@ func (lk *link) onNack() {
 	b[0] = tNack
 	copy(b[1:], enc)
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: lk.peer, Control: true, Msg: m})
-	l.c.nacks.Inc()
+	l.c.Nacks.Inc()
 	lk.nackT.Reset(l.cfg.NackRetry)
 }
 
@@ -316,7 +316,7 @@ func (lk *link) receive(ev *event.Event) {
 		aru, highest, err := parseAck(b)
 		m.Release()
 		if err != nil || aru > lk.sHighest {
-			l.c.malformed.Inc()
+			l.c.Malformed.Inc()
 			return
 		}
 		lk.onAckIn(aru, highest)
@@ -325,7 +325,7 @@ func (lk *link) receive(ev *event.Event) {
 		err := l.codec.Decode(b[1:], &body)
 		m.Release()
 		if err != nil || len(body.Seqs) > maxNack {
-			l.c.malformed.Inc()
+			l.c.Malformed.Inc()
 			return
 		}
 		for _, seq := range body.Seqs {
@@ -340,7 +340,7 @@ func (lk *link) receive(ev *event.Event) {
 		bt, err := parseBeat(b)
 		m.Release()
 		if err != nil {
-			l.c.malformed.Inc()
+			l.c.Malformed.Inc()
 			return
 		}
 		l.onBeatIn(&bt, true)
@@ -351,19 +351,19 @@ func (lk *link) receive(ev *event.Event) {
 			h, err = parseData(hb)
 		}
 		if err != nil || h.LinkSeq == 0 || h.Seq == 0 {
-			l.c.malformed.Inc()
+			l.c.Malformed.Inc()
 			m.Release()
 			return
 		}
 		if !lk.onData(&h, m) {
-			l.c.duplicates.Inc()
+			l.c.Duplicates.Inc()
 			m.Release()
 			return
 		}
 		l.accept(&h, ev.Group, m)
 		m.Release()
 	default:
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		m.Release()
 	}
 }
@@ -419,8 +419,8 @@ func (lk *link) onData(h *dataHdr, m *event.Message) bool {
 		since := lk.missing[i].since
 		lk.missing = append(lk.missing[:i], lk.missing[i+1:]...)
 		if h.Flags&flagRetx != 0 { // else it was only late
-			l.c.recovered.Inc()
-			l.c.recNs.Add(int64(l.Ctx.Now().Sub(since)))
+			l.c.Recovered.Inc()
+			l.c.RecNs.Add(int64(l.Ctx.Now().Sub(since)))
 			m.Recovery = event.Recovery{By: "hop", Discovered: since}
 		}
 		if len(lk.missing) == 0 {

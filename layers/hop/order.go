@@ -212,9 +212,9 @@ func (l *Layer) deliver(st *stream, it *item) {
 	if v := l.views[it.g]; v != nil && v.Has(l.Ctx.Self()) {
 		m := l.Ctx.MessageFrom(it.msg.Bytes())
 		m.Recovery = it.rec
-		l.c.delivered.Inc()
-		l.c.agreed.Inc()
-		l.c.waitNs.Add(int64(now.Sub(it.readyAt)))
+		l.c.Delivered.Inc()
+		l.c.Agreed.Inc()
+		l.c.WaitNs.Add(int64(now.Sub(it.readyAt)))
 		l.Ctx.Up(&event.Event{Kind: event.Cast, Group: it.g, Peer: it.h.Origin, Msg: m})
 	}
 	it.msg.Release()

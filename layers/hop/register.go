@@ -10,15 +10,6 @@ import (
 	"github.com/layercast/layercast/stack"
 )
 
-// Agreed is the property hop introduces: every member of a group delivers
-// the group's messages in one order, the same at every member (by Lamport
-// time stamp and site id, Spread 3.3).
-const Agreed compose.Property = "agreed"
-
-// Safe is the property of delivering a message only once every site is
-// known to hold it (Spread 3.3); hop gives it with safe=on.
-const Safe compose.Property = "safe"
-
 func init() {
 	compose.Register(compose.LayerInfo{
 		Name: "hop",
@@ -44,43 +35,12 @@ func init() {
 			{Name: "max_pending", Type: compose.Int, Default: "8192", Doc: "out-of-order messages held per source site, messages kept per source site until every site has them, and packets queued per link (a power of two)", Min: 1, Max: 1 << 24},
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once every site's representative holds it (the sites' ARUs in the heartbeats), still in agreed order"},
 		},
-		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
-		GivesWith: func(p compose.Params) []compose.Property {
-			if p.Bool("safe") {
-				return []compose.Property{Safe}
-			}
-			return nil
-		},
-		Properties: map[compose.Property]string{Agreed: "agreed (total) order", Safe: "safe delivery"},
-		Counters: []compose.CounterDoc{
-			{Name: "data_sent", Doc: "data packets sent on Hop links (first transmissions)"},
-			{Name: "retransmissions", Doc: "packets sent again on a Hop link after a nack"},
-			{Name: "retransmissions_by_link:<link>", Doc: "retransmissions by the sending end of one link (s3>s4: site 3's representative towards site 4)"},
-			{Name: "acks_sent", Role: compose.AckRole, Doc: "link acks (link_aru and highest seq sent)"},
-			{Name: "nacks_sent", Doc: "link nacks (the retransmit list)"},
-			{Name: "skips_sent", Doc: "skip records sent in place of pruned data"},
-			{Name: "pruned", Doc: "data packets not sent on a link because no site below it has a member of the group"},
-			{Name: "heartbeats_sent", Doc: "time stamp heartbeats sent on Hop links"},
-			{Name: "delivered", Doc: "messages delivered to the application in agreed order"},
-			{Name: "agreed_delivered", Doc: "messages whose agreed wait was measured"},
-			{Name: "agreed_wait_ns", Kind: compose.Nanos, Doc: "time messages waited for agreed order after FIFO order would have delivered them"},
-			{Name: "recovered", Doc: "link losses repaired by the link's own sender"},
-			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from finding a link loss to its repair"},
-			{Name: "tokens", Doc: "packets the token buckets let onto links"},
-			{Name: "send_active_ns", Kind: compose.Nanos, Doc: "time links spent sending (gaps capped)"},
-			{Name: "duplicates", Doc: "packets received twice"},
-			{Name: "malformed", Doc: "packets whose hop header did not decode"},
-			{Name: "foreign", Doc: "packets from nodes that are not a representative of a linked site, or of a site outside the view"},
-			{Name: "queue_drops", Doc: "packets dropped because a link queue held max_pending"},
-			{Name: "stream_drops", Doc: "messages dropped because they were max_pending beyond the first one missing"},
-			{Name: "data_unwanted", Doc: "data packets that reached a site with no member of their group and no child wanting them (pruning failed)"},
-			{Name: "sites_declared_dead", Doc: "far sites a representative found cut off (no path of links up reaches them) and reported to membership"},
-			{Name: "links_down", Doc: "Hop links a representative declared down (retry limit or silence); the trees route around them"},
-			{Name: "routes_rebuilt", Doc: "times a node's dissemination trees changed (the first view, a site joining or leaving, a link going down)"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most payload bytes held at once (link queues and windows, messages kept until every site has them)"},
-			{Name: "resent", Doc: "kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"},
-			{Name: "keep_drops", Doc: "kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"},
-		},
+		Gives:     []compose.Property{compose.Reliable, compose.FIFO, compose.Agreed},
+		GivesWith: compose.GivesIfOn("safe", compose.Safe),
+		Counters: append(compose.CountersOf(counters{}),
+			// made at run time, one per link (newLink)
+			compose.CounterDoc{Name: "retransmissions_by_link:<link>", Doc: "retransmissions by the sending end of one link (s3>s4: site 3's representative towards site 4)"},
+		),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
 			return compose.NewIfValid(Config{
@@ -126,4 +86,35 @@ func summarize(c compose.Counters) compose.Summary {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d far sites found cut off (no link path) and reported to membership", t["sites_declared_dead"]))
 	}
 	return s
+}
+
+// counters are the layer's counters: each is named and documented once by
+// its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	DataSent    *stack.Counter `counter:"data_sent" doc:"data packets sent on Hop links (first transmissions)"`
+	Retx        *stack.Counter `counter:"retransmissions" doc:"packets sent again on a Hop link after a nack"`
+	Acks        *stack.Counter `counter:"acks_sent" role:"ack" doc:"link acks (link_aru and highest seq sent)"`
+	Nacks       *stack.Counter `counter:"nacks_sent" doc:"link nacks (the retransmit list)"`
+	Skips       *stack.Counter `counter:"skips_sent" doc:"skip records sent in place of pruned data"`
+	Pruned      *stack.Counter `counter:"pruned" doc:"data packets not sent on a link because no site below it has a member of the group"`
+	Beats       *stack.Counter `counter:"heartbeats_sent" doc:"time stamp heartbeats sent on Hop links"`
+	Delivered   *stack.Counter `counter:"delivered" doc:"messages delivered to the application in agreed order"`
+	Agreed      *stack.Counter `counter:"agreed_delivered" doc:"messages whose agreed wait was measured"`
+	WaitNs      *stack.Counter `counter:"agreed_wait_ns" kind:"ns" doc:"time messages waited for agreed order after FIFO order would have delivered them"`
+	Recovered   *stack.Counter `counter:"recovered" doc:"link losses repaired by the link's own sender"`
+	RecNs       *stack.Counter `counter:"recovery_ns" kind:"ns" doc:"time from finding a link loss to its repair"`
+	Tokens      *stack.Counter `counter:"tokens" doc:"packets the token buckets let onto links"`
+	ActiveNs    *stack.Counter `counter:"send_active_ns" kind:"ns" doc:"time links spent sending (gaps capped)"`
+	Duplicates  *stack.Counter `counter:"duplicates" doc:"packets received twice"`
+	Malformed   *stack.Counter `counter:"malformed" doc:"packets whose hop header did not decode"`
+	Foreign     *stack.Counter `counter:"foreign" doc:"packets from nodes that are not a representative of a linked site, or of a site outside the view"`
+	QueueDrops  *stack.Counter `counter:"queue_drops" doc:"packets dropped because a link queue held max_pending"`
+	StreamDrops *stack.Counter `counter:"stream_drops" doc:"messages dropped because they were max_pending beyond the first one missing"`
+	Unwanted    *stack.Counter `counter:"data_unwanted" doc:"data packets that reached a site with no member of their group and no child wanting them (pruning failed)"`
+	Dead        *stack.Counter `counter:"sites_declared_dead" doc:"far sites a representative found cut off (no path of links up reaches them) and reported to membership"`
+	LinksDown   *stack.Counter `counter:"links_down" doc:"Hop links a representative declared down (retry limit or silence); the trees route around them"`
+	Rebuilt     *stack.Counter `counter:"routes_rebuilt" doc:"times a node's dissemination trees changed (the first view, a site joining or leaving, a link going down)"`
+	Peak        *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most payload bytes held at once (link queues and windows, messages kept until every site has them)"`
+	Resent      *stack.Counter `counter:"resent" doc:"kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"`
+	KeepDrops   *stack.Counter `counter:"keep_drops" doc:"kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"`
 }

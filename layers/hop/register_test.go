@@ -15,7 +15,7 @@ import (
 // in hop's words, and accepted above hop.
 func TestAgreedIsAProperty(t *testing.T) {
 	compose.Register(compose.LayerInfo{
-		Name: "needsagreed", Summary: "test layer needing agreed order", Needs: []compose.Property{Agreed},
+		Name: "needsagreed", Summary: "test layer needing agreed order", Needs: []compose.Property{compose.Agreed},
 		New: func(compose.Params) (stack.Layer, error) { return &stack.Base{}, nil },
 	})
 	sp, err := compose.Parse("needsagreed : fifo : reliable")
@@ -34,7 +34,7 @@ func TestAgreedIsAProperty(t *testing.T) {
 		t.Errorf("Check(needsagreed : hop) = %v, want nil", err)
 	}
 	compose.Register(compose.LayerInfo{
-		Name: "needssafe", Summary: "test layer needing safe delivery", Needs: []compose.Property{Safe},
+		Name: "needssafe", Summary: "test layer needing safe delivery", Needs: []compose.Property{compose.Safe},
 		New: func(compose.Params) (stack.Layer, error) { return &stack.Base{}, nil },
 	})
 	for spec, ok := range map[string]bool{"needssafe : hop": false, "needssafe : hop(safe=on)": true} {

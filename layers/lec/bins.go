@@ -95,7 +95,7 @@ func (l *Layer) setMembers(nb *event.Neighbourhood) {
 		if k.sender != l.self && !l.admits(k) {
 			delete(l.streams, k)
 			l.remote--
-			l.c.streamsPruned.Inc()
+			l.c.StreamsPruned.Inc()
 		}
 	}
 }
@@ -112,7 +112,7 @@ func (l *Layer) draw(b *bin, in *instance) {
 		if k > len(ms) {
 			// c asks for more of the region than there is (a group
 			// smaller than c+1): said, not silently capped
-			l.c.targetsCapped.Add(int64(k - len(ms)))
+			l.c.TargetsCapped.Add(int64(k - len(ms)))
 			k = len(ms)
 		}
 		// Partial Fisher-Yates over the region's members: k distinct.
@@ -143,7 +143,7 @@ func (l *Layer) addToBin(b *bin, k id, data []byte) {
 		xorInto(&in.xor, data)
 		in.lenx ^= uint32(len(data))
 		in.ids = append(in.ids, k)
-		l.c.xors.Inc()
+		l.c.Xors.Inc()
 	}
 	if in.n < l.cfg.R {
 		return
@@ -181,7 +181,7 @@ func (l *Layer) flush() {
 				continue
 			}
 			if len(in.dests) > 0 && len(in.ids) > 0 {
-				l.c.binsFlushed.Inc()
+				l.c.BinsFlushed.Inc()
 			}
 			l.clearInstance(b, in)
 		}
@@ -204,7 +204,7 @@ func (l *Layer) cOf(g event.GroupID) float64 {
 // they overtake queued data, because a repair is worth most while the loss
 // it fixes is fresh (and it only ever adds packets the receiver lacks).
 func (l *Layer) sendRepair(in *instance) {
-	l.c.repairsBuilt.Inc()
+	l.c.RepairsBuilt.Inc()
 	m := l.Ctx.NewMessage()
 	n := len(in.ids)
 	buf := m.Append(repairHeader + n*idSize + len(in.xor))
@@ -224,7 +224,7 @@ func (l *Layer) sendRepair(in *instance) {
 		if i < len(in.dests)-1 {
 			msg = m.Clone()
 		}
-		l.c.repairsSent.Inc()
+		l.c.RepairsSent.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: d, Control: true, Msg: msg})
 	}
 }

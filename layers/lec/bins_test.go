@@ -26,8 +26,8 @@ func TestFlushSendsPartlyFilledBins(t *testing.T) {
 		if flush > 0 {
 			want, flushed = 5, 1 // c=5 destinations among the 7 others
 		}
-		if tn.tr.Sends != want || tn.l.c.binsFlushed.Value() != flushed {
-			t.Errorf("flush %v: %d repairs sent, %d bins flushed after 60 ms; want %d and %d", flush, tn.tr.Sends, tn.l.c.binsFlushed.Value(), want, flushed)
+		if tn.tr.Sends != want || tn.l.c.BinsFlushed.Value() != flushed {
+			t.Errorf("flush %v: %d repairs sent, %d bins flushed after 60 ms; want %d and %d", flush, tn.tr.Sends, tn.l.c.BinsFlushed.Value(), want, flushed)
 		}
 	}
 }
@@ -71,7 +71,7 @@ func TestCCappedByRegionIsCounted(t *testing.T) {
 	tn := newTestNode(t)
 	tn.st.InstallNeighbourhood(&event.Neighbourhood{Self: 1, Groups: []event.GroupID{9},
 		Local: []event.LocalRegion{{Groups: []event.GroupID{9}, Members: []event.NodeID{1, 2, 3, 4}}}})
-	capped := tn.l.c.targetsCapped.Value()
+	capped := tn.l.c.TargetsCapped.Value()
 	if capped != 2 {
 		t.Errorf("targets_capped = %d after one draw of 5 from 3, want 2", capped)
 	}
@@ -79,8 +79,8 @@ func TestCCappedByRegionIsCounted(t *testing.T) {
 	for i := range 8 {
 		tn.arrive(i)
 	}
-	if tn.tr.Sends != 3 || tn.l.c.targetsCapped.Value() != 2*capped {
-		t.Errorf("%d repairs sent, targets_capped %d; want 3 and %d", tn.tr.Sends, tn.l.c.targetsCapped.Value(), 2*capped)
+	if tn.tr.Sends != 3 || tn.l.c.TargetsCapped.Value() != 2*capped {
+		t.Errorf("%d repairs sent, targets_capped %d; want 3 and %d", tn.tr.Sends, tn.l.c.TargetsCapped.Value(), 2*capped)
 	}
 	s := summarize(countersOf(tn))
 	if len(s.Notes) == 0 {

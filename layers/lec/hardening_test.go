@@ -226,10 +226,10 @@ func TestNonMemberFloodLeavesNoState(t *testing.T) {
 	if s.streams != 0 || s.held != 0 || s.unusable != 0 || s.lost != 0 || s.byMissing != 0 {
 		t.Errorf("after %d forged packets from a non-member: %+v, want no state", 2*n, s)
 	}
-	if got := hn.l.c.repairsForeign.Value(); got != n {
+	if got := hn.l.c.RepairsForeign.Value(); got != n {
 		t.Errorf("repairs_foreign = %d, want %d", got, n)
 	}
-	if got := hn.l.c.dataUntracked.Value(); got != n {
+	if got := hn.l.c.DataUntracked.Value(); got != n {
 		t.Errorf("data_untracked = %d, want %d", got, n)
 	}
 }
@@ -268,8 +268,8 @@ func TestMemberFloodStaysBounded(t *testing.T) {
 		t.Errorf("peaks %d unusable bytes, %d held bytes: the flood did not reach the bounds %d, %d",
 			peak.unBytes, peak.heldBytes, cfg.MaxUnusableBytes, cfg.MaxHeldBytes)
 	}
-	if hn.l.c.unusableEvicted.Value() == 0 || hn.l.c.lostEvicted.Value() == 0 {
-		t.Errorf("unusable_evicted %d, lost_evicted %d: want both > 0", hn.l.c.unusableEvicted.Value(), hn.l.c.lostEvicted.Value())
+	if hn.l.c.UnusableEvicted.Value() == 0 || hn.l.c.LostEvicted.Value() == 0 {
+		t.Errorf("unusable_evicted %d, lost_evicted %d: want both > 0", hn.l.c.UnusableEvicted.Value(), hn.l.c.LostEvicted.Value())
 	}
 }
 
@@ -287,16 +287,16 @@ func TestStreamsOfLeaversArePruned(t *testing.T) {
 		hn.data(9, s, 1, []byte("d"))
 	}
 	s := hn.l.state()
-	if s.remote != 4 || s.streams != 5 || hn.l.c.streamsFull.Value() != 3 {
-		t.Fatalf("%d streams (%d of others), %d refused; want 5 (4) and 3", s.streams, s.remote, hn.l.c.streamsFull.Value())
+	if s.remote != 4 || s.streams != 5 || hn.l.c.StreamsFull.Value() != 3 {
+		t.Fatalf("%d streams (%d of others), %d refused; want 5 (4) and 3", s.streams, s.remote, hn.l.c.StreamsFull.Value())
 	}
 	if hn.delivered != 7 {
 		t.Errorf("%d delivered, want 7 (untracked data still goes up)", hn.delivered)
 	}
 	hn.install(1, 2, 3) // 4..8 leave
 	s = hn.l.state()
-	if s.remote != 2 || s.streams != 3 || hn.l.c.streamsPruned.Value() != 2 {
-		t.Errorf("after 4..8 left: %d streams (%d of others), %d pruned; want 3 (2) and 2", s.streams, s.remote, hn.l.c.streamsPruned.Value())
+	if s.remote != 2 || s.streams != 3 || hn.l.c.StreamsPruned.Value() != 2 {
+		t.Errorf("after 4..8 left: %d streams (%d of others), %d pruned; want 3 (2) and 2", s.streams, s.remote, hn.l.c.StreamsPruned.Value())
 	}
 	if hn.l.streams[streamKey{9, 1}] == nil {
 		t.Errorf("the node's own window was pruned")
@@ -361,7 +361,7 @@ func TestUsedRepairsLeaveNoSlots(t *testing.T) {
 	}
 	s := hn.l.state()
 	within(t, "used repairs", s, cfg, 0)
-	if got := hn.l.c.unusableBuffered.Value(); got != n+1 {
+	if got := hn.l.c.UnusableBuffered.Value(); got != n+1 {
 		t.Errorf("unusable_buffered = %d, want %d", got, n+1)
 	}
 	for _, r := range hn.l.unusable[hn.l.unHead:] {

@@ -28,7 +28,7 @@ func (l *Layer) hint(k id) {
 			lr.First = k.seq - d + 1
 		}
 	}
-	l.c.lossHints.Inc()
+	l.c.LossHints.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.LossHint, Group: k.group, Peer: k.sender, Lost: lr, Msg: anchor})
 }
 
@@ -65,7 +65,7 @@ func (l *Layer) onFound(ev *event.Event) {
 	}
 	st.mark(k.seq)
 	delete(l.lostAt, k)
-	l.c.found.Inc()
+	l.c.Found.Inc()
 	l.keep(st, k, m, m.Bytes())
 	m.Release()
 	l.present(k)

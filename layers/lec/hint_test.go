@@ -64,8 +64,8 @@ func TestLossHintAnchoredOnNewest(t *testing.T) {
 	tn.arrive(2)
 	tn.arrive(4)
 	tn.repairOf(2, 4, 5)
-	if len(p.hints) != 2 || tn.l.c.lossHints.Value() != 2 {
-		t.Errorf("%d hints (counter %d) after repeats and a decodable repair, want 2", len(p.hints), tn.l.c.lossHints.Value())
+	if len(p.hints) != 2 || tn.l.c.LossHints.Value() != 2 {
+		t.Errorf("%d hints (counter %d) after repeats and a decodable repair, want 2", len(p.hints), tn.l.c.LossHints.Value())
 	}
 }
 
@@ -87,15 +87,15 @@ func TestFoundAboveDecodesAndIsNotRecoveredAgain(t *testing.T) {
 	tn.repairOf(1, 3) // 3 missing: rebuilt from the found packet
 	tn.check(t, 3, "lec")
 	tn.repairOf(0, 1) // 1 present: redundant
-	if got := tn.l.c.recovered.Value(); got != 2 {
+	if got := tn.l.c.Recovered.Value(); got != 2 {
 		t.Errorf("lec recovered %d, want 2 (packets 2 and 3; packet 1 came from above)", got)
 	}
-	if got := tn.l.c.found.Value(); got != 1 {
+	if got := tn.l.c.Found.Value(); got != 1 {
 		t.Errorf("found_above = %d, want 1", got)
 	}
 	// Handing down a packet lec holds does nothing.
 	p.found(tn, 1)
-	if got := tn.l.c.found.Value(); got != 1 {
+	if got := tn.l.c.Found.Value(); got != 1 {
 		t.Errorf("found_above = %d after a repeat, want 1", got)
 	}
 }
@@ -116,7 +116,7 @@ func TestRetransmissionTakesNoNumber(t *testing.T) {
 	if got := tn.l.sendSeq[9]; got != 2 {
 		t.Errorf("after two casts around a retransmission lec numbered %d, want 2", got)
 	}
-	if got := tn.l.c.dataSent.Value(); got != 2 {
+	if got := tn.l.c.DataSent.Value(); got != 2 {
 		t.Errorf("data_sent = %d, want 2", got)
 	}
 }

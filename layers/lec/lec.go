@@ -179,14 +179,6 @@ type Layer struct {
 	c counters
 }
 
-type counters struct {
-	dataIn, dataSent, repairsSent, repairsReceived, xors, recovered, recoveredXor2,
-	unusableBuffered, unusableEvicted, lossDiscovered, peakBuffer, repairsStale,
-	repairsRedundant, repairsForeign, duplicates, malformed, repairsBuilt,
-	dataUntracked, streamsPruned, streamsFull, lostEvicted, lossHints, found, unusableChecks,
-	binsFlushed, targetsCapped, binAdds *stack.Counter
-}
-
 type heldPkt struct {
 	id   id
 	msg  *event.Message
@@ -249,22 +241,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.held = map[id]*heldPkt{}
 	l.byMissing = map[id][]*repair{}
 	l.lostAt = map[id]event.Time{}
-	l.c = counters{
-		dataIn: ctx.Counter("data_in"), dataSent: ctx.Counter("data_sent"),
-		repairsSent: ctx.Counter("repairs_sent"), repairsBuilt: ctx.Counter("repairs_built"),
-		repairsReceived: ctx.Counter("repairs_received"),
-		xors:            ctx.Counter("xors"), recovered: ctx.Counter("recovered"),
-		recoveredXor2: ctx.Counter("recovered_xor2"), unusableBuffered: ctx.Counter("unusable_buffered"),
-		unusableEvicted: ctx.Counter("unusable_evicted"), lossDiscovered: ctx.Counter("loss_discovered"),
-		peakBuffer: ctx.Counter("peak_buffer_bytes"), repairsStale: ctx.Counter("repairs_stale"),
-		repairsRedundant: ctx.Counter("repairs_redundant"), repairsForeign: ctx.Counter("repairs_foreign"), duplicates: ctx.Counter("duplicates"),
-		malformed: ctx.Counter("malformed"), dataUntracked: ctx.Counter("data_untracked"),
-		streamsPruned: ctx.Counter("streams_pruned"), streamsFull: ctx.Counter("streams_full"),
-		lostEvicted: ctx.Counter("lost_evicted"), lossHints: ctx.Counter("loss_hints"),
-		found: ctx.Counter("found_above"), unusableChecks: ctx.Counter("unusable_checks"),
-	}
-	l.c.binsFlushed, l.c.targetsCapped = ctx.Counter("bins_flushed"), ctx.Counter("targets_capped")
-	l.c.binAdds = ctx.Counter("bin_adds")
+	ctx.BindCounters(&l.c)
 	l.checkTm = ctx.NewTimer(l.check)
 	l.flushTm = ctx.NewTimer(l.flush)
 	return nil
@@ -298,7 +275,7 @@ func (l *Layer) Down(ev *event.Event) {
 	k := id{group: ev.Group, sender: l.self, seq: seq}
 	l.ownStream(ev.Group).mark(seq)
 	l.hold(k, ev.Msg, ev.Msg.Bytes()[dataHeader:])
-	l.c.dataSent.Inc()
+	l.c.DataSent.Inc()
 	l.Ctx.Down(ev)
 }
 
@@ -339,10 +316,8 @@ func (l *Layer) Up(ev *event.Event) {
 	}
 }
 
-func (l *Layer) drop(ev *event.Event) {
-	l.c.malformed.Inc()
-	ev.Msg.Release()
-}
+// drop discards a malformed packet.
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.Malformed) }
 
 // Close releases what the layer holds.
 func (l *Layer) Close() {
@@ -365,25 +340,25 @@ func (l *Layer) onData(ev *event.Event, seq uint32) {
 	if st == nil {
 		// Not a member of a view this node holds (or too many streams):
 		// passed up without LEC state; the layers above decide.
-		l.c.dataUntracked.Inc()
+		l.c.DataUntracked.Inc()
 		l.Ctx.Up(ev)
 		return
 	}
 	if st.has(seq) {
 		// Already recovered (or a network duplicate).
-		l.c.duplicates.Inc()
+		l.c.Duplicates.Inc()
 		ev.Msg.Release()
 		return
 	}
 	st.mark(seq)
 	delete(l.lostAt, k)
-	l.c.dataIn.Inc()
+	l.c.DataIn.Inc()
 	msg := ev.Msg
 	data := msg.Bytes()
 	l.keep(st, k, msg, data)
 	l.Ctx.Up(ev)
 	bs := l.groupBins[ev.Group]
-	l.c.binAdds.Add(int64(len(bs)))
+	l.c.BinAdds.Add(int64(len(bs)))
 	for _, b := range bs {
 		l.addToBin(b, k, data)
 	}
@@ -422,7 +397,7 @@ func (l *Layer) track(k streamKey) *stream {
 		return l.ownStream(k.group)
 	}
 	if l.remote >= l.cfg.MaxStreams {
-		l.c.streamsFull.Inc()
+		l.c.StreamsFull.Inc()
 		return nil
 	}
 	s := &stream{}
@@ -518,7 +493,7 @@ func (l *Layer) expire(now event.Time) {
 }
 
 func (l *Layer) notePeak() {
-	l.c.peakBuffer.Max(l.heldBytes + l.unBytes)
+	l.c.PeakBuffer.Max(l.heldBytes + l.unBytes)
 }
 
 // discover notes the loss of k, first seen in a repair now, and reports
@@ -529,13 +504,13 @@ func (l *Layer) discover(k id, now event.Time) bool {
 	}
 	l.lostAt[k] = now
 	l.lostQ = append(l.lostQ, lostEntry{k, now})
-	l.c.lossDiscovered.Inc()
+	l.c.LossDiscovered.Inc()
 	// Remembered losses are bounded like held packets: the oldest go first.
 	for len(l.lostQ)-l.lostHd > l.cfg.MaxHeld {
 		e := l.lostQ[l.lostHd]
 		if t, ok := l.lostAt[e.id]; ok && t == e.at {
 			delete(l.lostAt, e.id)
-			l.c.lostEvicted.Inc()
+			l.c.LostEvicted.Inc()
 		}
 		l.lostHd++
 	}

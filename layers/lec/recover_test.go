@@ -106,14 +106,14 @@ func TestRecoverOneOfDifferentLengths(t *testing.T) {
 		}
 		tn.repairOf(0, 1, 2, 3)
 		tn.check(t, missing, "lec")
-		if len(tn.got) != 4 || tn.l.c.recovered.Value() != 1 || tn.l.c.lossDiscovered.Value() != 1 {
+		if len(tn.got) != 4 || tn.l.c.Recovered.Value() != 1 || tn.l.c.LossDiscovered.Value() != 1 {
 			t.Errorf("missing %d: %d deliveries, recovered %d, discovered %d; want 4, 1, 1",
-				missing, len(tn.got), tn.l.c.recovered.Value(), tn.l.c.lossDiscovered.Value())
+				missing, len(tn.got), tn.l.c.Recovered.Value(), tn.l.c.LossDiscovered.Value())
 		}
 		// The original arriving late is a duplicate, not a second delivery.
 		tn.arrive(missing)
-		if len(tn.got) != 4 || tn.l.c.duplicates.Value() != 1 {
-			t.Errorf("late original: %d deliveries, %d duplicates; want 4 and 1", len(tn.got), tn.l.c.duplicates.Value())
+		if len(tn.got) != 4 || tn.l.c.Duplicates.Value() != 1 {
+			t.Errorf("late original: %d deliveries, %d duplicates; want 4 and 1", len(tn.got), tn.l.c.Duplicates.Value())
 		}
 	}
 }
@@ -124,8 +124,8 @@ func TestUnusableRepairBecomesUsable(t *testing.T) {
 	tn := newTestNode(t)
 	tn.arrive(0)
 	tn.repairOf(0, 1, 2)
-	if len(tn.got) != 1 || tn.l.c.unusableBuffered.Value() != 1 {
-		t.Fatalf("%d deliveries, %d unusable buffered; want 1 and 1", len(tn.got), tn.l.c.unusableBuffered.Value())
+	if len(tn.got) != 1 || tn.l.c.UnusableBuffered.Value() != 1 {
+		t.Fatalf("%d deliveries, %d unusable buffered; want 1 and 1", len(tn.got), tn.l.c.UnusableBuffered.Value())
 	}
 	tn.arrive(2)
 	tn.check(t, 1, "lec")
@@ -143,8 +143,8 @@ func TestTwoRepairXOR(t *testing.T) {
 	tn.repairOf(0, 1, 2, 3)
 	tn.repairOf(0, 1, 2)
 	tn.check(t, 3, "lec")
-	if tn.l.c.recoveredXor2.Value() != 1 {
-		t.Errorf("recovered_xor2 = %d, want 1", tn.l.c.recoveredXor2.Value())
+	if tn.l.c.RecoveredXor2.Value() != 1 {
+		t.Errorf("recovered_xor2 = %d, want 1", tn.l.c.RecoveredXor2.Value())
 	}
 	tn.arrive(1)
 	tn.check(t, 2, "lec")
@@ -163,7 +163,7 @@ func TestMalformedRepair(t *testing.T) {
 		}
 		tn.st.Inject(0, true, event.Event{Kind: kind, Group: 9, Peer: 3, Msg: event.DefaultPool.FromBytes(pkt)})
 	}
-	if got := tn.l.c.malformed.Value(); got != 4 {
+	if got := tn.l.c.Malformed.Value(); got != 4 {
 		t.Errorf("malformed = %d, want 4", got)
 	}
 }
@@ -209,7 +209,7 @@ func TestRecoverWhenLengthXORExceedsLongest(t *testing.T) {
 		tn.arrive(0)
 		tn.repairOf(0, 1)
 		tn.check(t, 1, "lec")
-		if got := tn.l.c.malformed.Value(); got != 0 {
+		if got := tn.l.c.Malformed.Value(); got != 0 {
 			t.Errorf("lengths %v: %d malformed, want 0", lens, got)
 		}
 	}

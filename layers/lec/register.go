@@ -7,6 +7,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/units"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -34,37 +35,9 @@ func init() {
 				"else the list of unusable repairs is checked this often, one step of rebuilding per check (the paper's behaviour, section 4.2.8)", Min: 0, Max: 60},
 			{Name: "max_streams", Type: compose.Int, Default: "65536", Doc: "most (group, sender) receive windows of other senders; only members of the node's views get one, dropped when they leave", Min: 1, Max: 1 << 24},
 		},
-		Gives: []compose.Property{compose.ProbabilisticRecovery},
-		Hides: map[compose.Property]string{compose.Sequenced: "a message lec rebuilds from a repair carries no number from the layer that numbered it (put the sequencing layer above lec, as in fifo : reliable : lec)"},
-		Counters: []compose.CounterDoc{
-			{Name: "data_in", Doc: "data packets received"},
-			{Name: "data_sent", Doc: "data packets sent"},
-			{Name: "repairs_sent", Doc: "repair packets sent"},
-			{Name: "repairs_built", Doc: "repair bins filled"},
-			{Name: "repairs_received", Doc: "repair packets received"},
-			{Name: "xors", Doc: "packets XORed into bins or out of repairs"},
-			{Name: "recovered", Doc: "lost packets rebuilt from a repair"},
-			{Name: "recovered_xor2", Doc: "lost packets rebuilt from a repair that became usable after another recovery"},
-			{Name: "unusable_buffered", Doc: "repairs kept while two or more of their packets were missing"},
-			{Name: "unusable_evicted", Doc: "such repairs dropped by the window or the bounds"},
-			{Name: "loss_discovered", Doc: "losses found from a repair or a gap"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes of data and repairs held at once"},
-			{Name: "repairs_stale", Doc: "repairs whose packets were all older than the window"},
-			{Name: "repairs_redundant", Doc: "repairs of packets all already received"},
-			{Name: "repairs_foreign", Doc: "repairs from outside the node's regions"},
-			{Name: "duplicates", Doc: "data packets received twice"},
-			{Name: "malformed", Doc: "packets whose lec header did not decode"},
-			{Name: "data_untracked", Doc: "data packets from senders without a receive window (outside the views, or max_streams reached)"},
-			{Name: "streams_pruned", Doc: "receive windows dropped when their sender left"},
-			{Name: "streams_full", Doc: "senders refused a receive window because max_streams was reached"},
-			{Name: "lost_evicted", Doc: "remembered losses dropped by the bounds"},
-			{Name: "loss_hints", Doc: "losses told to the NAK layer above as soon as a repair showed them and could not rebuild them (section 4.2.7)"},
-			{Name: "bin_adds", Doc: "data packets added to repair bins, one per bin (per data packet: the bin updates whose cost grows with the regions a group spans, Figure 11)"},
-			{Name: "bins_flushed", Doc: "repairs sent from bins partly filled for the flush time"},
-			{Name: "targets_capped", Doc: "repair destinations c asked of a region beyond its size (a group smaller than c+1), not sent"},
-			{Name: "unusable_checks", Doc: "intermittent checks of the unusable repairs (check_every > 0: the paper's mode)"},
-			{Name: "found_above", Doc: "lost packets the layer above got by other means (NAK retransmissions) and handed back to decode waiting repairs"},
-		},
+		Gives:     []compose.Property{compose.ProbabilisticRecovery},
+		Hides:     map[compose.Property]string{compose.Sequenced: "a message lec rebuilds from a repair carries no number from the layer that numbered it (put the sequencing layer above lec, as in fifo : reliable : lec)"},
+		Counters:  compose.CountersOf(counters{}),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
 			cg, err := parseCGroup(p.String("c_group"))
@@ -127,10 +100,40 @@ func summarize(c compose.Counters) compose.Summary {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d repairs sent from partly filled bins (flush)", n))
 	}
 	if d := t["data_in"]; d > 0 {
-		out.Ratio("xors_per_data", round6(float64(t["xors"])/float64(d)))
-		out.Ratio("bins_per_data", round6(float64(t["bin_adds"])/float64(d)))
+		out.Ratio("xors_per_data", units.Round6(float64(t["xors"])/float64(d)))
+		out.Ratio("bins_per_data", units.Round6(float64(t["bin_adds"])/float64(d)))
 	}
 	return out
 }
 
-func round6(x float64) float64 { return float64(int64(x*1e6+0.5)) / 1e6 }
+// counters are the layer's counters: each is named and documented once by
+// its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	DataIn           *stack.Counter `counter:"data_in" doc:"data packets received"`
+	DataSent         *stack.Counter `counter:"data_sent" doc:"data packets sent"`
+	RepairsSent      *stack.Counter `counter:"repairs_sent" doc:"repair packets sent"`
+	RepairsBuilt     *stack.Counter `counter:"repairs_built" doc:"repair bins filled"`
+	RepairsReceived  *stack.Counter `counter:"repairs_received" doc:"repair packets received"`
+	Xors             *stack.Counter `counter:"xors" doc:"packets XORed into bins or out of repairs"`
+	Recovered        *stack.Counter `counter:"recovered" doc:"lost packets rebuilt from a repair"`
+	RecoveredXor2    *stack.Counter `counter:"recovered_xor2" doc:"lost packets rebuilt from a repair that became usable after another recovery"`
+	UnusableBuffered *stack.Counter `counter:"unusable_buffered" doc:"repairs kept while two or more of their packets were missing"`
+	UnusableEvicted  *stack.Counter `counter:"unusable_evicted" doc:"such repairs dropped by the window or the bounds"`
+	LossDiscovered   *stack.Counter `counter:"loss_discovered" doc:"losses found from a repair or a gap"`
+	PeakBuffer       *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes of data and repairs held at once"`
+	RepairsStale     *stack.Counter `counter:"repairs_stale" doc:"repairs whose packets were all older than the window"`
+	RepairsRedundant *stack.Counter `counter:"repairs_redundant" doc:"repairs of packets all already received"`
+	RepairsForeign   *stack.Counter `counter:"repairs_foreign" doc:"repairs from outside the node's regions"`
+	Duplicates       *stack.Counter `counter:"duplicates" doc:"data packets received twice"`
+	Malformed        *stack.Counter `counter:"malformed" doc:"packets whose lec header did not decode"`
+	DataUntracked    *stack.Counter `counter:"data_untracked" doc:"data packets from senders without a receive window (outside the views, or max_streams reached)"`
+	StreamsPruned    *stack.Counter `counter:"streams_pruned" doc:"receive windows dropped when their sender left"`
+	StreamsFull      *stack.Counter `counter:"streams_full" doc:"senders refused a receive window because max_streams was reached"`
+	LostEvicted      *stack.Counter `counter:"lost_evicted" doc:"remembered losses dropped by the bounds"`
+	LossHints        *stack.Counter `counter:"loss_hints" doc:"losses told to the NAK layer above as soon as a repair showed them and could not rebuild them (section 4.2.7)"`
+	BinAdds          *stack.Counter `counter:"bin_adds" doc:"data packets added to repair bins, one per bin (per data packet: the bin updates whose cost grows with the regions a group spans, Figure 11)"`
+	BinsFlushed      *stack.Counter `counter:"bins_flushed" doc:"repairs sent from bins partly filled for the flush time"`
+	TargetsCapped    *stack.Counter `counter:"targets_capped" doc:"repair destinations c asked of a region beyond its size (a group smaller than c+1), not sent"`
+	UnusableChecks   *stack.Counter `counter:"unusable_checks" doc:"intermittent checks of the unusable repairs (check_every > 0: the paper's mode)"`
+	Found            *stack.Counter `counter:"found_above" doc:"lost packets the layer above got by other means (NAK retransmissions) and handed back to decode waiting repairs"`
+}

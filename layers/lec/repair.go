@@ -15,13 +15,13 @@ import (
 func (l *Layer) onRepair(from event.NodeID, b []byte) {
 	now := l.Ctx.Now()
 	l.expire(now)
-	l.c.repairsReceived.Inc()
+	l.c.RepairsReceived.Inc()
 	if _, ok := l.peers[from]; !ok {
-		l.c.repairsForeign.Inc()
+		l.c.RepairsForeign.Inc()
 		return
 	}
 	if len(b) < repairHeader-1 {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	n := int(b[0])
@@ -31,7 +31,7 @@ func (l *Layer) onRepair(from event.NodeID, b []byte) {
 	// lengths may exceed the longest (1^2 = 3). Recovery checks the length
 	// it rebuilds.
 	if n == 0 || len(body) < n*idSize {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	ids := slices.Grow(l.idBuf[:0], n)[:n]
@@ -45,13 +45,13 @@ func (l *Layer) onRepair(from event.NodeID, b []byte) {
 			// A group this node is not in, or a sender not in its view
 			// (views differ for a while around a change): never recover
 			// into it.
-			l.c.repairsForeign.Inc()
+			l.c.RepairsForeign.Inc()
 			return
 		}
 		if l.has(k) {
 			if l.held[k] == nil {
 				// Present but no longer kept: this repair can never be used.
-				l.c.repairsStale.Inc()
+				l.c.RepairsStale.Inc()
 				return
 			}
 			continue
@@ -68,7 +68,7 @@ func (l *Layer) onRepair(from event.NodeID, b []byte) {
 	xor := body[n*idSize:]
 	switch len(missing) {
 	case 0:
-		l.c.repairsRedundant.Inc()
+		l.c.RepairsRedundant.Inc()
 	case 1:
 		l.recoverOne(ids, xor, lenx, missing[0], "lec", false)
 		l.settle()
@@ -78,7 +78,7 @@ func (l *Layer) onRepair(from event.NodeID, b []byte) {
 		if r.size > l.cfg.MaxUnusableBytes {
 			// Larger than the whole buffer: usable now with a buffered
 			// repair, or never.
-			l.c.unusableEvicted.Inc()
+			l.c.UnusableEvicted.Inc()
 		} else {
 			l.bufferUnusable(r)
 		}
@@ -96,7 +96,7 @@ func (l *Layer) recoverOne(ids []id, xor []byte, lenx uint32, k id, by string, x
 		}
 		h := l.held[o]
 		if h == nil {
-			l.c.repairsStale.Inc()
+			l.c.RepairsStale.Inc()
 			return
 		}
 		xorInto(&out, h.data)
@@ -104,7 +104,7 @@ func (l *Layer) recoverOne(ids []id, xor []byte, lenx uint32, k id, by string, x
 	}
 	l.scratch = out
 	if int(lenx) > len(out) {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	l.deliverRecovered(k, out[:lenx], by, xor2)
@@ -129,9 +129,9 @@ func (l *Layer) deliverRecovered(k id, data []byte, by string, xor2 bool) {
 	m.SetPayload(data)
 	m.Recovery = event.Recovery{By: by, Discovered: disc}
 	l.keep(st, k, m, m.Bytes())
-	l.c.recovered.Inc()
+	l.c.Recovered.Inc()
 	if xor2 {
-		l.c.recoveredXor2.Inc()
+		l.c.RecoveredXor2.Inc()
 	}
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: k.group, Peer: k.sender, Msg: m})
 	l.work = append(l.work, k)
@@ -164,7 +164,7 @@ func (l *Layer) settle() {
 // present since the last one are rechecked; what they recover waits for
 // the next.
 func (l *Layer) check() {
-	l.c.unusableChecks.Inc()
+	l.c.UnusableChecks.Inc()
 	l.expire(l.Ctx.Now())
 	batch := l.work
 	l.work, l.batch = l.batch[:0], batch
@@ -283,7 +283,7 @@ func (l *Layer) bufferUnusable(r *repair) {
 	for _, k := range r.missing {
 		l.byMissing[k] = append(l.byMissing[k], r)
 	}
-	l.c.unusableBuffered.Inc()
+	l.c.UnusableBuffered.Inc()
 	for l.unCount > l.cfg.MaxUnusable || l.unBytes > l.cfg.MaxUnusableBytes {
 		l.evictUnusable()
 	}
@@ -299,7 +299,7 @@ func (l *Layer) evictUnusable() {
 	l.unusable[l.unHead] = nil
 	l.unHead++
 	if !r.dead {
-		l.c.unusableEvicted.Inc()
+		l.c.UnusableEvicted.Inc()
 		l.killUnusable(r)
 	}
 	if l.unHead > 256 && l.unHead*2 > len(l.unusable) {

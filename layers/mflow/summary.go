@@ -3,9 +3,9 @@ package mflow
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/internal/units"
 )
 
 // Summary is what mflow's registration adds to a run's report (JSON
@@ -53,10 +53,10 @@ const (
 func summarize(c compose.Counters) compose.Summary {
 	m := c.Total
 	s := Summary{Casts: m["casts"], AcksSent: m["acks_sent"], CreditWaits: m["credit_waits"],
-		CreditWaitMs: nsToMs(m["credit_wait_ns"])}
+		CreditWaitMs: units.Ms(float64(m["credit_wait_ns"]))}
 	if s.Casts > 0 {
-		s.AcksPerMsg = round6(float64(s.AcksSent) / float64(s.Casts))
-		s.Efficiency = round6(float64(s.Casts) / float64(s.Casts+s.AcksSent))
+		s.AcksPerMsg = units.Round6(float64(s.AcksSent) / float64(s.Casts))
+		s.Efficiency = units.Round6(float64(s.Casts) / float64(s.Casts+s.AcksSent))
 	}
 	var out compose.Summary
 	out.Ratio("acks_per_msg", s.AcksPerMsg)
@@ -70,7 +70,7 @@ func summarize(c compose.Counters) compose.Summary {
 		}
 	}
 	if best.node != "" {
-		s.Slowest, s.SlowestMs = best.node, nsToMs(best.ns)
+		s.Slowest, s.SlowestMs = best.node, units.Ms(float64(best.ns))
 	}
 	// Per sender, from each node's own counters.
 	for _, nc := range c.Nodes {
@@ -84,14 +84,14 @@ func summarize(c compose.Counters) compose.Summary {
 			continue
 		}
 		s.Senders = append(s.Senders, SenderWait{Node: nc.Node.String(),
-			WaitMs: nsToMs(nc.Values["credit_wait_ns"]), Waits: nc.Values["credit_waits"],
-			HeldBy: hb.node, HeldByMs: nsToMs(hb.ns), HeldRuns: hb.times})
+			WaitMs: units.Ms(float64(nc.Values["credit_wait_ns"])), Waits: nc.Values["credit_waits"],
+			HeldBy: hb.node, HeldByMs: units.Ms(float64(hb.ns)), HeldRuns: hb.times})
 	}
 	out.Extra = s
 	note := fmt.Sprintf("%.3f acknowledgements per message (efficiency %.3f)", s.AcksPerMsg, s.Efficiency)
 	if s.Slowest != "" {
 		note += fmt.Sprintf("; senders waited %v on credit; %s held them back most (%v)",
-			msDur(s.CreditWaitMs), s.Slowest, msDur(s.SlowestMs))
+			units.MsDuration(s.CreditWaitMs), s.Slowest, units.MsDuration(s.SlowestMs))
 	} else {
 		note += "; no sender waited on credit"
 	}
@@ -107,17 +107,9 @@ func summarize(c compose.Counters) compose.Summary {
 	}
 	for _, ms := range s.Senders {
 		out.Notes = append(out.Notes, fmt.Sprintf("%s waited %v on credit; held back most by %s (%v, %d times)",
-			ms.Node, msDur(ms.WaitMs), ms.HeldBy, msDur(ms.HeldByMs), ms.HeldRuns))
+			ms.Node, units.MsDuration(ms.WaitMs), ms.HeldBy, units.MsDuration(ms.HeldByMs), ms.HeldRuns))
 	}
 	return out
-}
-
-func nsToMs(ns int64) float64 { return float64(int64(float64(ns)/1e3+0.5)) / 1e3 }
-
-func round6(f float64) float64 { return float64(int64(f*1e6+0.5)) / 1e6 }
-
-func msDur(ms float64) time.Duration {
-	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond)
 }
 
 // hold is a receiver whose credit ran out: how often and for how long.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/units"
 )
 
 // summaryInput is four nodes' mflow counters, summed as a report sums them.
@@ -41,8 +42,8 @@ func TestSummarize(t *testing.T) {
 	if !ok {
 		t.Fatalf("Extra = %#v", out.Extra)
 	}
-	if s.AcksPerMsg != 0.132 || s.Efficiency != round6(1500.0/1698) {
-		t.Errorf("acks_per_msg %v, efficiency %v; want 0.132, %v", s.AcksPerMsg, s.Efficiency, round6(1500.0/1698))
+	if s.AcksPerMsg != 0.132 || s.Efficiency != units.Round6(1500.0/1698) {
+		t.Errorf("acks_per_msg %v, efficiency %v; want 0.132, %v", s.AcksPerMsg, s.Efficiency, units.Round6(1500.0/1698))
 	}
 	if out.Ratios["acks_per_msg"] != s.AcksPerMsg || out.Ratios["efficiency"] != s.Efficiency {
 		t.Errorf("ratios %v, want acks_per_msg %v and efficiency %v", out.Ratios, s.AcksPerMsg, s.Efficiency)

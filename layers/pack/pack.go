@@ -65,8 +65,7 @@ type Layer struct {
 	spare []*held
 	timer *stack.Timer
 
-	packs, packed, singles, bySize, byDelay *stack.Counter
-	unpacked, malformed                     *stack.Counter
+	c counters
 }
 
 // New makes the layer.
@@ -79,13 +78,7 @@ func (l *Layer) HeaderSize() int { return 1 }
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
 	l.timer = ctx.NewTimer(l.expire)
-	l.packs = ctx.Counter("packs_sent")
-	l.packed = ctx.Counter("packed_msgs")
-	l.singles = ctx.Counter("singles_sent")
-	l.bySize = ctx.Counter("flush_size")
-	l.byDelay = ctx.Counter("flush_delay")
-	l.unpacked = ctx.Counter("unpacked_msgs")
-	l.malformed = ctx.Counter("malformed")
+	ctx.BindCounters(&l.c)
 	return nil
 }
 
@@ -115,7 +108,7 @@ func (l *Layer) Down(ev *event.Event) {
 		return
 	}
 	if h != nil && h.size+entryHead+m.Len() > l.cfg.Size {
-		l.bySize.Inc()
+		l.c.BySize.Inc()
 		l.flush(h)
 		h = nil
 	}
@@ -181,8 +174,8 @@ func (l *Layer) flush(h *held) {
 	if h.n == 1 {
 		l.single(h.to, h.first)
 	} else if h.n > 1 {
-		l.packs.Inc()
-		l.packed.Add(int64(h.n))
+		l.c.Packs.Inc()
+		l.c.Packed.Add(int64(h.n))
 		l.send(h.to, h.buf)
 	}
 	for i, x := range l.held {
@@ -202,7 +195,7 @@ func (l *Layer) flush(h *held) {
 
 // single sends m alone behind the single header.
 func (l *Layer) single(to dest, m *event.Message) {
-	l.singles.Inc()
+	l.c.Singles.Inc()
 	m.Prepend(1)[0] = kindSingle
 	l.send(to, m)
 }
@@ -218,7 +211,7 @@ func (l *Layer) send(to dest, m *event.Message) {
 func (l *Layer) expire() {
 	now := l.Ctx.Now()
 	for len(l.held) > 0 && l.held[0].since+event.Time(l.cfg.Delay) <= now {
-		l.byDelay.Inc()
+		l.c.ByDelay.Inc()
 		l.flush(l.held[0])
 	}
 	if len(l.held) > 0 {
@@ -240,7 +233,7 @@ func (l *Layer) Up(ev *event.Event) {
 	}
 	h, err := ev.Msg.Consume(1)
 	if err != nil || h[0] > kindPacked {
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 		ev.Msg.Release()
 		return
 	}
@@ -252,18 +245,18 @@ func (l *Layer) Up(ev *event.Event) {
 	up := *ev
 	b := m.Bytes()
 	if len(b) == 0 {
-		l.malformed.Inc()
+		l.c.Malformed.Inc()
 	}
 	for len(b) > 0 {
 		msg, rest, err := Next(b)
 		if err != nil {
-			l.malformed.Inc() // the entries before the bad one went up
+			l.c.Malformed.Inc() // the entries before the bad one went up
 			if l.Ctx.Logging() {
 				l.Ctx.Logf("from %v: %v", ev.Peer, err)
 			}
 			break
 		}
-		l.unpacked.Inc()
+		l.c.Unpacked.Inc()
 		up.Msg = l.Ctx.MessageFrom(msg)
 		l.Ctx.Up(&up)
 		b = rest

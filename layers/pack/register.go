@@ -20,15 +20,7 @@ func init() {
 			{Name: "delay", Type: compose.Duration, Default: "300us", Doc: "longest a message waits for others to share its datagram", Min: 0, Max: 1},
 			{Name: "max_pending", Type: compose.Int, Default: "64", Doc: "destinations with messages held at once (one more flushes the oldest)", Min: 1, Max: 1 << 16},
 		},
-		Counters: []compose.CounterDoc{
-			{Name: "packs_sent", Doc: "datagrams that carried two messages or more"},
-			{Name: "packed_msgs", Doc: "messages sent inside those datagrams"},
-			{Name: "singles_sent", Doc: "messages sent alone (control, nothing followed within delay, or too long to share)"},
-			{Name: "flush_size", Doc: "packs sent because the next message would not fit"},
-			{Name: "flush_delay", Doc: "packs or singles sent because their first message had waited delay"},
-			{Name: "unpacked_msgs", Doc: "messages received inside packs"},
-			{Name: "malformed", Doc: "received packets whose pack header or entries did not decode (entries before the bad one are kept)"},
-		},
+		Counters:  compose.CountersOf(counters{}),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
 			return compose.NewIfValid(Config{Size: p.Int("size"), Delay: p.Duration("delay"), MaxPending: p.Int("max_pending")}, New)
@@ -57,4 +49,16 @@ func summarize(c compose.Counters) compose.Summary {
 		s.Ratio("msgs_per_datagram", float64(c.Total["packed_msgs"]+c.Total["singles_sent"])/float64(dgrams))
 	}
 	return s
+}
+
+// counters are the layer's counters: each is named and documented once by
+// its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Packs     *stack.Counter `counter:"packs_sent" doc:"datagrams that carried two messages or more"`
+	Packed    *stack.Counter `counter:"packed_msgs" doc:"messages sent inside those datagrams"`
+	Singles   *stack.Counter `counter:"singles_sent" doc:"messages sent alone (control, nothing followed within delay, or too long to share)"`
+	BySize    *stack.Counter `counter:"flush_size" doc:"packs sent because the next message would not fit"`
+	ByDelay   *stack.Counter `counter:"flush_delay" doc:"packs or singles sent because their first message had waited delay"`
+	Unpacked  *stack.Counter `counter:"unpacked_msgs" doc:"messages received inside packs"`
+	Malformed *stack.Counter `counter:"malformed" doc:"received packets whose pack header or entries did not decode (entries before the bad one are kept)"`
 }

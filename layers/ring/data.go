@@ -29,7 +29,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 		}
 		l.setBuf()
 	default:
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		ev.Msg.Release()
 	}
 }
@@ -40,9 +40,9 @@ func (l *Layer) store(r *ringState, ev *event.Event, h dataHeader) bool {
 	w := &r.win
 	switch {
 	case w.has(h.seq):
-		l.c.dupData.Inc()
+		l.c.DupData.Inc()
 	case !w.fits(h.seq):
-		l.c.outOfWindow.Inc()
+		l.c.OutOfWindow.Inc()
 	default:
 		if r == l.cur {
 			l.noteMissing(r, h.seq)
@@ -55,12 +55,12 @@ func (l *Layer) store(r *ringState, ev *event.Event, h dataHeader) bool {
 		}
 		if w.put(h.seq, entry{m: m, g: ev.Group, lts: h.lts, origin: h.origin, retrans: retrans, site: h.flags&flagSite != 0}) {
 			if retrans {
-				l.c.recovered.Inc()
+				l.c.Recovered.Inc()
 			}
 			return true
 		}
 		ev.Msg = m
-		l.c.dupData.Inc()
+		l.c.DupData.Inc()
 	}
 	ev.Msg.Release()
 	return false

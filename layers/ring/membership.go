@@ -43,7 +43,7 @@ func (l *Layer) setMembers(members []event.NodeID) {
 	if l.old != nil {
 		l.cur.siteLTS = l.old.siteLTS
 	}
-	l.c.rings.Inc()
+	l.c.Rings.Inc()
 	l.lastSent = 0
 	l.holding = false
 	l.hold.Stop()
@@ -107,9 +107,9 @@ func (l *Layer) startRing() {
 	r.recovering = false
 	if r.replaced {
 		d := int64(l.Ctx.Now().Sub(r.since))
-		l.c.recoveries.Inc()
-		l.c.recoveryNs.Add(d)
-		l.c.recoveryMax.Max(d)
+		l.c.Recoveries.Inc()
+		l.c.RecoveryNs.Add(d)
+		l.c.RecoveryMax.Max(d)
 	}
 }
 
@@ -187,7 +187,7 @@ func (l *Layer) recoveryStep() {
 			l.deliverUpTo(w, w.aru)
 		}
 	}
-	l.c.recoveryRetrans.Add(int64(sent))
+	l.c.RecoveryRetrans.Add(int64(sent))
 	l.setBuf()
 }
 

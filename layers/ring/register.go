@@ -2,19 +2,10 @@ package ring
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/internal/units"
 	"github.com/layercast/layercast/stack"
-)
-
-// The properties ring introduces.
-const (
-	// Agreed: every member delivers the messages of its groups in one
-	// order, the same at every member, across groups.
-	Agreed compose.Property = "agreed"
-	// Safe: a message is delivered only once every member has it.
-	Safe compose.Property = "safe"
 )
 
 func init() {
@@ -38,46 +29,9 @@ func init() {
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once the aru says every member has it"},
 			{Name: "sites", Type: compose.Bool, Default: "on", Doc: "one ring per site view; off: one ring over every member of the node's groups across all sites (Spread's production design, the comparator of the paper's section 4)"},
 		},
-		Gives: []compose.Property{compose.Reliable, compose.FIFO, Agreed},
-		GivesWith: func(p compose.Params) []compose.Property {
-			if p.Bool("safe") {
-				return []compose.Property{Safe}
-			}
-			return nil
-		},
-		Properties: map[compose.Property]string{Agreed: "agreed (total) order", Safe: "safe delivery"},
-		Counters: []compose.CounterDoc{
-			{Name: "casts", Doc: "casts the application handed the ring"},
-			{Name: "sent", Doc: "new packets sent on the ring"},
-			{Name: "delivered", Doc: "messages delivered up"},
-			{Name: "retransmissions", Doc: "packets sent again in answer to the token's request list"},
-			{Name: "recovered", Doc: "missing packets received by retransmission"},
-			{Name: "tokens", Doc: "tokens handled"},
-			{Name: "tokens_sent", Role: compose.AckRole, Doc: "tokens passed to the successor"},
-			{Name: "rotations", Doc: "token rotations completed (counted by each ring's leader)"},
-			{Name: "tokens_regenerated", Doc: "tokens the leader regenerated after token_timeout"},
-			{Name: "tokens_stale", Doc: "tokens dropped as duplicates, old copies or of another ring"},
-			{Name: "duplicates", Doc: "packets received twice"},
-			{Name: "foreign", Doc: "packets of another ring or from outside it"},
-			{Name: "out_of_window", Doc: "packets beyond the window, dropped (asked for again later)"},
-			{Name: "malformed", Doc: "packets or tokens that did not decode"},
-			{Name: "token_bytes_max", Kind: compose.Peak, Doc: "largest token sent or received, in bytes"},
-			{Name: "buffer_bytes", Kind: compose.Gauge, Doc: "bytes of packets held at the end"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes of packets held at once"},
-			{Name: "pending_peak", Kind: compose.Peak, Doc: "most casts waiting for the token at once"},
-			{Name: "held_off", Doc: "times the application was held off (pending queue full)"},
-			{Name: "visit_sent_max", Kind: compose.Peak, Doc: "most packets sent on one visit of the token (at most member_limit)"},
-			{Name: "rotation_sent_max", Kind: compose.Peak, Doc: "most packets sent in one rotation, as the token's flow_control field counts them (at most ring_limit)"},
-			{Name: "rings", Doc: "rings installed (one per member set)"},
-			{Name: "recoveries", Doc: "rings started after a membership change"},
-			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from a new member set to its ring's first regular token, summed"},
-			{Name: "recovery_ns_max", Kind: compose.Peak, Doc: "longest such recovery"},
-			{Name: "recovery_lost", Doc: "packets no member held, skipped by all: an old ring's packets no survivor had (a departed member's last casts), or numbers a forged token claimed"},
-			{Name: "recovery_retransmissions", Doc: "old-ring packets sent again during recovery"},
-			{Name: "token_retransmissions", Doc: "tokens sent again because the successor had not acknowledged them"},
-			{Name: "token_acks", Doc: "token acknowledgements sent"},
-			{Name: "active_ns", Kind: compose.Gauge, Doc: "time from the node's first token to its last"},
-		},
+		Gives:     []compose.Property{compose.Reliable, compose.FIFO, compose.Agreed},
+		GivesWith: compose.GivesIfOn("safe", compose.Safe),
+		Counters:  compose.CountersOf(counters{}),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
@@ -133,17 +87,17 @@ func summarize(c compose.Counters) compose.Summary {
 	n := 0
 	for _, nc := range c.Nodes {
 		s.TokenBytesMax = max(s.TokenBytesMax, nc.Values["token_bytes_max"])
-		s.RecoveryMsMax = max(s.RecoveryMsMax, ms(nc.Values["recovery_ns_max"]))
+		s.RecoveryMsMax = max(s.RecoveryMsMax, units.Ms(float64(nc.Values["recovery_ns_max"])))
 		if ns := nc.Values["active_ns"]; ns > 0 {
 			rate += float64(nc.Values["tokens"]) / (float64(ns) / 1e9)
 			n++
 		}
 	}
 	if n > 0 {
-		s.TokensPerSec = round3(rate / float64(n))
+		s.TokensPerSec = units.Round3(rate / float64(n))
 	}
 	if s.Recoveries > 0 {
-		s.RecoveryMsMean = round3(ms(m["recovery_ns"]) / float64(s.Recoveries))
+		s.RecoveryMsMean = units.Round3(units.Ms(float64(m["recovery_ns"])) / float64(s.Recoveries))
 	}
 	var out compose.Summary
 	// Peaks and the active time are per node: the report's sums of them
@@ -167,15 +121,42 @@ func summarize(c compose.Counters) compose.Summary {
 	out.Notes = append(out.Notes, note)
 	if s.Recoveries > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d ring recoveries after membership changes: mean %v, longest %v (%d old packets no survivor had)",
-			s.Recoveries, msDur(s.RecoveryMsMean), msDur(s.RecoveryMsMax), m["recovery_lost"]))
+			s.Recoveries, units.MsDuration(s.RecoveryMsMean), units.MsDuration(s.RecoveryMsMax), m["recovery_lost"]))
 	}
 	return out
 }
 
-func ms(ns int64) float64 { return round3(float64(ns) / 1e6) }
-
-func round3(f float64) float64 { return float64(int64(f*1e3+0.5)) / 1e3 }
-
-func msDur(v float64) time.Duration {
-	return time.Duration(v * float64(time.Millisecond)).Round(time.Microsecond)
+// counters are the layer's counters: each is named and documented once by
+// its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Casts           *stack.Counter `counter:"casts" doc:"casts the application handed the ring"`
+	Sent            *stack.Counter `counter:"sent" doc:"new packets sent on the ring"`
+	Delivered       *stack.Counter `counter:"delivered" doc:"messages delivered up"`
+	Retrans         *stack.Counter `counter:"retransmissions" doc:"packets sent again in answer to the token's request list"`
+	Recovered       *stack.Counter `counter:"recovered" doc:"missing packets received by retransmission"`
+	Tokens          *stack.Counter `counter:"tokens" doc:"tokens handled"`
+	TokensSent      *stack.Counter `counter:"tokens_sent" role:"ack" doc:"tokens passed to the successor"`
+	Rotations       *stack.Counter `counter:"rotations" doc:"token rotations completed (counted by each ring's leader)"`
+	Regenerated     *stack.Counter `counter:"tokens_regenerated" doc:"tokens the leader regenerated after token_timeout"`
+	StaleTokens     *stack.Counter `counter:"tokens_stale" doc:"tokens dropped as duplicates, old copies or of another ring"`
+	DupData         *stack.Counter `counter:"duplicates" doc:"packets received twice"`
+	Foreign         *stack.Counter `counter:"foreign" doc:"packets of another ring or from outside it"`
+	OutOfWindow     *stack.Counter `counter:"out_of_window" doc:"packets beyond the window, dropped (asked for again later)"`
+	Malformed       *stack.Counter `counter:"malformed" doc:"packets or tokens that did not decode"`
+	TokenBytesMax   *stack.Counter `counter:"token_bytes_max" kind:"peak" doc:"largest token sent or received, in bytes"`
+	BufferBytes     *stack.Counter `counter:"buffer_bytes" kind:"gauge" doc:"bytes of packets held at the end"`
+	PeakBuffer      *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes of packets held at once"`
+	PendingPeak     *stack.Counter `counter:"pending_peak" kind:"peak" doc:"most casts waiting for the token at once"`
+	HeldOff         *stack.Counter `counter:"held_off" doc:"times the application was held off (pending queue full)"`
+	VisitMax        *stack.Counter `counter:"visit_sent_max" kind:"peak" doc:"most packets sent on one visit of the token (at most member_limit)"`
+	RotationMax     *stack.Counter `counter:"rotation_sent_max" kind:"peak" doc:"most packets sent in one rotation, as the token's flow_control field counts them (at most ring_limit)"`
+	Rings           *stack.Counter `counter:"rings" doc:"rings installed (one per member set)"`
+	Recoveries      *stack.Counter `counter:"recoveries" doc:"rings started after a membership change"`
+	RecoveryNs      *stack.Counter `counter:"recovery_ns" kind:"ns" doc:"time from a new member set to its ring's first regular token, summed"`
+	RecoveryMax     *stack.Counter `counter:"recovery_ns_max" kind:"peak" doc:"longest such recovery"`
+	RecoveryLost    *stack.Counter `counter:"recovery_lost" doc:"packets no member held, skipped by all: an old ring's packets no survivor had (a departed member's last casts), or numbers a forged token claimed"`
+	RecoveryRetrans *stack.Counter `counter:"recovery_retransmissions" doc:"old-ring packets sent again during recovery"`
+	TokenRetrans    *stack.Counter `counter:"token_retransmissions" doc:"tokens sent again because the successor had not acknowledged them"`
+	TokenAcks       *stack.Counter `counter:"token_acks" doc:"token acknowledgements sent"`
+	ActiveNs        *stack.Counter `counter:"active_ns" kind:"gauge" doc:"time from the node's first token to its last"`
 }

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	// A layer that needs what ring promises, to check how compose sees it.
-	for _, p := range []compose.Property{Agreed, Safe} {
+	for _, p := range []compose.Property{compose.Agreed, compose.Safe} {
 		compose.Register(compose.LayerInfo{Name: "needs_" + string(p) + "_ringtest", Needs: []compose.Property{p},
 			New: func(compose.Params) (stack.Layer, error) { return &stack.Base{}, nil }})
 	}

@@ -185,14 +185,6 @@ type pend struct {
 	site bool // cast on the site's channel: for every member
 }
 
-type counters struct {
-	casts, delivered, sent, retrans, recovered, tokens, tokensSent, rotations *stack.Counter
-	regenerated, staleTokens, dupData, foreign, outOfWindow, malformed        *stack.Counter
-	tokenBytesMax, bufferBytes, peakBuffer, pendingPeak, heldOff, visitMax    *stack.Counter
-	rings, recoveries, recoveryNs, recoveryMax, recoveryLost, recoveryRetrans *stack.Counter
-	activeNs, tokenRetrans, tokenAcks, rotationMax                            *stack.Counter
-}
-
 // New returns a layer with the given configuration (already checked).
 func New(cfg Config) *Layer {
 	return &Layer{cfg: cfg, wc: newWireCodec(), views: map[event.GroupID]*event.ViewInfo{}, held: map[event.GroupID]bool{}}
@@ -207,22 +199,7 @@ func (l *Layer) HeaderSize() int { return dataHeaderSize }
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
 	l.self = ctx.Self()
-	c := &l.c
-	for _, x := range []struct {
-		p    **stack.Counter
-		name string
-	}{
-		{&c.casts, "casts"}, {&c.delivered, "delivered"}, {&c.sent, "sent"}, {&c.retrans, "retransmissions"},
-		{&c.recovered, "recovered"}, {&c.tokens, "tokens"}, {&c.tokensSent, "tokens_sent"}, {&c.rotations, "rotations"},
-		{&c.regenerated, "tokens_regenerated"}, {&c.staleTokens, "tokens_stale"}, {&c.dupData, "duplicates"},
-		{&c.foreign, "foreign"}, {&c.outOfWindow, "out_of_window"}, {&c.malformed, "malformed"},
-		{&c.tokenBytesMax, "token_bytes_max"}, {&c.bufferBytes, "buffer_bytes"}, {&c.peakBuffer, "peak_buffer_bytes"},
-		{&c.pendingPeak, "pending_peak"}, {&c.heldOff, "held_off"}, {&c.visitMax, "visit_sent_max"},
-		{&c.rings, "rings"}, {&c.recoveries, "recoveries"}, {&c.recoveryNs, "recovery_ns"}, {&c.recoveryMax, "recovery_ns_max"},
-		{&c.recoveryLost, "recovery_lost"}, {&c.tokenRetrans, "token_retransmissions"}, {&c.tokenAcks, "token_acks"}, {&c.rotationMax, "rotation_sent_max"}, {&c.recoveryRetrans, "recovery_retransmissions"}, {&c.activeNs, "active_ns"},
-	} {
-		*x.p = ctx.Counter(x.name)
-	}
+	ctx.BindCounters(&l.c)
 	l.hold = ctx.NewTimer(l.holdDone)
 	l.loss = ctx.NewTimer(l.tokenLost)
 	l.rtx = ctx.NewTimer(l.retransmitToken)
@@ -286,22 +263,16 @@ func (l *Layer) packetUp(ev *event.Event) {
 }
 
 // drop discards a malformed packet.
-func (l *Layer) drop(ev *event.Event) {
-	l.c.malformed.Inc()
-	if l.Ctx.Logging() {
-		l.Ctx.Logf("dropping malformed %v from %v (%d bytes)", ev.Kind, ev.Peer, ev.Msg.Len())
-	}
-	ev.Msg.Release()
-}
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.Malformed) }
 
 // castDown queues an application cast for the token.
 func (l *Layer) castDown(ev *event.Event) {
-	l.c.casts.Inc()
+	l.c.Casts.Inc()
 	l.pending.Push(pend{m: ev.Msg, g: ev.Group, site: ev.Channel != 0})
-	l.c.pendingPeak.Max(int64(l.pending.Len()))
+	l.c.PendingPeak.Max(int64(l.pending.Len()))
 	if l.pending.Len() >= l.cfg.MaxPending && !l.held[ev.Group] {
 		l.held[ev.Group] = true
-		l.c.heldOff.Inc()
+		l.c.HeldOff.Inc()
 		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: ev.Group})
 	}
 	if l.holding && l.cur != nil {
@@ -430,8 +401,8 @@ func (l *Layer) setBuf() {
 	if l.old != nil {
 		b += l.old.win.bytes
 	}
-	l.c.bufferBytes.Set(b)
-	l.c.peakBuffer.Max(b)
+	l.c.BufferBytes.Set(b)
+	l.c.PeakBuffer.Max(b)
 }
 
 // Close releases every held message (the stack is closing).

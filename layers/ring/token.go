@@ -13,10 +13,10 @@ const regenJump = 2 * maxMembers
 // duplicate: the sender's copy of the acknowledgement may have been lost).
 func (l *Layer) tokenUp(ev *event.Event) {
 	defer ev.Msg.Release()
-	l.c.tokenBytesMax.Max(int64(ev.Msg.Len()))
+	l.c.TokenBytesMax.Max(int64(ev.Msg.Len()))
 	_, _ = ev.Msg.Consume(1)
 	if err := decodeToken(l.wc, ev.Msg.Bytes(), &l.tok, l.cfg.MaxRtr); err != nil {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("dropping token from %v: %v", ev.Peer, err)
 		}
@@ -26,7 +26,7 @@ func (l *Layer) tokenUp(ev *event.Event) {
 	if r != nil && r.inRing(ev.Peer) {
 		a := l.Ctx.NewMessage()
 		putTokenAck(a.Append(tokenAckSize), l.tok.Ring, l.tok.Seq)
-		l.c.tokenAcks.Inc()
+		l.c.TokenAcks.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: ev.Peer, Control: true, Msg: a})
 	}
 	switch {
@@ -37,11 +37,11 @@ func (l *Layer) tokenUp(ev *event.Event) {
 			l.stashFrom = ev.Peer
 			l.hasStash = true
 		}
-		l.c.staleTokens.Inc()
+		l.c.StaleTokens.Inc()
 	case ev.Peer != r.prev():
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 	case l.tok.Seq <= r.lastSeq:
-		l.c.staleTokens.Inc() // a duplicate, or an old copy of a regenerated token
+		l.c.StaleTokens.Inc() // a duplicate, or an old copy of a regenerated token
 	default:
 		l.handleToken(false)
 	}
@@ -53,14 +53,14 @@ func (l *Layer) handleToken(fresh bool) {
 	r, tok := l.cur, &l.tok
 	r.lastSeq = tok.Seq
 	now := l.Ctx.Now()
-	l.c.tokens.Inc()
+	l.c.Tokens.Inc()
 	if l.firstTok == 0 {
 		l.firstTok = now
 	}
-	l.c.activeNs.Set(int64(now.Sub(l.firstTok)))
+	l.c.ActiveNs.Set(int64(now.Sub(l.firstTok)))
 	if !fresh && r.leader() == l.self {
 		// A rotation is complete.
-		l.c.rotations.Inc()
+		l.c.Rotations.Inc()
 		l.loss.Stop()
 		switch {
 		case tok.Type == tokQuiet:
@@ -144,7 +144,7 @@ func (l *Layer) regularStep() bool {
 		}
 	}
 	tok.Rtr, tok.Age = keep, ages
-	l.c.retrans.Add(int64(sent))
+	l.c.Retrans.Add(int64(sent))
 	newSent := 0
 	if !quiet {
 		// Stay within half the window of what every member may still hold.
@@ -156,11 +156,11 @@ func (l *Layer) regularStep() bool {
 		l.resume()
 	}
 	sent += newSent
-	l.c.sent.Add(int64(newSent))
-	l.c.visitMax.Max(int64(sent))
+	l.c.Sent.Add(int64(newSent))
+	l.c.VisitMax.Max(int64(sent))
 	tok.FlowControl = uint32(rest + sent)
 	l.lastSent = uint32(sent)
-	l.c.rotationMax.Max(int64(tok.FlowControl))
+	l.c.RotationMax.Max(int64(tok.FlowControl))
 	// Ask for what this member misses.
 	l.noteMissing(r, tok.LinkSeq+1)
 	for s := w.aru + 1; s <= tok.LinkSeq && len(tok.Rtr) < l.cfg.MaxRtr; s++ {
@@ -276,8 +276,8 @@ func (l *Layer) sendToken() {
 	// regeneration (or a new view) takes over.
 	l.sentTokSeq, l.sentTo = l.tok.Seq, r.next()
 	l.rtxLeft = max(1, int(l.cfg.TokenTimeout/l.cfg.TokenRetransmit))
-	l.c.tokensSent.Inc()
-	l.c.tokenBytesMax.Max(int64(len(l.sentTok)))
+	l.c.TokensSent.Inc()
+	l.c.TokenBytesMax.Max(int64(len(l.sentTok)))
 	l.transmitToken()
 	if r.leader() == l.self {
 		l.loss.Reset(l.cfg.TokenTimeout)
@@ -299,7 +299,7 @@ func (l *Layer) retransmitToken() {
 		return
 	}
 	l.rtxLeft--
-	l.c.tokenRetrans.Inc()
+	l.c.TokenRetrans.Inc()
 	l.transmitToken()
 }
 
@@ -308,7 +308,7 @@ func (l *Layer) tokenAckUp(ev *event.Event) {
 	defer ev.Msg.Release()
 	ring, seq, err := parseTokenAck(ev.Msg.Bytes())
 	if err != nil {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	if l.cur != nil && ring == l.cur.id && seq == l.sentTokSeq && ev.Peer == l.sentTo {
@@ -337,7 +337,7 @@ func (l *Layer) tokenLost() {
 	if r == nil || r.leader() != l.self {
 		return
 	}
-	l.c.regenerated.Inc()
+	l.c.Regenerated.Inc()
 	if l.Ctx.Logging() {
 		l.Ctx.Logf("token of ring %08x lost: regenerating", r.id)
 	}
@@ -393,14 +393,14 @@ func (l *Layer) deliverUpTo(w *window, seq uint32) {
 		w.delivered++
 		switch {
 		case e.lost || e.m == nil:
-			l.c.recoveryLost.Inc()
+			l.c.RecoveryLost.Inc()
 		case e.site || l.member(e.g):
 			m := e.m.Clone()
 			_, _ = m.Consume(dataHeaderSize)
 			if e.retrans {
 				m.Recovery.By = "ring" // Discovered was noted when it arrived
 			}
-			l.c.delivered.Inc()
+			l.c.Delivered.Inc()
 			l.Ctx.Up(&event.Event{Kind: event.Cast, Group: e.g, Peer: e.origin, Msg: m})
 		}
 	}

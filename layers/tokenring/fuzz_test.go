@@ -86,8 +86,8 @@ func (fn *fuzzNode) packet(kind event.Kind, from event.NodeID, body []byte) {
 
 func (fn *fuzzNode) check() {
 	l := fn.l
-	if l.pending < 0 || l.unacked < 0 || l.unacked > l.pending || l.c.cacheBytes.Value() < 0 {
-		fn.t.Fatalf("pending %d, unacked %d, cached bytes %d", l.pending, l.unacked, l.c.cacheBytes.Value())
+	if l.pending < 0 || l.unacked < 0 || l.unacked > l.pending || l.c.CacheBytes.Value() < 0 {
+		fn.t.Fatalf("pending %d, unacked %d, cached bytes %d", l.pending, l.unacked, l.c.CacheBytes.Value())
 	}
 	if l.sendQ.Len() > l.cfg.Queue+8 {
 		fn.t.Fatalf("send queue %d beyond its bound", l.sendQ.Len())

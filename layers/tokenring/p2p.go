@@ -78,7 +78,7 @@ func (l *Layer) prunePeers() {
 // p2pDown numbers a Send and sends it.
 func (l *Layer) p2pDown(ev *event.Event) {
 	if !l.p2pQueue(ev.Peer, ev.Msg, tP2P, ev.Control, ev.Group) {
-		l.c.p2pGivenUp.Inc()
+		l.c.P2pGivenUp.Inc()
 		ev.Msg.Release()
 	}
 }
@@ -96,7 +96,7 @@ func (l *Layer) p2pQueue(to event.NodeID, m *event.Message, typ byte, control bo
 	out := p2pOut{msg: m, control: control, group: g}
 	p.unacked.Push(out)
 	if typ == tP2P {
-		l.c.p2pSent.Inc()
+		l.c.P2pSent.Inc()
 	}
 	l.p2pSend(p, out)
 	if !p.timer.Pending() {
@@ -117,7 +117,7 @@ func (l *Layer) p2pRetry(p *peer) {
 	}
 	p.tries++
 	if p.tries > l.cfg.P2PMaxTries {
-		l.c.p2pGivenUp.Add(int64(p.unacked.Len()))
+		l.c.P2pGivenUp.Add(int64(p.unacked.Len()))
 		p.acked = p.sendSeq
 		for p.unacked.Len() > 0 {
 			o := p.unacked.Pop()
@@ -127,7 +127,7 @@ func (l *Layer) p2pRetry(p *peer) {
 	}
 	for i := 0; i < p.unacked.Len(); i++ {
 		l.p2pSend(p, *p.unacked.At(i))
-		l.c.p2pRetrans.Inc()
+		l.c.P2pRetrans.Inc()
 	}
 	p.timer.Reset(l.cfg.P2PTimeout)
 }
@@ -141,14 +141,14 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	}
 	p := l.peerOf(ev.Peer)
 	if p == nil {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		ev.Msg.Release()
 		return
 	}
 	if h.typ == tP2PAck {
 		ev.Msg.Release()
 		if h.seq > p.sendSeq {
-			l.c.malformed.Inc()
+			l.c.Malformed.Inc()
 			return
 		}
 		for p.acked < h.seq {
@@ -222,7 +222,7 @@ func (l *Layer) p2pDeliver(p *peer, in p2pIn) {
 		l.controlUp(&event.Event{Kind: event.Send, Peer: p.id, Control: true, Msg: in.msg})
 		return
 	}
-	l.c.p2pDelivered.Inc()
+	l.c.P2pDelivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Send, Group: in.group, Peer: p.id, Control: in.control, Msg: in.msg})
 }
 

@@ -57,7 +57,7 @@ func (rc *rateCtl) init(l *Layer) {
 	rc.musnd = l.cfg.RateMin
 	rc.alpha = 1
 	rc.credits = float64(l.cfg.Credits)
-	l.c.rateNow.Set(int64(rc.musnd))
+	l.c.RateNow.Set(int64(rc.musnd))
 }
 
 // received counts a new packet at this receiver.
@@ -120,7 +120,7 @@ func (rc *rateCtl) onAck(l *Layer) {
 		return
 	}
 	rc.musnd = max(l.cfg.RateMin, (1+l.cfg.Lambda)*murec)
-	l.c.rateNow.Set(int64(rc.musnd))
+	l.c.RateNow.Set(int64(rc.musnd))
 }
 
 // take spends a credit for one regional packet; false when none is left
@@ -139,7 +139,7 @@ func (rc *rateCtl) take() bool {
 		return true
 	}
 	rc.waiting, rc.starved = true, true
-	rc.l.c.creditWaits.Inc()
+	rc.l.c.CreditWaits.Inc()
 	rc.arm()
 	return false
 }

@@ -272,12 +272,12 @@ func (l *Layer) dataUp(ev *event.Event) {
 	g, s := event.GroupID(h.group), event.NodeID(h.sender)
 	if r == nil || event.RegionID(h.region) != r.id || !r.groups[g] || !l.isMember(g, s) ||
 		(ev.Kind == event.Send && !r.has(ev.Peer)) || (ev.Kind == event.Cast && ev.Peer != s) {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		m.Release()
 		return
 	}
 	if s == l.self { // our own packet, pushed or pulled back to cache it
-		l.c.duplicates.Inc()
+		l.c.Duplicates.Inc()
 		if st := r.streams[s]; st != nil && h.seq%r.p == r.part && st.lacksCached(h.seq) {
 			st.put(l, h.seq, m)
 			return
@@ -293,7 +293,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	now := l.Ctx.Now()
 	switch res := st.receive(h.seq, now); res {
 	case rxDup:
-		l.c.duplicates.Inc()
+		l.c.Duplicates.Inc()
 		if h.seq%r.p == r.part && st.lacksCached(h.seq) {
 			st.put(l, h.seq, m) // received before the partitions were rebuilt; cache it now
 			return
@@ -301,11 +301,11 @@ func (l *Layer) dataUp(ev *event.Event) {
 		m.Release()
 		return
 	case rxOut:
-		l.c.outOfWindow.Inc()
+		l.c.OutOfWindow.Inc()
 		m.Release()
 		return
 	case rxGap:
-		l.c.lossDiscovered.Add(int64(st.lastGap))
+		l.c.LossDiscovered.Add(int64(st.lastGap))
 	}
 	if h.seq%r.p == r.part {
 		st.put(l, h.seq, m.Clone())
@@ -319,15 +319,15 @@ func (l *Layer) dataUp(ev *event.Event) {
 		by := "tokenring"
 		if ev.Kind == event.Cast {
 			by = "tokenring-sender"
-			l.c.recoveredAgain.Inc()
+			l.c.RecoveredAgain.Inc()
 		}
-		l.c.recovered.Inc()
+		l.c.Recovered.Inc()
 		m.Recovery = event.Recovery{By: by}
 		if wasLost {
 			d := int64(now - at)
-			l.c.recoveryNs.Add(d)
-			l.c.recoveredTimed.Inc()
-			l.c.recoveryRoundsM.Add(d * 1000 / int64(l.cfg.Interval))
+			l.c.RecoveryNs.Add(d)
+			l.c.RecoveredTimed.Inc()
+			l.c.RecoveryRoundsM.Add(d * 1000 / int64(l.cfg.Interval))
 			m.Recovery.Discovered = at
 		}
 	}
@@ -336,7 +336,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 		r.timer.Reset(l.cfg.Interval)
 	}
 	_, _ = m.Consume(dataHeaderSize)
-	l.c.delivered.Inc()
+	l.c.Delivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g, Peer: s, Msg: m, Seq: h.gseq, Start: gfloor})
 }
 

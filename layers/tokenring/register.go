@@ -46,52 +46,7 @@ func init() {
 		NotBelow: map[compose.Property]string{compose.ProbabilisticRecovery: "it numbers each group's casts per sender and repairs on the assumption " +
 			"that every member of the group receives each of them, but tokenring sends a cast as a different packet to each region the group " +
 			"spans; put it above tokenring (fifo : lec : tokenring) where it sees every cast of the group"},
-		Counters: []compose.CounterDoc{
-			{Name: "sent", Doc: "regional packets multicast (one per region a cast's group spans)"},
-			{Name: "delivered", Doc: "regional packets handed up"},
-			{Name: "duplicates", Doc: "copies of packets already received"},
-			{Name: "loss_discovered", Doc: "packets found missing from a gap in a sender's sequence"},
-			{Name: "recovered", Doc: "packets received after being found missing, or sent again"},
-			{Name: "recovered_sender", Doc: "of those, the sender's retransmissions (collective NAKs and probes)"},
-			{Name: "recovered_timed", Doc: "of those, the ones whose loss was discovered from a gap (timed)"},
-			{Name: "recovery_ns", Kind: compose.Nanos, Doc: "time from discovering a loss to receiving the packet, summed"},
-			{Name: "recovery_rounds_milli", Doc: "the same in thousandths of a token interval (recovery_rounds_mean is its mean over recovered_timed)"},
-			{Name: "token_rounds", Doc: "token rounds completed at region leaders"},
-			{Name: "round_ns", Kind: compose.Nanos, Doc: "time tokens took to go round, summed over rounds_timed"},
-			{Name: "rounds_timed", Doc: "rounds whose time is in round_ns (completed within 64 rounds of being made)"},
-			{Name: "tokens_sent", Doc: "token hops sent"},
-			{Name: "token_bytes_max", Kind: compose.Peak, Doc: "largest token sent"},
-			{Name: "naks_sent", Doc: "collective NAKs partition leaders sent to senders"},
-			{Name: "naks_received", Doc: "collective NAKs senders received"},
-			{Name: "retransmissions", Doc: "packets senders sent again for a collective NAK"},
-			{Name: "probes", Doc: "last packets senders sent again because ACKs stopped moving"},
-			{Name: "pushes", Doc: "cached packets pushed to a predecessor that lacked them"},
-			{Name: "pulls_sent", Doc: "pull requests sent (to the predecessor or another partition's leader)"},
-			{Name: "pulled", Doc: "cached packets sent in answer to pulls"},
-			{Name: "forwards_dropped", Doc: "pushes and pull answers dropped because 4096 already waited to be sent (asked again next round)"},
-			{Name: "acks_sent", Role: compose.AckRole, Doc: "regional ACKs region leaders sent (one per sender per round)"},
-			{Name: "acks_received", Doc: "regional ACKs senders received"},
-			{Name: "acked", Doc: "regional packets senders freed on an ACK"},
-			{Name: "ack_ns", Kind: compose.Nanos, Doc: "time from sending a packet to its ACK, summed"},
-			{Name: "ack_rounds_milli", Doc: "the same in thousandths of a token interval"},
-			{Name: "pending", Kind: compose.Gauge, Doc: "regional packets queued or not yet ACKed at the end"},
-			{Name: "pending_peak", Kind: compose.Peak, Doc: "most regional packets queued or not yet ACKed at once"},
-			{Name: "held_off", Doc: "times a group was told to hold off at hi_wmark"},
-			{Name: "buffer_bytes", Kind: compose.Gauge, Doc: "bytes cached for peers at the end"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes cached for peers at once"},
-			{Name: "credit_waits", Doc: "times the sender ran out of rate credit"},
-			{Name: "rate", Kind: compose.Gauge, Doc: "the sender's rate mu_snd at the end, packets/s"},
-			{Name: "malformed", Doc: "packets whose tokenring header or body did not decode"},
-			{Name: "foreign", Doc: "packets from outside the region or its groups' views"},
-			{Name: "out_of_window", Doc: "packets too far ahead of the receive window, dropped (recovered later)"},
-			{Name: "stale_tokens", Doc: "tokens of another region view or an overtaken round, dropped"},
-			{Name: "skipped", Doc: "packets a joiner gave up because every node had purged them"},
-			{Name: "no_region", Doc: "casts to a group whose regions were not known"},
-			{Name: "p2p_sent", Doc: "point-to-point messages sent"},
-			{Name: "p2p_delivered", Doc: "point-to-point messages delivered"},
-			{Name: "p2p_retransmissions", Doc: "point-to-point messages sent again"},
-			{Name: "p2p_given_up", Doc: "point-to-point messages refused or given up"},
-		},
+		Counters:  compose.CountersOf(counters{}),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
@@ -149,4 +104,53 @@ func mean(sum, n int64) float64 {
 		return 0
 	}
 	return math.Round(float64(sum)/float64(n)*1000) / 1000
+}
+
+// counters are the layer's counters: each is named and documented once by
+// its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Sent            *stack.Counter `counter:"sent" doc:"regional packets multicast (one per region a cast's group spans)"`
+	Delivered       *stack.Counter `counter:"delivered" doc:"regional packets handed up"`
+	Duplicates      *stack.Counter `counter:"duplicates" doc:"copies of packets already received"`
+	LossDiscovered  *stack.Counter `counter:"loss_discovered" doc:"packets found missing from a gap in a sender's sequence"`
+	Recovered       *stack.Counter `counter:"recovered" doc:"packets received after being found missing, or sent again"`
+	RecoveredAgain  *stack.Counter `counter:"recovered_sender" doc:"of those, the sender's retransmissions (collective NAKs and probes)"`
+	RecoveredTimed  *stack.Counter `counter:"recovered_timed" doc:"of those, the ones whose loss was discovered from a gap (timed)"`
+	RecoveryNs      *stack.Counter `counter:"recovery_ns" kind:"ns" doc:"time from discovering a loss to receiving the packet, summed"`
+	RecoveryRoundsM *stack.Counter `counter:"recovery_rounds_milli" doc:"the same in thousandths of a token interval (recovery_rounds_mean is its mean over recovered_timed)"`
+	TokenRounds     *stack.Counter `counter:"token_rounds" doc:"token rounds completed at region leaders"`
+	RoundNs         *stack.Counter `counter:"round_ns" kind:"ns" doc:"time tokens took to go round, summed over rounds_timed"`
+	RoundsTimed     *stack.Counter `counter:"rounds_timed" doc:"rounds whose time is in round_ns (completed within 64 rounds of being made)"`
+	TokensSent      *stack.Counter `counter:"tokens_sent" doc:"token hops sent"`
+	TokenBytesMax   *stack.Counter `counter:"token_bytes_max" kind:"peak" doc:"largest token sent"`
+	NaksSent        *stack.Counter `counter:"naks_sent" doc:"collective NAKs partition leaders sent to senders"`
+	NaksRecv        *stack.Counter `counter:"naks_received" doc:"collective NAKs senders received"`
+	Retransmissions *stack.Counter `counter:"retransmissions" doc:"packets senders sent again for a collective NAK"`
+	Probes          *stack.Counter `counter:"probes" doc:"last packets senders sent again because ACKs stopped moving"`
+	Pushes          *stack.Counter `counter:"pushes" doc:"cached packets pushed to a predecessor that lacked them"`
+	PullsSent       *stack.Counter `counter:"pulls_sent" doc:"pull requests sent (to the predecessor or another partition's leader)"`
+	Pulled          *stack.Counter `counter:"pulled" doc:"cached packets sent in answer to pulls"`
+	FwdDropped      *stack.Counter `counter:"forwards_dropped" doc:"pushes and pull answers dropped because 4096 already waited to be sent (asked again next round)"`
+	AcksSent        *stack.Counter `counter:"acks_sent" role:"ack" doc:"regional ACKs region leaders sent (one per sender per round)"`
+	AcksRecv        *stack.Counter `counter:"acks_received" doc:"regional ACKs senders received"`
+	Acked           *stack.Counter `counter:"acked" doc:"regional packets senders freed on an ACK"`
+	AckNs           *stack.Counter `counter:"ack_ns" kind:"ns" doc:"time from sending a packet to its ACK, summed"`
+	AckRoundsMilli  *stack.Counter `counter:"ack_rounds_milli" doc:"the same in thousandths of a token interval"`
+	PendingNow      *stack.Counter `counter:"pending" kind:"gauge" doc:"regional packets queued or not yet ACKed at the end"`
+	PendingPeak     *stack.Counter `counter:"pending_peak" kind:"peak" doc:"most regional packets queued or not yet ACKed at once"`
+	HeldOff         *stack.Counter `counter:"held_off" doc:"times a group was told to hold off at hi_wmark"`
+	CacheBytes      *stack.Counter `counter:"buffer_bytes" kind:"gauge" doc:"bytes cached for peers at the end"`
+	PeakBuffer      *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes cached for peers at once"`
+	CreditWaits     *stack.Counter `counter:"credit_waits" doc:"times the sender ran out of rate credit"`
+	RateNow         *stack.Counter `counter:"rate" kind:"gauge" doc:"the sender's rate mu_snd at the end, packets/s"`
+	Malformed       *stack.Counter `counter:"malformed" doc:"packets whose tokenring header or body did not decode"`
+	Foreign         *stack.Counter `counter:"foreign" doc:"packets from outside the region or its groups' views"`
+	OutOfWindow     *stack.Counter `counter:"out_of_window" doc:"packets too far ahead of the receive window, dropped (recovered later)"`
+	StaleTokens     *stack.Counter `counter:"stale_tokens" doc:"tokens of another region view or an overtaken round, dropped"`
+	Skipped         *stack.Counter `counter:"skipped" doc:"packets a joiner gave up because every node had purged them"`
+	NoRegion        *stack.Counter `counter:"no_region" doc:"casts to a group whose regions were not known"`
+	P2pSent         *stack.Counter `counter:"p2p_sent" doc:"point-to-point messages sent"`
+	P2pDelivered    *stack.Counter `counter:"p2p_delivered" doc:"point-to-point messages delivered"`
+	P2pRetrans      *stack.Counter `counter:"p2p_retransmissions" doc:"point-to-point messages sent again"`
+	P2pGivenUp      *stack.Counter `counter:"p2p_given_up" doc:"point-to-point messages refused or given up"`
 }

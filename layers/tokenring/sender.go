@@ -43,7 +43,7 @@ type sentPkt struct {
 func (l *Layer) castDown(ev *event.Event) {
 	rs := l.spans[ev.Group]
 	if len(rs) == 0 {
-		l.c.noRegion.Inc()
+		l.c.NoRegion.Inc()
 		ev.Msg.Release()
 		return
 	}
@@ -51,7 +51,7 @@ func (l *Layer) castDown(ev *event.Event) {
 	l.setPending(len(rs))
 	if (l.pending >= l.cfg.HiWmark || l.sendQ.Len() >= l.cfg.Queue) && !l.held[ev.Group] {
 		l.held[ev.Group] = true
-		l.c.heldOff.Inc()
+		l.c.HeldOff.Inc()
 		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: ev.Group})
 	}
 	l.feed.Ready()
@@ -109,7 +109,7 @@ func (l *Layer) sendRegional(o *outRegion, g event.GroupID, msg *event.Message) 
 	now := l.Ctx.Now()
 	o.buf.Push(sentPkt{msg: m, at: now})
 	l.unacked++
-	l.c.sent.Inc()
+	l.c.Sent.Inc()
 	l.multicast(o, m, false)
 	if r := l.own; r != nil && r.id == o.id {
 		r.recordOwn(l, seq, m)
@@ -143,10 +143,10 @@ func (l *Layer) ackUp(ev *event.Event) {
 	ev.Msg.Release()
 	o := l.out[event.RegionID(a.Region)]
 	if o == nil || !slices.Contains(o.members, ev.Peer) {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		return
 	}
-	l.c.acksRecv.Inc()
+	l.c.AcksRecv.Inc()
 	if a.Rate > 0 {
 		o.rate = float64(a.Rate)
 		l.rc.onAck(l)
@@ -160,9 +160,9 @@ func (l *Layer) ackUp(ev *event.Event) {
 		p := o.buf.Pop()
 		o.acked++
 		d := int64(now - p.at)
-		l.c.ackNs.Add(d)
-		l.c.ackRoundsMilli.Add(d * 1000 / round)
-		l.c.acked.Inc()
+		l.c.AckNs.Add(d)
+		l.c.AckRoundsMilli.Add(d * 1000 / round)
+		l.c.Acked.Inc()
 		p.msg.Release()
 		l.unacked--
 		l.setPending(-1)
@@ -182,15 +182,15 @@ func (l *Layer) nakUp(ev *event.Event) {
 		err = m.check(l.cfg.MaxRanges)
 	}
 	if err != nil || m.S != uint32(l.self) {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	o := l.out[event.RegionID(m.R)]
 	if o == nil || !slices.Contains(o.members, ev.Peer) {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		return
 	}
-	l.c.naksRecv.Inc()
+	l.c.NaksRecv.Inc()
 	l.retransmit(o, &m)
 }
 
@@ -204,7 +204,7 @@ func (l *Layer) retransmit(o *outRegion, m *rangeMsg) {
 		}
 		m := o.buf.At(int(x - o.acked - 1)).msg
 		l.multicast(o, m, true)
-		l.c.retransmissions.Inc()
+		l.c.Retransmissions.Inc()
 		if r := l.own; r != nil && r.id == o.id {
 			r.cacheOwn(l, x, m) // the multicast does not loop back
 		}
@@ -222,7 +222,7 @@ func (l *Layer) probeFire(o *outRegion) {
 	}
 	if o.acked == o.probeAcked {
 		l.multicast(o, o.buf.At(o.buf.Len()-1).msg, true)
-		l.c.probes.Inc()
+		l.c.Probes.Inc()
 	}
 	o.probeAcked = o.acked
 	o.probe.Reset(l.probePeriod())

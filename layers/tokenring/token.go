@@ -53,24 +53,24 @@ func (l *Layer) tokenUp(ev *event.Event) {
 		err = t.check(l.cfg.MaxSenders, l.cfg.MaxRanges, maxParts)
 	}
 	if err != nil {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	r := l.own
 	if r == nil || event.RegionID(t.R) != r.id || !r.has(ev.Peer) {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		return
 	}
 	h := int(t.H)
 	switch {
 	case t.V != r.view:
-		l.c.staleTokens.Inc() // a token of another view dies quietly
+		l.c.StaleTokens.Inc() // a token of another view dies quietly
 	case h == len(r.path) && r.leader() == l.self:
 		l.complete(r, t)
 	case h < len(r.path) && r.path[h] == l.self:
 		l.visit(r, t)
 	default:
-		l.c.staleTokens.Inc()
+		l.c.StaleTokens.Inc()
 	}
 }
 
@@ -100,8 +100,8 @@ func (l *Layer) visit(r *region, t *tokenMsg) {
 
 func (l *Layer) sendToken(to event.NodeID, t *tokenMsg) {
 	n := l.sendBody(to, tToken, t)
-	l.c.tokensSent.Inc()
-	l.c.tokenBytesMax.Max(int64(n))
+	l.c.TokensSent.Inc()
+	l.c.TokenBytesMax.Max(int64(n))
 }
 
 // visitOnce is one hop of the round at this node.
@@ -121,7 +121,7 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 		}
 		s := l.stream(r, event.NodeID(rec.S), rec.P+1)
 		if n := s.purge(l, rec.P); n > 0 {
-			l.c.skipped.Add(int64(n))
+			l.c.Skipped.Add(int64(n))
 		}
 		if rec.C > s.high {
 			s.discover(s.high+1, rec.C, l.Ctx.Now())
@@ -145,7 +145,7 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 		if finish {
 			if len(rec.I) > 0 {
 				nak := &rangeMsg{R: uint32(r.id), S: rec.S, Mod: r.p, Part: r.part, G: rec.I}
-				l.c.naksSent.Inc()
+				l.c.NaksSent.Inc()
 				if o := l.out[r.id]; rec.S == uint32(l.self) && o != nil {
 					l.retransmit(o, nak) // this partition's leader is the sender
 				} else {
@@ -201,7 +201,7 @@ func (l *Layer) push(r *region, s *stream, rec *recMsg, pred event.NodeID) {
 	eachIn(rec.N, r.p, r.part, rec.NL, func(x uint32) bool {
 		if m := s.cached(x); m != nil {
 			l.forward(pred, m)
-			l.c.pushes.Inc()
+			l.c.Pushes.Inc()
 			n++
 		}
 		return n < l.cfg.MaxPush
@@ -223,7 +223,7 @@ func (l *Layer) pullPred(r *region, s *stream, rec *recMsg, mine []uint32, ml ui
 	})
 	if len(b.r) > 0 {
 		l.sendBody(pred, tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: r.part, G: b.r})
-		l.c.pullsSent.Inc()
+		l.c.PullsSent.Inc()
 	}
 }
 
@@ -259,7 +259,7 @@ func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
 		l.scratch = b.r
 		if len(b.r) > 0 {
 			l.sendBody(r.parts[j][0], tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
-			l.c.pullsSent.Inc()
+			l.c.PullsSent.Inc()
 		}
 	}
 }
@@ -272,7 +272,7 @@ func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
 // round asks again.
 func (l *Layer) forward(to event.NodeID, m *event.Message) {
 	if l.fwdQ.Len() >= maxForwards {
-		l.c.fwdDropped.Inc()
+		l.c.FwdDropped.Inc()
 		return
 	}
 	c := m.Clone()
@@ -310,12 +310,12 @@ func (l *Layer) pullUp(ev *event.Event) {
 		err = m.check(l.cfg.MaxRanges)
 	}
 	if err != nil {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	r := l.own
 	if r == nil || event.RegionID(m.R) != r.id || !r.has(ev.Peer) {
-		l.c.foreign.Inc()
+		l.c.Foreign.Inc()
 		return
 	}
 	s := r.streams[event.NodeID(m.S)]
@@ -326,7 +326,7 @@ func (l *Layer) pullUp(ev *event.Event) {
 	eachIn(m.G, m.Mod, m.Part, s.high, func(x uint32) bool {
 		if c := s.cached(x); c != nil {
 			l.forward(ev.Peer, c)
-			l.c.pulled.Inc()
+			l.c.Pulled.Inc()
 			n++
 		}
 		return n < l.cfg.MaxPush
@@ -337,14 +337,14 @@ func (l *Layer) pullUp(ev *event.Event) {
 // round's results kept for the next token.
 func (l *Layer) complete(r *region, t *tokenMsg) {
 	if t.N <= r.done {
-		l.c.staleTokens.Inc() // overtaken by a later round
+		l.c.StaleTokens.Inc() // overtaken by a later round
 		return
 	}
 	r.done = t.N
-	l.c.tokenRounds.Inc()
+	l.c.TokenRounds.Inc()
 	if r.round-t.N < uint32(len(r.madeAt)) {
-		l.c.roundNs.Add(int64(l.Ctx.Now() - r.madeAt[t.N%uint32(len(r.madeAt))]))
-		l.c.roundsTimed.Inc()
+		l.c.RoundNs.Add(int64(l.Ctx.Now() - r.madeAt[t.N%uint32(len(r.madeAt))]))
+		l.c.RoundsTimed.Inc()
 	}
 	active := 0
 	for i := range t.S {
@@ -388,7 +388,7 @@ func (l *Layer) complete(r *region, t *tokenMsg) {
 // sendAck sends the region's ACK to a sender (or takes it, if the leader
 // is the sender).
 func (l *Layer) sendAck(r *region, to event.NodeID, a ackMsg) {
-	l.c.acksSent.Inc()
+	l.c.AcksSent.Inc()
 	m := l.Ctx.NewMessage()
 	putAck(m.Append(ackSize), a)
 	if to == l.self {

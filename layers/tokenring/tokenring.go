@@ -148,15 +148,6 @@ type queued struct {
 	sent int // regional packets sent so far
 }
 
-type counters struct {
-	sent, delivered, duplicates, recovered, recoveredAgain, lossDiscovered                                   *stack.Counter
-	tokenRounds, tokensSent, tokenBytesMax, naksSent, naksRecv, retransmissions                              *stack.Counter
-	pushes, pullsSent, pulled, probes, acksSent, acksRecv, pendingPeak, pendingNow                           *stack.Counter
-	heldOff, malformed, foreign, outOfWindow, staleTokens, skipped, noRegion                                 *stack.Counter
-	recoveryNs, recoveredTimed, ackNs, acked, roundNs, peakBuffer, cacheBytes, p2pSent, p2pRetrans           *stack.Counter
-	p2pGivenUp, p2pDelivered, creditWaits, rateNow, recoveryRoundsM, ackRoundsMilli, roundsTimed, fwdDropped *stack.Counter
-}
-
 // New returns a layer with the given (checked) configuration.
 func New(cfg Config) *Layer {
 	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{},
@@ -172,27 +163,7 @@ func (l *Layer) HeaderSize() int { return dataHeaderSize }
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
 	l.self = ctx.Self()
-	c := &l.c
-	for _, x := range []struct {
-		p    **stack.Counter
-		name string
-	}{
-		{&c.sent, "sent"}, {&c.delivered, "delivered"}, {&c.duplicates, "duplicates"},
-		{&c.recovered, "recovered"}, {&c.recoveredAgain, "recovered_sender"}, {&c.lossDiscovered, "loss_discovered"},
-		{&c.tokenRounds, "token_rounds"}, {&c.tokensSent, "tokens_sent"}, {&c.tokenBytesMax, "token_bytes_max"},
-		{&c.naksSent, "naks_sent"}, {&c.naksRecv, "naks_received"}, {&c.retransmissions, "retransmissions"},
-		{&c.pushes, "pushes"}, {&c.pullsSent, "pulls_sent"}, {&c.pulled, "pulled"}, {&c.probes, "probes"},
-		{&c.acksSent, "acks_sent"}, {&c.acksRecv, "acks_received"}, {&c.pendingPeak, "pending_peak"},
-		{&c.pendingNow, "pending"}, {&c.heldOff, "held_off"}, {&c.malformed, "malformed"}, {&c.foreign, "foreign"},
-		{&c.outOfWindow, "out_of_window"}, {&c.staleTokens, "stale_tokens"}, {&c.skipped, "skipped"},
-		{&c.noRegion, "no_region"}, {&c.recoveryNs, "recovery_ns"}, {&c.recoveredTimed, "recovered_timed"}, {&c.ackNs, "ack_ns"}, {&c.acked, "acked"},
-		{&c.roundNs, "round_ns"}, {&c.roundsTimed, "rounds_timed"}, {&c.fwdDropped, "forwards_dropped"}, {&c.peakBuffer, "peak_buffer_bytes"}, {&c.cacheBytes, "buffer_bytes"},
-		{&c.p2pSent, "p2p_sent"}, {&c.p2pRetrans, "p2p_retransmissions"}, {&c.p2pGivenUp, "p2p_given_up"},
-		{&c.p2pDelivered, "p2p_delivered"}, {&c.creditWaits, "credit_waits"}, {&c.rateNow, "rate"},
-		{&c.recoveryRoundsM, "recovery_rounds_milli"}, {&c.ackRoundsMilli, "ack_rounds_milli"},
-	} {
-		*x.p = ctx.Counter(x.name)
-	}
+	ctx.BindCounters(&l.c)
 	l.feed = ctx.NewFeed(false, l.pull)
 	l.fwdFeed = ctx.NewFeed(false, l.pullForward)
 	l.rc.init(l)
@@ -279,13 +250,7 @@ func (l *Layer) controlUp(ev *event.Event) {
 }
 
 // drop discards a malformed packet.
-func (l *Layer) drop(ev *event.Event) {
-	l.c.malformed.Inc()
-	if l.Ctx.Logging() {
-		l.Ctx.Logf("dropping malformed %v from %v (%d bytes)", ev.Kind, ev.Peer, ev.Msg.Len())
-	}
-	ev.Msg.Release()
-}
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.Malformed) }
 
 // sendCtl sends a control packet of ours to one node.
 func (l *Layer) sendCtl(to event.NodeID, m *event.Message) {
@@ -332,8 +297,8 @@ func (l *Layer) Close() {
 // setPending adjusts the pending count and applies back-pressure.
 func (l *Layer) setPending(delta int) {
 	l.pending += delta
-	l.c.pendingNow.Set(int64(l.pending))
-	l.c.pendingPeak.Max(int64(l.pending))
+	l.c.PendingNow.Set(int64(l.pending))
+	l.c.PendingPeak.Max(int64(l.pending))
 	if l.pending <= l.cfg.LoWmark && l.sendQ.Len() <= l.cfg.Queue/2 && len(l.held) > 0 {
 		gs := slices.Sorted(maps.Keys(l.held)) // in group order: runs repeat
 		clear(l.held)
@@ -345,7 +310,7 @@ func (l *Layer) setPending(delta int) {
 
 // setCache adjusts the bytes cached for peers and the buffer counters.
 func (l *Layer) setCache(delta int64) {
-	v := l.c.cacheBytes.Value() + delta
-	l.c.cacheBytes.Set(v)
-	l.c.peakBuffer.Max(v)
+	v := l.c.CacheBytes.Value() + delta
+	l.c.CacheBytes.Set(v)
+	l.c.PeakBuffer.Max(v)
 }
