@@ -30,8 +30,10 @@
 // (event.HoldOff) until half of it has gone (event.Resume).
 //
 // A token going astray: the successor acknowledges each token it gets, and
-// the sender sends it again every token_retransmit until it does (for up
-// to token_timeout). A lost token: the leader (the member with the
+// the sender sends it again until it does (for up to token_timeout), after
+// a timeout that follows the measured acknowledgement round trip (at most
+// token_retransmit): under bursty loss a token hop costs a burst's length
+// of timeouts, and a rotation must stay near its loss-free time. A lost token: the leader (the member with the
 // smallest id) regenerates it when it has not seen it for token_timeout. The regenerated token's
 // sequence jumps ahead, so an old copy still travelling is dropped by any
 // member that saw the new one, and its first rotation is quiet: members
@@ -98,8 +100,9 @@ type Config struct {
 	// TokenTimeout is how long the leader waits for the token before it
 	// regenerates it.
 	TokenTimeout time.Duration
-	// TokenRetransmit is how long a member waits for its successor to
-	// acknowledge the token before it sends it again.
+	// TokenRetransmit is the longest a member waits for its successor to
+	// acknowledge the token before it sends it again (the measured round
+	// trip sets a shorter wait).
 	TokenRetransmit time.Duration
 	// TokenIdle is how long a member holds the token when the ring has
 	// nothing to do (nothing sent, asked or missing for a rotation).
@@ -149,6 +152,9 @@ type Layer struct {
 	sentTo           event.NodeID
 	rtxLeft          int
 	holding          bool
+	sentAt           event.Time    // when the kept token was first sent
+	resent           bool          // it was sent again (no round-trip sample)
+	srtt, rttvar     time.Duration // the successor's acknowledgement round trip
 
 	c counters
 }
