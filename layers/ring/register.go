@@ -27,7 +27,7 @@ func init() {
 			"with safe=on it also gives safe delivery: it waits until the aru says every member has the message) and frees what the aru covers. The leader " +
 			"regenerates a lost token; a new site view makes a new ring, which first recovers the old ring's messages.",
 		Params: []compose.Param{
-			{Name: "member_limit", Type: compose.Int, Default: "40", Doc: "most packets one member sends per visit of the token, retransmissions included (40: under hop, the site's representative casts the whole site's traffic)", Min: 1, Max: 1 << 16},
+			{Name: "member_limit", Type: compose.Int, Default: "20", Doc: "most packets one member sends per visit of the token, retransmissions included", Min: 1, Max: 1 << 16},
 			{Name: "ring_limit", Type: compose.Int, Default: "100", Doc: "most packets all members send per rotation (the token's flow_control field)", Min: 1, Max: 1 << 20},
 			{Name: "window", Type: compose.Int, Default: "4096", Doc: "most packets a member holds per ring (at least 4 x ring_limit)", Min: 16, Max: 1 << 24},
 			{Name: "max_pending", Type: compose.Int, Default: "256", Doc: "casts waiting for the token before the application is held off; it resumes when half have gone", Min: 1, Max: 1 << 20},
