@@ -125,8 +125,8 @@ func (l *Layer) regularStep() bool {
 	// retransmissions included.
 	rest := max(0, int(tok.FlowControl)-int(l.lastSent))
 	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-rest))
-	// Answer the previous holders' requests first; a request every other
-	// member passed unanswered is for a packet nobody holds.
+	// Answer the previous holders' requests first; a request that every
+	// member in a row lacked is for a packet nobody holds.
 	sent := 0
 	others := uint32(len(r.members) - 1)
 	keep, ages := tok.Rtr[:0], tok.Age[:0]
@@ -138,9 +138,12 @@ func (l *Layer) regularStep() bool {
 			l.sendPacket(e.m, e.g, flagRetrans)
 			sent++
 		case e.m != nil:
-			keep, ages = append(keep, s), append(ages, tok.Age[i]) // on a later visit
-		case tok.Age[i]+1 >= others:
-			l.loseSeq(s)
+			// On a later visit. A member holds it, so the count of
+			// members that passed it unanswered starts again: else the
+			// next ones could declare lost what this one holds.
+			keep, ages = append(keep, s), append(ages, 0)
+		case tok.Age[i]+1 > others:
+			l.loseSeq(s) // this member is the last of all of them to lack it
 		default:
 			keep, ages = append(keep, s), append(ages, tok.Age[i]+1)
 		}
@@ -171,7 +174,7 @@ func (l *Layer) regularStep() bool {
 		case others == 0:
 			l.loseSeq(s)
 		default:
-			tok.Rtr, tok.Age = append(tok.Rtr, s), append(tok.Age, 0)
+			tok.Rtr, tok.Age = append(tok.Rtr, s), append(tok.Age, 1) // the asker lacks it
 		}
 	}
 	site := min(w.aruLTS, tok.SiteLTS)
