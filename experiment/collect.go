@@ -490,6 +490,8 @@ type Outcome struct {
 	// StaticMembership: views were installed once and never change (no
 	// membership service), so a crashed member is never removed.
 	StaticMembership bool
+	// SiteOf gives each node's Spread site (nil: every node in site 0).
+	SiteOf func(event.NodeID) event.SiteID
 	// Nodes are every node's counters.
 	Nodes []NodeCounters
 	// Dropped data packets by the loss model and by receive-buffer
@@ -585,6 +587,29 @@ func (c *Collector) heldBy(gi, k int, tx event.NodeID, e *endState, static bool)
 	}
 	if e.frozen(tx) {
 		return fmt.Sprintf("sender %v frozen past the end", tx)
+	}
+	return ""
+}
+
+// siteStall names a crashed node of tx's site when static membership
+// keeps it and the stack orders the site's casts as one stream (agreed
+// order, such as ring's: one token over every member of the site, whatever
+// their groups): the stream stalls at it for good, so even groups it is
+// not in lose what was cast (or queued) after; "" if none.
+func siteStall(tx event.NodeID, e *endState, o *Outcome, agreed bool) string {
+	if !o.StaticMembership || !agreed || len(e.crashAt) == 0 {
+		return ""
+	}
+	site := func(n event.NodeID) event.SiteID {
+		if o.SiteOf == nil {
+			return 0
+		}
+		return o.SiteOf(n)
+	}
+	for _, n := range slices.Sorted(maps.Keys(e.crashAt)) {
+		if n != tx && e.crashed(n) && site(n) == site(tx) {
+			return fmt.Sprintf("%v crashed and static membership keeps it: the agreed order of its site stalls there", n)
+		}
 	}
 	return ""
 }
@@ -729,6 +754,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 	short := map[[3]event.NodeID]int64{} // unexplained by (receiver, sender, group)
 	held := map[int]string{}             // sender slot -> why its stack held casts back
 	var dropMissing int64                // owed, missing, and a packet of it to the receiver dropped
+	agreed := slices.Contains(rep.Promises, string(agreedOrder))
 	for gi, ms := range c.groups {
 		size := len(ms)
 		for ti, tx := range ms {
@@ -765,6 +791,9 @@ func (c *Collector) Finish(o Outcome) *Report {
 							why, ok := held[tk]
 							if !ok {
 								why = c.heldBy(gi, tk, tx, es, o.StaticMembership)
+								if why == "" {
+									why = siteStall(tx, es, &o, agreed)
+								}
 								held[tk] = why
 							}
 							if why != "" {
@@ -776,7 +805,11 @@ func (c *Collector) Finish(o Outcome) *Report {
 							short[[3]event.NodeID{rx, tx, event.NodeID(gi + 1)}]++
 							continue
 						}
-						if why := c.explain(gi, ti, ri, i, es); why != "" {
+						why := c.explain(gi, ti, ri, i, es)
+						if why == "" {
+							why = siteStall(tx, es, &o, agreed)
+						}
+						if why != "" {
 							rep.MissingExplained++
 							explained[why]++
 							continue

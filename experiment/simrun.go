@@ -292,6 +292,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	rep := col.Finish(Outcome{
 		Spec: spec.String(), Network: "sim", End: net.Now(), Wall: time.Since(wall),
 		Alive: alive, Nodes: nodes, Faults: faults, StaticMembership: !usesGMS,
+		SiteOf:         func(id event.NodeID) event.SiteID { return siteOf[id] },
 		Frozen:         func(id event.NodeID) bool { nd := net.Node(id); return nd != nil && !nd.Down() && nd.Frozen() },
 		DroppedByModel: stats.DroppedData, DroppedOverflow: stats.OverflowDrops, DroppedControl: stats.DroppedControl,
 		DroppedOther: stats.SendQueueDrops + stats.PartitionDrops + stats.WANQueueDrops + stats.DownDrops,

@@ -120,9 +120,9 @@ type Service struct {
 	lastCommit event.Time
 	resync     []*peer
 
-	// Spread sites: once a node declares a site other than 0, every commit
-	// computes the site views and sends them to every node in a group when
-	// they change (sites.go).
+	// Spread sites: every commit computes the site views (site 0 too) and
+	// sends them to every node in a group when they change (sites.go);
+	// sitesSeen is set from the first commit on.
 	sitesSeen bool
 	sites     []event.SiteView
 	siteIDs   map[event.SiteID]uint64

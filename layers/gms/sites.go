@@ -11,8 +11,11 @@ import (
 // its heartbeats and requests; the service computes one view per site of
 // the live nodes that are in some group, numbers each site's views, and
 // sends the whole list to every node in a group whenever it changes (it is
-// small: one entry per node). Nothing of this runs until a node declares a
-// site other than 0, so services without sites pay nothing.
+// small: one entry per node). Every node is in site 0 unless it declares
+// another, and a service where none does still gives site 0's view: a
+// layer that runs one protocol per site (ring) needs the same member set at
+// every member, which the union of a node's groups is not when groups only
+// partly overlap.
 
 // placeSite records the site p declared.
 func (s *Service) placeSite(p *peer, site event.SiteID, now event.Time) {
@@ -26,9 +29,7 @@ func (s *Service) placeSite(p *peer, site event.SiteID, now event.Time) {
 
 // commitSites recomputes the site views; it reports whether they changed.
 func (s *Service) commitSites() bool {
-	if !s.sitesSeen {
-		return false
-	}
+	s.sitesSeen = true // site 0 counts too: full updates carry the views
 	var nodes []event.NodeID
 	for id := range s.peers {
 		if len(s.idx.Groups(id)) > 0 {

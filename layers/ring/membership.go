@@ -153,12 +153,15 @@ func (l *Layer) recoveryStep() {
 						sent++
 						continue
 					}
-					keep = append(keep, q) // answered on a later visit
+					// Answered on a later visit; this member holds it, so
+					// it is not lost whoever passes it next.
+					q.Passed = 0
+					keep = append(keep, q)
 					continue
 				}
 			}
 			q.Passed++
-			if q.Passed >= others {
+			if q.Passed > others { // every member in a row lacked it
 				l.lose(e, q.Seq, mine)
 				continue
 			}
@@ -178,7 +181,7 @@ func (l *Layer) recoveryStep() {
 				l.lose(e, s, true)
 				continue
 			}
-			e.Rtr = append(e.Rtr, rtrReq{Seq: s})
+			e.Rtr = append(e.Rtr, rtrReq{Seq: s, Passed: 1})
 		}
 		if w.aru < e.High {
 			tok.Busy = true

@@ -24,7 +24,7 @@ func init() {
 			{Name: "max_pending", Type: compose.Int, Default: "256", Doc: "casts waiting for the token before the application is held off; it resumes when half have gone", Min: 1, Max: 1 << 20},
 			{Name: "max_rtr", Type: compose.Int, Default: "256", Doc: "most retransmission requests a token carries", Min: 1, Max: 1 << 16},
 			{Name: "token_timeout", Type: compose.Duration, Default: "200ms", Doc: "how long the leader waits for the token before it regenerates it", Min: 0.0001, Max: 600},
-			{Name: "token_retransmit", Type: compose.Duration, Default: "10ms", Doc: "how long a member waits for its successor to acknowledge the token before sending it again", Min: 0.00001, Max: 60},
+			{Name: "token_retransmit", Type: compose.Duration, Default: "10ms", Doc: "longest wait for the successor to acknowledge the token before sending it again (shorter once the acknowledgement round trip is measured: round trip + 4 deviations, at least 500µs)", Min: 0.00001, Max: 60},
 			{Name: "token_idle", Type: compose.Duration, Default: "1ms", Doc: "how long a member holds the token when the ring has nothing to do (0: pass at once)", Min: 0, Max: 10},
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once the aru says every member has it"},
 			{Name: "sites", Type: compose.Bool, Default: "on", Doc: "one ring per site view; off: one ring over every member of the node's groups across all sites (Spread's production design, the comparator of the paper's section 4)"},

@@ -30,8 +30,10 @@
 // (event.HoldOff) until half of it has gone (event.Resume).
 //
 // A token going astray: the successor acknowledges each token it gets, and
-// the sender sends it again every token_retransmit until it does (for up
-// to token_timeout). A lost token: the leader (the member with the
+// the sender sends it again until it does (for up to token_timeout), after
+// a timeout that follows the measured acknowledgement round trip (at most
+// token_retransmit): under bursty loss a token hop costs a burst's length
+// of timeouts, and a rotation must stay near its loss-free time. A lost token: the leader (the member with the
 // smallest id) regenerates it when it has not seen it for token_timeout. The regenerated token's
 // sequence jumps ahead, so an old copy still travelling is dropped by any
 // member that saw the new one, and its first rotation is quiet: members
@@ -39,9 +41,11 @@
 // new, so no link_seq is given twice and no message is lost.
 //
 // Membership: the ring's members are the node's site view (the
-// Neighbourhood's Sites[OwnSite]) or, when the neighbourhood has no sites
-// or sites=off asks for one ring across them all, the union of the members
-// of the node's groups. A new member set makes a
+// Neighbourhood's Sites[OwnSite]; every node is in site 0 unless placed
+// elsewhere, and membership gives site 0's view too), or with sites=off the
+// union of every site view (one ring across them all). Only when the
+// neighbourhood has no site views is it the union of the members of the
+// node's groups. A new member set makes a
 // new ring (its id is a hash of the members). Before it carries new
 // messages, its token makes recovery rotations: members from an old ring
 // raise its highest link_seq, ask for what they miss and answer each
@@ -98,16 +102,18 @@ type Config struct {
 	// TokenTimeout is how long the leader waits for the token before it
 	// regenerates it.
 	TokenTimeout time.Duration
-	// TokenRetransmit is how long a member waits for its successor to
-	// acknowledge the token before it sends it again.
+	// TokenRetransmit is the longest a member waits for its successor to
+	// acknowledge the token before it sends it again (the measured round
+	// trip sets a shorter wait).
 	TokenRetransmit time.Duration
 	// TokenIdle is how long a member holds the token when the ring has
 	// nothing to do (nothing sent, asked or missing for a rotation).
 	TokenIdle time.Duration
 	// Safe delivers a message only once every member has it.
 	Safe bool
-	// OneRing ignores site views (sites=off): one ring over every member
-	// of the node's groups, wherever they are, on one channel (wideSite).
+	// OneRing ignores the site boundaries (sites=off): one ring over the
+	// members of every site view, wherever they are, on one channel
+	// (wideSite).
 	// It is Spread's production design the paper's section 4 compares
 	// against: a ring stretched across the wide area, one token rotation
 	// crossing every WAN link.
@@ -149,6 +155,9 @@ type Layer struct {
 	sentTo           event.NodeID
 	rtxLeft          int
 	holding          bool
+	sentAt           event.Time    // when the kept token was first sent
+	resent           bool          // it was sent again (no round-trip sample)
+	srtt, rttvar     time.Duration // the successor's acknowledgement round trip
 
 	c counters
 }
@@ -329,6 +338,18 @@ func (l *Layer) viewUp(v *event.ViewInfo) {
 
 // regionsUp takes the node's site view, when membership gives sites.
 func (l *Layer) regionsUp(n *event.Neighbourhood) {
+	if l.cfg.OneRing && n != nil && len(n.Sites) > 0 {
+		// One ring over every site's members: the same set at every node,
+		// unlike the union of each node's groups.
+		var all []event.NodeID
+		for _, s := range n.Sites {
+			all = append(all, s.Members...)
+		}
+		slices.Sort(all)
+		l.siteMode = true
+		l.setMembers(slices.Compact(all))
+		return
+	}
 	if n == nil || len(n.Sites) == 0 || n.OwnSite < 0 || n.OwnSite >= len(n.Sites) || l.cfg.OneRing {
 		if l.siteMode {
 			l.siteMode = false

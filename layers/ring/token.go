@@ -1,6 +1,8 @@
 package ring
 
 import (
+	"time"
+
 	"github.com/layercast/layercast/event"
 )
 
@@ -123,8 +125,8 @@ func (l *Layer) regularStep() bool {
 	// retransmissions included.
 	rest := max(0, int(tok.FlowControl)-int(l.lastSent))
 	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-rest))
-	// Answer the previous holders' requests first; a request every other
-	// member passed unanswered is for a packet nobody holds.
+	// Answer the previous holders' requests first; a request that every
+	// member in a row lacked is for a packet nobody holds.
 	sent := 0
 	others := uint32(len(r.members) - 1)
 	keep, ages := tok.Rtr[:0], tok.Age[:0]
@@ -136,9 +138,12 @@ func (l *Layer) regularStep() bool {
 			l.sendPacket(e.m, e.g, flagRetrans)
 			sent++
 		case e.m != nil:
-			keep, ages = append(keep, s), append(ages, tok.Age[i]) // on a later visit
-		case tok.Age[i]+1 >= others:
-			l.loseSeq(s)
+			// On a later visit. A member holds it, so the count of
+			// members that passed it unanswered starts again: else the
+			// next ones could declare lost what this one holds.
+			keep, ages = append(keep, s), append(ages, 0)
+		case tok.Age[i]+1 > others:
+			l.loseSeq(s) // this member is the last of all of them to lack it
 		default:
 			keep, ages = append(keep, s), append(ages, tok.Age[i]+1)
 		}
@@ -169,7 +174,7 @@ func (l *Layer) regularStep() bool {
 		case others == 0:
 			l.loseSeq(s)
 		default:
-			tok.Rtr, tok.Age = append(tok.Rtr, s), append(tok.Age, 0)
+			tok.Rtr, tok.Age = append(tok.Rtr, s), append(tok.Age, 1) // the asker lacks it
 		}
 	}
 	site := min(w.aruLTS, tok.SiteLTS)
@@ -275,7 +280,8 @@ func (l *Layer) sendToken() {
 	// regenerating it; past that the successor is presumably gone, and the
 	// regeneration (or a new view) takes over.
 	l.sentTokSeq, l.sentTo = l.tok.Seq, r.next()
-	l.rtxLeft = max(1, int(l.cfg.TokenTimeout/l.cfg.TokenRetransmit))
+	l.sentAt, l.resent = l.Ctx.Now(), false
+	l.rtxLeft = max(1, int(l.cfg.TokenTimeout/l.rto()))
 	l.c.TokensSent.Inc()
 	l.c.TokenBytesMax.Max(int64(len(l.sentTok)))
 	l.transmitToken()
@@ -290,7 +296,37 @@ func (l *Layer) transmitToken() {
 	m := l.Ctx.NewMessage()
 	copy(m.Append(len(l.sentTok)), l.sentTok)
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: l.sentTo, Control: true, Msg: m})
-	l.rtx.Reset(l.cfg.TokenRetransmit)
+	l.rtx.Reset(l.rto())
+}
+
+// rto is how long the member waits for the successor's acknowledgement
+// before it sends the token again: the measured round trip plus four times
+// its deviation (Jacobson), at least rtoMin, at most token_retransmit.
+// Under bursty loss a hop costs a burst's length of retransmission
+// timeouts, so a timer of a few LAN round trips, not a fixed 10 ms, is what
+// keeps a rotation (and the ring's throughput) near its loss-free figure.
+func (l *Layer) rto() time.Duration {
+	if l.srtt == 0 {
+		return l.cfg.TokenRetransmit
+	}
+	return min(l.cfg.TokenRetransmit, max(rtoMin, l.srtt+4*l.rttvar))
+}
+
+// rtoMin is the least token retransmission timeout.
+const rtoMin = 500 * time.Microsecond
+
+// sampleRTT folds one acknowledgement's round trip into the estimate.
+func (l *Layer) sampleRTT(d time.Duration) {
+	if l.srtt == 0 {
+		l.srtt, l.rttvar = d, d/2
+		return
+	}
+	dev := l.srtt - d
+	if dev < 0 {
+		dev = -dev
+	}
+	l.rttvar += (dev - l.rttvar) / 4
+	l.srtt += (d - l.srtt) / 8
 }
 
 // retransmitToken: the successor has not acknowledged the token.
@@ -299,6 +335,7 @@ func (l *Layer) retransmitToken() {
 		return
 	}
 	l.rtxLeft--
+	l.resent = true
 	l.c.TokenRetrans.Inc()
 	l.transmitToken()
 }
@@ -312,7 +349,10 @@ func (l *Layer) tokenAckUp(ev *event.Event) {
 		return
 	}
 	if l.cur != nil && ring == l.cur.id && seq == l.sentTokSeq && ev.Peer == l.sentTo {
-		l.rtx.Stop()
+		if l.rtx.Stop() && !l.resent {
+			// Karn: only a token sent once times the round trip.
+			l.sampleRTT(l.Ctx.Now().Sub(l.sentAt))
+		}
 	}
 }
 

@@ -152,9 +152,10 @@ type token struct {
 	FlowControl uint32 `codec:"fc"`
 	// Rtr lists the link_seq values members ask to be retransmitted.
 	Rtr []uint32 `codec:"rtr"`
-	// Age counts, for each request in Rtr, the other members it passed
-	// unanswered: one that passed them all asks for a packet no member
-	// holds (never sent), which moves to Lost.
+	// Age counts, for each request in Rtr, the members in a row that
+	// lacked the packet, the asker included (a member that holds it but
+	// has no budget left sets it to 0): when every member lacked it, no
+	// member holds it (never sent), and it moves to Lost.
 	Age []uint32 `codec:"a"`
 	// Lost are link_seq values no member holds: every member skips them.
 	Lost []uint32 `codec:"x"`
@@ -192,7 +193,9 @@ type oldRing struct {
 
 // rtrReq is one request for an old ring's packet.
 type rtrReq struct {
-	Seq    uint32 `codec:"s"`
+	Seq uint32 `codec:"s"`
+	// Passed counts the members in a row that lacked it, the asker
+	// included (0 after one that holds it deferred it).
 	Passed uint32 `codec:"p"`
 }
 
