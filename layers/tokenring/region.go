@@ -335,6 +335,15 @@ func (l *Layer) dataUp(ev *event.Event) {
 	if r.leader() == l.self && !r.timer.Pending() {
 		r.timer.Reset(l.cfg.Interval)
 	}
+	if uint64(h.view) < r.joinView {
+		// Cast before this node (re)joined the region: not owed to it, and
+		// a node readmitted after a removal may have delivered it already
+		// in its earlier membership. The stream records it (the token's
+		// NAK sets stay right), but it does not go up.
+		l.c.foreign.Inc()
+		m.Release()
+		return
+	}
 	_, _ = m.Consume(dataHeaderSize)
 	l.c.delivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g, Peer: s, Msg: m, Seq: h.gseq, Start: gfloor})
