@@ -161,17 +161,14 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		switch {
 		case o == nil:
 			o = &outRegion{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)),
-				view: rv.ID, members: rv.Members, next: 1, vbase: 1,
-				gnext: map[event.GroupID]uint32{}, gvbase: map[event.GroupID]uint32{}}
+				view: rv.ID, members: rv.Members, next: 1, vbase: 1, gvbase: map[event.GroupID]uint32{}}
 			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
 			l.out[rv.Region] = o
 		case o.view != rv.ID:
 			for _, m := range rv.Members {
 				if !slices.Contains(o.members, m) {
 					o.vbase = o.next // a newcomer is owed what is sent from here on
-					for g, n := range o.gnext {
-						o.gvbase[g] = n
-					}
+					clear(o.gvbase)  // and of each group, from the next packet
 					break
 				}
 			}
@@ -186,6 +183,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	}
 	for _, id := range slices.Sorted(maps.Keys(l.out)) {
 		if !seen[id] {
+			l.handOver(l.out[id])
 			l.out[id].release(l)
 			delete(l.out, id)
 		}

@@ -124,6 +124,10 @@ type Layer struct {
 	// neighbourhood.
 	own *region
 
+	// gnext numbers the node's casts per group, across regions (the
+	// next to assign; 0: 1): every region a group spans gets every cast,
+	// so a member that changes regions keeps one numbering.
+	gnext   map[event.GroupID]uint32
 	sendQ   ring.Ring[queued]
 	feed    *stack.Feed
 	fwdQ    ring.Ring[fwd] // cached packets to push or send for a pull
@@ -143,9 +147,10 @@ type Layer struct {
 type queued struct {
 	msg  *event.Message
 	g    event.GroupID
-	next int // index in spans[g] of the next region to send to
-	n    int // regional packets counted as pending when queued
-	sent int // regional packets sent so far
+	next int    // index in spans[g] of the next region to send to
+	gseq uint32 // group sequence number, assigned at the first regional send
+	n    int    // regional packets counted as pending when queued
+	sent int    // regional packets sent so far
 }
 
 type counters struct {
@@ -160,7 +165,7 @@ type counters struct {
 // New returns a layer with the given (checked) configuration.
 func New(cfg Config) *Layer {
 	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{},
-		held: map[event.GroupID]bool{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+		held: map[event.GroupID]bool{}, gnext: map[event.GroupID]uint32{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
 var _ stack.Layer = (*Layer)(nil)
