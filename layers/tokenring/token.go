@@ -81,6 +81,10 @@ func (l *Layer) visit(r *region, t *tokenMsg) {
 		h := int(t.H)
 		l.visitOnce(r, t, h)
 		next := h + 1
+		for next < len(r.path) && r.path[next] != l.self && l.silent(r.path[next]) {
+			l.passOver(r, t, next)
+			next++
+		}
 		if next >= len(r.path) {
 			if r.leader() == l.self {
 				l.complete(r, t)
@@ -98,6 +102,24 @@ func (l *Layer) visit(r *region, t *tokenMsg) {
 	}
 }
 
+// passOver skips hop h, whose member does not answer (crashed, frozen or
+// cut off): the round goes on among the others, so they recover from each
+// other, but neither the ACK nor the purge point passes the round's purge
+// point, as if the member held nothing more. A frozen member that comes
+// back finds every packet it lacks still cached; senders to a crashed one
+// that a static membership keeps fill their buffers and hold off.
+func (l *Layer) passOver(r *region, t *tokenMsg, h int) {
+	j := r.hopPart[h]
+	for i := range t.S {
+		rec := &t.S[i]
+		if len(rec.K) == int(r.p) {
+			rec.K[j] = min(rec.K[j], rec.P)
+		}
+		rec.F = min(rec.F, rec.P)
+	}
+	l.keepAlive(r, r.path[h])
+}
+
 func (l *Layer) sendToken(to event.NodeID, t *tokenMsg) {
 	n := l.sendBody(to, tToken, t)
 	l.c.tokensSent.Inc()
@@ -108,6 +130,16 @@ func (l *Layer) sendToken(to event.NodeID, t *tokenMsg) {
 func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 	j := r.hopPart[h]
 	start, finish := h == r.start[j], h == r.finish[j]
+	// The predecessor is the last member before this hop the token did
+	// not pass over; if the token passed over all of them, this hop
+	// starts the partition's loop.
+	ph := h - 1
+	for !start && ph >= r.start[j] && r.path[ph] != l.self && l.silent(r.path[ph]) {
+		ph--
+	}
+	if !start && ph < r.start[j] {
+		start = true
+	}
 	if !finish {
 		t.Mu = min(t.Mu, l.rc.recvRate())
 		l.addRecords(r, t, h)
@@ -131,7 +163,7 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 		l.scratch = b.r
 		mine, ml := b.r, b.limit
 		if !start {
-			pred := r.path[h-1]
+			pred := r.path[ph]
 			l.push(r, s, rec, pred)
 			l.pullPred(r, s, rec, mine, ml, pred)
 		}

@@ -40,7 +40,12 @@
 //
 // Membership comes in Regions events (gms, or the static source): a new
 // region view rebuilds partitions and ring; a token of an older view dies
-// where it arrives; a removed member stops holding back the ACK. Point-to-
+// where it arrives; a removed member stops holding back the ACK. The token
+// passes over a member that let a point-to-point send be given up until it
+// is heard from again (a keep-alive asks), without moving the ACK or the
+// purge point past what it held: the others still recover from each other,
+// a frozen member finds what it lacks when it is back, and the senders to
+// a crashed member a static membership keeps hold off. Point-to-
 // point Sends from the layers above are made reliable (per-peer sequence
 // numbers, cumulative ACKs, retransmission on a timeout), as fifo's floor
 // requests and mflow's credit need; control casts pass through.
