@@ -58,12 +58,13 @@ func TestTokenringRegionMoveNoLoss(t *testing.T) {
 
 // Soak seeds 14 and 16 of specs/qsm.stack (static membership): n3 and n2
 // crash (seed 14), or n5 crashes and n4 then n2 freeze for a second or more
-// (seed 16). The token went to the crashed node for good, so no round
-// completed again and losses after the crash were never recovered. The
-// token now passes over a member whose point-to-point sends were given up
-// (the ACK and purge point stay where they were, so a frozen node that
-// comes back still finds what it lacks), and every owed message reaches
-// every live member.
+// (seed 16), or the region leader n2 crashes (seed 90). The token went to
+// the crashed node for good (or was never made), so no round completed
+// again and losses after the crash were never recovered. The token now
+// passes over a member whose point-to-point sends were given up (the ACK
+// and purge point stay where they were, so a frozen node that comes back
+// still finds what it lacks), the first member that answers acts for a
+// silent leader, and every owed message reaches every live member.
 // stacktool run specs/qsm.stack --nodes 6 --groups-per-node 3
 // --group-size 6 --senders all --rate 50 --msg-size 256 --duration 2s
 // --drain 6s --loss uniform:3.8% --seed 14 --fault crash:3@1048ms
@@ -75,6 +76,8 @@ func TestTokenringStaticCrashRecovers(t *testing.T) {
 		{"nodes", "8", "groups-per-node", "1", "group-size", "4", "rate", "200", "msg-size", "256", "duration", "3s",
 			"loss", "uniform:1.9%", "seed", "16", "fault", "freeze:2@2359ms+1372ms", "fault", "freeze:4@1762ms+1033ms",
 			"fault", "crash:5@1366ms"},
+		{"nodes", "14", "groups-per-node", "1", "group-size", "7", "rate", "400", "msg-size", "1000", "duration", "3s",
+			"loss", "uniform:6.7%", "seed", "90", "fault", "crash:2@1319ms", "fault", "freeze:12@2256ms+546ms"},
 	} {
 		kv = append(kv, "senders", "all", "drain", "6s")
 		rep := runQSMReplay(t, "../specs/qsm.stack", kv...)

@@ -32,9 +32,13 @@ type region struct {
 	streams map[event.NodeID]*stream
 	order   []*stream // by sender: deterministic iteration
 
-	timer *stack.Timer // the region leader's token generation
-	round uint32       // last round made (region leader)
-	done  uint32       // last round completed (region leader)
+	// timer makes the tokens at the region leader (or the member acting
+	// for it) and is a watchdog elsewhere; tokenAt is when a token of the
+	// current view last came.
+	timer   *stack.Timer
+	tokenAt event.Time
+	round   uint32 // last round made (region leader)
+	done    uint32 // last round completed (region leader)
 	// madeAt[n % len] is when round n was made (rounds overlap when a
 	// round takes longer than the interval).
 	madeAt [64]event.Time
@@ -54,6 +58,18 @@ type lastRec struct {
 
 // leader is the region leader.
 func (r *region) leader() event.NodeID { return r.parts[0][0] }
+
+// acting is the member that makes the region's tokens and completes their
+// rounds: the first on the token's path that this node does not take for
+// silent (the leader, unless it stopped answering).
+func (l *Layer) acting(r *region) event.NodeID {
+	for _, n := range r.path {
+		if n == l.self || !l.silent(n) {
+			return n
+		}
+	}
+	return r.leader()
+}
 
 // has reports whether n is a member of the region's current view.
 func (r *region) has(n event.NodeID) bool {
@@ -104,7 +120,7 @@ func (l *Layer) setView(r *region, rv *event.RegionView) {
 	// Results of rounds over the old view are still right about the
 	// packets (only members left or came), so the leader keeps them; a new
 	// leader starts afresh.
-	if r.leader() == l.self {
+	if l.acting(r) == l.self {
 		if len(r.last) > 0 || l.unstable(r) {
 			r.timer.Reset(l.cfg.Interval)
 		}
@@ -330,8 +346,8 @@ func (l *Layer) dataUp(ev *event.Event) {
 		}
 	}
 	l.rc.received()
-	if r.leader() == l.self && !r.timer.Pending() {
-		r.timer.Reset(l.cfg.Interval)
+	if !r.timer.Pending() {
+		r.timer.Reset(l.cfg.Interval) // a token, or the watchdog
 	}
 	if uint64(h.view) < r.joinView {
 		// Cast before this node (re)joined the region: not owed to it, and
@@ -363,7 +379,7 @@ func (r *region) recordOwn(l *Layer, seq uint32, m *event.Message) {
 	st.receive(seq, l.Ctx.Now())
 	l.rc.received() // the sender receives its own packets at the rate it sends
 	r.cacheOwn(l, seq, m)
-	if r.leader() == l.self && !r.timer.Pending() {
-		r.timer.Reset(l.cfg.Interval)
+	if !r.timer.Pending() {
+		r.timer.Reset(l.cfg.Interval) // a token, or the watchdog
 	}
 }

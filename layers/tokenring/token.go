@@ -25,8 +25,22 @@ func infs(p uint32) []uint32 {
 
 // makeToken is the region leader's timer: a new round's token, one record
 // per active sender carrying the last round's cutoff, ACK and purge point.
+//
+// Elsewhere it is a watchdog: a member with data not yet purged that has
+// seen no token for a few intervals sends the leader a keep-alive; if the
+// leader does not answer, the first member on the path that does acts for
+// it (a crashed leader that a static membership keeps).
 func (l *Layer) makeToken(r *region) {
-	if r != l.own || r.leader() != l.self {
+	if r != l.own {
+		return
+	}
+	if l.acting(r) != l.self {
+		if l.unstable(r) {
+			if l.Ctx.Now().Sub(r.tokenAt) > 3*l.cfg.Interval {
+				l.keepAlive(r, r.leader())
+			}
+			r.timer.Reset(l.cfg.Interval)
+		}
 		return
 	}
 	r.round++
@@ -37,6 +51,11 @@ func (l *Layer) makeToken(r *region) {
 		lr := r.last[s]
 		t.S = append(t.S, recMsg{S: uint32(s), C: lr.c, P: lr.p, AU: lr.au, AL: lr.al, F: inf})
 	}
+	h := slices.Index(r.path, l.self)
+	for k := 0; k < h; k++ {
+		l.passOver(r, t, k) // acting for silent members ahead of this one
+	}
+	t.H = uint32(h)
 	l.visit(r, t)
 	if len(r.last) > 0 || l.unstable(r) {
 		r.timer.Reset(l.cfg.Interval)
@@ -62,10 +81,13 @@ func (l *Layer) tokenUp(ev *event.Event) {
 		return
 	}
 	h := int(t.H)
+	if t.V == r.view {
+		r.tokenAt = l.Ctx.Now()
+	}
 	switch {
 	case t.V != r.view:
 		l.c.staleTokens.Inc() // a token of another view dies quietly
-	case h == len(r.path) && r.leader() == l.self:
+	case h == len(r.path) && l.acting(r) == l.self:
 		l.complete(r, t)
 	case h < len(r.path) && r.path[h] == l.self:
 		l.visit(r, t)
@@ -86,12 +108,12 @@ func (l *Layer) visit(r *region, t *tokenMsg) {
 			next++
 		}
 		if next >= len(r.path) {
-			if r.leader() == l.self {
-				l.complete(r, t)
+			if a := l.acting(r); a != l.self {
+				t.H = uint32(len(r.path))
+				l.sendToken(a, t)
 				return
 			}
-			t.H = uint32(len(r.path))
-			l.sendToken(r.leader(), t)
+			l.complete(r, t)
 			return
 		}
 		t.H = uint32(next)
