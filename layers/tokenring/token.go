@@ -124,10 +124,26 @@ func (l *Layer) visit(r *region, t *tokenMsg) {
 	}
 }
 
+// endLoop ends partition j's loop for rec: the collective NAK of what
+// every member visited lacks goes to the sender.
+func (l *Layer) endLoop(r *region, rec *recMsg, j uint32) {
+	if len(rec.I) > 0 {
+		nak := &rangeMsg{R: uint32(r.id), S: rec.S, Mod: r.p, Part: j, G: rec.I}
+		l.c.naksSent.Inc()
+		if o := l.out[r.id]; rec.S == uint32(l.self) && o != nil {
+			l.retransmit(o, nak) // this partition's leader is the sender
+		} else {
+			l.sendBody(event.NodeID(rec.S), tNak, nak)
+		}
+	}
+	rec.I, rec.IL, rec.N, rec.NL = nil, 0, nil, 0
+}
+
 // passOver skips hop h, whose member does not answer (crashed, frozen or
 // cut off): the round goes on among the others, so they recover from each
 // other, but neither the ACK nor the purge point passes the round's purge
-// point, as if the member held nothing more. A frozen member that comes
+// point, as if the member held nothing more; a silent partition leader's
+// collective NAK goes from the member passing over it. A frozen member that comes
 // back finds every packet it lacks still cached; senders to a crashed one
 // that a static membership keeps fill their buffers and hold off.
 func (l *Layer) passOver(r *region, t *tokenMsg, h int) {
@@ -138,6 +154,9 @@ func (l *Layer) passOver(r *region, t *tokenMsg, h int) {
 			rec.K[j] = min(rec.K[j], rec.P)
 		}
 		rec.F = min(rec.F, rec.P)
+		if h == r.finish[j] {
+			l.endLoop(r, rec, j) // the partition's leader would have sent the NAK
+		}
 	}
 	l.keepAlive(r, r.path[h])
 }
@@ -197,16 +216,7 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 			rec.I = x
 		}
 		if finish {
-			if len(rec.I) > 0 {
-				nak := &rangeMsg{R: uint32(r.id), S: rec.S, Mod: r.p, Part: r.part, G: rec.I}
-				l.c.naksSent.Inc()
-				if o := l.out[r.id]; rec.S == uint32(l.self) && o != nil {
-					l.retransmit(o, nak) // this partition's leader is the sender
-				} else {
-					l.sendBody(event.NodeID(rec.S), tNak, nak)
-				}
-			}
-			rec.I, rec.IL, rec.N, rec.NL = nil, 0, nil, 0
+			l.endLoop(r, rec, j)
 			continue
 		}
 		rec.N, rec.NL = append(rec.N[:0], mine...), ml
