@@ -90,3 +90,19 @@ func TestTokenringStaticCrashRecovers(t *testing.T) {
 		}
 	}
 }
+
+// Soak seed 29 of specs/qsm-gms.stack: n2, frozen for 1.5s, is removed
+// from its groups, and the neighbourhood that says so came while n3's
+// front cast to g1 had gone to n2's region only: the group's regions were
+// renumbered and the cast skipped n9's region. n9 never had that message
+// (fifo then held all of n3's later ones). A cast goes on to each region
+// it has not reached yet, whatever the new neighbourhood's order.
+// stacktool run specs/qsm-gms.stack --nodes 11 --groups-per-node 3
+// --group-size 3 --senders all --rate 800 --msg-size 256 --duration 4s
+// --drain 6s --loss uniform:1.7% --seed 29 --fault freeze:6@3328ms+535ms
+// --fault freeze:2@2165ms+1478ms
+func TestTokenringNeighbourhoodChangeMidCast(t *testing.T) {
+	runQSMReplay(t, "../specs/qsm-gms.stack", "nodes", "11", "groups-per-node", "3", "group-size", "3",
+		"senders", "all", "rate", "800", "msg-size", "256", "duration", "4s", "drain", "6s",
+		"loss", "uniform:1.7%", "seed", "29", "fault", "freeze:6@3328ms+535ms", "fault", "freeze:2@2165ms+1478ms")
+}

@@ -197,6 +197,9 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 			}
 		}
 	}
+	if l.sendQ.Len() > 0 {
+		l.sendQ.Front().next = 0 // frontSent says where it went
+	}
 	for _, id := range slices.Sorted(maps.Keys(l.out)) {
 		if !seen[id] {
 			l.handOver(l.out[id])

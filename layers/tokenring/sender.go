@@ -63,6 +63,9 @@ func (l *Layer) pull() bool {
 	for l.sendQ.Len() > 0 {
 		q := l.sendQ.Front()
 		rs := l.spans[q.g]
+		for q.next < len(rs) && slices.Contains(l.frontSent, rs[q.next]) {
+			q.next++ // sent there before the neighbourhood changed
+		}
 		if q.next >= len(rs) {
 			l.finishQueued()
 			continue
@@ -80,6 +83,7 @@ func (l *Layer) pull() bool {
 		o := rs[q.next]
 		q.next++
 		q.sent++
+		l.frontSent = append(l.frontSent, o)
 		l.sendRegional(o, q.g, q.gseq, q.msg)
 		if q.next >= len(rs) {
 			l.finishQueued()
@@ -93,6 +97,8 @@ func (l *Layer) pull() bool {
 // regions gone).
 func (l *Layer) finishQueued() {
 	q := l.sendQ.Pop()
+	clear(l.frontSent)
+	l.frontSent = l.frontSent[:0]
 	q.msg.Release()
 	l.setPending(q.sent - q.n)
 }

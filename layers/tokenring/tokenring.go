@@ -135,15 +135,19 @@ type Layer struct {
 	// gnext numbers the node's casts per group, across regions (the
 	// next to assign; 0: 1): every region a group spans gets every cast,
 	// so a member that changes regions keeps one numbering.
-	gnext   map[event.GroupID]uint32
-	sendQ   ring.Ring[queued]
-	feed    *stack.Feed
-	fwdQ    ring.Ring[fwd] // cached packets to push or send for a pull
-	fwdFeed *stack.Feed
-	pending int // regional packets queued (in casts not yet sent) or not yet ACKed
-	unacked int // regional packets sent and not yet ACKed
-	held    map[event.GroupID]bool
-	rc      rateCtl
+	gnext map[event.GroupID]uint32
+	sendQ ring.Ring[queued]
+	// frontSent lists the regions the front cast went to so far: a new
+	// neighbourhood reorders the group's regions, and the cast goes on to
+	// those it has not reached (queued.next counts from the start again).
+	frontSent []*outRegion
+	feed      *stack.Feed
+	fwdQ      ring.Ring[fwd] // cached packets to push or send for a pull
+	fwdFeed   *stack.Feed
+	pending   int // regional packets queued (in casts not yet sent) or not yet ACKed
+	unacked   int // regional packets sent and not yet ACKed
+	held      map[event.GroupID]bool
+	rc        rateCtl
 
 	peers map[event.NodeID]*peer
 
