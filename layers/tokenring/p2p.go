@@ -23,6 +23,10 @@ type peer struct {
 	tries    int
 	recvNext uint32
 	early    map[uint32]p2pIn
+	// silent: the peer let a send be given up and has not been heard from
+	// since; the token passes over it (a crashed member that a static
+	// membership keeps must not stop the region's recovery).
+	silent bool
 }
 
 type p2pOut struct {
@@ -118,6 +122,7 @@ func (l *Layer) p2pRetry(p *peer) {
 	p.tries++
 	if p.tries > l.cfg.P2PMaxTries {
 		l.c.P2pGivenUp.Add(int64(p.unacked.Len()))
+		p.silent = true
 		p.acked = p.sendSeq
 		for p.unacked.Len() > 0 {
 			o := p.unacked.Pop()
@@ -145,6 +150,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		ev.Msg.Release()
 		return
 	}
+	p.silent = false // heard from
 	if h.typ == tP2PAck {
 		ev.Msg.Release()
 		if h.seq > p.sendSeq {
@@ -237,4 +243,21 @@ func (p *peer) release() {
 		in.msg.Release()
 	}
 	clear(p.early)
+}
+
+// silent reports whether the token passes over n: a send to it was given
+// up and nothing came from it since.
+func (l *Layer) silent(n event.NodeID) bool {
+	p := l.peers[n]
+	return p != nil && p.silent
+}
+
+// keepAlive sends a silent member of region r an empty pull, reliably,
+// unless something to it is unacknowledged already: its acknowledgement
+// says it is back (a frozen node thawed, a partition healed), and the
+// token goes through it again.
+func (l *Layer) keepAlive(r *region, n event.NodeID) {
+	if p := l.peers[n]; p != nil && p.unacked.Len() == 0 {
+		l.sendBody(n, tPull, &rangeMsg{R: uint32(r.id), S: uint32(l.self), Mod: r.p, Part: r.part})
+	}
 }

@@ -32,9 +32,13 @@ type region struct {
 	streams map[event.NodeID]*stream
 	order   []*stream // by sender: deterministic iteration
 
-	timer *stack.Timer // the region leader's token generation
-	round uint32       // last round made (region leader)
-	done  uint32       // last round completed (region leader)
+	// timer makes the tokens at the region leader (or the member acting
+	// for it) and is a watchdog elsewhere; tokenAt is when a token of the
+	// current view last came.
+	timer   *stack.Timer
+	tokenAt event.Time
+	round   uint32 // last round made (region leader)
+	done    uint32 // last round completed (region leader)
 	// madeAt[n % len] is when round n was made (rounds overlap when a
 	// round takes longer than the interval).
 	madeAt [64]event.Time
@@ -54,6 +58,18 @@ type lastRec struct {
 
 // leader is the region leader.
 func (r *region) leader() event.NodeID { return r.parts[0][0] }
+
+// acting is the member that makes the region's tokens and completes their
+// rounds: the first on the token's path that this node does not take for
+// silent (the leader, unless it stopped answering).
+func (l *Layer) acting(r *region) event.NodeID {
+	for _, n := range r.path {
+		if n == l.self || !l.silent(n) {
+			return n
+		}
+	}
+	return r.leader()
+}
 
 // has reports whether n is a member of the region's current view.
 func (r *region) has(n event.NodeID) bool {
@@ -104,7 +120,7 @@ func (l *Layer) setView(r *region, rv *event.RegionView) {
 	// Results of rounds over the old view are still right about the
 	// packets (only members left or came), so the leader keeps them; a new
 	// leader starts afresh.
-	if r.leader() == l.self {
+	if l.acting(r) == l.self {
 		if len(r.last) > 0 || l.unstable(r) {
 			r.timer.Reset(l.cfg.Interval)
 		}
@@ -161,17 +177,14 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		switch {
 		case o == nil:
 			o = &outRegion{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)),
-				view: rv.ID, members: rv.Members, next: 1, vbase: 1,
-				gnext: map[event.GroupID]uint32{}, gvbase: map[event.GroupID]uint32{}}
+				view: rv.ID, members: rv.Members, next: 1, vbase: 1, gvbase: map[event.GroupID]uint32{}}
 			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
 			l.out[rv.Region] = o
 		case o.view != rv.ID:
 			for _, m := range rv.Members {
 				if !slices.Contains(o.members, m) {
 					o.vbase = o.next // a newcomer is owed what is sent from here on
-					for g, n := range o.gnext {
-						o.gvbase[g] = n
-					}
+					clear(o.gvbase)  // and of each group, from the next packet
 					break
 				}
 			}
@@ -184,8 +197,12 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 			}
 		}
 	}
+	if l.sendQ.Len() > 0 {
+		l.sendQ.Front().next = 0 // frontSent says where it went
+	}
 	for _, id := range slices.Sorted(maps.Keys(l.out)) {
 		if !seen[id] {
+			l.handOver(l.out[id])
 			l.out[id].release(l)
 			delete(l.out, id)
 		}
@@ -332,8 +349,17 @@ func (l *Layer) dataUp(ev *event.Event) {
 		}
 	}
 	l.rc.received()
-	if r.leader() == l.self && !r.timer.Pending() {
-		r.timer.Reset(l.cfg.Interval)
+	if !r.timer.Pending() {
+		r.timer.Reset(l.cfg.Interval) // a token, or the watchdog
+	}
+	if uint64(h.view) < r.joinView {
+		// Cast before this node (re)joined the region: not owed to it, and
+		// a node readmitted after a removal may have delivered it already
+		// in its earlier membership. The stream records it (the token's
+		// NAK sets stay right), but it does not go up.
+		l.c.Foreign.Inc()
+		m.Release()
+		return
 	}
 	_, _ = m.Consume(dataHeaderSize)
 	l.c.Delivered.Inc()
@@ -356,7 +382,7 @@ func (r *region) recordOwn(l *Layer, seq uint32, m *event.Message) {
 	st.receive(seq, l.Ctx.Now())
 	l.rc.received() // the sender receives its own packets at the rate it sends
 	r.cacheOwn(l, seq, m)
-	if r.leader() == l.self && !r.timer.Pending() {
-		r.timer.Reset(l.cfg.Interval)
+	if !r.timer.Pending() {
+		r.timer.Reset(l.cfg.Interval) // a token, or the watchdog
 	}
 }

@@ -22,10 +22,11 @@ type outRegion struct {
 	// views (reset when a view brings new members).
 	vbase uint32
 	next  uint32 // next sequence number to send
-	// gnext and gvbase are next and vbase per group (compose.Sequenced);
-	// a group absent from gnext has sent nothing yet (next 1, base 1).
-	gnext, gvbase map[event.GroupID]uint32
-	acked         uint32 // every packet up to it is ACKed
+	// gvbase is the group sequence number (Layer.gnext) of the first
+	// packet of each group sent here since the view last brought members
+	// (a group absent from it: the next one sent).
+	gvbase map[event.GroupID]uint32
+	acked  uint32 // every packet up to it is ACKed
 	// buf holds acked+1 .. next-1 in order.
 	buf        ring.Ring[sentPkt]
 	probe      *stack.Timer
@@ -62,6 +63,9 @@ func (l *Layer) pull() bool {
 	for l.sendQ.Len() > 0 {
 		q := l.sendQ.Front()
 		rs := l.spans[q.g]
+		for q.next < len(rs) && slices.Contains(l.frontSent, rs[q.next]) {
+			q.next++ // sent there before the neighbourhood changed
+		}
 		if q.next >= len(rs) {
 			l.finishQueued()
 			continue
@@ -72,10 +76,15 @@ func (l *Layer) pull() bool {
 		if !l.rc.take() {
 			return false // the rate controller readies the feed when credit returns
 		}
+		if q.gseq == 0 {
+			q.gseq = max(1, l.gnext[q.g])
+			l.gnext[q.g] = q.gseq + 1
+		}
 		o := rs[q.next]
 		q.next++
 		q.sent++
-		l.sendRegional(o, q.g, q.msg)
+		l.frontSent = append(l.frontSent, o)
+		l.sendRegional(o, q.g, q.gseq, q.msg)
 		if q.next >= len(rs) {
 			l.finishQueued()
 		}
@@ -88,21 +97,22 @@ func (l *Layer) pull() bool {
 // regions gone).
 func (l *Layer) finishQueued() {
 	q := l.sendQ.Pop()
+	clear(l.frontSent)
+	l.frontSent = l.frontSent[:0]
 	q.msg.Release()
 	l.setPending(q.sent - q.n)
 }
 
-// sendRegional numbers a copy of msg for region o, keeps it until ACKed
-// and multicasts it on the region's channel.
-func (l *Layer) sendRegional(o *outRegion, g event.GroupID, msg *event.Message) {
+// sendRegional numbers a copy of msg (cast gseq of group g) for region o,
+// keeps it until ACKed and multicasts it on the region's channel.
+func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq uint32, msg *event.Message) {
 	seq := o.next
 	o.next++
-	gseq, gvbase := o.gnext[g], o.gvbase[g]
-	if gseq == 0 {
-		gseq, gvbase = 1, 1
-		o.gvbase[g] = 1
+	gvbase := o.gvbase[g]
+	if gvbase == 0 {
+		gvbase = gseq
+		o.gvbase[g] = gseq
 	}
-	o.gnext[g] = gseq + 1
 	m := msg.Clone()
 	putData(m.Prepend(dataHeaderSize), dataHeader{region: uint32(o.id), sender: uint32(l.self), seq: seq,
 		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase})
@@ -226,6 +236,39 @@ func (l *Layer) probeFire(o *outRegion) {
 	}
 	o.probeAcked = o.acked
 	o.probe.Reset(l.probePeriod())
+}
+
+// handOver sends the packets region o (gone from the node's
+// neighbourhood) holds unACKed to the regions its members are in now:
+// they moved (their groups changed) before the sender learned it, and the
+// old region's channel no longer reaches them. The packets keep their
+// group sequence numbers, so a member that had one already (fifo orders by
+// them) drops the copy.
+func (l *Layer) handOver(o *outRegion) {
+	for i := 0; i < o.buf.Len(); i++ {
+		m := o.buf.At(i).msg
+		h, err := parseData(m.Bytes())
+		if err != nil {
+			continue // our own header: cannot happen
+		}
+		g := event.GroupID(h.group)
+		for _, b := range l.spans[g] {
+			if b == o || !slices.ContainsFunc(o.members, b.has) {
+				continue
+			}
+			c := m.Clone()
+			_, _ = c.Consume(dataHeaderSize)
+			l.sendRegional(b, g, h.gseq, c)
+			c.Release()
+			l.setPending(1) // the new copy waits for its ACK
+		}
+	}
+}
+
+// has reports whether n is a member of the sender's view of the region.
+func (o *outRegion) has(n event.NodeID) bool {
+	_, ok := slices.BinarySearch(o.members, n)
+	return ok
 }
 
 // release frees everything the region holds.

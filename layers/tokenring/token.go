@@ -25,8 +25,22 @@ func infs(p uint32) []uint32 {
 
 // makeToken is the region leader's timer: a new round's token, one record
 // per active sender carrying the last round's cutoff, ACK and purge point.
+//
+// Elsewhere it is a watchdog: a member with data not yet purged that has
+// seen no token for a few intervals sends the leader a keep-alive; if the
+// leader does not answer, the first member on the path that does acts for
+// it (a crashed leader that a static membership keeps).
 func (l *Layer) makeToken(r *region) {
-	if r != l.own || r.leader() != l.self {
+	if r != l.own {
+		return
+	}
+	if l.acting(r) != l.self {
+		if l.unstable(r) {
+			if l.Ctx.Now().Sub(r.tokenAt) > 3*l.cfg.Interval {
+				l.keepAlive(r, r.leader())
+			}
+			r.timer.Reset(l.cfg.Interval)
+		}
 		return
 	}
 	r.round++
@@ -37,6 +51,11 @@ func (l *Layer) makeToken(r *region) {
 		lr := r.last[s]
 		t.S = append(t.S, recMsg{S: uint32(s), C: lr.c, P: lr.p, AU: lr.au, AL: lr.al, F: inf})
 	}
+	h := slices.Index(r.path, l.self)
+	for k := 0; k < h; k++ {
+		l.passOver(r, t, k) // acting for silent members ahead of this one
+	}
+	t.H = uint32(h)
 	l.visit(r, t)
 	if len(r.last) > 0 || l.unstable(r) {
 		r.timer.Reset(l.cfg.Interval)
@@ -62,10 +81,13 @@ func (l *Layer) tokenUp(ev *event.Event) {
 		return
 	}
 	h := int(t.H)
+	if t.V == r.view {
+		r.tokenAt = l.Ctx.Now()
+	}
 	switch {
 	case t.V != r.view:
 		l.c.StaleTokens.Inc() // a token of another view dies quietly
-	case h == len(r.path) && r.leader() == l.self:
+	case h == len(r.path) && l.acting(r) == l.self:
 		l.complete(r, t)
 	case h < len(r.path) && r.path[h] == l.self:
 		l.visit(r, t)
@@ -81,13 +103,17 @@ func (l *Layer) visit(r *region, t *tokenMsg) {
 		h := int(t.H)
 		l.visitOnce(r, t, h)
 		next := h + 1
+		for next < len(r.path) && r.path[next] != l.self && l.silent(r.path[next]) {
+			l.passOver(r, t, next)
+			next++
+		}
 		if next >= len(r.path) {
-			if r.leader() == l.self {
-				l.complete(r, t)
+			if a := l.acting(r); a != l.self {
+				t.H = uint32(len(r.path))
+				l.sendToken(a, t)
 				return
 			}
-			t.H = uint32(len(r.path))
-			l.sendToken(r.leader(), t)
+			l.complete(r, t)
 			return
 		}
 		t.H = uint32(next)
@@ -96,6 +122,43 @@ func (l *Layer) visit(r *region, t *tokenMsg) {
 			return
 		}
 	}
+}
+
+// endLoop ends partition j's loop for rec: the collective NAK of what
+// every member visited lacks goes to the sender.
+func (l *Layer) endLoop(r *region, rec *recMsg, j uint32) {
+	if len(rec.I) > 0 {
+		nak := &rangeMsg{R: uint32(r.id), S: rec.S, Mod: r.p, Part: j, G: rec.I}
+		l.c.NaksSent.Inc()
+		if o := l.out[r.id]; rec.S == uint32(l.self) && o != nil {
+			l.retransmit(o, nak) // this partition's leader is the sender
+		} else {
+			l.sendBody(event.NodeID(rec.S), tNak, nak)
+		}
+	}
+	rec.I, rec.IL, rec.N, rec.NL = nil, 0, nil, 0
+}
+
+// passOver skips hop h, whose member does not answer (crashed, frozen or
+// cut off): the round goes on among the others, so they recover from each
+// other, but neither the ACK nor the purge point passes the round's purge
+// point, as if the member held nothing more; a silent partition leader's
+// collective NAK goes from the member passing over it. A frozen member that comes
+// back finds every packet it lacks still cached; senders to a crashed one
+// that a static membership keeps fill their buffers and hold off.
+func (l *Layer) passOver(r *region, t *tokenMsg, h int) {
+	j := r.hopPart[h]
+	for i := range t.S {
+		rec := &t.S[i]
+		if len(rec.K) == int(r.p) {
+			rec.K[j] = min(rec.K[j], rec.P)
+		}
+		rec.F = min(rec.F, rec.P)
+		if h == r.finish[j] {
+			l.endLoop(r, rec, j) // the partition's leader would have sent the NAK
+		}
+	}
+	l.keepAlive(r, r.path[h])
 }
 
 func (l *Layer) sendToken(to event.NodeID, t *tokenMsg) {
@@ -108,6 +171,16 @@ func (l *Layer) sendToken(to event.NodeID, t *tokenMsg) {
 func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 	j := r.hopPart[h]
 	start, finish := h == r.start[j], h == r.finish[j]
+	// The predecessor is the last member before this hop the token did
+	// not pass over; if the token passed over all of them, this hop
+	// starts the partition's loop.
+	ph := h - 1
+	for !start && ph >= r.start[j] && r.path[ph] != l.self && l.silent(r.path[ph]) {
+		ph--
+	}
+	if !start && ph < r.start[j] {
+		start = true
+	}
 	if !finish {
 		t.Mu = min(t.Mu, l.rc.recvRate())
 		l.addRecords(r, t, h)
@@ -131,7 +204,7 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 		l.scratch = b.r
 		mine, ml := b.r, b.limit
 		if !start {
-			pred := r.path[h-1]
+			pred := r.path[ph]
 			l.push(r, s, rec, pred)
 			l.pullPred(r, s, rec, mine, ml, pred)
 		}
@@ -143,16 +216,7 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 			rec.I = x
 		}
 		if finish {
-			if len(rec.I) > 0 {
-				nak := &rangeMsg{R: uint32(r.id), S: rec.S, Mod: r.p, Part: r.part, G: rec.I}
-				l.c.NaksSent.Inc()
-				if o := l.out[r.id]; rec.S == uint32(l.self) && o != nil {
-					l.retransmit(o, nak) // this partition's leader is the sender
-				} else {
-					l.sendBody(event.NodeID(rec.S), tNak, nak)
-				}
-			}
-			rec.I, rec.IL, rec.N, rec.NL = nil, 0, nil, 0
+			l.endLoop(r, rec, j)
 			continue
 		}
 		rec.N, rec.NL = append(rec.N[:0], mine...), ml

@@ -40,7 +40,15 @@
 //
 // Membership comes in Regions events (gms, or the static source): a new
 // region view rebuilds partitions and ring; a token of an older view dies
-// where it arrives; a removed member stops holding back the ACK. Point-to-
+// where it arrives; a removed member stops holding back the ACK. The token
+// passes over a member that let a point-to-point send be given up until it
+// is heard from again (a keep-alive asks), without moving the ACK or the
+// purge point past what it held: the others still recover from each other,
+// a frozen member finds what it lacks when it is back, and the senders to
+// a crashed member a static membership keeps hold off. A member that sees
+// no token for a few intervals while it has data not yet purged sends the
+// leader a keep-alive; the first member on the path that answers acts for
+// a leader that does not. Point-to-
 // point Sends from the layers above are made reliable (per-peer sequence
 // numbers, cumulative ACKs, retransmission on a timeout), as fifo's floor
 // requests and mflow's credit need; control casts pass through.
@@ -124,14 +132,22 @@ type Layer struct {
 	// neighbourhood.
 	own *region
 
-	sendQ   ring.Ring[queued]
-	feed    *stack.Feed
-	fwdQ    ring.Ring[fwd] // cached packets to push or send for a pull
-	fwdFeed *stack.Feed
-	pending int // regional packets queued (in casts not yet sent) or not yet ACKed
-	unacked int // regional packets sent and not yet ACKed
-	held    map[event.GroupID]bool
-	rc      rateCtl
+	// gnext numbers the node's casts per group, across regions (the
+	// next to assign; 0: 1): every region a group spans gets every cast,
+	// so a member that changes regions keeps one numbering.
+	gnext map[event.GroupID]uint32
+	sendQ ring.Ring[queued]
+	// frontSent lists the regions the front cast went to so far: a new
+	// neighbourhood reorders the group's regions, and the cast goes on to
+	// those it has not reached (queued.next counts from the start again).
+	frontSent []*outRegion
+	feed      *stack.Feed
+	fwdQ      ring.Ring[fwd] // cached packets to push or send for a pull
+	fwdFeed   *stack.Feed
+	pending   int // regional packets queued (in casts not yet sent) or not yet ACKed
+	unacked   int // regional packets sent and not yet ACKed
+	held      map[event.GroupID]bool
+	rc        rateCtl
 
 	peers map[event.NodeID]*peer
 
@@ -143,15 +159,16 @@ type Layer struct {
 type queued struct {
 	msg  *event.Message
 	g    event.GroupID
-	next int // index in spans[g] of the next region to send to
-	n    int // regional packets counted as pending when queued
-	sent int // regional packets sent so far
+	next int    // index in spans[g] of the next region to send to
+	gseq uint32 // group sequence number, assigned at the first regional send
+	n    int    // regional packets counted as pending when queued
+	sent int    // regional packets sent so far
 }
 
 // New returns a layer with the given (checked) configuration.
 func New(cfg Config) *Layer {
 	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{},
-		held: map[event.GroupID]bool{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+		held: map[event.GroupID]bool{}, gnext: map[event.GroupID]uint32{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
 var _ stack.Layer = (*Layer)(nil)
