@@ -276,6 +276,9 @@ func (l *Layer) Down(ev *event.Event) {
 	l.ownStream(ev.Group).mark(seq)
 	l.hold(k, ev.Msg, ev.Msg.Bytes()[dataHeader:])
 	l.c.DataSent.Inc()
+	if l.members == nil {
+		l.c.NoNeighbourhood.Inc() // no regions: nothing will repair it (said in the report)
+	}
 	l.Ctx.Down(ev)
 }
 

@@ -96,6 +96,9 @@ func summarize(c compose.Counters) compose.Summary {
 	if h, f := t["loss_hints"], t["found_above"]; f > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d losses told to the NAK layer as repairs showed them; %d of its retransmissions kept to decode with", h, f))
 	}
+	if n := t["no_neighbourhood"]; n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d data packets sent before lec had a neighbourhood: no repairs cover them (gms hands one down with the views; with static membership install it: Stack.InstallNeighbourhood, which cluster does)", n))
+	}
 	if n := t["bins_flushed"]; n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("%d repairs sent from partly filled bins (flush)", n))
 	}
@@ -111,6 +114,7 @@ func summarize(c compose.Counters) compose.Summary {
 type counters struct {
 	DataIn           *stack.Counter `counter:"data_in" doc:"data packets received"`
 	DataSent         *stack.Counter `counter:"data_sent" doc:"data packets sent"`
+	NoNeighbourhood  *stack.Counter `counter:"no_neighbourhood" doc:"data packets sent before any neighbourhood (Regions event) arrived: lec had no regions to repair them in"`
 	RepairsSent      *stack.Counter `counter:"repairs_sent" doc:"repair packets sent"`
 	RepairsBuilt     *stack.Counter `counter:"repairs_built" doc:"repair bins filled"`
 	RepairsReceived  *stack.Counter `counter:"repairs_received" doc:"repair packets received"`
