@@ -48,6 +48,7 @@ func (l *Layer) numberedOwn(oseq uint32) {
 	for l.own.Len() > 0 && l.own.Front().oseq <= oseq {
 		l.own.Pop().msg.Release()
 	}
+	l.checkHold()
 }
 
 // repChanged hands a new representative the casts of this node the old one
@@ -70,6 +71,7 @@ func (l *Layer) repChanged() {
 			l.own.Pop().msg.Release()
 		}
 	}
+	l.checkHold()
 }
 
 // retain keeps a message or skip run of source site h.Site (representative),

@@ -416,6 +416,7 @@ func (l *Layer) originate(ev *event.Event) {
 		l.keepOwn(l.oseq, g, ev.Msg.Bytes())
 		h.put(ev.Msg.Prepend(dataHdrSize))
 		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: ev.Msg})
+		l.checkHold()
 		return
 	}
 	l.number(&h, g, ev.Msg)
@@ -759,8 +760,13 @@ func (l *Layer) hold(d int64) {
 	l.c.Peak.Max(l.heldBytes)
 }
 
-// checkHold holds the application off while any link queue is long, and
-// lets it go on once every queue is short again.
+// checkHold holds the application off while any link queue is long, or
+// (a member, not the representative) while many of its casts wait to be
+// numbered, and lets it go on once every queue is short again. The second
+// bounds what the representative re-casts into the site: ring below holds
+// off only the representative's own application, so without it every
+// member feeds the representative's ring queue faster than one member's
+// share of the token drains it (spread.stack soak seed 88).
 func (l *Layer) checkHold() {
 	hi := l.cfg.MaxQueue / 4
 	longest := 0
@@ -768,6 +774,9 @@ func (l *Layer) checkHold() {
 		if lk != nil {
 			longest = max(longest, lk.pend.Len())
 		}
+	}
+	if !l.isRep {
+		longest = max(longest, l.own.Len())
 	}
 	switch {
 	case !l.held && longest >= hi:
