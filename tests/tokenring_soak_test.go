@@ -106,3 +106,22 @@ func TestTokenringNeighbourhoodChangeMidCast(t *testing.T) {
 		"senders", "all", "rate", "800", "msg-size", "256", "duration", "4s", "drain", "6s",
 		"loss", "uniform:1.7%", "seed", "29", "fault", "freeze:6@3328ms+535ms", "fault", "freeze:2@2165ms+1478ms")
 }
+
+// Soak seed 3 of specs/qsm-gms.stack: n10, frozen for 1.2s with 83 casts
+// queued for rate credit, learns on thaw that it was removed from its
+// groups (a neighbourhood with none) and is readmitted 2ms later; the
+// sender dropped every queued cast whose group then spanned no region, so
+// 82 casts the application made as a member were never sent (328 owed
+// deliveries missing). A cast waits in the queue while its node is out of
+// a group it has not left, and goes out on readmission.
+// stacktool run specs/qsm-gms.stack --nodes 15 --groups-per-node 2
+// --group-size 5 --senders all --rate 800 --msg-size 256 --duration 2s
+// --drain 6s --loss markov:5.4%,3 --seed 3 --fault freeze:10@1974ms+1209ms
+func TestTokenringRemovedSenderKeepsQueue(t *testing.T) {
+	rep := runQSMReplay(t, "../specs/qsm-gms.stack", "nodes", "15", "groups-per-node", "2", "group-size", "5",
+		"senders", "all", "rate", "800", "msg-size", "256", "duration", "2s", "drain", "6s",
+		"loss", "markov:5.4%,3", "seed", "3", "fault", "freeze:10@1974ms+1209ms")
+	if rep.NeverSent != nil && *rep.NeverSent != 0 {
+		t.Errorf("%d casts accepted and never sent, want 0", *rep.NeverSent)
+	}
+}
