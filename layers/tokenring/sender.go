@@ -63,8 +63,11 @@ func (l *Layer) pull() bool {
 	for l.sendQ.Len() > 0 {
 		q := l.sendQ.Front()
 		rs := l.spans[q.g]
-		if len(rs) == 0 && l.readmitting(q.g) {
-			return false // install readies the feed when its regions come back
+		if len(rs) == 0 && q.sent == 0 && l.readmitting(q.g) {
+			// Install readies the feed when its regions come back. A cast
+			// already begun is dropped: its regions come back as new ones
+			// and it would reach some members twice.
+			return false
 		}
 		for q.next < len(rs) && slices.Contains(l.frontSent, rs[q.next]) {
 			q.next++ // sent there before the neighbourhood changed
