@@ -147,3 +147,19 @@ func TestTokenringReadmittedQueueNoDuplicates(t *testing.T) {
 		t.Errorf("%d duplicate deliveries, want 0", rep.Duplicates)
 	}
 }
+
+// Soak seed 78 of specs/qsm-gms.stack: n14's front cast (g6, number 24)
+// had gone to region B only when n9 moved into B from a region the cast
+// had not reached yet. B's new view owed n9 n14's casts from number 1 (the
+// handed-over ones), but number 24 counted as sent to B, in the old view
+// n9 does not take: fifo at n9 held the 614 casts after it. A region whose
+// view brings a newcomer gets the front cast again.
+// stacktool run specs/qsm-gms.stack --nodes 20 --groups-per-node 2
+// --group-size 4 --senders all --rate 800 --msg-size 64 --duration 2s
+// --drain 6s --loss uniform:12.7% --capacity 25000pps,buf=256 --seed 78
+// --fault freeze:10@1729ms+765ms
+func TestTokenringNewcomerGetsFrontCast(t *testing.T) {
+	runQSMReplay(t, "../specs/qsm-gms.stack", "nodes", "20", "groups-per-node", "2", "group-size", "4",
+		"senders", "all", "rate", "800", "msg-size", "64", "duration", "2s", "drain", "6s",
+		"loss", "uniform:12.7%", "capacity", "25000pps,buf=256", "seed", "78", "fault", "freeze:10@1729ms+765ms")
+}
