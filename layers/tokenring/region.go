@@ -185,6 +185,11 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				if !slices.Contains(o.members, m) {
 					o.vbase = o.next // a newcomer is owed what is sent from here on
 					clear(o.gvbase)  // and of each group, from the next packet
+					// The front cast, if it went here in the old view, goes
+					// again: the newcomer (moved from a region the cast had
+					// not reached) is owed it; the others' fifo drops the
+					// copy by its group number (qsm-gms soak seed 78).
+					l.frontSent = slices.DeleteFunc(l.frontSent, func(x *outRegion) bool { return x == o })
 					break
 				}
 			}

@@ -63,6 +63,12 @@ func (l *Layer) pull() bool {
 	for l.sendQ.Len() > 0 {
 		q := l.sendQ.Front()
 		rs := l.spans[q.g]
+		if len(rs) == 0 && q.sent == 0 && l.readmitting(q.g) {
+			// Install readies the feed when its regions come back. A cast
+			// already begun is dropped: its regions come back as new ones
+			// and it would reach some members twice.
+			return false
+		}
 		for q.next < len(rs) && slices.Contains(l.frontSent, rs[q.next]) {
 			q.next++ // sent there before the neighbourhood changed
 		}
@@ -91,6 +97,18 @@ func (l *Layer) pull() bool {
 		return l.sendQ.Len() > 0
 	}
 	return false
+}
+
+// readmitting reports whether the node is out of group g though its
+// application has not left it: gms removed it (frozen, cut off) and will
+// readmit it, and the casts it queued meanwhile go out then. Dropping them
+// lost casts the application made as a member (qsm-gms soak seed 3).
+func (l *Layer) readmitting(g event.GroupID) bool {
+	if l.nb == nil || l.left[g] {
+		return false
+	}
+	_, member := slices.BinarySearch(l.nb.Groups, g)
+	return !member
 }
 
 // finishQueued drops the front cast, all its regional packets sent (or its

@@ -147,6 +147,7 @@ type Layer struct {
 	pending   int // regional packets queued (in casts not yet sent) or not yet ACKed
 	unacked   int // regional packets sent and not yet ACKed
 	held      map[event.GroupID]bool
+	left      map[event.GroupID]bool // groups the application left (its queued casts are dropped)
 	rc        rateCtl
 
 	peers map[event.NodeID]*peer
@@ -168,7 +169,7 @@ type queued struct {
 // New returns a layer with the given (checked) configuration.
 func New(cfg Config) *Layer {
 	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{},
-		held: map[event.GroupID]bool{}, gnext: map[event.GroupID]uint32{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+		held: map[event.GroupID]bool{}, left: map[event.GroupID]bool{}, gnext: map[event.GroupID]uint32{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
 var _ stack.Layer = (*Layer)(nil)
@@ -199,6 +200,9 @@ func (l *Layer) Down(ev *event.Event) {
 		l.castDown(ev)
 	case event.Send:
 		l.p2pDown(ev)
+	case event.Join, event.Leave:
+		l.left[ev.Group] = ev.Kind == event.Leave
+		l.Ctx.Down(ev)
 	default:
 		l.Ctx.Down(ev)
 	}
