@@ -341,10 +341,8 @@ func (l *Layer) setHeld(s *sender, hold bool) {
 	}
 }
 
-func (l *Layer) drop(ev *event.Event) {
-	l.c.Malformed.Inc()
-	ev.Msg.Release()
-}
+// drop discards a packet whose mflow header did not decode.
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.Malformed) }
 
 // received counts a flow-controlled multicast and acknowledges when the
 // count passes ack_thresh.

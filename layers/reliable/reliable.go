@@ -250,13 +250,7 @@ func (l *Layer) packetUp(ev *event.Event) {
 }
 
 // drop discards a malformed packet.
-func (l *Layer) drop(ev *event.Event) {
-	l.c.malformed.Inc()
-	if l.Ctx.Logging() {
-		l.Ctx.Logf("dropping malformed %v from %v (%d bytes)", ev.Kind, ev.Peer, ev.Msg.Len())
-	}
-	ev.Msg.Release()
-}
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.malformed) }
 
 // Close releases every buffered message (the stack is closing).
 func (l *Layer) Close() {
