@@ -55,6 +55,11 @@ type ServiceConfig struct {
 	// Log, if set, receives one line per view installed and per node that
 	// joined the system, was suspected, failed or left.
 	Log func(format string, args ...any)
+	// Store, if set, keeps the service's state for the next leader of a
+	// replicated service (persist.go): it is saved before a request is
+	// acknowledged and before views are sent. A failed save stops the
+	// service. Nil: nothing is saved (one service, the simulator).
+	Store membership.Store
 }
 
 // Defaults of the service's bounds.
@@ -126,6 +131,9 @@ type Service struct {
 	sitesSeen bool
 	sites     []event.SiteView
 	siteIDs   map[event.SiteID]uint64
+
+	unsaved bool  // state changed since the last Store.Save
+	halted  error // a Store.Save failed: the service does nothing more
 
 	codec *codecState
 	in    wireMsg
@@ -265,6 +273,9 @@ func (s *Service) Live() int { return len(s.peers) }
 // or removal deadline, or the pending view installation.
 func (s *Service) Next() event.Time {
 	t := event.Never
+	if s.halted != nil {
+		return t
+	}
 	if s.dirty {
 		t = s.commitAt
 	}
@@ -294,6 +305,9 @@ func (p *peer) failAt() event.Time { return p.heard.Add(p.timeout + p.suspectT) 
 // 4): with loss p per packet, a live node is removed only if every
 // heartbeat and every probe or its answer is lost for the whole period.
 func (s *Service) Tick(now event.Time) {
+	if s.halted != nil {
+		return
+	}
 	// In timeout order, so that runs repeat exactly.
 	for _, d := range slices.Sorted(maps.Keys(s.lists)) {
 		l := s.lists[d]
@@ -352,6 +366,9 @@ func (s *Service) probe(p *peer, now event.Time) {
 // is counted and its error returned (wrapping ErrMalformed), as is one
 // refused by a bound (ErrRefused); nothing else happens.
 func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
+	if s.halted != nil {
+		return s.halted
+	}
 	m := &s.in
 	if err := s.codec.decode(b, m); err != nil {
 		s.stats.Malformed++
@@ -408,6 +425,10 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 		if m.Seq > p.lastReq {
 			p.lastReq = m.Seq
 			p.refused = s.apply(now, p, m)
+			s.unsaved = true
+			if err := s.save(); err != nil {
+				return err // not acknowledged: the next leader has no record of it
+			}
 		}
 		if m.Seq == p.lastReq {
 			s.send(from, &wireMsg{T: msgAck, Seq: m.Seq, Refused: p.refused})
@@ -600,12 +621,18 @@ func (s *Service) commit(now event.Time) {
 	s.stats.Commits++
 	s.stats.Views += int64(len(c.Views))
 	s.stats.LastAffected = len(ups)
+	sitesChanged := s.commitSites()
+	if !c.Empty() || sitesChanged {
+		s.unsaved = true
+	}
+	if s.save() != nil {
+		return // nothing sent that the next leader does not hold
+	}
 	if s.cfg.Log != nil {
 		for _, v := range c.Views {
 			s.logf("view %v#%d: %d members %v joined %v left %v", v.Group, v.ID, len(v.Members), short(v.Members), short(v.Joined), short(v.Left))
 		}
 	}
-	sitesChanged := s.commitSites()
 	for _, u := range ups {
 		p := s.peers[u.Node]
 		if p == nil || (p.needFull && !p.canResend()) {

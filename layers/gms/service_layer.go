@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -19,6 +20,8 @@ type ServiceLayer struct {
 	svc    *Service
 
 	timer *stack.Timer // follows the service's next deadline
+
+	restore *membership.ServiceState // the state Init starts from (UseStore)
 
 	c serviceCounters
 }
@@ -48,6 +51,11 @@ func (l *ServiceLayer) Init(ctx *stack.Context) error {
 		return err
 	}
 	l.svc = svc
+	if l.restore != nil {
+		if err := svc.Restore(ctx.Now(), l.restore); err != nil {
+			return err
+		}
+	}
 	ctx.BindCounters(&l.c)
 	return nil
 }
