@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -223,9 +224,8 @@ type Store struct {
 	rev     int64  // and its create revision
 	timeout time.Duration
 	lost    func() // ends the term: called when a save fails
-	// Saves and Bytes count what was written (read by the leader's
-	// goroutine only).
-	Saves, Bytes int64
+	// Saves and Bytes count what was written.
+	Saves, Bytes atomic.Int64
 }
 
 // Load reads the saved state (nil if there is none).
@@ -265,8 +265,8 @@ func (s *Store) Save(st *membership.ServiceState) error {
 		s.lost()
 		return err
 	}
-	s.Saves++
-	s.Bytes += int64(len(b))
+	s.Saves.Add(1)
+	s.Bytes.Add(int64(len(b)))
 	return nil
 }
 
