@@ -17,9 +17,10 @@ import (
 // request, its incarnation). A new leader restores that state (Restore):
 // its first views go on from the saved numbers, and every node finds the
 // service holding what it asked for, so none is removed or told to join
-// again. The nodes' update sequence numbers are not saved: a restored
-// node's first heartbeat shows it ahead of the new leader, which sends it
-// a full update (the existing resync), repeating views it already holds.
+// again. The update sequence numbers are not saved (they change with
+// every packet): the new leader's first update to each node is a full
+// one (the existing resync), repeating the views it already holds, and
+// numbering starts again from there.
 
 // save gives the state to the Store if it changed since the last save; a
 // failure halts the service.
@@ -116,6 +117,11 @@ func (s *Service) Restore(now event.Time, st *membership.ServiceState) error {
 		}
 		p.list = l
 		l.pushBack(p)
+		// The old leader's update numbers are not saved: the first
+		// update this one sends a node is full (a node takes any full
+		// update; a numbered one could look old to it and be dropped).
+		p.needFull = true
+		s.resync = append(s.resync, p)
 	}
 	s.sites = slices.Clone(st.Sites)
 	s.sitesSeen = len(st.Sites) > 0

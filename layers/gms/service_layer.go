@@ -55,6 +55,7 @@ func (l *ServiceLayer) Init(ctx *stack.Context) error {
 		if err := svc.Restore(ctx.Now(), l.restore); err != nil {
 			return err
 		}
+		l.timer.Follow(svc.Next()) // the full updates go out at once
 	}
 	ctx.BindCounters(&l.c)
 	return nil
