@@ -160,6 +160,7 @@ type Layer struct {
 	oseq     uint32
 	own      ring.Ring[ownCast]
 	numbered map[event.NodeID]uint32
+	resync   map[event.NodeID]bool // members whose casts again are awaited (takeOver)
 	lastRep  event.NodeID
 	retained [maxSite + 1]ring.Ring[kept]
 
@@ -183,6 +184,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.me = ctx.Site()
 	l.beatT = ctx.NewTimer(l.onBeat)
 	l.numbered = map[event.NodeID]uint32{}
+	l.resync = map[event.NodeID]bool{}
 	return nil
 }
 
@@ -283,6 +285,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	for n := range l.numbered {
 		if s, ok := l.siteOf[n]; !ok || s != l.me {
 			delete(l.numbered, n) // gone from my site: a new life numbers from 1
+			delete(l.resync, n)
 		}
 	}
 	l.rebuild()
@@ -300,6 +303,9 @@ func (l *Layer) rebuild() {
 		if st := l.streams[l.me]; st != nil {
 			l.siteSeq = max(l.siteSeq, st.contig)
 			l.clock = max(l.clock, st.lastLTS)
+		}
+		if l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
+			l.takeOver()
 		}
 	}
 	var before [maxSite + 1]uint64 // my children per source, before
@@ -554,10 +560,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		return
 	}
 	if h.Seq == 0 { // unnumbered: a member's cast for the representative
-		// Each (origin, OSeq) once, and no jump beyond what a member
-		// keeps (a forged number must not silence the member for long).
-		if n := l.numbered[from]; l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from &&
-			h.Last > n && h.Last-n <= uint32(l.cfg.MaxPending) {
+		if l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from && l.takeCast(h, from) {
 			l.number(h, g, m)
 		}
 		return

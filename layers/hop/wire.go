@@ -30,8 +30,14 @@ const (
 	tBeat byte = 5
 )
 
-// flagRetx marks a retransmitted data packet.
-const flagRetx = 1
+// Header flags. Append-only: values are part of the wire format.
+const (
+	// flagRetx marks a retransmitted data packet.
+	flagRetx = 1
+	// flagRecast marks a member's unnumbered cast sent again to a new
+	// representative (failover.go).
+	flagRecast = 2
+)
 
 // errMalformed is wrapped by every decoding error.
 var errMalformed = errors.New("hop: malformed header")

@@ -84,6 +84,7 @@ func (l *Layer) leaveRing() {
 	l.rtx.Stop()
 	l.holding = false
 	l.setBuf()
+	l.heldViewsGo()
 }
 
 // finishOld delivers the old ring's messages still held, in order (what is
@@ -104,6 +105,7 @@ func (l *Layer) finishOld() {
 func (l *Layer) startRing() {
 	r := l.cur
 	l.finishOld()
+	l.heldViewsGo()
 	r.recovering = false
 	if r.replaced {
 		d := int64(l.Ctx.Now().Sub(r.since))

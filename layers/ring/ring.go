@@ -148,16 +148,21 @@ type Layer struct {
 	firstTok         event.Time   // when the node first handled a token
 	lastSent         uint32       // packets sent on the last visit (flow control)
 	hold             *stack.Timer // idle hold (and a one-member ring's "pass")
-	loss             *stack.Timer // token-loss timer (leader)
-	rtx              *stack.Timer // token retransmission until acknowledged
-	sentTok          []byte       // the last token sent, for retransmission
-	sentTokSeq       uint64
-	sentTo           event.NodeID
-	rtxLeft          int
-	holding          bool
-	sentAt           event.Time    // when the kept token was first sent
-	resent           bool          // it was sent again (no round-trip sample)
-	srtt, rttvar     time.Duration // the successor's acknowledgement round trip
+	// upq holds the views and neighbourhoods going up while the old
+	// ring's messages are still to be delivered (viewsync.go); upT
+	// releases them in a step of their own.
+	upq          []event.Event
+	upT          *stack.Timer
+	loss         *stack.Timer // token-loss timer (leader)
+	rtx          *stack.Timer // token retransmission until acknowledged
+	sentTok      []byte       // the last token sent, for retransmission
+	sentTokSeq   uint64
+	sentTo       event.NodeID
+	rtxLeft      int
+	holding      bool
+	sentAt       event.Time    // when the kept token was first sent
+	resent       bool          // it was sent again (no round-trip sample)
+	srtt, rttvar time.Duration // the successor's acknowledgement round trip
 
 	c counters
 }
@@ -212,6 +217,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.hold = ctx.NewTimer(l.holdDone)
 	l.loss = ctx.NewTimer(l.tokenLost)
 	l.rtx = ctx.NewTimer(l.retransmitToken)
+	l.upT = ctx.NewTimer(l.releaseUp)
 	l.ch = ctx.Channel(event.SiteChannel, uint32(ctx.Site()))
 	if l.cfg.OneRing {
 		l.ch = ctx.Channel(event.SiteChannel, wideSite)
@@ -240,10 +246,10 @@ func (l *Layer) Up(ev *event.Event) {
 		l.packetUp(ev)
 	case event.View:
 		l.viewUp(ev.View)
-		l.Ctx.Up(ev)
+		l.membershipUp(ev)
 	case event.Regions:
 		l.regionsUp(ev.Regions)
-		l.Ctx.Up(ev)
+		l.membershipUp(ev)
 	default:
 		l.Ctx.Up(ev)
 	}

@@ -409,7 +409,7 @@ func (l *Layer) deliver() {
 		return
 	}
 	w := &r.win
-	if !r.recovering && l.old == nil {
+	if !r.recovering && l.old == nil && len(l.upq) == 0 {
 		lim := w.aru
 		if l.cfg.Safe {
 			lim = min(lim, r.ringAru)
