@@ -44,7 +44,7 @@ func (l *Layer) setMembers(members []event.NodeID) {
 		l.cur.siteLTS = l.old.siteLTS
 	}
 	l.c.Rings.Inc()
-	l.lastSent = 0
+	l.lastSent, l.lastBacklog = 0, 0
 	l.holding = false
 	l.hold.Stop()
 	l.loss.Stop()

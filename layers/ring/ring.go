@@ -26,7 +26,9 @@
 //
 // Flow control: a member sends at most min(member_limit, ring_limit -
 // flow_control + what it sent last time) packets per visit, retransmissions
-// included. A full pending queue (max_pending) holds the application off
+// included, and, when others have casts waiting too, no more than its share
+// of ring_limit in proportion to its share of the token's backlog (Totem's
+// rule: a full ring starves nobody). A full pending queue (max_pending) holds the application off
 // (event.HoldOff) until half of it has gone (event.Resume).
 //
 // A token going astray: the successor acknowledges each token it gets, and
@@ -147,6 +149,7 @@ type Layer struct {
 	stashFrom        event.NodeID
 	firstTok         event.Time   // when the node first handled a token
 	lastSent         uint32       // packets sent on the last visit (flow control)
+	lastBacklog      uint32       // this member's part of the token's Backlog
 	hold             *stack.Timer // idle hold (and a one-member ring's "pass")
 	// upq holds the views and neighbourhoods going up while the old
 	// ring's messages are still to be delivered (viewsync.go); upT

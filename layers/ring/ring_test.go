@@ -398,3 +398,42 @@ func TestViewAfterOldRingMessages(t *testing.T) {
 	delete(c.sent[1], 4)
 	c.checkAll([]*event.ViewInfo{v2}, survivors...)
 }
+
+// A saturated ring shares each rotation among the members with casts
+// waiting, in proportion to their backlogs: no member is starved. Before,
+// the members that sent in the last rotation took the whole ring_limit
+// again, and a member that had sent nothing (here the leader, which sends
+// first in a new ring's first regular rotation but starts last) found the
+// rotation full on every visit (spread-ring-wan soak seed 66: the leader's
+// casts stayed queued for three seconds).
+func TestSaturatedRingStarvesNoMember(t *testing.T) {
+	cfg := testConfig()
+	cfg.MemberLimit, cfg.RingLimit = 20, 40
+	c := newCluster(t, sim.Config{Seed: 5, Latency: time.Millisecond}, 8, cfg)
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: ids(8)}
+	c.install(v)
+	for _, s := range ids(8) {
+		// The leader starts late, when the others already fill every
+		// rotation.
+		start := time.Duration(0)
+		if s == 1 {
+			start = 100 * time.Millisecond
+		}
+		c.net.At(event.Time(start), func() { c.castLoop(s, 1, 5000, 50*time.Microsecond, 100) })
+	}
+	c.net.Run(time.Second)
+	per := map[event.NodeID]int{}
+	for _, d := range c.got[2] {
+		per[d.from]++
+	}
+	lo, hi := per[1], per[1]
+	for _, s := range ids(8) {
+		lo, hi = min(lo, per[s]), max(hi, per[s])
+	}
+	if lo*2 < hi {
+		t.Errorf("node 2 delivered %v casts per sender by 1 s: the least served sender got %d, the most %d (want at least half)", per, lo, hi)
+	}
+	if r := c.counter(2, "rotation_sent_max"); r > int64(cfg.RingLimit) {
+		t.Errorf("%d packets sent in one rotation, ring_limit %d", r, cfg.RingLimit)
+	}
+}

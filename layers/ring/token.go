@@ -125,6 +125,7 @@ func (l *Layer) regularStep() bool {
 	// retransmissions included.
 	rest := max(0, int(tok.FlowControl)-int(l.lastSent))
 	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-rest))
+	budget = min(budget, l.fairShare(quiet))
 	// Answer the previous holders' requests first; a request that every
 	// member in a row lacked is for a packet nobody holds.
 	sent := 0
@@ -184,6 +185,30 @@ func (l *Layer) regularStep() bool {
 	l.updateAru(min(w.aru, tok.LinkSeq), site)
 	return !quiet && sent == 0 && tok.FlowControl == 0 && len(tok.Rtr) == 0 && len(tok.Lost) == 0 &&
 		tok.LinkAru == tok.LinkSeq && l.pending.Len() == 0
+}
+
+// fairShare updates the token's backlog with this member's waiting casts
+// and returns the most the member may send on this visit: its share of the
+// rotation in proportion to its share of the backlog (Totem's
+// fcc_calculate), at least one while it has casts waiting. The flow
+// control of Figure 3.3 alone lets the members that sent last rotation
+// take the whole ring_limit again, and a member that sent nothing (the
+// leader, after a new ring) found it full every time: it sent nothing for
+// seconds while the others' casts went on (spread-ring-wan soak seed 66).
+// A quiet rotation (after a regeneration) counts the backlog afresh.
+func (l *Layer) fairShare(quiet bool) int {
+	tok := &l.tok
+	if quiet {
+		l.lastBacklog = 0
+	}
+	cur := uint32(min(l.pending.Len(), maxSeq))
+	total := tok.Backlog - min(tok.Backlog, l.lastBacklog)
+	total = min(total+cur, maxSeq)
+	tok.Backlog, l.lastBacklog = total, cur
+	if cur == 0 || total == 0 {
+		return l.cfg.RingLimit
+	}
+	return max(1, int(uint64(l.cfg.RingLimit)*uint64(cur)/uint64(total)))
 }
 
 // loseSeq records that no member holds seq: skipped here, and by every
@@ -389,7 +414,7 @@ func (l *Layer) tokenLost() {
 		tok := &l.tok
 		tok.Ring, tok.Type, tok.Seq = r.id, tokQuiet, seq
 		tok.Rtr, tok.Age, tok.Lost, tok.Old = tok.Rtr[:0], tok.Age[:0], tok.Lost[:0], tok.Old[:0]
-		tok.FlowControl = 0
+		tok.FlowControl, tok.Backlog = 0, 0
 		tok.LinkSeq = max(tok.LinkSeq, r.sentSeq, r.win.aru)
 		tok.SiteSeq = max(tok.SiteSeq, r.siteSeq)
 		tok.SiteLTS = max(tok.SiteLTS, r.siteLTS)

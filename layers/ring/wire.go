@@ -150,6 +150,10 @@ type token struct {
 	// FlowControl counts the packets sent in the last rotation,
 	// retransmissions included.
 	FlowControl uint32 `codec:"fc"`
+	// Backlog is the casts waiting at the members, each as it counted them
+	// on its last visit (Totem's backlog): a member's share of a full
+	// rotation follows its share of the backlog, so none is starved.
+	Backlog uint32 `codec:"bl"`
 	// Rtr lists the link_seq values members ask to be retransmitted.
 	Rtr []uint32 `codec:"rtr"`
 	// Age counts, for each request in Rtr, the members in a row that
