@@ -112,15 +112,15 @@ func FuzzParseTokenAck(f *testing.F) {
 // an authenticating layer below prevents; the ring still goes on.)
 func FuzzReceive(f *testing.F) {
 	wc := newWireCodec()
-	tk := token{Ring: ringID(ids(4)), Seq: 1 << 30, LinkSeq: 3, LinkAru: 1, Rtr: []uint32{2}, Age: []uint32{1}, SiteSeq: 3, SiteLTS: 3}
+	tk := token{Ring: ringID(ids(4), 0), Seq: 1 << 30, LinkSeq: 3, LinkAru: 1, Rtr: []uint32{2}, Age: []uint32{1}, SiteSeq: 3, SiteLTS: 3}
 	f.Add(byte(1), byte(4), append([]byte{tToken}, wc.Encode(&tk)...))
 	d := make([]byte, dataHeaderSize+8)
-	putData(d, dataHeader{ring: ringID(ids(4)), seq: 2, siteSeq: 2, lts: 2, origin: 2})
+	putData(d, dataHeader{ring: ringID(ids(4), 0), seq: 2, siteSeq: 2, lts: 2, origin: 2})
 	f.Add(byte(0), byte(2), d)
 	f.Add(byte(0), byte(9), d)
 	f.Add(byte(1), byte(2), []byte{tPass, 1, 2, 3})
 	a := make([]byte, tokenAckSize)
-	putTokenAck(a, ringID(ids(4)), 5)
+	putTokenAck(a, ringID(ids(4), 0), 5)
 	f.Add(byte(1), byte(4), a)
 	f.Fuzz(func(t *testing.T, sel, peer byte, b []byte) {
 		cfg := testConfig()

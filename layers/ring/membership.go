@@ -6,15 +6,15 @@ import (
 	"github.com/layercast/layercast/event"
 )
 
-// setMembers makes the ring of these members (sorted), if it is not the
-// current one.
-func (l *Layer) setMembers(members []event.NodeID) {
+// setMembers makes the ring of these members (sorted) in this epoch (see
+// ringID), if it is not the current one.
+func (l *Layer) setMembers(members []event.NodeID, epoch uint64) {
 	idx, in := slices.BinarySearch(members, l.self)
 	if !in || len(members) > maxMembers {
 		l.leaveRing()
 		return
 	}
-	id := ringID(members)
+	id := ringID(members, epoch)
 	if l.cur != nil && l.cur.id == id && slices.Equal(l.cur.members, members) {
 		return
 	}

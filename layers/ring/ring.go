@@ -72,7 +72,8 @@
 // every member (one group, or groups over the same nodes): give site views
 // (gms or the static harness) otherwise. A second change before a new ring
 // starts delivers what the first old ring holds at this node without
-// recovering it. Ring ids hash the member set, so a packet of an earlier
+// recovering it. Ring ids hash the member set and the site view's number;
+// without site views only the member set, so there a packet of an earlier
 // ring with the same members arriving after two changes would count as the
 // current ring's.
 package ring
@@ -341,7 +342,7 @@ func (l *Layer) viewUp(v *event.ViewInfo) {
 		delete(l.views, v.Group)
 	}
 	if !l.siteMode {
-		l.setMembers(l.unionOfGroups())
+		l.setMembers(l.unionOfGroups(), 0)
 	}
 }
 
@@ -351,18 +352,20 @@ func (l *Layer) regionsUp(n *event.Neighbourhood) {
 		// One ring over every site's members: the same set at every node,
 		// unlike the union of each node's groups.
 		var all []event.NodeID
+		var epoch uint64
 		for _, s := range n.Sites {
 			all = append(all, s.Members...)
+			epoch = epoch*31 + uint64(s.Site)<<32 + s.ID
 		}
 		slices.Sort(all)
 		l.siteMode = true
-		l.setMembers(slices.Compact(all))
+		l.setMembers(slices.Compact(all), epoch)
 		return
 	}
 	if n == nil || len(n.Sites) == 0 || n.OwnSite < 0 || n.OwnSite >= len(n.Sites) || l.cfg.OneRing {
 		if l.siteMode {
 			l.siteMode = false
-			l.setMembers(l.unionOfGroups())
+			l.setMembers(l.unionOfGroups(), 0)
 		}
 		return
 	}
@@ -375,7 +378,7 @@ func (l *Layer) regionsUp(n *event.Neighbourhood) {
 			l.Ctx.Logf("subscribe %v: %v", ch, err)
 		}
 	}
-	l.setMembers(s.Members)
+	l.setMembers(s.Members, s.ID)
 }
 
 // unionOfGroups is the sorted union of the members of the node's groups.
@@ -388,10 +391,22 @@ func (l *Layer) unionOfGroups() []event.NodeID {
 	return slices.Compact(out)
 }
 
-// ringID names a member set.
-func ringID(members []event.NodeID) uint32 {
+// ringID names a member set in one epoch: the site view's number (0
+// without site views). The same members again in a later site view make
+// another ring: a member removed and readmitted (or back from a partition)
+// would otherwise take the old ring's packets, and its requests for what
+// the others had long freed, as the new ring's, and the recovery would
+// never end (spread.stack soak seed 168).
+func ringID(members []event.NodeID, epoch uint64) uint32 {
 	h := fnv.New32a()
 	var b [4]byte
+	if epoch != 0 {
+		var e [8]byte
+		for i := range e {
+			e[i] = byte(epoch >> (8 * i))
+		}
+		_, _ = h.Write(e[:])
+	}
 	for _, m := range members {
 		b[0], b[1], b[2], b[3] = byte(m>>24), byte(m>>16), byte(m>>8), byte(m)
 		_, _ = h.Write(b[:])
