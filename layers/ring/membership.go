@@ -45,6 +45,7 @@ func (l *Layer) setMembers(members []event.NodeID, epoch uint64) {
 	}
 	l.c.Rings.Inc()
 	l.lastSent, l.lastBacklog = 0, 0
+	l.lastVisit = 0
 	l.holding = false
 	l.hold.Stop()
 	l.loss.Stop()

@@ -31,12 +31,16 @@
 // rule: a full ring starves nobody). A full pending queue (max_pending) holds the application off
 // (event.HoldOff) until half of it has gone (event.Resume).
 //
-// A token going astray: the successor acknowledges each token it gets, and
-// the sender sends it again until it does (for up to token_timeout), after
-// a timeout that follows the measured acknowledgement round trip (at most
-// token_retransmit): under bursty loss a token hop costs a burst's length
-// of timeouts, and a rotation must stay near its loss-free time. A lost token: the leader (the member with the
-// smallest id) regenerates it when it has not seen it for token_timeout. The regenerated token's
+// A token going astray: the successor acknowledges each copy of a token it
+// gets, naming the copy, and the sender sends it again until it does (for
+// as long as the leader would wait before regenerating it), after a timeout
+// that follows the measured acknowledgement round trip (token_retransmit,
+// doubled per unanswered copy, until one is measured): under bursty loss a
+// token hop costs a burst's length of timeouts, and a rotation must stay
+// near its loss-free time; across a WAN the timer rises to the round trip
+// instead of sending every token many times. A lost token: the leader (the
+// member with the smallest id) regenerates it when it has not seen it for
+// token_timeout, or twice the measured rotation when that is longer. The regenerated token's
 // sequence jumps ahead, so an old copy still travelling is dropped by any
 // member that saw the new one, and its first rotation is quiet: members
 // raise the sequence fields to what they have sent or seen and send nothing
@@ -103,11 +107,11 @@ type Config struct {
 	// MaxRtr bounds the retransmission requests on a token.
 	MaxRtr int
 	// TokenTimeout is how long the leader waits for the token before it
-	// regenerates it.
+	// regenerates it (at least: twice the measured rotation when longer).
 	TokenTimeout time.Duration
-	// TokenRetransmit is the longest a member waits for its successor to
-	// acknowledge the token before it sends it again (the measured round
-	// trip sets a shorter wait).
+	// TokenRetransmit is how long a member waits for its successor to
+	// acknowledge the token before it sends it again, until the round
+	// trip is measured (then the measured round trip sets the wait).
 	TokenRetransmit time.Duration
 	// TokenIdle is how long a member holds the token when the ring has
 	// nothing to do (nothing sent, asked or missing for a rotation).
@@ -155,18 +159,24 @@ type Layer struct {
 	// upq holds the views and neighbourhoods going up while the old
 	// ring's messages are still to be delivered (viewsync.go); upT
 	// releases them in a step of their own.
-	upq          []event.Event
-	upT          *stack.Timer
-	loss         *stack.Timer // token-loss timer (leader)
-	rtx          *stack.Timer // token retransmission until acknowledged
-	sentTok      []byte       // the last token sent, for retransmission
-	sentTokSeq   uint64
-	sentTo       event.NodeID
-	rtxLeft      int
-	holding      bool
-	sentAt       event.Time    // when the kept token was first sent
-	resent       bool          // it was sent again (no round-trip sample)
+	upq        []event.Event
+	upT        *stack.Timer
+	loss       *stack.Timer // token-loss timer (leader)
+	rtx        *stack.Timer // token retransmission until acknowledged
+	sentTok    []byte       // the last token sent, for retransmission
+	sentTokSeq uint64
+	sentTo     event.NodeID
+	rtxLeft    int
+	holding    bool
+	// txAt is when each copy of the kept token was sent (txN so far):
+	// an acknowledgement names the copy it answers, so every one times
+	// the round trip, retransmitted or not.
+	txAt         [maxTx]event.Time
+	txN          int
+	backoff      uint          // doublings of token_retransmit before any round trip is measured
 	srtt, rttvar time.Duration // the successor's acknowledgement round trip
+	lastVisit    event.Time    // when the token was last in hand
+	srot         time.Duration // the smoothed time of a rotation, from visit to visit
 
 	c counters
 }
