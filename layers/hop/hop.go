@@ -29,7 +29,7 @@
 // reaches is dead: it leaves the agreed order and its representative is
 // reported to membership (a Suspect, which gms's service confirms by
 // probing). A link declared down stays down until its far site's
-// representative changes.
+// representative changes, or it answers a probe (probe.go).
 //
 // Delivery is in agreed order: by (time stamp, site id), once every live
 // site's stream has passed the time stamp; idle sites send heartbeats. With
@@ -163,6 +163,10 @@ type Layer struct {
 	resync   map[event.NodeID]bool // members whose casts again are awaited (takeOver)
 	lastRep  event.NodeID
 	retained [maxSite + 1]ring.Ring[kept]
+
+	// Probes of links declared down (probe.go).
+	probeT    [maxSite + 1]*stack.Timer
+	probeWait [maxSite + 1]time.Duration
 
 	c counters
 }
@@ -512,6 +516,11 @@ func (l *Layer) receive(ev *event.Event) {
 			l.Ctx.Up(ev)
 			return
 		}
+		if b[0] == tProbe {
+			l.onProbe(ev.Peer, m.Bytes())
+			m.Release()
+			return
+		}
 		lk := l.linkOf(ev.Peer)
 		if lk == nil {
 			l.c.Foreign.Inc()
@@ -697,10 +706,10 @@ func (l *Layer) onBeatIn(bt *beat, wan bool) {
 	}
 	l.clock = max(l.clock, bt.LTS)
 	changed := st.beat(bt)
-	if down := bt.Down & l.inView &^ l.downs[bt.Site]; down != 0 {
-		// Site bt.Site lost links: route around them (before the beat
-		// goes on, along the rebuilt tree).
-		l.downs[bt.Site] |= down
+	if down := bt.Down & l.inView; down != l.downs[bt.Site] && (bt.Site != l.me || !l.isRep) {
+		// Site bt.Site lost links, or has one up again (probe.go): route
+		// as it says (before the beat goes on, along the rebuilt tree).
+		l.downs[bt.Site] = down
 		changed = true
 		l.rebuild()
 	}
@@ -752,6 +761,7 @@ func (l *Layer) linkDown(s event.SiteID, peer event.NodeID, why string) {
 	l.downs[l.me] |= 1 << s
 	l.rebuild()
 	if l.isRep {
+		l.startProbing(s)
 		l.onBeat()
 	}
 }
