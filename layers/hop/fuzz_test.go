@@ -33,6 +33,9 @@ func FuzzHopHeaders(f *testing.F) {
 	full.put(fb)
 	f.Add(fb)
 	f.Add([]byte{tNack, 0x81, 0xa1, 's', 0x92, 1, 2})
+	var pb [probeSize]byte
+	(&probeHdr{Site: 2, Stage: probeAnswer, Down: 0b1001}).put(pb[:])
+	f.Add(pb[:])
 	codec := wirecodec.New(wirecodec.Options{Name: "hop", Malformed: errMalformed, MaxInitLen: 256})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if h, err := parseData(in); err == nil {
@@ -55,6 +58,13 @@ func FuzzHopHeaders(f *testing.F) {
 			// Entries come back sorted by site: compare as decoded.
 			if b2, err := parseBeat(out); err != nil || b2 != b || out[1] != in[1] || !bytes.Equal(out[4:beatSize], in[4:beatSize]) {
 				t.Fatalf("parseBeat(%x) = %+v, which encodes as %x (%v)", in, b, out, err)
+			}
+		}
+		if p, err := parseProbe(in); err == nil {
+			var out [probeSize]byte
+			p.put(out[:])
+			if !bytes.Equal(out[:], in) {
+				t.Fatalf("parseProbe(%x) = %+v, which encodes as %x", in, p, out)
 			}
 		}
 		if len(in) > 0 {
@@ -85,6 +95,11 @@ func FuzzHopReceive(f *testing.F) {
 	(&beat{Site: 2, Seq: 0, LTS: 99}).put(bt[:])
 	f.Add(append([]byte{8, beatSize}, bt[:]...))
 	f.Add([]byte{0, 7, tNack, 0x81, 0xa1, 's', 0x92, 1, 2, 6, 50})
+	for _, st := range []byte{probeAsk, probeAnswer, probeConfirm} {
+		var pb [probeSize]byte
+		(&probeHdr{Site: 1, Stage: st}).put(pb[:])
+		f.Add(append([]byte{0, probeSize}, pb[:]...)) // a Send from n2, site 1's representative
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c := layertest.New(t, sim.Config{Seed: 1, Latency: 1e6}, 3, layertest.Registered(nil, "hop"))
 		c.Lax = true

@@ -29,7 +29,7 @@
 // reaches is dead: it leaves the agreed order and its representative is
 // reported to membership (a Suspect, which gms's service confirms by
 // probing). A link declared down stays down until its far site's
-// representative changes.
+// representative changes, or it answers a probe (probe.go).
 //
 // Delivery is in agreed order: by (time stamp, site id), once every live
 // site's stream has passed the time stamp; idle sites send heartbeats. With
@@ -160,8 +160,13 @@ type Layer struct {
 	oseq     uint32
 	own      ring.Ring[ownCast]
 	numbered map[event.NodeID]uint32
+	resync   map[event.NodeID]bool // members whose casts again are awaited (takeOver)
 	lastRep  event.NodeID
 	retained [maxSite + 1]ring.Ring[kept]
+
+	// Probes of links declared down (probe.go).
+	probeT    [maxSite + 1]*stack.Timer
+	probeWait [maxSite + 1]time.Duration
 
 	c counters
 }
@@ -183,6 +188,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.me = ctx.Site()
 	l.beatT = ctx.NewTimer(l.onBeat)
 	l.numbered = map[event.NodeID]uint32{}
+	l.resync = map[event.NodeID]bool{}
 	return nil
 }
 
@@ -283,6 +289,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	for n := range l.numbered {
 		if s, ok := l.siteOf[n]; !ok || s != l.me {
 			delete(l.numbered, n) // gone from my site: a new life numbers from 1
+			delete(l.resync, n)
 		}
 	}
 	l.rebuild()
@@ -300,6 +307,9 @@ func (l *Layer) rebuild() {
 		if st := l.streams[l.me]; st != nil {
 			l.siteSeq = max(l.siteSeq, st.contig)
 			l.clock = max(l.clock, st.lastLTS)
+		}
+		if l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
+			l.takeOver()
 		}
 	}
 	var before [maxSite + 1]uint64 // my children per source, before
@@ -506,6 +516,11 @@ func (l *Layer) receive(ev *event.Event) {
 			l.Ctx.Up(ev)
 			return
 		}
+		if b[0] == tProbe {
+			l.onProbe(ev.Peer, m.Bytes())
+			m.Release()
+			return
+		}
 		lk := l.linkOf(ev.Peer)
 		if lk == nil {
 			l.c.Foreign.Inc()
@@ -554,10 +569,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		return
 	}
 	if h.Seq == 0 { // unnumbered: a member's cast for the representative
-		// Each (origin, OSeq) once, and no jump beyond what a member
-		// keeps (a forged number must not silence the member for long).
-		if n := l.numbered[from]; l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from &&
-			h.Last > n && h.Last-n <= uint32(l.cfg.MaxPending) {
+		if l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from && l.takeCast(h, from) {
 			l.number(h, g, m)
 		}
 		return
@@ -694,10 +706,10 @@ func (l *Layer) onBeatIn(bt *beat, wan bool) {
 	}
 	l.clock = max(l.clock, bt.LTS)
 	changed := st.beat(bt)
-	if down := bt.Down & l.inView &^ l.downs[bt.Site]; down != 0 {
-		// Site bt.Site lost links: route around them (before the beat
-		// goes on, along the rebuilt tree).
-		l.downs[bt.Site] |= down
+	if down := bt.Down & l.inView; down != l.downs[bt.Site] && (bt.Site != l.me || !l.isRep) {
+		// Site bt.Site lost links, or has one up again (probe.go): route
+		// as it says (before the beat goes on, along the rebuilt tree).
+		l.downs[bt.Site] = down
 		changed = true
 		l.rebuild()
 	}
@@ -749,6 +761,7 @@ func (l *Layer) linkDown(s event.SiteID, peer event.NodeID, why string) {
 	l.downs[l.me] |= 1 << s
 	l.rebuild()
 	if l.isRep {
+		l.startProbing(s)
 		l.onBeat()
 	}
 }

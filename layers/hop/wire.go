@@ -28,10 +28,58 @@ const (
 	// tBeat is a site's timestamp heartbeat (idle sites still let agreed
 	// order advance).
 	tBeat byte = 5
+	// tProbe asks, answers or confirms across a link declared down
+	// whether it carries traffic again (probeHdr).
+	tProbe byte = 6
 )
 
-// flagRetx marks a retransmitted data packet.
-const flagRetx = 1
+// Probe stages: a representative that declared its link to a far site down
+// probes it (probeAsk); the far representative answers (probeAnswer); the
+// asker, now knowing both directions carry, brings the link up and
+// confirms (probeConfirm), and the far one brings it up too.
+const (
+	probeAsk byte = iota
+	probeAnswer
+	probeConfirm
+)
+
+// probeSize is tProbe: type, the sender's site, stage, pad, then the mask
+// of the links the sender's site has declared down.
+const probeSize = 12
+
+// probeHdr is a decoded tProbe.
+type probeHdr struct {
+	Site  event.SiteID
+	Stage byte
+	Down  uint64
+}
+
+func (p *probeHdr) put(b []byte) {
+	_ = b[probeSize-1]
+	b[0], b[1], b[2], b[3] = tProbe, byte(p.Site), p.Stage, 0
+	binary.BigEndian.PutUint64(b[4:], p.Down)
+}
+
+func parseProbe(b []byte) (probeHdr, error) {
+	var p probeHdr
+	if len(b) != probeSize || b[0] != tProbe {
+		return p, fmt.Errorf("%w: probe of %d bytes", errMalformed, len(b))
+	}
+	p.Site, p.Stage, p.Down = event.SiteID(b[1]), b[2], binary.BigEndian.Uint64(b[4:])
+	if p.Site > maxSite || p.Stage > probeConfirm || b[3] != 0 || p.Down&(1<<p.Site) != 0 {
+		return p, fmt.Errorf("%w: probe of site %d, stage %d", errMalformed, p.Site, p.Stage)
+	}
+	return p, nil
+}
+
+// Header flags. Append-only: values are part of the wire format.
+const (
+	// flagRetx marks a retransmitted data packet.
+	flagRetx = 1
+	// flagRecast marks a member's unnumbered cast sent again to a new
+	// representative (failover.go).
+	flagRecast = 2
+)
 
 // errMalformed is wrapped by every decoding error.
 var errMalformed = errors.New("hop: malformed header")

@@ -39,7 +39,7 @@ func FuzzParseData(f *testing.F) {
 func FuzzDecodeToken(f *testing.F) {
 	wc := newWireCodec()
 	for _, tk := range []token{
-		{Ring: 9, Seq: 4, LinkSeq: 100, LinkAru: 90, FlowControl: 12, Rtr: []uint32{91, 95}, Age: []uint32{0, 3}, Lost: []uint32{80}, SiteSeq: 100, SiteLTS: 120, SiteAru: 110, Modifier: 3},
+		{Ring: 9, Seq: 4, LinkSeq: 100, LinkAru: 90, FlowControl: 12, Backlog: 300, Rtr: []uint32{91, 95}, Age: []uint32{0, 3}, Lost: []uint32{80}, SiteSeq: 100, SiteLTS: 120, SiteAru: 110, Modifier: 3},
 		{Ring: 9, Type: tokRecovery, Seq: 1, Busy: true, Old: []oldRing{{Ring: 4, High: 50, Rtr: []rtrReq{{Seq: 7, Passed: 2}}, Lost: []uint32{9}}}},
 		{Ring: 1, Type: tokQuiet, Seq: 1 << 40, LinkSeq: 5, LinkAru: 5},
 	} {
@@ -88,16 +88,16 @@ func FuzzDecodeToken(f *testing.F) {
 // and a decoded one encodes back to the same bytes.
 func FuzzParseTokenAck(f *testing.F) {
 	b := make([]byte, tokenAckSize)
-	putTokenAck(b, 7, 1<<33)
+	putTokenAck(b, 7, 1<<33, 2)
 	f.Add(b)
 	f.Add([]byte{tTokenAck})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ring, seq, err := parseTokenAck(b)
+		ring, seq, tx, err := parseTokenAck(b)
 		if err != nil {
 			return
 		}
 		out := make([]byte, tokenAckSize)
-		putTokenAck(out, ring, seq)
+		putTokenAck(out, ring, seq, tx)
 		if !bytes.Equal(out, b) {
 			t.Fatalf("round trip: %x -> %x", b, out)
 		}
@@ -112,15 +112,16 @@ func FuzzParseTokenAck(f *testing.F) {
 // an authenticating layer below prevents; the ring still goes on.)
 func FuzzReceive(f *testing.F) {
 	wc := newWireCodec()
-	tk := token{Ring: ringID(ids(4)), Seq: 1 << 30, LinkSeq: 3, LinkAru: 1, Rtr: []uint32{2}, Age: []uint32{1}, SiteSeq: 3, SiteLTS: 3}
-	f.Add(byte(1), byte(4), append([]byte{tToken}, wc.Encode(&tk)...))
+	tk := token{Ring: ringID(ids(4), 0), Seq: 1 << 30, LinkSeq: 3, LinkAru: 1, Rtr: []uint32{2}, Age: []uint32{1}, SiteSeq: 3, SiteLTS: 3}
+	f.Add(byte(1), byte(4), append([]byte{tToken, 0}, wc.Encode(&tk)...))
+	f.Add(byte(1), byte(4), []byte{tToken})
 	d := make([]byte, dataHeaderSize+8)
-	putData(d, dataHeader{ring: ringID(ids(4)), seq: 2, siteSeq: 2, lts: 2, origin: 2})
+	putData(d, dataHeader{ring: ringID(ids(4), 0), seq: 2, siteSeq: 2, lts: 2, origin: 2})
 	f.Add(byte(0), byte(2), d)
 	f.Add(byte(0), byte(9), d)
 	f.Add(byte(1), byte(2), []byte{tPass, 1, 2, 3})
 	a := make([]byte, tokenAckSize)
-	putTokenAck(a, ringID(ids(4)), 5)
+	putTokenAck(a, ringID(ids(4), 0), 5, 1)
 	f.Add(byte(1), byte(4), a)
 	f.Fuzz(func(t *testing.T, sel, peer byte, b []byte) {
 		cfg := testConfig()

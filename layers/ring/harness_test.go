@@ -35,6 +35,15 @@ type cluster struct {
 	lax    bool // arbitrary payloads expected (fuzzing): short ones are not recorded
 	// onDeliver, if set, sees each delivery before it is recorded.
 	onDeliver func(id event.NodeID, d del)
+	// views are the views each node's application saw, with how many
+	// deliveries it had made before each.
+	views map[event.NodeID][]viewAt
+}
+
+// viewAt is a view an application saw after its first n deliveries.
+type viewAt struct {
+	n int
+	v *event.ViewInfo
 }
 
 // testConfig is the default configuration, as registered.
@@ -45,7 +54,7 @@ func testConfig() Config {
 
 func newCluster(t *testing.T, sc sim.Config, n int, cfg Config) *cluster {
 	c := &cluster{t: t, net: sim.New(sc), stacks: map[event.NodeID]*stack.Stack{}, layers: map[event.NodeID]*Layer{},
-		got: map[event.NodeID][]del{}, sent: map[event.GroupID]map[event.NodeID]uint32{}, held: map[event.NodeID]int{}}
+		got: map[event.NodeID][]del{}, views: map[event.NodeID][]viewAt{}, sent: map[event.GroupID]map[event.NodeID]uint32{}, held: map[event.NodeID]int{}}
 	for i := 1; i <= n; i++ {
 		id := event.NodeID(i)
 		nd := c.net.AddNode(id)
@@ -67,6 +76,7 @@ func newCluster(t *testing.T, sc sim.Config, n int, cfg Config) *cluster {
 					}
 					c.got[id] = append(c.got[id], x)
 				},
+				OnView: func(v *event.ViewInfo) { c.views[id] = append(c.views[id], viewAt{len(c.got[id]), v}) },
 				OnFlow: func(g event.GroupID, ok bool) {
 					if !ok {
 						c.held[id]++

@@ -6,15 +6,15 @@ import (
 	"github.com/layercast/layercast/event"
 )
 
-// setMembers makes the ring of these members (sorted), if it is not the
-// current one.
-func (l *Layer) setMembers(members []event.NodeID) {
+// setMembers makes the ring of these members (sorted) in this epoch (see
+// ringID), if it is not the current one.
+func (l *Layer) setMembers(members []event.NodeID, epoch uint64) {
 	idx, in := slices.BinarySearch(members, l.self)
 	if !in || len(members) > maxMembers {
 		l.leaveRing()
 		return
 	}
-	id := ringID(members)
+	id := ringID(members, epoch)
 	if l.cur != nil && l.cur.id == id && slices.Equal(l.cur.members, members) {
 		return
 	}
@@ -44,7 +44,8 @@ func (l *Layer) setMembers(members []event.NodeID) {
 		l.cur.siteLTS = l.old.siteLTS
 	}
 	l.c.Rings.Inc()
-	l.lastSent = 0
+	l.lastSent, l.lastBacklog = 0, 0
+	l.lastVisit = 0
 	l.holding = false
 	l.hold.Stop()
 	l.loss.Stop()
@@ -84,6 +85,7 @@ func (l *Layer) leaveRing() {
 	l.rtx.Stop()
 	l.holding = false
 	l.setBuf()
+	l.heldViewsGo()
 }
 
 // finishOld delivers the old ring's messages still held, in order (what is
@@ -104,6 +106,7 @@ func (l *Layer) finishOld() {
 func (l *Layer) startRing() {
 	r := l.cur
 	l.finishOld()
+	l.heldViewsGo()
 	r.recovering = false
 	if r.replaced {
 		d := int64(l.Ctx.Now().Sub(r.since))

@@ -26,15 +26,21 @@
 //
 // Flow control: a member sends at most min(member_limit, ring_limit -
 // flow_control + what it sent last time) packets per visit, retransmissions
-// included. A full pending queue (max_pending) holds the application off
+// included, and, when others have casts waiting too, no more than its share
+// of ring_limit in proportion to its share of the token's backlog (Totem's
+// rule: a full ring starves nobody). A full pending queue (max_pending) holds the application off
 // (event.HoldOff) until half of it has gone (event.Resume).
 //
-// A token going astray: the successor acknowledges each token it gets, and
-// the sender sends it again until it does (for up to token_timeout), after
-// a timeout that follows the measured acknowledgement round trip (at most
-// token_retransmit): under bursty loss a token hop costs a burst's length
-// of timeouts, and a rotation must stay near its loss-free time. A lost token: the leader (the member with the
-// smallest id) regenerates it when it has not seen it for token_timeout. The regenerated token's
+// A token going astray: the successor acknowledges each copy of a token it
+// gets, naming the copy, and the sender sends it again until it does (for
+// as long as the leader would wait before regenerating it), after a timeout
+// that follows the measured acknowledgement round trip (token_retransmit,
+// doubled per unanswered copy, until one is measured): under bursty loss a
+// token hop costs a burst's length of timeouts, and a rotation must stay
+// near its loss-free time; across a WAN the timer rises to the round trip
+// instead of sending every token many times. A lost token: the leader (the
+// member with the smallest id) regenerates it when it has not seen it for
+// token_timeout, or twice the measured rotation when that is longer. The regenerated token's
 // sequence jumps ahead, so an old copy still travelling is dropped by any
 // member that saw the new one, and its first rotation is quiet: members
 // raise the sequence fields to what they have sent or seen and send nothing
@@ -70,7 +76,8 @@
 // every member (one group, or groups over the same nodes): give site views
 // (gms or the static harness) otherwise. A second change before a new ring
 // starts delivers what the first old ring holds at this node without
-// recovering it. Ring ids hash the member set, so a packet of an earlier
+// recovering it. Ring ids hash the member set and the site view's number;
+// without site views only the member set, so there a packet of an earlier
 // ring with the same members arriving after two changes would count as the
 // current ring's.
 package ring
@@ -100,11 +107,11 @@ type Config struct {
 	// MaxRtr bounds the retransmission requests on a token.
 	MaxRtr int
 	// TokenTimeout is how long the leader waits for the token before it
-	// regenerates it.
+	// regenerates it (at least: twice the measured rotation when longer).
 	TokenTimeout time.Duration
-	// TokenRetransmit is the longest a member waits for its successor to
-	// acknowledge the token before it sends it again (the measured round
-	// trip sets a shorter wait).
+	// TokenRetransmit is how long a member waits for its successor to
+	// acknowledge the token before it sends it again, until the round
+	// trip is measured (then the measured round trip sets the wait).
 	TokenRetransmit time.Duration
 	// TokenIdle is how long a member holds the token when the ring has
 	// nothing to do (nothing sent, asked or missing for a rotation).
@@ -147,17 +154,29 @@ type Layer struct {
 	stashFrom        event.NodeID
 	firstTok         event.Time   // when the node first handled a token
 	lastSent         uint32       // packets sent on the last visit (flow control)
+	lastBacklog      uint32       // this member's part of the token's Backlog
 	hold             *stack.Timer // idle hold (and a one-member ring's "pass")
-	loss             *stack.Timer // token-loss timer (leader)
-	rtx              *stack.Timer // token retransmission until acknowledged
-	sentTok          []byte       // the last token sent, for retransmission
-	sentTokSeq       uint64
-	sentTo           event.NodeID
-	rtxLeft          int
-	holding          bool
-	sentAt           event.Time    // when the kept token was first sent
-	resent           bool          // it was sent again (no round-trip sample)
-	srtt, rttvar     time.Duration // the successor's acknowledgement round trip
+	// upq holds the views and neighbourhoods going up while the old
+	// ring's messages are still to be delivered (viewsync.go); upT
+	// releases them in a step of their own.
+	upq        []event.Event
+	upT        *stack.Timer
+	loss       *stack.Timer // token-loss timer (leader)
+	rtx        *stack.Timer // token retransmission until acknowledged
+	sentTok    []byte       // the last token sent, for retransmission
+	sentTokSeq uint64
+	sentTo     event.NodeID
+	rtxLeft    int
+	holding    bool
+	// txAt is when each copy of the kept token was sent (txN so far):
+	// an acknowledgement names the copy it answers, so every one times
+	// the round trip, retransmitted or not.
+	txAt         [maxTx]event.Time
+	txN          int
+	backoff      uint          // doublings of token_retransmit before any round trip is measured
+	srtt, rttvar time.Duration // the successor's acknowledgement round trip
+	lastVisit    event.Time    // when the token was last in hand
+	srot         time.Duration // the smoothed time of a rotation, from visit to visit
 
 	c counters
 }
@@ -212,6 +231,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.hold = ctx.NewTimer(l.holdDone)
 	l.loss = ctx.NewTimer(l.tokenLost)
 	l.rtx = ctx.NewTimer(l.retransmitToken)
+	l.upT = ctx.NewTimer(l.releaseUp)
 	l.ch = ctx.Channel(event.SiteChannel, uint32(ctx.Site()))
 	if l.cfg.OneRing {
 		l.ch = ctx.Channel(event.SiteChannel, wideSite)
@@ -240,10 +260,10 @@ func (l *Layer) Up(ev *event.Event) {
 		l.packetUp(ev)
 	case event.View:
 		l.viewUp(ev.View)
-		l.Ctx.Up(ev)
+		l.membershipUp(ev)
 	case event.Regions:
 		l.regionsUp(ev.Regions)
-		l.Ctx.Up(ev)
+		l.membershipUp(ev)
 	default:
 		l.Ctx.Up(ev)
 	}
@@ -332,7 +352,7 @@ func (l *Layer) viewUp(v *event.ViewInfo) {
 		delete(l.views, v.Group)
 	}
 	if !l.siteMode {
-		l.setMembers(l.unionOfGroups())
+		l.setMembers(l.unionOfGroups(), 0)
 	}
 }
 
@@ -342,18 +362,20 @@ func (l *Layer) regionsUp(n *event.Neighbourhood) {
 		// One ring over every site's members: the same set at every node,
 		// unlike the union of each node's groups.
 		var all []event.NodeID
+		var epoch uint64
 		for _, s := range n.Sites {
 			all = append(all, s.Members...)
+			epoch = epoch*31 + uint64(s.Site)<<32 + s.ID
 		}
 		slices.Sort(all)
 		l.siteMode = true
-		l.setMembers(slices.Compact(all))
+		l.setMembers(slices.Compact(all), epoch)
 		return
 	}
 	if n == nil || len(n.Sites) == 0 || n.OwnSite < 0 || n.OwnSite >= len(n.Sites) || l.cfg.OneRing {
 		if l.siteMode {
 			l.siteMode = false
-			l.setMembers(l.unionOfGroups())
+			l.setMembers(l.unionOfGroups(), 0)
 		}
 		return
 	}
@@ -366,7 +388,7 @@ func (l *Layer) regionsUp(n *event.Neighbourhood) {
 			l.Ctx.Logf("subscribe %v: %v", ch, err)
 		}
 	}
-	l.setMembers(s.Members)
+	l.setMembers(s.Members, s.ID)
 }
 
 // unionOfGroups is the sorted union of the members of the node's groups.
@@ -379,10 +401,22 @@ func (l *Layer) unionOfGroups() []event.NodeID {
 	return slices.Compact(out)
 }
 
-// ringID names a member set.
-func ringID(members []event.NodeID) uint32 {
+// ringID names a member set in one epoch: the site view's number (0
+// without site views). The same members again in a later site view make
+// another ring: a member removed and readmitted (or back from a partition)
+// would otherwise take the old ring's packets, and its requests for what
+// the others had long freed, as the new ring's, and the recovery would
+// never end (spread.stack soak seed 168).
+func ringID(members []event.NodeID, epoch uint64) uint32 {
 	h := fnv.New32a()
 	var b [4]byte
+	if epoch != 0 {
+		var e [8]byte
+		for i := range e {
+			e[i] = byte(epoch >> (8 * i))
+		}
+		_, _ = h.Write(e[:])
+	}
 	for _, m := range members {
 		b[0], b[1], b[2], b[3] = byte(m>>24), byte(m>>16), byte(m>>8), byte(m)
 		_, _ = h.Write(b[:])

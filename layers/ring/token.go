@@ -16,7 +16,12 @@ const regenJump = 2 * maxMembers
 func (l *Layer) tokenUp(ev *event.Event) {
 	defer ev.Msg.Release()
 	l.c.TokenBytesMax.Max(int64(ev.Msg.Len()))
-	_, _ = ev.Msg.Consume(1)
+	hdr, err := ev.Msg.Consume(tokenHdrSize)
+	if err != nil {
+		l.c.Malformed.Inc()
+		return
+	}
+	tx := hdr[1]
 	if err := decodeToken(l.wc, ev.Msg.Bytes(), &l.tok, l.cfg.MaxRtr); err != nil {
 		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
@@ -27,7 +32,7 @@ func (l *Layer) tokenUp(ev *event.Event) {
 	r := l.cur
 	if r != nil && r.inRing(ev.Peer) {
 		a := l.Ctx.NewMessage()
-		putTokenAck(a.Append(tokenAckSize), l.tok.Ring, l.tok.Seq)
+		putTokenAck(a.Append(tokenAckSize), l.tok.Ring, l.tok.Seq, tx)
 		l.c.TokenAcks.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: ev.Peer, Control: true, Msg: a})
 	}
@@ -56,6 +61,9 @@ func (l *Layer) handleToken(fresh bool) {
 	r.lastSeq = tok.Seq
 	now := l.Ctx.Now()
 	l.c.Tokens.Inc()
+	if !fresh {
+		l.sampleRotation(now)
+	}
 	if l.firstTok == 0 {
 		l.firstTok = now
 	}
@@ -125,6 +133,7 @@ func (l *Layer) regularStep() bool {
 	// retransmissions included.
 	rest := max(0, int(tok.FlowControl)-int(l.lastSent))
 	budget := max(0, min(l.cfg.MemberLimit, l.cfg.RingLimit-rest))
+	budget = min(budget, l.fairShare(quiet))
 	// Answer the previous holders' requests first; a request that every
 	// member in a row lacked is for a packet nobody holds.
 	sent := 0
@@ -184,6 +193,30 @@ func (l *Layer) regularStep() bool {
 	l.updateAru(min(w.aru, tok.LinkSeq), site)
 	return !quiet && sent == 0 && tok.FlowControl == 0 && len(tok.Rtr) == 0 && len(tok.Lost) == 0 &&
 		tok.LinkAru == tok.LinkSeq && l.pending.Len() == 0
+}
+
+// fairShare updates the token's backlog with this member's waiting casts
+// and returns the most the member may send on this visit: its share of the
+// rotation in proportion to its share of the backlog (Totem's
+// fcc_calculate), at least one while it has casts waiting. The flow
+// control of Figure 3.3 alone lets the members that sent last rotation
+// take the whole ring_limit again, and a member that sent nothing (the
+// leader, after a new ring) found it full every time: it sent nothing for
+// seconds while the others' casts went on (spread-ring-wan soak seed 66).
+// A quiet rotation (after a regeneration) counts the backlog afresh.
+func (l *Layer) fairShare(quiet bool) int {
+	tok := &l.tok
+	if quiet {
+		l.lastBacklog = 0
+	}
+	cur := uint32(min(l.pending.Len(), maxSeq))
+	total := tok.Backlog - min(tok.Backlog, l.lastBacklog)
+	total = min(total+cur, maxSeq)
+	tok.Backlog, l.lastBacklog = total, cur
+	if cur == 0 || total == 0 {
+		return l.cfg.RingLimit
+	}
+	return max(1, int(uint64(l.cfg.RingLimit)*uint64(cur)/uint64(total)))
 }
 
 // loseSeq records that no member holds seq: skipped here, and by every
@@ -275,24 +308,33 @@ func (l *Layer) pass(idle bool) {
 func (l *Layer) sendToken() {
 	r := l.cur
 	body := l.wc.Encode(&l.tok)
-	l.sentTok = append(append(l.sentTok[:0], tToken), body...)
+	l.sentTok = append(append(l.sentTok[:0], tToken, 0), body...)
 	// Send it again for as long as the leader would wait before
 	// regenerating it; past that the successor is presumably gone, and the
 	// regeneration (or a new view) takes over.
 	l.sentTokSeq, l.sentTo = l.tok.Seq, r.next()
-	l.sentAt, l.resent = l.Ctx.Now(), false
-	l.rtxLeft = max(1, int(l.cfg.TokenTimeout/l.rto()))
+	l.txN = 0
+	l.rtxLeft = max(2, int(l.lossTimeout()/l.rto()))
 	l.c.TokensSent.Inc()
 	l.c.TokenBytesMax.Max(int64(len(l.sentTok)))
 	l.transmitToken()
 	if r.leader() == l.self {
-		l.loss.Reset(l.cfg.TokenTimeout)
+		l.loss.Reset(l.lossTimeout())
 	}
 }
 
-// transmitToken sends the kept copy of the token and arms its
+// maxTx bounds the copies of one token whose send times are kept (later
+// copies are not timed).
+const maxTx = 16
+
+// transmitToken sends the kept copy of the token, numbered, and arms its
 // retransmission.
 func (l *Layer) transmitToken() {
+	if l.txN < maxTx {
+		l.txAt[l.txN] = l.Ctx.Now()
+	}
+	l.sentTok[1] = byte(min(l.txN, 255))
+	l.txN++
 	m := l.Ctx.NewMessage()
 	copy(m.Append(len(l.sentTok)), l.sentTok)
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: l.sentTo, Control: true, Msg: m})
@@ -301,15 +343,50 @@ func (l *Layer) transmitToken() {
 
 // rto is how long the member waits for the successor's acknowledgement
 // before it sends the token again: the measured round trip plus four times
-// its deviation (Jacobson), at least rtoMin, at most token_retransmit.
-// Under bursty loss a hop costs a burst's length of retransmission
-// timeouts, so a timer of a few LAN round trips, not a fixed 10 ms, is what
-// keeps a rotation (and the ring's throughput) near its loss-free figure.
+// its deviation (Jacobson), at least rtoMin; before any round trip is
+// measured, token_retransmit, doubled for every copy of the token that
+// went unacknowledged. At most half of what the leader waits before it
+// regenerates the token. The round trip scales the timer to the ring's
+// links: across a WAN (tens of ms each way) a fixed LAN timer sent every
+// token many times over (spread-ring-wan: 2,286 retransmissions of 208
+// tokens); under bursty loss on a LAN a hop costs a burst's length of
+// timeouts, so a timer of a few LAN round trips, not a fixed 10 ms, keeps
+// a rotation (and the ring's throughput) near its loss-free figure.
 func (l *Layer) rto() time.Duration {
-	if l.srtt == 0 {
-		return l.cfg.TokenRetransmit
+	d := l.cfg.TokenRetransmit << l.backoff
+	if l.srtt != 0 {
+		d = max(rtoMin, l.srtt+4*l.rttvar)
 	}
-	return min(l.cfg.TokenRetransmit, max(rtoMin, l.srtt+4*l.rttvar))
+	return min(d, l.lossTimeout()/2)
+}
+
+// maxBackoff bounds the doublings of token_retransmit.
+const maxBackoff = 8
+
+// lossTimeout is how long the leader waits for the token before it
+// regenerates it: token_timeout, or twice the measured rotation when that
+// is longer (a ring across the wide area), at most 8 x token_timeout.
+func (l *Layer) lossTimeout() time.Duration {
+	return min(max(l.cfg.TokenTimeout, 2*l.srot), 8*l.cfg.TokenTimeout)
+}
+
+// sampleRotation folds the time since the token was last in hand into the
+// rotation estimate; a rotation longer than the loss timeout (the token
+// was lost and regenerated, or the ring was stalled) is not a sample.
+func (l *Layer) sampleRotation(now event.Time) {
+	last := l.lastVisit
+	l.lastVisit = now
+	if last == 0 {
+		return
+	}
+	d := now.Sub(last)
+	switch {
+	case d >= l.lossTimeout():
+	case l.srot == 0:
+		l.srot = d
+	default:
+		l.srot += (d - l.srot) / 8
+	}
 }
 
 // rtoMin is the least token retransmission timeout.
@@ -335,7 +412,9 @@ func (l *Layer) retransmitToken() {
 		return
 	}
 	l.rtxLeft--
-	l.resent = true
+	if l.srtt == 0 {
+		l.backoff = min(l.backoff+1, maxBackoff)
+	}
 	l.c.TokenRetrans.Inc()
 	l.transmitToken()
 }
@@ -343,15 +422,16 @@ func (l *Layer) retransmitToken() {
 // tokenAckUp: the successor has the token.
 func (l *Layer) tokenAckUp(ev *event.Event) {
 	defer ev.Msg.Release()
-	ring, seq, err := parseTokenAck(ev.Msg.Bytes())
+	ring, seq, tx, err := parseTokenAck(ev.Msg.Bytes())
 	if err != nil {
 		l.c.Malformed.Inc()
 		return
 	}
 	if l.cur != nil && ring == l.cur.id && seq == l.sentTokSeq && ev.Peer == l.sentTo {
-		if l.rtx.Stop() && !l.resent {
-			// Karn: only a token sent once times the round trip.
-			l.sampleRTT(l.Ctx.Now().Sub(l.sentAt))
+		if l.rtx.Stop() && int(tx) < min(l.txN, maxTx) {
+			// The copy acknowledged is known, retransmitted or not.
+			l.sampleRTT(l.Ctx.Now().Sub(l.txAt[tx]))
+			l.backoff = 0
 		}
 	}
 }
@@ -389,7 +469,7 @@ func (l *Layer) tokenLost() {
 		tok := &l.tok
 		tok.Ring, tok.Type, tok.Seq = r.id, tokQuiet, seq
 		tok.Rtr, tok.Age, tok.Lost, tok.Old = tok.Rtr[:0], tok.Age[:0], tok.Lost[:0], tok.Old[:0]
-		tok.FlowControl = 0
+		tok.FlowControl, tok.Backlog = 0, 0
 		tok.LinkSeq = max(tok.LinkSeq, r.sentSeq, r.win.aru)
 		tok.SiteSeq = max(tok.SiteSeq, r.siteSeq)
 		tok.SiteLTS = max(tok.SiteLTS, r.siteLTS)
@@ -409,7 +489,7 @@ func (l *Layer) deliver() {
 		return
 	}
 	w := &r.win
-	if !r.recovering && l.old == nil {
+	if !r.recovering && l.old == nil && len(l.upq) == 0 {
 		lim := w.aru
 		if l.cfg.Safe {
 			lim = min(lim, r.ringAru)

@@ -19,26 +19,34 @@ const (
 	tData byte = 2
 	// tToken is the rotating token (msgpack body, see token).
 	tToken byte = 3
-	// tTokenAck tells the token's sender it arrived (ring id, token seq);
-	// until then the sender sends it again every token_retransmit.
+	// tTokenAck tells the token's sender it arrived (ring id, token seq,
+	// the copy's transmission number); until then the sender sends it
+	// again after its retransmission timeout.
 	tTokenAck byte = 4
 )
 
-// tokenAckSize is tTokenAck, the ring id and the token's sequence.
-const tokenAckSize = 13
+// tokenHdrSize is what precedes a token's msgpack body: tToken and the
+// copy's transmission number (0 for the first, saturating at 255), which
+// the acknowledgement echoes.
+const tokenHdrSize = 2
 
-func putTokenAck(b []byte, ring uint32, seq uint64) {
+// tokenAckSize is tTokenAck, the ring id, the token's sequence and the
+// transmission number of the copy acknowledged.
+const tokenAckSize = 14
+
+func putTokenAck(b []byte, ring uint32, seq uint64, tx byte) {
 	b[0] = tTokenAck
 	binary.BigEndian.PutUint32(b[1:], ring)
 	binary.BigEndian.PutUint64(b[5:], seq)
+	b[13] = tx
 }
 
 // parseTokenAck decodes a token acknowledgement (type byte included).
-func parseTokenAck(b []byte) (ring uint32, seq uint64, err error) {
+func parseTokenAck(b []byte) (ring uint32, seq uint64, tx byte, err error) {
 	if len(b) != tokenAckSize || b[0] != tTokenAck {
-		return 0, 0, fmt.Errorf("%w: token acknowledgement of %d bytes", errMalformed, len(b))
+		return 0, 0, 0, fmt.Errorf("%w: token acknowledgement of %d bytes", errMalformed, len(b))
 	}
-	return binary.BigEndian.Uint32(b[1:]), binary.BigEndian.Uint64(b[5:]), nil
+	return binary.BigEndian.Uint32(b[1:]), binary.BigEndian.Uint64(b[5:]), b[13], nil
 }
 
 // Data header flags.
@@ -150,6 +158,10 @@ type token struct {
 	// FlowControl counts the packets sent in the last rotation,
 	// retransmissions included.
 	FlowControl uint32 `codec:"fc"`
+	// Backlog is the casts waiting at the members, each as it counted them
+	// on its last visit (Totem's backlog): a member's share of a full
+	// rotation follows its share of the backlog, so none is starved.
+	Backlog uint32 `codec:"bl"`
 	// Rtr lists the link_seq values members ask to be retransmitted.
 	Rtr []uint32 `codec:"rtr"`
 	// Age counts, for each request in Rtr, the members in a row that

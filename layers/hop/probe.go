@@ -1,0 +1,93 @@
+package hop
+
+import (
+	"time"
+
+	"github.com/layercast/layercast/event"
+)
+
+// A link declared down (retry limit or silence) was down for good before
+// (until the far site's representative changed), so a WAN link that failed
+// for a while and came back was never used again: its two sites stayed
+// routed around it. Now the representative that declared it down probes
+// the far representative, every dead_after at first and backing off to
+// 8 x dead_after. A three-way exchange (ask, answer, confirm: probeHdr)
+// tells each end that both directions carry; each then clears the link
+// from its own down mask and from the far site's, rebuilds its trees (the
+// link is new: fresh sequence numbers, and what the far site lacks is
+// resent from what is kept) and says so in its next heartbeat. Heartbeats
+// carry a site's whole down mask, which every site takes as it comes, so
+// the others route over the link again too.
+
+// maxProbeBackoff bounds the probe interval, in multiples of dead_after.
+const maxProbeBackoff = 8
+
+// startProbing arms the probe of the link to site s (declared down).
+func (l *Layer) startProbing(s event.SiteID) {
+	if l.probeT[s] == nil {
+		l.probeT[s] = l.Ctx.NewTimer(func() { l.onProbeTimer(s) })
+	}
+	l.probeWait[s] = l.cfg.DeadAfter
+	l.probeT[s].Reset(l.probeWait[s])
+}
+
+// onProbeTimer probes the link to s while it is down and s is live.
+func (l *Layer) onProbeTimer(s event.SiteID) {
+	if !l.isRep || l.downs[l.me]&(1<<s) == 0 || l.live&(1<<s) == 0 || l.reps[s] == event.NoNode {
+		return
+	}
+	l.sendProbe(s, probeAsk)
+	l.c.Probes.Inc()
+	l.probeWait[s] = min(2*l.probeWait[s], time.Duration(maxProbeBackoff)*l.cfg.DeadAfter)
+	l.probeT[s].Reset(l.probeWait[s])
+}
+
+func (l *Layer) sendProbe(s event.SiteID, stage byte) {
+	p := probeHdr{Site: l.me, Stage: stage, Down: l.downs[l.me] & l.inView}
+	m := l.Ctx.NewMessage()
+	p.put(m.Append(probeSize))
+	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: l.reps[s], Control: true, Msg: m})
+}
+
+// onProbe takes a probe from the representative of another live site.
+func (l *Layer) onProbe(from event.NodeID, b []byte) {
+	p, err := parseProbe(b)
+	if err != nil {
+		l.c.Malformed.Inc()
+		return
+	}
+	s := p.Site
+	if !l.isRep || s == l.me || l.reps[s] != from || l.live&(1<<s) == 0 {
+		l.c.Foreign.Inc()
+		return
+	}
+	switch p.Stage {
+	case probeAsk:
+		l.sendProbe(s, probeAnswer)
+	case probeAnswer:
+		l.linkUp(s)
+		l.sendProbe(s, probeConfirm)
+	case probeConfirm:
+		l.linkUp(s)
+	}
+}
+
+// linkUp brings the link to s up again: both directions carry. The link
+// starts afresh at both ends, even one that had not declared it down (its
+// old link's numbers mean nothing to the far end's new one).
+func (l *Layer) linkUp(s event.SiteID) {
+	if l.downs[l.me]&(1<<s) != 0 {
+		l.c.LinksUp.Inc()
+		if l.Ctx.Logging() {
+			l.Ctx.Logf("link to site %d (representative %v) up again: it answered a probe", s, l.reps[s])
+		}
+	}
+	l.downs[l.me] &^= 1 << s
+	l.downs[s] &^= 1 << l.me
+	if lk := l.links[s]; lk != nil {
+		lk.close() // a stale one: the far end starts afresh too
+		l.links[s] = nil
+	}
+	l.rebuild()
+	l.onBeat() // tell every site at once
+}
