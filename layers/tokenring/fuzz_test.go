@@ -164,7 +164,7 @@ func seedCorpus(f *testing.F) {
 	ack := make([]byte, ackSize)
 	putAck(ack, ackMsg{Region: 1, Stable: 1, Rate: 1000})
 	p2p := make([]byte, p2pHeaderSize+3)
-	putP2P(p2p, p2pHeader{typ: tP2P, seq: 1})
+	putP2P(p2p, p2pHeader{typ: tP2P, seq: 1, floor: 1, session: 1})
 	data := seedData()
 	f.Add(append(append(record(2, 0, nil)[:2], record(0, 0, data)...), record(2, 0, nil)[:2]...))
 	f.Add(append(record(1, 0, seedToken(l)), record(1, 1, seedRanges(l, tPull))...))

@@ -153,4 +153,5 @@ type counters struct {
 	P2pDelivered    *stack.Counter `counter:"p2p_delivered" doc:"point-to-point messages delivered"`
 	P2pRetrans      *stack.Counter `counter:"p2p_retransmissions" doc:"point-to-point messages sent again"`
 	P2pGivenUp      *stack.Counter `counter:"p2p_given_up" doc:"point-to-point messages refused or given up"`
+	P2pStale        *stack.Counter `counter:"p2p_stale" doc:"point-to-point messages and acknowledgements of a session the peer or this node had closed (it made its state for the other afresh), dropped"`
 }

@@ -196,6 +196,7 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 		if n := s.purge(l, rec.P); n > 0 {
 			l.c.Skipped.Add(int64(n))
 		}
+		s.lowerCache(l, rec.P+1)
 		if rec.C > s.high {
 			s.discover(s.high+1, rec.C, l.Ctx.Now())
 		}

@@ -151,6 +151,10 @@ type Layer struct {
 	rc        rateCtl
 
 	peers map[event.NodeID]*peer
+	// sessions numbers the point-to-point sessions this node opens (the
+	// last one opened; it starts at random, so a restarted node does not
+	// reuse its earlier sessions).
+	sessions uint32
 
 	tok     tokenMsg // decode target, reused
 	scratch []uint32
@@ -185,6 +189,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.feed = ctx.NewFeed(false, l.pull)
 	l.fwdFeed = ctx.NewFeed(false, l.pullForward)
 	l.rc.init(l)
+	l.sessions = ctx.Rand().Uint32()
 	return nil
 }
 

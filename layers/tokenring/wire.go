@@ -61,10 +61,15 @@ const dataHeaderSize = 34
 const ackSize = 13
 
 // p2pHeaderSize is the point-to-point header: tP2P, tP2PCtl or tP2PAck,
-// a 4-byte sequence number, and (for tP2P and tP2PCtl) the sender's floor:
-// its lowest sequence number not yet acknowledged or given up, so that a
-// receiver never waits for a message the sender gave up.
-const p2pHeaderSize = 9
+// a 4-byte sequence number, (for tP2P and tP2PCtl) the sender's floor: its
+// lowest sequence number not yet acknowledged or given up, so that a
+// receiver never waits for a message the sender gave up, and the 4-byte
+// session the numbers belong to (for an ack: the session it acknowledges).
+// A node numbers its messages to a peer in a new session each time it
+// makes its state for the peer afresh (the peer left its groups and came
+// back), so the peer, which may have kept its own state, starts again at
+// the floor instead of taking the new numbers for old ones.
+const p2pHeaderSize = 13
 
 const flagAgain = 1
 
@@ -157,23 +162,26 @@ func parseAck(b []byte) (ackMsg, error) {
 // p2pHeader is a point-to-point header: a message (tP2P, tP2PCtl) or a
 // cumulative ack.
 type p2pHeader struct {
-	typ   byte
-	seq   uint32
-	floor uint32
+	typ     byte
+	seq     uint32
+	floor   uint32
+	session uint32
 }
 
 func putP2P(b []byte, h p2pHeader) {
 	b[0] = h.typ
 	binary.BigEndian.PutUint32(b[1:], h.seq)
 	binary.BigEndian.PutUint32(b[5:], h.floor)
+	binary.BigEndian.PutUint32(b[9:], h.session)
 }
 
 func parseP2P(b []byte) (p2pHeader, error) {
 	if len(b) < p2pHeaderSize || (b[0] != tP2P && b[0] != tP2PAck && b[0] != tP2PCtl) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point header of %d bytes", errMalformed, len(b))
 	}
-	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:]), floor: binary.BigEndian.Uint32(b[5:])}
-	if h.seq > maxSeq || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
+	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:]), floor: binary.BigEndian.Uint32(b[5:]),
+		session: binary.BigEndian.Uint32(b[9:])}
+	if h.seq > maxSeq || h.session == 0 || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point seq %d", errMalformed, h.seq)
 	}
 	return h, nil
