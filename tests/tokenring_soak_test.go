@@ -184,3 +184,23 @@ func TestTokenringReadmittedMembersKeepRecovery(t *testing.T) {
 		"loss", "uniform:13.3%", "latency", "1ms", "jitter", "100µs", "max-burst", "64", "seed", "11",
 		"fault", "partition:3,6,13@1434ms", "fault", "heal@2490ms", "fault", "freeze:11@1288ms+868ms")
 }
+
+// Soak seed 34 of specs/qsm-gms.stack: n2 is cut off and readmitted to
+// region 5 ({n2, n10}); n6 learned of the readmission and cast 186..200
+// there in the new view while n10 still held the view with itself alone.
+// n10, leader of its one-member view, ACKed every packet it had, and n6
+// freed number 194, which n2 had lost: nobody had it any more (n2's
+// deliveries of n6's last four casts to g6 missing). A sender takes no ACK
+// computed over an older view of the region than its own.
+// stacktool run specs/qsm-gms.stack --nodes 10 --groups-per-node 3
+// --group-size 5 --senders all --rate 100 --msg-size 1000 --duration 3s
+// --drain 6s --loss uniform:7.2% --capacity 50000pps,buf=512 --seed 34
+// --fault freeze:9@2915ms+1358ms --fault partition:1,2,3@1318ms
+// --fault heal@2595ms --fault crash:4@1694ms
+func TestTokenringNoAckFromOlderView(t *testing.T) {
+	runQSMReplay(t, "../specs/qsm-gms.stack", "nodes", "10", "groups-per-node", "3", "group-size", "5",
+		"senders", "all", "rate", "100", "msg-size", "1000", "duration", "3s", "drain", "6s",
+		"loss", "uniform:7.2%", "latency", "1ms", "jitter", "100µs", "capacity", "50000pps,buf=512",
+		"max-burst", "64", "seed", "34", "fault", "freeze:9@2915ms+1358ms", "fault", "partition:1,2,3@1318ms",
+		"fault", "heal@2595ms", "fault", "crash:4@1694ms")
+}

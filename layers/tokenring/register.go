@@ -133,6 +133,7 @@ type counters struct {
 	FwdDropped      *stack.Counter `counter:"forwards_dropped" doc:"pushes and pull answers dropped because 4096 already waited to be sent (asked again next round)"`
 	AcksSent        *stack.Counter `counter:"acks_sent" role:"ack" doc:"regional ACKs region leaders sent (one per sender per round)"`
 	AcksRecv        *stack.Counter `counter:"acks_received" doc:"regional ACKs senders received"`
+	AcksStale       *stack.Counter `counter:"acks_stale" doc:"regional ACKs a sender set aside: computed over an older view of the region than its own (a member it added may lack the packets)"`
 	Acked           *stack.Counter `counter:"acked" doc:"regional packets senders freed on an ACK"`
 	AckNs           *stack.Counter `counter:"ack_ns" kind:"ns" doc:"time from sending a packet to its ACK, summed"`
 	AckRoundsMilli  *stack.Counter `counter:"ack_rounds_milli" doc:"the same in thousandths of a token interval"`

@@ -182,6 +182,14 @@ func (l *Layer) ackUp(ev *event.Event) {
 	if a.Stable >= o.next || a.Stable <= o.acked {
 		return
 	}
+	if a.View < uint32(o.view) {
+		// Computed over an older view of the region: a member the
+		// sender's view brought may not have the packets yet (a leader
+		// left alone in its old view ACKed what a readmitted member
+		// lacked, and the sender freed it: qsm-gms soak seed 34).
+		l.c.AcksStale.Inc()
+		return
+	}
 	now := l.Ctx.Now()
 	round := int64(l.cfg.Interval)
 	for o.acked < a.Stable {

@@ -435,7 +435,7 @@ func (l *Layer) complete(r *region, t *tokenMsg) {
 		if l.cfg.AckAll {
 			k = min(k, rec.F) // stable everywhere
 		}
-		l.sendAck(r, s, ackMsg{Region: uint32(r.id), Stable: k, Rate: rate})
+		l.sendAck(r, s, ackMsg{Region: uint32(r.id), View: uint32(r.view), Stable: k, Rate: rate})
 		if rec.P >= rec.M {
 			delete(r.last, s) // every packet known is everywhere and purged: inactive
 			continue

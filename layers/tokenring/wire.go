@@ -56,9 +56,10 @@ const (
 // base (event.Event Seq and Start: compose.Sequenced, what fifo orders by).
 const dataHeaderSize = 34
 
-// ackSize is tAck, region, the stable sequence number, and the fair rate
-// (packets/s, equation 1; 0: unknown).
-const ackSize = 13
+// ackSize is tAck, region, the region view the ACK was computed over, the
+// stable sequence number, and the fair rate (packets/s, equation 1; 0:
+// unknown).
+const ackSize = 17
 
 // p2pHeaderSize is the point-to-point header: tP2P, tP2PCtl or tP2PAck,
 // a 4-byte sequence number, (for tP2P and tP2PCtl) the sender's floor: its
@@ -133,10 +134,12 @@ func parseData(b []byte) (dataHeader, error) {
 }
 
 // ackMsg is the region leader's ACK: every packet of the sender's stream in
-// Region up to Stable is on all its caching replicas; Rate is the fair
-// share of the slowest receiver (packets/s, 0 when not measured yet).
+// Region up to Stable is on all the caching replicas of region view View;
+// Rate is the fair share of the slowest receiver (packets/s, 0 when not
+// measured yet).
 type ackMsg struct {
 	Region uint32
+	View   uint32
 	Stable uint32
 	Rate   uint32
 }
@@ -144,15 +147,17 @@ type ackMsg struct {
 func putAck(b []byte, a ackMsg) {
 	b[0] = tAck
 	binary.BigEndian.PutUint32(b[1:], a.Region)
-	binary.BigEndian.PutUint32(b[5:], a.Stable)
-	binary.BigEndian.PutUint32(b[9:], a.Rate)
+	binary.BigEndian.PutUint32(b[5:], a.View)
+	binary.BigEndian.PutUint32(b[9:], a.Stable)
+	binary.BigEndian.PutUint32(b[13:], a.Rate)
 }
 
 func parseAck(b []byte) (ackMsg, error) {
 	if len(b) != ackSize || b[0] != tAck {
 		return ackMsg{}, fmt.Errorf("%w: ack of %d bytes", errMalformed, len(b))
 	}
-	a := ackMsg{Region: binary.BigEndian.Uint32(b[1:]), Stable: binary.BigEndian.Uint32(b[5:]), Rate: binary.BigEndian.Uint32(b[9:])}
+	a := ackMsg{Region: binary.BigEndian.Uint32(b[1:]), View: binary.BigEndian.Uint32(b[5:]),
+		Stable: binary.BigEndian.Uint32(b[9:]), Rate: binary.BigEndian.Uint32(b[13:])}
 	if a.Stable > maxSeq {
 		return ackMsg{}, fmt.Errorf("%w: ack of %d", errMalformed, a.Stable)
 	}
