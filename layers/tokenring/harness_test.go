@@ -301,3 +301,26 @@ func TestCountersDocumented(t *testing.T) {
 		}
 	}
 }
+
+// Casts queued for rate credit when the application leaves their group go
+// nowhere: each is counted (dropped_unsent), none is lost silently. Node 1
+// queues 40 casts it has credit for only a few of, leaves group 1, and
+// gets the neighbourhood without it.
+func TestLeftGroupDropsCounted(t *testing.T) {
+	c := cluster(t, sim.Config{Seed: 2, Latency: time.Millisecond}, 3, map[string]string{"rate_min": "100", "credits": "2"})
+	v := oneGroup(3)
+	installStatic(c, []*event.ViewInfo{v})
+	const n = 40
+	c.Caster(1, 1)(n)
+	if err := c.Stacks[1].Leave(1); err != nil {
+		t.Fatal(err)
+	}
+	v2 := removeNode(c, v, 1)
+	c.Stacks[1].InstallView(v2)
+	c.Stacks[1].InstallNeighbourhood(&event.Neighbourhood{Self: 1, Views: map[event.GroupID]*event.ViewInfo{}, Own: -1, OwnSite: -1})
+	c.Net.Run(time.Second)
+	sent, dropped := c.Counter("tokenring", "sent", 1), c.Counter("tokenring", "dropped_unsent", 1)
+	if dropped == 0 || sent+dropped != n {
+		t.Errorf("sent %d, dropped_unsent %d, want both to account for the %d casts, some dropped", sent, dropped, n)
+	}
+}

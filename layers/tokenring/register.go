@@ -92,6 +92,9 @@ func summarize(c compose.Counters) compose.Summary {
 		m["token_rounds"], mean(m["round_ns"], m["rounds_timed"])/1e6, out.Ratios["recovery_rounds_mean"],
 		out.Ratios["ack_rounds_mean"], tokMax, pendMax)
 	out.Notes = append(out.Notes, note)
+	if n := m["dropped_unsent"]; n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d casts accepted were dropped unsent: their group spanned no region when their turn came (the application left it)", n))
+	}
 	if n := m["recovered"]; n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("recovered %d packets: %d from peers (push and pull), %d from senders (collective NAKs %d, probes %d)",
 			n, n-m["recovered_sender"], m["recovered_sender"], m["naks_received"], m["probes"]))
@@ -150,6 +153,7 @@ type counters struct {
 	StaleTokens     *stack.Counter `counter:"stale_tokens" doc:"tokens of another region view or an overtaken round, dropped"`
 	Skipped         *stack.Counter `counter:"skipped" doc:"packets a joiner gave up because every node had purged them"`
 	NoRegion        *stack.Counter `counter:"no_region" doc:"casts to a group whose regions were not known"`
+	DroppedUnsent   *stack.Counter `counter:"dropped_unsent" doc:"casts accepted and queued, then dropped before any region had them: their group spanned no region any more when their turn came (the application left it)"`
 	P2pSent         *stack.Counter `counter:"p2p_sent" doc:"point-to-point messages sent"`
 	P2pDelivered    *stack.Counter `counter:"p2p_delivered" doc:"point-to-point messages delivered"`
 	P2pRetrans      *stack.Counter `counter:"p2p_retransmissions" doc:"point-to-point messages sent again"`

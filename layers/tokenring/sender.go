@@ -73,6 +73,12 @@ func (l *Layer) pull() bool {
 			q.next++ // sent there before the neighbourhood changed
 		}
 		if q.next >= len(rs) {
+			if q.sent == 0 {
+				// The group spans no region any more (the application left
+				// it, or its regions went with the node's membership): the
+				// cast goes nowhere, and is counted.
+				l.c.DroppedUnsent.Inc()
+			}
 			l.finishQueued()
 			continue
 		}
