@@ -324,3 +324,22 @@ func TestLeftGroupDropsCounted(t *testing.T) {
 		t.Errorf("sent %d, dropped_unsent %d, want both to account for the %d casts, some dropped", sent, dropped, n)
 	}
 }
+
+// A sender that gms removes from its only group and readmits before the
+// others learn of it sees its region leave its neighbourhood and come
+// back. Its numbering for the region goes on from where it stopped: the
+// others kept their stream of it, and took casts numbered from 1 again for
+// copies of old ones (qsm-gms soak seed 76: 128 casts never delivered).
+func TestSenderBackInRegionNumbersOn(t *testing.T) {
+	c := cluster(t, sim.Config{Seed: 4, Latency: time.Millisecond}, 3, nil)
+	v := oneGroup(3)
+	installStatic(c, []*event.ViewInfo{v})
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(3, 1, 20, 5*time.Millisecond, 64, sent)
+	c.Net.RunUntil(event.Time(50 * time.Millisecond)) // 10 casts sent
+	nb := membership.Static(map[event.GroupID]*event.ViewInfo{1: v})[3]
+	c.Stacks[3].InstallNeighbourhood(&event.Neighbourhood{Self: 3, Views: map[event.GroupID]*event.ViewInfo{}, Own: -1, OwnSite: -1})
+	c.Stacks[3].InstallNeighbourhood(nb)
+	c.Net.Run(time.Second)
+	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, true)
+}

@@ -128,6 +128,9 @@ type Layer struct {
 	// cast of that group to; out holds the sender's state per region.
 	spans map[event.GroupID][]*outRegion
 	out   map[event.RegionID]*outRegion
+	// resume holds the next sequence number of regions that left the
+	// neighbourhood (outRegion.release).
+	resume map[event.RegionID]uint32
 	// own is the node's own region (receiver side); nil before the first
 	// neighbourhood.
 	own *region
@@ -172,7 +175,7 @@ type queued struct {
 
 // New returns a layer with the given (checked) configuration.
 func New(cfg Config) *Layer {
-	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{},
+	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{}, resume: map[event.RegionID]uint32{},
 		held: map[event.GroupID]bool{}, left: map[event.GroupID]bool{}, gnext: map[event.GroupID]uint32{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 

@@ -40,7 +40,9 @@ const (
 // dataHeaderSize is the fixed header of a regional data packet:
 //
 //	byte 0      tData
-//	byte 1      flags (bit 0: sent again, by the sender or a peer)
+//	byte 1      flags (bit 0: sent again, by the sender or a peer; bit 1:
+//	            fresh, the sender began its numbering for the region anew
+//	            at the view base and gave up every packet below it)
 //	bytes 2-5   region
 //	bytes 6-9   sender: the node that cast it (not the one forwarding it)
 //	bytes 10-13 sequence number (per region and sender, across groups, from 1)
@@ -72,7 +74,10 @@ const ackSize = 17
 // the floor instead of taking the new numbers for old ones.
 const p2pHeaderSize = 13
 
-const flagAgain = 1
+const (
+	flagAgain = 1
+	flagFresh = 2
+)
 
 // maxSeq bounds every sequence number on the wire (window arithmetic never
 // wraps below it).
