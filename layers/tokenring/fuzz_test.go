@@ -162,9 +162,9 @@ func seedRanges(l *Layer, typ byte) []byte {
 func seedCorpus(f *testing.F) {
 	l := New(fuzzConfig())
 	ack := make([]byte, ackSize)
-	putAck(ack, ackMsg{Region: 1, Stable: 1, Rate: 1000})
+	putAck(ack, ackMsg{Region: 1, View: 1, Stable: 1, Rate: 1000})
 	p2p := make([]byte, p2pHeaderSize+3)
-	putP2P(p2p, p2pHeader{typ: tP2P, seq: 1})
+	putP2P(p2p, p2pHeader{typ: tP2P, seq: 1, floor: 1, session: 1})
 	data := seedData()
 	f.Add(append(append(record(2, 0, nil)[:2], record(0, 0, data)...), record(2, 0, nil)[:2]...))
 	f.Add(append(record(1, 0, seedToken(l)), record(1, 1, seedRanges(l, tPull))...))

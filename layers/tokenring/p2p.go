@@ -15,14 +15,18 @@ import (
 // to p2p_max_tries), and delivered in order. Only nodes that share a group
 // with this one get a peer; it goes when they no longer do.
 type peer struct {
-	id       event.NodeID
-	sendSeq  uint32 // last sequence number sent
-	acked    uint32
-	unacked  ring.Ring[p2pOut] // acked+1 .. sendSeq
-	timer    *stack.Timer
-	tries    int
-	recvNext uint32
-	early    map[uint32]p2pIn
+	id event.NodeID
+	// session numbers this node's messages to the peer (p2pHeaderSize);
+	// recvSession is the peer's session this node receives in (0: none
+	// yet), oldSession the one before it (its late copies are dropped).
+	session, recvSession, oldSession uint32
+	sendSeq                          uint32 // last sequence number sent
+	acked                            uint32
+	unacked                          ring.Ring[p2pOut] // acked+1 .. sendSeq
+	timer                            *stack.Timer
+	tries                            int
+	recvNext                         uint32
+	early                            map[uint32]p2pIn
 	// silent: the peer let a send be given up and has not been heard from
 	// since; the token passes over it (a crashed member that a static
 	// membership keeps must not stop the region's recovery).
@@ -50,7 +54,11 @@ func (l *Layer) peerOf(n event.NodeID) *peer {
 	if n == l.self || !l.sharesGroup(n) {
 		return nil
 	}
-	p := &peer{id: n, recvNext: 1, early: map[uint32]p2pIn{}}
+	l.sessions++
+	if l.sessions == 0 {
+		l.sessions++
+	}
+	p := &peer{id: n, session: l.sessions, recvNext: 1, early: map[uint32]p2pIn{}}
 	p.timer = l.Ctx.NewTimer(func() { l.p2pRetry(p) })
 	l.peers[n] = p
 	return p
@@ -96,7 +104,7 @@ func (l *Layer) p2pQueue(to event.NodeID, m *event.Message, typ byte, control bo
 		return false
 	}
 	p.sendSeq++
-	putP2P(m.Prepend(p2pHeaderSize), p2pHeader{typ: typ, seq: p.sendSeq, floor: p.acked + 1})
+	putP2P(m.Prepend(p2pHeaderSize), p2pHeader{typ: typ, seq: p.sendSeq, floor: p.acked + 1, session: p.session})
 	out := p2pOut{msg: m, control: control, group: g}
 	p.unacked.Push(out)
 	if typ == tP2P {
@@ -153,6 +161,10 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	p.silent = false // heard from
 	if h.typ == tP2PAck {
 		ev.Msg.Release()
+		if h.session != p.session {
+			l.c.P2pStale.Inc() // acknowledges an earlier session of ours
+			return
+		}
 		if h.seq > p.sendSeq {
 			l.c.Malformed.Inc()
 			return
@@ -169,6 +181,20 @@ func (l *Layer) p2pUp(ev *event.Event) {
 			p.timer.Reset(l.cfg.P2PTimeout)
 		}
 		return
+	}
+	if h.session != p.recvSession {
+		if h.session == p.oldSession {
+			l.c.P2pStale.Inc() // a late copy from the peer's earlier session
+			ev.Msg.Release()
+			return
+		}
+		// The peer made its state for this node afresh: its numbers start
+		// again, and everything below its floor was delivered or given up.
+		for _, in := range p.early {
+			in.msg.Release()
+		}
+		clear(p.early)
+		p.oldSession, p.recvSession, p.recvNext = p.recvSession, h.session, h.floor
 	}
 	_, _ = ev.Msg.Consume(p2pHeaderSize)
 	if h.floor > p.recvNext {
@@ -191,7 +217,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		ev.Msg.Release() // beyond the window: it comes again
 	}
 	m := l.Ctx.NewMessage()
-	putP2P(m.Append(p2pHeaderSize), p2pHeader{typ: tP2PAck, seq: p.recvNext - 1})
+	putP2P(m.Append(p2pHeaderSize), p2pHeader{typ: tP2PAck, seq: p.recvNext - 1, session: p.recvSession})
 	l.sendCtl(p.id, m)
 }
 

@@ -176,8 +176,16 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		o := l.out[rv.Region]
 		switch {
 		case o == nil:
+			// A region that comes back is numbered on from where it was
+			// left, its members told that everything before is given up
+			// (flagFresh): their streams of this sender may have outlived
+			// its absence, and took new packets numbered from 1 again for
+			// old ones (qsm-gms soak seeds 76, 96).
+			next := max(1, l.resume[rv.Region])
+			delete(l.resume, rv.Region)
 			o = &outRegion{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)),
-				view: rv.ID, members: rv.Members, next: 1, vbase: 1, gvbase: map[event.GroupID]uint32{}}
+				view: rv.ID, members: rv.Members, next: next, vbase: next, acked: next - 1, fresh: next > 1,
+				gvbase: map[event.GroupID]uint32{}}
 			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
 			l.out[rv.Region] = o
 		case o.view != rv.ID:
@@ -185,6 +193,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				if !slices.Contains(o.members, m) {
 					o.vbase = o.next // a newcomer is owed what is sent from here on
 					clear(o.gvbase)  // and of each group, from the next packet
+					o.fresh = false  // the packets below vbase are still owed to the others
 					// The front cast, if it went here in the old view, goes
 					// again: the newcomer (moved from a region the cast had
 					// not reached) is owed it; the others' fifo drops the
@@ -312,6 +321,10 @@ func (l *Layer) dataUp(ev *event.Event) {
 		floor, gfloor = h.vbase, h.gvbase
 	}
 	st := l.stream(r, s, floor)
+	if h.flags&flagFresh != 0 && st.next < h.vbase {
+		// The sender numbers anew from vbase and gave up what is below.
+		l.c.Skipped.Add(int64(st.purge(l, h.vbase-1)))
+	}
 	now := l.Ctx.Now()
 	switch res := st.receive(h.seq, now); res {
 	case rxDup:

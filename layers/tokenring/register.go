@@ -92,6 +92,9 @@ func summarize(c compose.Counters) compose.Summary {
 		m["token_rounds"], mean(m["round_ns"], m["rounds_timed"])/1e6, out.Ratios["recovery_rounds_mean"],
 		out.Ratios["ack_rounds_mean"], tokMax, pendMax)
 	out.Notes = append(out.Notes, note)
+	if n := m["dropped_unsent"]; n > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d casts accepted were dropped unsent: their group spanned no region when their turn came (the application left it)", n))
+	}
 	if n := m["recovered"]; n > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("recovered %d packets: %d from peers (push and pull), %d from senders (collective NAKs %d, probes %d)",
 			n, n-m["recovered_sender"], m["recovered_sender"], m["naks_received"], m["probes"]))
@@ -133,6 +136,7 @@ type counters struct {
 	FwdDropped      *stack.Counter `counter:"forwards_dropped" doc:"pushes and pull answers dropped because 4096 already waited to be sent (asked again next round)"`
 	AcksSent        *stack.Counter `counter:"acks_sent" role:"ack" doc:"regional ACKs region leaders sent (one per sender per round)"`
 	AcksRecv        *stack.Counter `counter:"acks_received" doc:"regional ACKs senders received"`
+	AcksStale       *stack.Counter `counter:"acks_stale" doc:"regional ACKs a sender set aside: computed over an older view of the region than its own (a member it added may lack the packets)"`
 	Acked           *stack.Counter `counter:"acked" doc:"regional packets senders freed on an ACK"`
 	AckNs           *stack.Counter `counter:"ack_ns" kind:"ns" doc:"time from sending a packet to its ACK, summed"`
 	AckRoundsMilli  *stack.Counter `counter:"ack_rounds_milli" doc:"the same in thousandths of a token interval"`
@@ -147,10 +151,12 @@ type counters struct {
 	Foreign         *stack.Counter `counter:"foreign" doc:"packets from outside the region or its groups' views"`
 	OutOfWindow     *stack.Counter `counter:"out_of_window" doc:"packets too far ahead of the receive window, dropped (recovered later)"`
 	StaleTokens     *stack.Counter `counter:"stale_tokens" doc:"tokens of another region view or an overtaken round, dropped"`
-	Skipped         *stack.Counter `counter:"skipped" doc:"packets a joiner gave up because every node had purged them"`
+	Skipped         *stack.Counter `counter:"skipped" doc:"packets a receiver gave up: a joiner's that every node had purged, or those below where a sender numbering a region anew began (flagFresh)"`
 	NoRegion        *stack.Counter `counter:"no_region" doc:"casts to a group whose regions were not known"`
+	DroppedUnsent   *stack.Counter `counter:"dropped_unsent" doc:"casts accepted and queued, then dropped before any region had them: their group spanned no region any more when their turn came (the application left it)"`
 	P2pSent         *stack.Counter `counter:"p2p_sent" doc:"point-to-point messages sent"`
 	P2pDelivered    *stack.Counter `counter:"p2p_delivered" doc:"point-to-point messages delivered"`
 	P2pRetrans      *stack.Counter `counter:"p2p_retransmissions" doc:"point-to-point messages sent again"`
 	P2pGivenUp      *stack.Counter `counter:"p2p_given_up" doc:"point-to-point messages refused or given up"`
+	P2pStale        *stack.Counter `counter:"p2p_stale" doc:"point-to-point messages and acknowledgements of a session the peer or this node had closed (it made its state for the other afresh), dropped"`
 }

@@ -33,7 +33,15 @@ type outRegion struct {
 	probeAcked uint32
 	// rate is the fair share from the last ACK (packets/s; 0: none yet).
 	rate float64
+	// fresh: the numbering began anew at vbase (the region came back to
+	// the sender's neighbourhood) and no view has brought members since;
+	// packets say so (flagFresh).
+	fresh bool
 }
+
+// maxResume bounds the regions whose next sequence number a sender
+// remembers after they leave its neighbourhood.
+const maxResume = 4096
 
 type sentPkt struct {
 	msg *event.Message
@@ -73,6 +81,12 @@ func (l *Layer) pull() bool {
 			q.next++ // sent there before the neighbourhood changed
 		}
 		if q.next >= len(rs) {
+			if q.sent == 0 {
+				// The group spans no region any more (the application left
+				// it, or its regions went with the node's membership): the
+				// cast goes nowhere, and is counted.
+				l.c.DroppedUnsent.Inc()
+			}
 			l.finishQueued()
 			continue
 		}
@@ -132,7 +146,11 @@ func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq uint32, msg *ev
 		o.gvbase[g] = gseq
 	}
 	m := msg.Clone()
-	putData(m.Prepend(dataHeaderSize), dataHeader{region: uint32(o.id), sender: uint32(l.self), seq: seq,
+	var flags byte
+	if o.fresh {
+		flags = flagFresh
+	}
+	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, region: uint32(o.id), sender: uint32(l.self), seq: seq,
 		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase})
 	now := l.Ctx.Now()
 	o.buf.Push(sentPkt{msg: m, at: now})
@@ -180,6 +198,14 @@ func (l *Layer) ackUp(ev *event.Event) {
 		l.rc.onAck(l)
 	}
 	if a.Stable >= o.next || a.Stable <= o.acked {
+		return
+	}
+	if a.View < uint32(o.view) {
+		// Computed over an older view of the region: a member the
+		// sender's view brought may not have the packets yet (a leader
+		// left alone in its old view ACKed what a readmitted member
+		// lacked, and the sender freed it: qsm-gms soak seed 34).
+		l.c.AcksStale.Inc()
 		return
 	}
 	now := l.Ctx.Now()
@@ -289,8 +315,13 @@ func (o *outRegion) has(n event.NodeID) bool {
 	return ok
 }
 
-// release frees everything the region holds.
+// release frees everything the region holds; the next sequence number is
+// remembered, so that the region, if it comes back, is numbered on from it.
 func (o *outRegion) release(l *Layer) {
+	if len(l.resume) >= maxResume {
+		clear(l.resume)
+	}
+	l.resume[o.id] = o.next
 	o.probe.Stop()
 	n := o.buf.Len()
 	for o.buf.Len() > 0 {

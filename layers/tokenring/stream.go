@@ -128,6 +128,40 @@ func (s *stream) nakSet(b *rangeBuilder, p, part, hi uint32) {
 	}
 }
 
+// lowerCache moves the start of the cache down to base (as far as the
+// cache's bound allows): the region purged only up to base-1, so the node
+// caches for its partition every packet from base on, those it received
+// before it (re)joined the region included. A stream made from a packet of
+// a view the node was not in starts its cache there; the node then
+// reported none of the earlier packets missing, could neither get them
+// pushed nor serve them, and broke its partition's chain of pushes: the
+// members on either side of it that lacked one never recovered it, and the
+// partition's collective NAK, which it cut short, never asked the sender
+// (qsm-gms soak seed 11).
+func (s *stream) lowerCache(l *Layer, base uint32) {
+	if lim := uint32(s.cache.Max); s.high >= lim {
+		base = max(base, s.high-lim+1) // the cache holds base .. high
+	}
+	if base == 0 || base >= s.cacheBase {
+		return
+	}
+	shift := int(s.cacheBase - base)
+	c := seqwin.Slots[*event.Message]{Max: s.cache.Max}
+	for off, left := 0, s.cache.Len(); left > 0; off++ {
+		m := s.cache.Get(off)
+		if m == nil {
+			continue
+		}
+		left--
+		if !c.Put(off+shift, m) {
+			l.setCache(-int64(m.Len()))
+			m.Release()
+		}
+	}
+	s.cache.Clear(nil)
+	s.cache, s.cacheBase = c, base
+}
+
 // put caches m (owned) as packet seq.
 func (s *stream) put(l *Layer, seq uint32, m *event.Message) {
 	if seq < s.cacheBase || s.cached(seq) != nil || !s.cache.Put(int(seq-s.cacheBase), m) {

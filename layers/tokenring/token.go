@@ -196,6 +196,7 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 		if n := s.purge(l, rec.P); n > 0 {
 			l.c.Skipped.Add(int64(n))
 		}
+		s.lowerCache(l, rec.P+1)
 		if rec.C > s.high {
 			s.discover(s.high+1, rec.C, l.Ctx.Now())
 		}
@@ -434,7 +435,7 @@ func (l *Layer) complete(r *region, t *tokenMsg) {
 		if l.cfg.AckAll {
 			k = min(k, rec.F) // stable everywhere
 		}
-		l.sendAck(r, s, ackMsg{Region: uint32(r.id), Stable: k, Rate: rate})
+		l.sendAck(r, s, ackMsg{Region: uint32(r.id), View: uint32(r.view), Stable: k, Rate: rate})
 		if rec.P >= rec.M {
 			delete(r.last, s) // every packet known is everywhere and purged: inactive
 			continue

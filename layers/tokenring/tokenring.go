@@ -128,6 +128,9 @@ type Layer struct {
 	// cast of that group to; out holds the sender's state per region.
 	spans map[event.GroupID][]*outRegion
 	out   map[event.RegionID]*outRegion
+	// resume holds the next sequence number of regions that left the
+	// neighbourhood (outRegion.release).
+	resume map[event.RegionID]uint32
 	// own is the node's own region (receiver side); nil before the first
 	// neighbourhood.
 	own *region
@@ -151,6 +154,10 @@ type Layer struct {
 	rc        rateCtl
 
 	peers map[event.NodeID]*peer
+	// sessions numbers the point-to-point sessions this node opens (the
+	// last one opened; it starts at random, so a restarted node does not
+	// reuse its earlier sessions).
+	sessions uint32
 
 	tok     tokenMsg // decode target, reused
 	scratch []uint32
@@ -168,7 +175,7 @@ type queued struct {
 
 // New returns a layer with the given (checked) configuration.
 func New(cfg Config) *Layer {
-	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{},
+	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{}, resume: map[event.RegionID]uint32{},
 		held: map[event.GroupID]bool{}, left: map[event.GroupID]bool{}, gnext: map[event.GroupID]uint32{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
@@ -185,6 +192,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.feed = ctx.NewFeed(false, l.pull)
 	l.fwdFeed = ctx.NewFeed(false, l.pullForward)
 	l.rc.init(l)
+	l.sessions = ctx.Rand().Uint32()
 	return nil
 }
 

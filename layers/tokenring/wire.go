@@ -40,7 +40,9 @@ const (
 // dataHeaderSize is the fixed header of a regional data packet:
 //
 //	byte 0      tData
-//	byte 1      flags (bit 0: sent again, by the sender or a peer)
+//	byte 1      flags (bit 0: sent again, by the sender or a peer; bit 1:
+//	            fresh, the sender began its numbering for the region anew
+//	            at the view base and gave up every packet below it)
 //	bytes 2-5   region
 //	bytes 6-9   sender: the node that cast it (not the one forwarding it)
 //	bytes 10-13 sequence number (per region and sender, across groups, from 1)
@@ -56,17 +58,26 @@ const (
 // base (event.Event Seq and Start: compose.Sequenced, what fifo orders by).
 const dataHeaderSize = 34
 
-// ackSize is tAck, region, the stable sequence number, and the fair rate
-// (packets/s, equation 1; 0: unknown).
-const ackSize = 13
+// ackSize is tAck, region, the region view the ACK was computed over, the
+// stable sequence number, and the fair rate (packets/s, equation 1; 0:
+// unknown).
+const ackSize = 17
 
 // p2pHeaderSize is the point-to-point header: tP2P, tP2PCtl or tP2PAck,
-// a 4-byte sequence number, and (for tP2P and tP2PCtl) the sender's floor:
-// its lowest sequence number not yet acknowledged or given up, so that a
-// receiver never waits for a message the sender gave up.
-const p2pHeaderSize = 9
+// a 4-byte sequence number, (for tP2P and tP2PCtl) the sender's floor: its
+// lowest sequence number not yet acknowledged or given up, so that a
+// receiver never waits for a message the sender gave up, and the 4-byte
+// session the numbers belong to (for an ack: the session it acknowledges).
+// A node numbers its messages to a peer in a new session each time it
+// makes its state for the peer afresh (the peer left its groups and came
+// back), so the peer, which may have kept its own state, starts again at
+// the floor instead of taking the new numbers for old ones.
+const p2pHeaderSize = 13
 
-const flagAgain = 1
+const (
+	flagAgain = 1
+	flagFresh = 2
+)
 
 // maxSeq bounds every sequence number on the wire (window arithmetic never
 // wraps below it).
@@ -128,10 +139,12 @@ func parseData(b []byte) (dataHeader, error) {
 }
 
 // ackMsg is the region leader's ACK: every packet of the sender's stream in
-// Region up to Stable is on all its caching replicas; Rate is the fair
-// share of the slowest receiver (packets/s, 0 when not measured yet).
+// Region up to Stable is on all the caching replicas of region view View;
+// Rate is the fair share of the slowest receiver (packets/s, 0 when not
+// measured yet).
 type ackMsg struct {
 	Region uint32
+	View   uint32
 	Stable uint32
 	Rate   uint32
 }
@@ -139,15 +152,17 @@ type ackMsg struct {
 func putAck(b []byte, a ackMsg) {
 	b[0] = tAck
 	binary.BigEndian.PutUint32(b[1:], a.Region)
-	binary.BigEndian.PutUint32(b[5:], a.Stable)
-	binary.BigEndian.PutUint32(b[9:], a.Rate)
+	binary.BigEndian.PutUint32(b[5:], a.View)
+	binary.BigEndian.PutUint32(b[9:], a.Stable)
+	binary.BigEndian.PutUint32(b[13:], a.Rate)
 }
 
 func parseAck(b []byte) (ackMsg, error) {
 	if len(b) != ackSize || b[0] != tAck {
 		return ackMsg{}, fmt.Errorf("%w: ack of %d bytes", errMalformed, len(b))
 	}
-	a := ackMsg{Region: binary.BigEndian.Uint32(b[1:]), Stable: binary.BigEndian.Uint32(b[5:]), Rate: binary.BigEndian.Uint32(b[9:])}
+	a := ackMsg{Region: binary.BigEndian.Uint32(b[1:]), View: binary.BigEndian.Uint32(b[5:]),
+		Stable: binary.BigEndian.Uint32(b[9:]), Rate: binary.BigEndian.Uint32(b[13:])}
 	if a.Stable > maxSeq {
 		return ackMsg{}, fmt.Errorf("%w: ack of %d", errMalformed, a.Stable)
 	}
@@ -157,23 +172,26 @@ func parseAck(b []byte) (ackMsg, error) {
 // p2pHeader is a point-to-point header: a message (tP2P, tP2PCtl) or a
 // cumulative ack.
 type p2pHeader struct {
-	typ   byte
-	seq   uint32
-	floor uint32
+	typ     byte
+	seq     uint32
+	floor   uint32
+	session uint32
 }
 
 func putP2P(b []byte, h p2pHeader) {
 	b[0] = h.typ
 	binary.BigEndian.PutUint32(b[1:], h.seq)
 	binary.BigEndian.PutUint32(b[5:], h.floor)
+	binary.BigEndian.PutUint32(b[9:], h.session)
 }
 
 func parseP2P(b []byte) (p2pHeader, error) {
 	if len(b) < p2pHeaderSize || (b[0] != tP2P && b[0] != tP2PAck && b[0] != tP2PCtl) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point header of %d bytes", errMalformed, len(b))
 	}
-	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:]), floor: binary.BigEndian.Uint32(b[5:])}
-	if h.seq > maxSeq || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
+	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:]), floor: binary.BigEndian.Uint32(b[5:]),
+		session: binary.BigEndian.Uint32(b[9:])}
+	if h.seq > maxSeq || h.session == 0 || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point seq %d", errMalformed, h.seq)
 	}
 	return h, nil
