@@ -1,0 +1,391 @@
+package vsync
+
+import (
+	"slices"
+
+	"github.com/layercast/layercast/event"
+)
+
+// viewUp starts, queues or skips the flush a new view asks for. A view
+// that removes this node, a first view and a view that readmits it need no
+// flush: there is nothing this node agreed on with the others to settle.
+func (l *Layer) viewUp(v *event.ViewInfo) {
+	g := l.groupFor(v.Group)
+	if last := g.latest(); last != nil && v.ID <= last.ID {
+		l.c.OldViews.Inc()
+		return
+	}
+	switch {
+	case !v.Has(l.self):
+		l.abandon(g)
+		l.leave(g, v)
+	case g.view == nil || !g.view.Has(l.self) || slices.Contains(v.Joined, l.self):
+		l.abandon(g)
+		l.rejoin(g, v)
+	case g.target == nil:
+		l.startFlush(g, v)
+	default:
+		g.later = append(g.later, v)
+		l.checkRestart(g)
+	}
+}
+
+// latest is the newest view the group has seen (installed or waiting).
+func (g *group) latest() *event.ViewInfo {
+	switch {
+	case len(g.later) > 0:
+		return g.later[len(g.later)-1]
+	case g.target != nil:
+		return g.target
+	}
+	return g.view
+}
+
+// abandon stops a flush without installing its view.
+func (l *Layer) abandon(g *group) {
+	if g.target == nil {
+		return
+	}
+	g.target, g.later, g.cutKnown = nil, nil, false
+	clear(g.cut)
+	g.timer.Stop()
+}
+
+// leave installs a view without this node: its streams are dropped (what
+// it delivered from each sender is remembered, to tell it what it missed
+// should it come back) and its casts wait for a view with it.
+func (l *Layer) leave(g *group, v *event.ViewInfo) {
+	l.releaseKept(g)
+	l.dropWaiting(g)
+	for _, h := range g.early {
+		l.hold(-h.cost)
+		h.m.Release()
+	}
+	g.early = nil
+	for _, p := range g.peers {
+		p.hi, p.stable = 0, 0
+	}
+	clear(g.reports)
+	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
+	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: v})
+	l.unblock(g)
+	l.holdOff(g)
+}
+
+// rejoin installs a first view, or one that readmits this node: senders
+// that stayed keep what was delivered from them, so the application is told
+// exactly what it missed of their streams while it was out (event.Lost).
+func (l *Layer) rejoin(g *group, v *event.ViewInfo) {
+	first := g.view == nil
+	for id, p := range g.peers {
+		if !v.Has(id) || slices.Contains(v.Joined, id) {
+			delete(g.peers, id)
+			continue
+		}
+		p.tell = !first && p.dlv != 0
+	}
+	g.joinTag = uint32(v.ID)
+	l.install(g, v)
+}
+
+// startFlush begins (or, after a restart, begins again) the flush to v:
+// block the application and report what this node delivered in its view.
+func (l *Layer) startFlush(g *group, v *event.ViewInfo) {
+	if g.target == nil {
+		g.since = l.Ctx.Now()
+	}
+	g.target, g.cutKnown = v, false
+	clear(g.cut)
+	if !g.blocked {
+		g.blocked = true
+		l.Ctx.Up(&event.Event{Kind: event.Block, Group: g.id})
+	}
+	l.holdOff(g)
+	l.sendReport(g)
+	if l.cfg.FlushTimeout > 0 {
+		g.timer.Reset(l.cfg.FlushTimeout)
+	}
+	l.tryInstall(g)
+}
+
+// sendReport casts this node's flush report for the current target.
+func (l *Layer) sendReport(g *group) {
+	r := report{Old: g.view.ID, Target: g.target.ID, Entries: make([]entry, 0, g.view.Size())}
+	for _, m := range g.view.Members {
+		hi := g.ownHi
+		if m != l.self {
+			hi = 0
+			if p := g.peers[m]; p != nil {
+				hi = p.hi
+			}
+		}
+		r.Entries = append(r.Entries, entry{Node: uint32(m), Hi: hi})
+	}
+	rr := r
+	g.reports[l.self] = &rr
+	body := l.wc.Encode(&r)
+	m := l.Ctx.NewMessage()
+	m.SetPayload(body)
+	m.Prepend(1)[0] = tReport
+	l.c.Reports.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Msg: m})
+}
+
+// reportUp records a member's flush report.
+func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
+	if uint32(r.Target) == g.joinTag && g.view != nil && uint64(g.joinTag) == g.view.ID {
+		// a report for the view we joined in: its sender's own entry says
+		// where its casts before that view end
+		if p := g.peers[from]; p != nil && p.tell {
+			for _, e := range r.Entries {
+				if event.NodeID(e.Node) == from && e.Hi > p.dlv {
+					l.tellLost(g, from, p, e.Hi+1)
+				}
+			}
+		}
+	}
+	if g.view != nil && r.Target <= g.view.ID {
+		return // a flush this node is past
+	}
+	if old := g.reports[from]; old != nil && old.Target >= r.Target {
+		return
+	}
+	g.reports[from] = r
+	if g.target != nil {
+		l.checkRestart(g)
+		l.tryInstall(g)
+	}
+}
+
+// survivors calls f for every member that moves with this node from its
+// view to the target: in both, not (re)joining, not this node.
+func (l *Layer) survivors(g *group, f func(event.NodeID) bool) {
+	for _, m := range g.view.Members {
+		if m != l.self && g.target.Has(m) && !slices.Contains(g.target.Joined, m) {
+			if !f(m) {
+				return
+			}
+		}
+	}
+}
+
+// checkRestart abandons the current target for the newest view when the
+// flush to it cannot end: a survivor is gone from (or readmitted in) a
+// newer view, or reported already for a newer target.
+func (l *Layer) checkRestart(g *group) {
+	if len(g.later) == 0 {
+		return
+	}
+	newest := g.later[len(g.later)-1]
+	stuck := false
+	l.survivors(g, func(s event.NodeID) bool {
+		r := g.reports[s]
+		if !newest.Has(s) || slices.Contains(newest.Joined, s) || r != nil && r.Target > g.target.ID {
+			stuck = true
+		}
+		return !stuck
+	})
+	if !stuck {
+		return
+	}
+	l.c.Restarts.Inc()
+	g.later = nil
+	if newest.Has(l.self) && !slices.Contains(newest.Joined, l.self) {
+		l.startFlush(g, newest)
+	}
+}
+
+// tryInstall computes the cut once every survivor has reported, re-sends
+// what this node must, delivers what waited for the cut, and installs the
+// target once everything up to the cut is delivered.
+func (l *Layer) tryInstall(g *group) {
+	if g.target == nil {
+		return
+	}
+	if !g.cutKnown {
+		ready := true
+		l.survivors(g, func(s event.NodeID) bool {
+			r := g.reports[s]
+			ready = r != nil && r.Target == g.target.ID
+			return ready
+		})
+		if !ready {
+			return
+		}
+		l.computeCut(g)
+		if g.target == nil {
+			return
+		}
+	}
+	for _, m := range g.view.Members {
+		if m == l.self || g.cut[m] == 0 {
+			continue
+		}
+		if p := g.peers[m]; p == nil || p.dlv < g.cut[m] {
+			return
+		}
+	}
+	t := g.target
+	l.c.Flushes.Inc()
+	l.c.FlushNs.Add(int64(l.Ctx.Now().Sub(g.since)))
+	g.target, g.cutKnown = nil, false
+	g.timer.Stop()
+	l.install(g, t)
+}
+
+// computeCut sets, per sender of the old view, the cut: the most any
+// survivor with the same old view delivered. For each sender some member
+// delivered less of, the lowest-numbered survivor that has the cut sends
+// the difference again (from whoever has it, not only the sender).
+func (l *Layer) computeCut(g *group) {
+	old := g.view.ID
+	type agg struct {
+		cut, min uint32
+		holder   event.NodeID
+	}
+	by := make(map[event.NodeID]*agg, g.view.Size())
+	for _, m := range g.view.Members {
+		by[m] = &agg{min: ^uint32(0)}
+	}
+	add := func(from event.NodeID, r *report) {
+		for _, e := range r.Entries {
+			a := by[event.NodeID(e.Node)]
+			if a == nil {
+				continue
+			}
+			if e.Hi > a.cut || e.Hi == a.cut && (a.holder == event.NoNode || from < a.holder) {
+				a.cut, a.holder = max(a.cut, e.Hi), from
+			}
+			a.min = min(a.min, e.Hi)
+		}
+	}
+	add(l.self, g.reports[l.self])
+	l.survivors(g, func(s event.NodeID) bool {
+		if r := g.reports[s]; r.Old == old {
+			add(s, r)
+		} else {
+			l.c.OtherOld.Inc()
+		}
+		return true
+	})
+	g.cutKnown = true
+	for _, m := range g.view.Members {
+		a := by[m]
+		g.cut[m] = a.cut
+		if a.holder == l.self && a.min < a.cut {
+			l.resend(g, m, a.min, a.cut)
+		}
+	}
+	// what arrived after our report: up to the cut it is delivered, past
+	// it discarded
+	w := g.waiting
+	g.waiting = nil
+	for _, h := range w {
+		l.hold(-h.cost)
+		h.cost = 0
+		l.arrive(g, h)
+	}
+}
+
+// resend casts again from's messages after lo up to hi (lo 0: every one
+// kept), from what this node kept.
+func (l *Layer) resend(g *group, from event.NodeID, lo, hi uint32) {
+	q := g.kept[from]
+	if q == nil {
+		l.c.ResendMissing.Add(int64(hi - lo))
+		return
+	}
+	if lo > 0 && (q.Len() == 0 || q.At(0).seq > lo+1) {
+		l.c.ResendMissing.Inc() // let go past max_bytes: the flush times out
+	}
+	for i := range q.Len() {
+		k := q.At(i)
+		if k.seq <= lo || k.seq > hi {
+			continue
+		}
+		m := l.Ctx.MessageFrom(k.b)
+		putResend(m.Prepend(resendHeaderSize), from, g.tag, k.seq)
+		l.c.Resent.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Msg: m})
+	}
+}
+
+// install passes view v up: what was kept of the old view is let go, the
+// casts that waited for v are delivered, and a view that arrived meanwhile
+// is flushed to next; otherwise the application is unblocked.
+func (l *Layer) install(g *group, v *event.ViewInfo) {
+	l.releaseKept(g)
+	l.dropWaiting(g)
+	clear(g.cut)
+	for id, p := range g.peers {
+		if !v.Has(id) || slices.Contains(v.Joined, id) {
+			delete(g.peers, id)
+			continue
+		}
+		p.hi, p.stable = 0, 0
+	}
+	for id, r := range g.reports {
+		if r.Target <= v.ID {
+			delete(g.reports, id)
+		}
+	}
+	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
+	clear(g.stab)
+	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: v})
+	// casts of v (or of views this node skipped) that came early
+	early := g.early
+	g.early = nil
+	for _, h := range early {
+		l.hold(-h.cost)
+		h.cost = 0
+		l.arrive(g, h)
+	}
+	if len(g.later) > 0 {
+		next := g.later[0]
+		g.later = g.later[1:]
+		if len(g.later) == 0 {
+			g.later = nil
+		}
+		l.startFlush(g, next)
+		return
+	}
+	l.unblock(g)
+	l.sendQueued(g)
+}
+
+// unblock ends a Block.
+func (l *Layer) unblock(g *group) {
+	if g.blocked {
+		g.blocked = false
+		l.Ctx.Up(&event.Event{Kind: event.Unblock, Group: g.id})
+	}
+}
+
+// dropWaiting discards old-view casts still waiting for a cut.
+func (l *Layer) dropWaiting(g *group) {
+	for _, h := range g.waiting {
+		l.hold(-h.cost)
+		l.c.BeyondCut.Inc()
+		h.m.Release()
+	}
+	g.waiting = nil
+}
+
+// flushTimeout gives a flush up: the target is installed with what this
+// node has. It never fires in the soak; it bounds how long the group can
+// stay blocked if a member stops answering without being removed.
+func (l *Layer) flushTimeout(g *group) {
+	if g.target == nil {
+		return
+	}
+	l.c.Timeouts.Inc()
+	for _, m := range g.view.Members {
+		if p := g.peers[m]; p != nil && m != l.self && g.cutKnown && p.dlv < g.cut[m] {
+			l.tellLost(g, m, p, g.cut[m]+1)
+		}
+	}
+	t := g.target
+	l.c.FlushNs.Add(int64(l.Ctx.Now().Sub(g.since)))
+	g.target, g.cutKnown = nil, false
+	l.install(g, t)
+}
