@@ -11,6 +11,7 @@ import (
 // flush: there is nothing this node agreed on with the others to settle.
 func (l *Layer) viewUp(v *event.ViewInfo) {
 	g := l.groupFor(v.Group)
+	l.dbg("view %v %d members %v joined %v left %v (installed %v target %v)", v.Group, v.ID, v.Members, v.Joined, v.Left, g.view != nil && true, g.target != nil)
 	if last := g.latest(); last != nil && v.ID <= last.ID {
 		l.c.OldViews.Inc()
 		return
@@ -48,6 +49,7 @@ func (l *Layer) abandon(g *group) {
 	}
 	g.target, g.later, g.cutKnown = nil, nil, false
 	clear(g.cut)
+	clear(g.holder)
 	g.timer.Stop()
 }
 
@@ -96,6 +98,7 @@ func (l *Layer) startFlush(g *group, v *event.ViewInfo) {
 	}
 	g.target, g.cutKnown = v, false
 	clear(g.cut)
+	clear(g.holder)
 	if !g.blocked {
 		g.blocked = true
 		l.Ctx.Up(&event.Event{Kind: event.Block, Group: g.id})
@@ -151,6 +154,7 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 		return
 	}
 	g.reports[from] = r
+	l.dbg("report from %v: %d->%d %v", from, r.Old, r.Target, r.Entries)
 	if g.target != nil {
 		l.checkRestart(g)
 		l.tryInstall(g)
@@ -169,35 +173,48 @@ func (l *Layer) survivors(g *group, f func(event.NodeID) bool) {
 	}
 }
 
-// checkRestart abandons the current target for the newest view when the
-// flush to it cannot end: a survivor is gone from (or readmitted in) a
-// newer view, or reported already for a newer target.
-func (l *Layer) checkRestart(g *group) {
+// gone reports whether survivor s will never report for the target: a
+// newer view removes or readmits it, or it reported for a newer target
+// already (it skipped ours). It cannot have installed the target either
+// (it would have reported first), so this node shares no pair of views
+// with it to agree on.
+func (g *group) gone(s event.NodeID) bool {
+	if r := g.reports[s]; r != nil && r.Target > g.target.ID {
+		return true
+	}
 	if len(g.later) == 0 {
-		return
+		return false
 	}
 	newest := g.later[len(g.later)-1]
-	stuck := false
-	l.survivors(g, func(s event.NodeID) bool {
-		r := g.reports[s]
-		if !newest.Has(s) || slices.Contains(newest.Joined, s) || r != nil && r.Target > g.target.ID {
-			stuck = true
-		}
-		return !stuck
-	})
-	if !stuck {
-		return
-	}
-	l.c.Restarts.Inc()
-	g.later = nil
-	if newest.Has(l.self) && !slices.Contains(newest.Joined, l.self) {
-		l.startFlush(g, newest)
-	}
+	return !newest.Has(s) || slices.Contains(newest.Joined, s)
 }
 
-// tryInstall computes the cut once every survivor has reported, re-sends
-// what this node must, delivers what waited for the cut, and installs the
-// target once everything up to the cut is delivered.
+// checkRestart re-examines a flush after a newer view or a report: a
+// survivor that will never report is no longer waited for, and a survivor
+// that was to re-send a sender's messages and is gone is replaced by the
+// next one that has them. The flush goes on to the same target: views are
+// installed in order, none skipped.
+func (l *Layer) checkRestart(g *group) {
+	if g.target == nil {
+		return
+	}
+	if g.cutKnown {
+		for _, m := range g.view.Members {
+			h := g.holder[m]
+			if h == event.NoNode || h == l.self || !g.gone(h) {
+				continue
+			}
+			l.c.Restarts.Inc()
+			l.dbg("holder %v of %v gone", h, m)
+			l.pickHolder(g, m)
+		}
+	}
+	l.tryInstall(g)
+}
+
+// tryInstall computes the cut once every survivor still to be heard from
+// has reported, re-sends what this node must, delivers what waited for the
+// cut, and installs the target once everything up to the cut is delivered.
 func (l *Layer) tryInstall(g *group) {
 	if g.target == nil {
 		return
@@ -206,7 +223,7 @@ func (l *Layer) tryInstall(g *group) {
 		ready := true
 		l.survivors(g, func(s event.NodeID) bool {
 			r := g.reports[s]
-			ready = r != nil && r.Target == g.target.ID
+			ready = r != nil && r.Target == g.target.ID || g.gone(s)
 			return ready
 		})
 		if !ready {
@@ -222,15 +239,47 @@ func (l *Layer) tryInstall(g *group) {
 			continue
 		}
 		if p := g.peers[m]; p == nil || p.dlv < g.cut[m] {
+			if h := g.holder[m]; h != event.NoNode && h != l.self && g.gone(h) {
+				continue // nobody left has them: told lost at install
+			}
 			return
 		}
 	}
 	t := g.target
 	l.c.Flushes.Inc()
 	l.c.FlushNs.Add(int64(l.Ctx.Now().Sub(g.since)))
+	l.settle(g)
 	g.target, g.cutKnown = nil, false
 	g.timer.Stop()
 	l.install(g, t)
+}
+
+// settle tells the application of what it will not get up to the cut
+// (the only survivors that had it are gone).
+func (l *Layer) settle(g *group) {
+	for _, m := range g.view.Members {
+		if p := g.peers[m]; p != nil && m != l.self && g.cutKnown && p.dlv < g.cut[m] {
+			l.c.CutShort.Add(int64(g.cut[m] - p.dlv))
+			l.tellLost(g, m, p, g.cut[m]+1)
+		}
+	}
+}
+
+// sameOld calls f with every report for the target from a member with our
+// old view (ours first, then the survivors'), whether or not it is gone
+// since.
+func (l *Layer) sameOld(g *group, f func(from event.NodeID, r *report)) {
+	f(l.self, g.reports[l.self])
+	l.survivors(g, func(s event.NodeID) bool {
+		if r := g.reports[s]; r != nil && r.Target == g.target.ID {
+			if r.Old == g.view.ID {
+				f(s, r)
+			} else {
+				l.c.OtherOld.Inc()
+			}
+		}
+		return true
+	})
 }
 
 // computeCut sets, per sender of the old view, the cut: the most any
@@ -238,43 +287,20 @@ func (l *Layer) tryInstall(g *group) {
 // delivered less of, the lowest-numbered survivor that has the cut sends
 // the difference again (from whoever has it, not only the sender).
 func (l *Layer) computeCut(g *group) {
-	old := g.view.ID
-	type agg struct {
-		cut, min uint32
-		holder   event.NodeID
-	}
-	by := make(map[event.NodeID]*agg, g.view.Size())
 	for _, m := range g.view.Members {
-		by[m] = &agg{min: ^uint32(0)}
+		g.cut[m], g.low[m] = 0, ^uint32(0)
 	}
-	add := func(from event.NodeID, r *report) {
+	l.sameOld(g, func(_ event.NodeID, r *report) {
 		for _, e := range r.Entries {
-			a := by[event.NodeID(e.Node)]
-			if a == nil {
-				continue
+			n := event.NodeID(e.Node)
+			if c, ok := g.cut[n]; ok {
+				g.cut[n], g.low[n] = max(c, e.Hi), min(g.low[n], e.Hi)
 			}
-			if e.Hi > a.cut || e.Hi == a.cut && (a.holder == event.NoNode || from < a.holder) {
-				a.cut, a.holder = max(a.cut, e.Hi), from
-			}
-			a.min = min(a.min, e.Hi)
 		}
-	}
-	add(l.self, g.reports[l.self])
-	l.survivors(g, func(s event.NodeID) bool {
-		if r := g.reports[s]; r.Old == old {
-			add(s, r)
-		} else {
-			l.c.OtherOld.Inc()
-		}
-		return true
 	})
 	g.cutKnown = true
 	for _, m := range g.view.Members {
-		a := by[m]
-		g.cut[m] = a.cut
-		if a.holder == l.self && a.min < a.cut {
-			l.resend(g, m, a.min, a.cut)
-		}
+		l.pickHolder(g, m)
 	}
 	// what arrived after our report: up to the cut it is delivered, past
 	// it discarded
@@ -284,6 +310,29 @@ func (l *Layer) computeCut(g *group) {
 		l.hold(-h.cost)
 		h.cost = 0
 		l.arrive(g, h)
+	}
+}
+
+// pickHolder chooses who re-sends m's messages up to the cut: the
+// lowest-numbered reporter that has them and is not gone; if that is this
+// node, it re-sends them.
+func (l *Layer) pickHolder(g *group, m event.NodeID) {
+	g.holder[m] = event.NoNode
+	if g.low[m] >= g.cut[m] {
+		return // every reporter has everything
+	}
+	l.sameOld(g, func(from event.NodeID, r *report) {
+		if from != l.self && g.gone(from) {
+			return
+		}
+		for _, e := range r.Entries {
+			if event.NodeID(e.Node) == m && e.Hi == g.cut[m] && (g.holder[m] == event.NoNode || from < g.holder[m]) {
+				g.holder[m] = from
+			}
+		}
+	})
+	if g.holder[m] == l.self {
+		l.resend(g, m, g.low[m], g.cut[m])
 	}
 }
 
@@ -329,6 +378,7 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 			delete(g.reports, id)
 		}
 	}
+	l.dbg("install %v %d", v.Group, v.ID)
 	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
 	clear(g.stab)
 	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: v})
@@ -379,11 +429,7 @@ func (l *Layer) flushTimeout(g *group) {
 		return
 	}
 	l.c.Timeouts.Inc()
-	for _, m := range g.view.Members {
-		if p := g.peers[m]; p != nil && m != l.self && g.cutKnown && p.dlv < g.cut[m] {
-			l.tellLost(g, m, p, g.cut[m]+1)
-		}
-	}
+	l.settle(g)
 	t := g.target
 	l.c.FlushNs.Add(int64(l.Ctx.Now().Sub(g.since)))
 	g.target, g.cutKnown = nil, false

@@ -60,7 +60,8 @@ type counters struct {
 	Delivered     *stack.Counter `counter:"delivered" doc:"casts delivered up, each in the view it was cast in"`
 	Flushes       *stack.Counter `counter:"flushes" doc:"view changes flushed (the view passed up once every survivor delivered up to the cut)"`
 	FlushNs       *stack.Counter `counter:"flush_ns" kind:"ns" doc:"time from a view's arrival to its installation after the flush, summed"`
-	Restarts      *stack.Counter `counter:"flush_restarts" doc:"flushes begun again for a newer view (a survivor was removed, or moved on, during the flush)"`
+	Restarts      *stack.Counter `counter:"holder_changes" doc:"times the survivor chosen to re-send a sender's messages was removed during the flush and the next one that had them took over"`
+	CutShort      *stack.Counter `counter:"cut_short" doc:"messages up to a cut that no survivor left could re-send (told lost)"`
 	Timeouts      *stack.Counter `counter:"flush_timeouts" doc:"flushes given up after flush_timeout (the view installed with what the node had)"`
 	Reports       *stack.Counter `counter:"reports" doc:"flush reports sent"`
 	Resent        *stack.Counter `counter:"resent" doc:"old-view messages sent again to the survivors that lacked them"`

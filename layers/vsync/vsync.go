@@ -54,9 +54,11 @@ type group struct {
 	since    event.Time        // when the flush began
 	reports  map[event.NodeID]*report
 	cutKnown bool
-	cut      map[event.NodeID]uint32
-	waiting  []held // old-view arrivals after our report, until the cut
-	early    []held // arrivals tagged with a view not installed yet
+	cut      map[event.NodeID]uint32       // per old-view sender: the most a survivor delivered
+	low      map[event.NodeID]uint32       // and the least
+	holder   map[event.NodeID]event.NodeID // who re-sends up to the cut (NoNode: nobody needs to)
+	waiting  []held                        // old-view arrivals after our report, until the cut
+	early    []held                        // arrivals tagged with a view not installed yet
 	timer    *stack.Timer
 
 	ownSeq uint32                      // our casts to the group so far
@@ -124,7 +126,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 	g := l.groups[id]
 	if g == nil {
 		g = &group{id: id, peers: map[event.NodeID]*peer{}, reports: map[event.NodeID]*report{},
-			cut: map[event.NodeID]uint32{}, kept: map[event.NodeID]*keptQueue{}}
+			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, kept: map[event.NodeID]*keptQueue{}}
 		g.timer = l.Ctx.NewTimer(func() { l.flushTimeout(g) })
 		g.gossip = l.Ctx.NewTimer(func() { l.gossipTick(g) })
 		l.groups[id] = g
@@ -361,6 +363,7 @@ func (l *Layer) heldEarly(g *group) int64 {
 func (l *Layer) stale(g *group, h held) {
 	p := g.peers[h.from]
 	if p != nil && (p.tell || h.tag > g.prev) && p.dlv != 0 && h.seq > p.dlv {
+		l.dbg("skipped-view cast from %v tag %d seq %d (view %d prev %d)", h.from, h.tag, h.seq, g.tag, g.prev)
 		l.tellLost(g, h.from, p, h.seq+1)
 		l.c.SkippedView.Inc()
 	} else {
