@@ -11,6 +11,10 @@ import (
 // flush: there is nothing this node agreed on with the others to settle.
 func (l *Layer) viewUp(v *event.ViewInfo) {
 	g := l.groupFor(v.Group)
+	if g.announcing {
+		g.deferred = append(g.deferred, v)
+		return
+	}
 	l.dbg("view %v %d members %v joined %v left %v (installed %v target %v)", v.Group, v.ID, v.Members, v.Joined, v.Left, g.view != nil && true, g.target != nil)
 	if last := g.latest(); last != nil && v.ID <= last.ID {
 		l.c.OldViews.Inc()
@@ -381,8 +385,24 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 	l.dbg("install %v %d", v.Group, v.ID)
 	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
 	clear(g.stab)
-	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: v})
-	// casts of v (or of views this node skipped) that came early
+	// The stack hands control events (a View) to the application before
+	// data events queued earlier: the View goes up once the old view's
+	// deliveries made in this step have reached the application, and until
+	// then casts of v wait.
+	g.announcing = true
+	g.announce.Reset(0)
+}
+
+// announced passes the installed view up, then delivers the casts of it
+// that came early, and flushes to a view that arrived meanwhile or
+// unblocks the application.
+func (l *Layer) announced(g *group) {
+	if !g.announcing {
+		return
+	}
+	g.announcing = false
+	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: g.view})
+	// casts of the view (or of views this node skipped) that came early
 	early := g.early
 	g.early = nil
 	for _, h := range early {
@@ -390,6 +410,8 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 		h.cost = 0
 		l.arrive(g, h)
 	}
+	deferred := g.deferred
+	g.deferred = nil
 	if len(g.later) > 0 {
 		next := g.later[0]
 		g.later = g.later[1:]
@@ -397,10 +419,13 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 			g.later = nil
 		}
 		l.startFlush(g, next)
-		return
+	} else {
+		l.unblock(g)
+		l.sendQueued(g)
 	}
-	l.unblock(g)
-	l.sendQueued(g)
+	for _, v := range deferred {
+		l.viewUp(v)
+	}
 }
 
 // unblock ends a Block.

@@ -71,6 +71,10 @@ type group struct {
 	gossip    *stack.Timer
 	gossiping bool
 	stab      map[event.NodeID][]entry // each member's last gossip in the view
+
+	announcing bool              // view installed, not passed up yet (see install)
+	announce   *stack.Timer      // fires to pass it up
+	deferred   []*event.ViewInfo // views from below that came meanwhile
 }
 
 // peer is what we know of one member's stream.
@@ -129,6 +133,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, kept: map[event.NodeID]*keptQueue{}}
 		g.timer = l.Ctx.NewTimer(func() { l.flushTimeout(g) })
 		g.gossip = l.Ctx.NewTimer(func() { l.gossipTick(g) })
+		g.announce = l.Ctx.NewTimer(func() { l.announced(g) })
 		l.groups[id] = g
 	}
 	return g
@@ -167,7 +172,7 @@ func (l *Layer) Down(ev *event.Event) {
 // the group flushes (or has no view yet): never dropped.
 func (l *Layer) castDown(ev *event.Event) {
 	g := l.groupFor(ev.Group)
-	if g.view == nil || g.target != nil || g.queue.Len() > 0 {
+	if g.view == nil || !g.view.Has(l.self) || g.target != nil || g.announcing || g.queue.Len() > 0 {
 		m := ev.Msg.Compact()
 		g.queue.Push(m)
 		l.hold(event.HeldCost(m.Len()))
@@ -201,7 +206,7 @@ func (l *Layer) holdOff(g *group) {
 
 // resume lets the application cast again when nothing holds it.
 func (l *Layer) resume(g *group) {
-	if g.upHeld && !g.belowHeld && g.target == nil && g.queue.Len() == 0 {
+	if g.upHeld && !g.belowHeld && g.target == nil && !g.announcing && g.queue.Len() == 0 && g.view != nil && g.view.Has(l.self) {
 		g.upHeld = false
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
@@ -209,7 +214,7 @@ func (l *Layer) resume(g *group) {
 
 // sendQueued sends the casts that waited for the flush, in order.
 func (l *Layer) sendQueued(g *group) {
-	for g.queue.Len() > 0 && g.target == nil && g.view != nil {
+	for g.queue.Len() > 0 && g.target == nil && !g.announcing && g.view != nil && g.view.Has(l.self) {
 		m := g.queue.Pop()
 		l.hold(-event.HeldCost(m.Len()))
 		l.sendData(g, m)
@@ -306,7 +311,7 @@ func (l *Layer) castUp(ev *event.Event) {
 // the application is told what it missed).
 func (l *Layer) arrive(g *group, h held) {
 	switch {
-	case g.view == nil || h.tag > g.tag:
+	case g.view == nil || h.tag > g.tag || g.announcing:
 		l.holdEarly(g, h)
 	case !g.view.Has(h.from) || h.from == l.self:
 		l.c.NonMember.Inc()
