@@ -129,7 +129,7 @@ func (l *Layer) sendReport(g *group) {
 		r.Entries = append(r.Entries, entry{Node: uint32(m), Hi: hi})
 	}
 	rr := r
-	g.reports[l.self] = &rr
+	g.setReport(l.self, &rr)
 	body := l.wc.Encode(&r)
 	m := l.Ctx.NewMessage()
 	m.SetPayload(body)
@@ -154,10 +154,10 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 	if g.view != nil && r.Target <= g.view.ID {
 		return // a flush this node is past
 	}
-	if old := g.reports[from]; old != nil && old.Target >= r.Target {
+	if g.newest(from) >= r.Target {
 		return
 	}
-	g.reports[from] = r
+	g.setReport(from, r)
 	l.dbg("report from %v: %d->%d %v", from, r.Old, r.Target, r.Entries)
 	if g.target != nil {
 		l.checkRestart(g)
@@ -183,7 +183,7 @@ func (l *Layer) survivors(g *group, f func(event.NodeID) bool) {
 // (it would have reported first), so this node shares no pair of views
 // with it to agree on.
 func (g *group) gone(s event.NodeID) bool {
-	if r := g.reports[s]; r != nil && r.Target > g.target.ID {
+	if g.newest(s) > g.target.ID && g.reportFor(s) == nil {
 		return true
 	}
 	if len(g.later) == 0 {
@@ -226,8 +226,7 @@ func (l *Layer) tryInstall(g *group) {
 	if !g.cutKnown {
 		ready := true
 		l.survivors(g, func(s event.NodeID) bool {
-			r := g.reports[s]
-			ready = r != nil && r.Target == g.target.ID || g.gone(s)
+			ready = g.reportFor(s) != nil || g.gone(s)
 			return ready
 		})
 		if !ready {
@@ -244,6 +243,7 @@ func (l *Layer) tryInstall(g *group) {
 		}
 		if p := g.peers[m]; p == nil || p.dlv < g.cut[m] {
 			if h := g.holder[m]; h != event.NoNode && h != l.self && g.gone(h) {
+				l.dbg("skip wait for %v: dlv %d cut %d holder %v gone", m, p.dlv, g.cut[m], h)
 				continue // nobody left has them: told lost at install
 			}
 			return
@@ -273,9 +273,9 @@ func (l *Layer) settle(g *group) {
 // old view (ours first, then the survivors'), whether or not it is gone
 // since.
 func (l *Layer) sameOld(g *group, f func(from event.NodeID, r *report)) {
-	f(l.self, g.reports[l.self])
+	f(l.self, g.reportFor(l.self))
 	l.survivors(g, func(s event.NodeID) bool {
-		if r := g.reports[s]; r != nil && r.Target == g.target.ID {
+		if r := g.reportFor(s); r != nil {
 			if r.Old == g.view.ID {
 				f(s, r)
 			} else {
@@ -303,6 +303,7 @@ func (l *Layer) computeCut(g *group) {
 		}
 	})
 	g.cutKnown = true
+	l.dbg("cut %v: %v low %v waiting %d", g.target.ID, g.cut, g.low, len(g.waiting))
 	for _, m := range g.view.Members {
 		l.pickHolder(g, m)
 	}
@@ -377,9 +378,12 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 		}
 		p.hi, p.stable = 0, 0
 	}
-	for id, r := range g.reports {
-		if r.Target <= v.ID {
+	for id, rs := range g.reports {
+		rs = slices.DeleteFunc(rs, func(r *report) bool { return r.Target <= v.ID })
+		if len(rs) == 0 {
 			delete(g.reports, id)
+		} else {
+			g.reports[id] = rs
 		}
 	}
 	l.dbg("install %v %d", v.Group, v.ID)
@@ -459,4 +463,37 @@ func (l *Layer) flushTimeout(g *group) {
 	l.c.FlushNs.Add(int64(l.Ctx.Now().Sub(g.since)))
 	g.target, g.cutKnown = nil, false
 	l.install(g, t)
+}
+
+// maxPending bounds the reports kept per member (for views not installed
+// yet); past it the oldest is let go.
+const maxPending = 8
+
+// setReport keeps r, a member's report for a newer target than any it
+// sent before: a member that installed our target reports for the next
+// one too, and both are needed.
+func (g *group) setReport(from event.NodeID, r *report) {
+	rs := append(g.reports[from], r)
+	if len(rs) > maxPending {
+		rs = slices.Delete(rs, 0, len(rs)-maxPending)
+	}
+	g.reports[from] = rs
+}
+
+// reportFor is from's report for the current target, or nil.
+func (g *group) reportFor(from event.NodeID) *report {
+	for _, r := range g.reports[from] {
+		if r.Target == g.target.ID {
+			return r
+		}
+	}
+	return nil
+}
+
+// newest is the target of from's latest report (0: none).
+func (g *group) newest(from event.NodeID) uint64 {
+	if rs := g.reports[from]; len(rs) > 0 {
+		return rs[len(rs)-1].Target
+	}
+	return 0
 }

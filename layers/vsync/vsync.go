@@ -49,10 +49,10 @@ type group struct {
 	peers map[event.NodeID]*peer
 
 	// flush state
-	target   *event.ViewInfo   // the view being flushed to (nil: not flushing)
-	later    []*event.ViewInfo // views that arrived during the flush, in order
-	since    event.Time        // when the flush began
-	reports  map[event.NodeID]*report
+	target   *event.ViewInfo            // the view being flushed to (nil: not flushing)
+	later    []*event.ViewInfo          // views that arrived during the flush, in order
+	since    event.Time                 // when the flush began
+	reports  map[event.NodeID][]*report // per member, its reports for targets not installed yet, oldest first
 	cutKnown bool
 	cut      map[event.NodeID]uint32       // per old-view sender: the most a survivor delivered
 	low      map[event.NodeID]uint32       // and the least
@@ -129,7 +129,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 func (l *Layer) groupFor(id event.GroupID) *group {
 	g := l.groups[id]
 	if g == nil {
-		g = &group{id: id, peers: map[event.NodeID]*peer{}, reports: map[event.NodeID]*report{},
+		g = &group{id: id, peers: map[event.NodeID]*peer{}, reports: map[event.NodeID][]*report{},
 			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, kept: map[event.NodeID]*keptQueue{}}
 		g.timer = l.Ctx.NewTimer(func() { l.flushTimeout(g) })
 		g.gossip = l.Ctx.NewTimer(func() { l.gossipTick(g) })
