@@ -24,6 +24,7 @@ type vsyncNet struct {
 	got    map[event.NodeID]map[event.NodeID][]uint32 // rx -> tx -> sequence numbers delivered
 	lost   map[event.NodeID]map[event.NodeID][]event.LostRange
 	views  map[event.NodeID][]*event.ViewInfo
+	viewAt map[event.NodeID]map[*event.ViewInfo]event.Time
 	sent   map[event.NodeID]uint32
 }
 
@@ -37,7 +38,7 @@ func newVsyncNet(t *testing.T, spec string, seed uint64, n int) *vsyncNet {
 	}
 	h := &vsyncNet{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond}), stacks: map[event.NodeID]*stack.Stack{},
 		got: map[event.NodeID]map[event.NodeID][]uint32{}, lost: map[event.NodeID]map[event.NodeID][]event.LostRange{},
-		views: map[event.NodeID][]*event.ViewInfo{}, sent: map[event.NodeID]uint32{}}
+		views: map[event.NodeID][]*event.ViewInfo{}, viewAt: map[event.NodeID]map[*event.ViewInfo]event.Time{}, sent: map[event.NodeID]uint32{}}
 	var nodes []event.NodeID
 	for i := 1; i <= n; i++ {
 		id := event.NodeID(i)
@@ -48,12 +49,16 @@ func newVsyncNet(t *testing.T, spec string, seed uint64, n int) *vsyncNet {
 		}
 		nd := h.net.AddNode(id)
 		h.got[id], h.lost[id] = map[event.NodeID][]uint32{}, map[event.NodeID][]event.LostRange{}
+		h.viewAt[id] = map[*event.ViewInfo]event.Time{}
 		self := id
 		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: nd, Clock: nd, Seed: seed, App: stack.AppFuncs{
 			OnDeliver: func(d stack.Delivery) {
 				h.got[self][d.From] = append(h.got[self][d.From], binary.BigEndian.Uint32(d.Payload))
 			},
-			OnView: func(v *event.ViewInfo) { h.views[self] = append(h.views[self], v) },
+			OnView: func(v *event.ViewInfo) {
+				h.views[self] = append(h.views[self], v)
+				h.viewAt[self][v] = h.net.Now()
+			},
 			OnLost: func(l stack.Loss) { h.lost[self][l.From] = append(h.lost[self][l.From], l.Range) },
 		}})
 		if err != nil {
