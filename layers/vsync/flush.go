@@ -15,7 +15,9 @@ func (l *Layer) viewUp(v *event.ViewInfo) {
 		g.deferred = append(g.deferred, v)
 		return
 	}
-	l.dbg("view %v %d members %v joined %v left %v (installed %v target %v)", v.Group, v.ID, v.Members, v.Joined, v.Left, g.view != nil && true, g.target != nil)
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("view %v %d members %v joined %v left %v (flushing: %v)", v.Group, v.ID, v.Members, v.Joined, v.Left, g.target != nil)
+	}
 	if last := g.latest(); last != nil && v.ID <= last.ID {
 		l.c.OldViews.Inc()
 		return
@@ -67,7 +69,7 @@ func (l *Layer) leave(g *group, v *event.ViewInfo) {
 		l.hold(-h.cost)
 		h.m.Release()
 	}
-	g.early = nil
+	g.early, g.earlyBytes = nil, 0
 	for _, p := range g.peers {
 		p.hi, p.stable = 0, 0
 	}
@@ -158,7 +160,9 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 		return
 	}
 	g.setReport(from, r)
-	l.dbg("report from %v: %d->%d %v", from, r.Old, r.Target, r.Entries)
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("report from %v: %d->%d %v", from, r.Old, r.Target, r.Entries)
+	}
 	if g.target != nil {
 		l.checkRestart(g)
 		l.tryInstall(g)
@@ -209,7 +213,9 @@ func (l *Layer) checkRestart(g *group) {
 				continue
 			}
 			l.c.Restarts.Inc()
-			l.dbg("holder %v of %v gone", h, m)
+			if l.Ctx.Logging() {
+				l.Ctx.Logf("holder %v of %v gone", h, m)
+			}
 			l.pickHolder(g, m)
 		}
 	}
@@ -243,7 +249,9 @@ func (l *Layer) tryInstall(g *group) {
 		}
 		if p := g.peers[m]; p == nil || p.dlv < g.cut[m] {
 			if h := g.holder[m]; h != event.NoNode && h != l.self && g.gone(h) {
-				l.dbg("skip wait for %v: dlv %d cut %d holder %v gone", m, p.dlv, g.cut[m], h)
+				if l.Ctx.Logging() {
+					l.Ctx.Logf("skip wait for %v: dlv %d cut %d holder %v gone", m, p.dlv, g.cut[m], h)
+				}
 				continue // nobody left has them: told lost at install
 			}
 			return
@@ -303,7 +311,9 @@ func (l *Layer) computeCut(g *group) {
 		}
 	})
 	g.cutKnown = true
-	l.dbg("cut %v: %v low %v waiting %d", g.target.ID, g.cut, g.low, len(g.waiting))
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("cut %v: %v low %v waiting %d", g.target.ID, g.cut, g.low, len(g.waiting))
+	}
 	for _, m := range g.view.Members {
 		l.pickHolder(g, m)
 	}
@@ -386,7 +396,9 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 			g.reports[id] = rs
 		}
 	}
-	l.dbg("install %v %d", v.Group, v.ID)
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("install %v %d", v.Group, v.ID)
+	}
 	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
 	clear(g.stab)
 	// The stack hands control events (a View) to the application before
@@ -408,7 +420,7 @@ func (l *Layer) announced(g *group) {
 	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: g.view})
 	// casts of the view (or of views this node skipped) that came early
 	early := g.early
-	g.early = nil
+	g.early, g.earlyBytes = nil, 0
 	for _, h := range early {
 		l.hold(-h.cost)
 		h.cost = 0

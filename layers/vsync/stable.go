@@ -9,12 +9,14 @@ import (
 // stream in the current view; a kept message every member has delivered
 // cannot be asked for in a flush and is let go.
 
-// gossipTick sends this node's gossip and re-arms while something is kept.
+// gossipTick sends this node's gossip and re-arms while something is kept
+// here, or was delivered since the last gossip (its sender keeps it).
 func (l *Layer) gossipTick(g *group) {
-	if g.view == nil || !g.view.Has(l.self) || len(g.kept) == 0 {
+	if g.view == nil || !g.view.Has(l.self) || len(g.kept) == 0 && !g.dirty {
 		g.gossiping = false
 		return
 	}
+	g.dirty = false
 	s := stable{View: g.view.ID, Entries: make([]entry, 0, g.view.Size())}
 	for _, m := range g.view.Members {
 		hi := g.ownSeq

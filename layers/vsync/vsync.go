@@ -33,6 +33,7 @@ type Layer struct {
 	wc     *wirecodec.Codec
 	c      counters
 	held   int64 // bytes held over every group
+	kept   int64 // bytes of delivered messages kept for re-sending, over every group
 }
 
 // group is one group's state at this node.
@@ -49,17 +50,18 @@ type group struct {
 	peers map[event.NodeID]*peer
 
 	// flush state
-	target   *event.ViewInfo            // the view being flushed to (nil: not flushing)
-	later    []*event.ViewInfo          // views that arrived during the flush, in order
-	since    event.Time                 // when the flush began
-	reports  map[event.NodeID][]*report // per member, its reports for targets not installed yet, oldest first
-	cutKnown bool
-	cut      map[event.NodeID]uint32       // per old-view sender: the most a survivor delivered
-	low      map[event.NodeID]uint32       // and the least
-	holder   map[event.NodeID]event.NodeID // who re-sends up to the cut (NoNode: nobody needs to)
-	waiting  []held                        // old-view arrivals after our report, until the cut
-	early    []held                        // arrivals tagged with a view not installed yet
-	timer    *stack.Timer
+	target     *event.ViewInfo            // the view being flushed to (nil: not flushing)
+	later      []*event.ViewInfo          // views that arrived during the flush, in order
+	since      event.Time                 // when the flush began
+	reports    map[event.NodeID][]*report // per member, its reports for targets not installed yet, oldest first
+	cutKnown   bool
+	cut        map[event.NodeID]uint32       // per old-view sender: the most a survivor delivered
+	low        map[event.NodeID]uint32       // and the least
+	holder     map[event.NodeID]event.NodeID // who re-sends up to the cut (NoNode: nobody needs to)
+	waiting    []held                        // old-view arrivals after our report, until the cut
+	early      []held                        // arrivals tagged with a view not installed yet
+	earlyBytes int64                         // what early holds
+	timer      *stack.Timer
 
 	ownSeq uint32                      // our casts to the group so far
 	ownHi  uint32                      // our last cast in the current view (0: none)
@@ -70,6 +72,7 @@ type group struct {
 
 	gossip    *stack.Timer
 	gossiping bool
+	dirty     bool                     // delivered since the last gossip
 	stab      map[event.NodeID][]entry // each member's last gossip in the view
 
 	announcing bool              // view installed, not passed up yet (see install)
@@ -187,7 +190,7 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	g.ownSeq++
 	g.ownHi = g.ownSeq
 	putData(m.Prepend(dataHeaderSize), g.tag, g.ownSeq)
-	if l.cfg.MaxBytes > 0 && g.view.Size() > 1 {
+	if g.view.Size() > 1 {
 		// kept for re-sending should we be the one with it in a flush
 		m = m.Compact()
 		m.Retain()
@@ -344,21 +347,14 @@ func (l *Layer) arrive(g *group, h held) {
 func (l *Layer) holdEarly(g *group, h held) {
 	h.m = h.m.Compact()
 	h.cost = event.HeldCost(h.m.Len())
-	if l.cfg.MaxBytes > 0 && l.heldEarly(g)+h.cost > l.cfg.MaxBytes {
+	if g.earlyBytes+h.cost > l.cfg.MaxBytes {
 		l.c.Overflow.Inc()
 		h.m.Release()
 		return
 	}
 	g.early = append(g.early, h)
+	g.earlyBytes += h.cost
 	l.hold(h.cost)
-}
-
-func (l *Layer) heldEarly(g *group) int64 {
-	var n int64
-	for _, h := range g.early {
-		n += h.cost
-	}
-	return n
 }
 
 // stale handles a cast of a view older than the installed one: a late copy
@@ -368,7 +364,9 @@ func (l *Layer) heldEarly(g *group) int64 {
 func (l *Layer) stale(g *group, h held) {
 	p := g.peers[h.from]
 	if p != nil && (p.tell || h.tag > g.prev) && p.dlv != 0 && h.seq > p.dlv {
-		l.dbg("skipped-view cast from %v tag %d seq %d (view %d prev %d)", h.from, h.tag, h.seq, g.tag, g.prev)
+		if l.Ctx.Logging() {
+			l.Ctx.Logf("skipped-view cast from %v tag %d seq %d (view %d prev %d)", h.from, h.tag, h.seq, g.tag, g.prev)
+		}
 		l.tellLost(g, h.from, p, h.seq+1)
 		l.c.SkippedView.Inc()
 	} else {
@@ -405,7 +403,9 @@ func (l *Layer) deliver(g *group, h held) {
 	}
 	p.dlv, p.hi, p.tell = h.seq, h.seq, false
 	l.c.Delivered.Inc()
-	if l.cfg.MaxBytes > 0 && g.view.Size() > 2 {
+	g.dirty = true // the sender keeps it until our gossip says we have it
+	l.armGossip(g)
+	if g.view.Size() > 2 {
 		h.m = h.m.Compact()
 		h.m.Retain()
 		l.keep(g, h.from, h.seq, h.m, h.m.Bytes())
@@ -424,11 +424,17 @@ func (l *Layer) keep(g *group, from event.NodeID, seq uint32, m *event.Message, 
 	k := kept{seq: seq, m: m, b: b, cost: event.HeldCost(len(b))}
 	q.Push(k)
 	l.hold(k.cost)
-	for l.cfg.MaxBytes > 0 && l.keptBytes(g) > l.cfg.MaxBytes && q.Len() > 1 {
+	l.kept += k.cost
+	for l.kept > l.cfg.MaxBytes && q.Len() > 1 {
 		l.unkeep(q)
 		l.c.Unkept.Inc()
 	}
-	if !g.gossiping && l.cfg.StableInterval > 0 {
+	l.armGossip(g)
+}
+
+// armGossip starts the stability gossip if it is not running.
+func (l *Layer) armGossip(g *group) {
+	if !g.gossiping {
 		g.gossiping = true
 		g.gossip.Reset(l.cfg.StableInterval)
 	}
@@ -437,23 +443,8 @@ func (l *Layer) keep(g *group, from event.NodeID, seq uint32, m *event.Message, 
 func (l *Layer) unkeep(q *keptQueue) {
 	k := q.Pop()
 	l.hold(-k.cost)
+	l.kept -= k.cost
 	k.m.Release()
-}
-
-func (l *Layer) keptBytes(g *group) int64 {
-	var n int64
-	for _, q := range g.kept {
-		n += q.bytes()
-	}
-	return n
-}
-
-func (q *keptQueue) bytes() int64 {
-	var n int64
-	for i := range q.Len() {
-		n += q.At(i).cost
-	}
-	return n
 }
 
 // releaseKept lets go of every kept message (a view was installed: what
@@ -485,7 +476,7 @@ func (l *Layer) dropHeld(g *group) {
 		l.hold(-h.cost)
 		h.m.Release()
 	}
-	g.waiting, g.early = nil, nil
+	g.waiting, g.early, g.earlyBytes = nil, nil, 0
 	for g.queue.Len() > 0 {
 		m := g.queue.Pop()
 		l.hold(-event.HeldCost(m.Len()))
