@@ -402,11 +402,11 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
 	clear(g.stab)
 	// The stack hands control events (a View) to the application before
-	// data events queued earlier: the View goes up once the old view's
-	// deliveries made in this step have reached the application, and until
-	// then casts of v wait.
+	// data events queued earlier: the View goes up from a feed, which the
+	// stack pulls once the events of this step (the old view's last
+	// deliveries) are done; until then casts of v wait.
 	g.announcing = true
-	g.announce.Reset(0)
+	g.announce.Ready()
 }
 
 // announced passes the installed view up, then delivers the casts of it

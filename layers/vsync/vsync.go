@@ -76,7 +76,7 @@ type group struct {
 	stab      map[event.NodeID][]entry // each member's last gossip in the view
 
 	announcing bool              // view installed, not passed up yet (see install)
-	announce   *stack.Timer      // fires to pass it up
+	announce   *stack.Feed       // pulled once the step's events are done: passes it up
 	deferred   []*event.ViewInfo // views from below that came meanwhile
 }
 
@@ -136,7 +136,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, kept: map[event.NodeID]*keptQueue{}}
 		g.timer = l.Ctx.NewTimer(func() { l.flushTimeout(g) })
 		g.gossip = l.Ctx.NewTimer(func() { l.gossipTick(g) })
-		g.announce = l.Ctx.NewTimer(func() { l.announced(g) })
+		g.announce = l.Ctx.NewFeed(true, func() bool { l.announced(g); return false })
 		l.groups[id] = g
 	}
 	return g
