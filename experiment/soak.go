@@ -118,7 +118,8 @@ type SoakFailure struct {
 
 // SoakCheck lists the invariants a finished run broke (kinds above): no
 // duplicate, no FIFO violation where the stack gives FIFO order, no
-// unexplained missing owed delivery where it gives reliable delivery.
+// unexplained missing owed delivery where it gives reliable delivery, no
+// view-synchrony violation (counted only where the stack gives it).
 func SoakCheck(rep *Report) (kinds []string, detail string) {
 	var parts []string
 	if rep.Duplicates > 0 {

@@ -142,6 +142,10 @@ func (l *Layer) sendReport(g *group) {
 
 // reportUp records a member's flush report.
 func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
+	if v := g.latest(); v == nil || !v.Has(from) && (g.view == nil || !g.view.Has(from)) {
+		l.c.NonMember.Inc() // only members' reports are kept (bounded per member)
+		return
+	}
 	if uint32(r.Target) == g.joinTag && g.view != nil && uint64(g.joinTag) == g.view.ID {
 		// a report for the view we joined in: its sender's own entry says
 		// where its casts before that view end

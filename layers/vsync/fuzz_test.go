@@ -4,6 +4,11 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
+	"github.com/layercast/layercast/stack"
 )
 
 // FuzzDecode feeds arbitrary packets to every vsync decoder: each either
@@ -71,4 +76,43 @@ func sameReport(a, b report) bool {
 		a.Entries, b.Entries = nil, nil
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// FuzzUp injects arbitrary packets into a member's vsync layer, as casts
+// from another member, interleaved with a view change: the layer drops what
+// it cannot read (counted malformed), never panics, and holds within
+// max_bytes.
+func FuzzUp(f *testing.F) {
+	wc := newCodec()
+	var data [dataHeaderSize + 8]byte
+	putData(data[:], 1, 1)
+	f.Add(data[:], byte(0))
+	var rs [resendHeaderSize + 8]byte
+	putResend(rs[:], 3, 1, 2)
+	f.Add(rs[:], byte(1))
+	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 1, Target: 2, Entries: []entry{{1, 5}, {3, 9}}})...), byte(2))
+	f.Add(append([]byte{tStable}, wc.Encode(&stable{View: 1, Entries: []entry{{1, 5}}})...), byte(3))
+	f.Add([]byte{tPass, 1, 2}, byte(4))
+	f.Fuzz(func(t *testing.T, b []byte, when byte) {
+		l := New(Config{MaxBytes: 64 << 10, StableInterval: 200 * time.Millisecond, FlushTimeout: time.Second})
+		st, err := stack.New(stack.Config{Self: 1, Layers: []stack.Entry{{Name: "vsync", Layer: l}},
+			Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 0 })})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}}
+		v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2}, Left: []event.NodeID{3}}
+		st.InstallView(v1)
+		for i := 0; i < 3; i++ {
+			if int(when%3) == i {
+				st.InstallView(v2)
+			}
+			m := event.DefaultPool.FromBytes(b)
+			st.Inject(0, true, event.Event{Kind: event.Cast, Group: 1, Peer: event.NodeID(2 + i%2), Control: when&4 != 0, Msg: m})
+		}
+		if l.held < 0 || l.held > 4*(64<<10)+4*event.HeldCost(len(b)) {
+			t.Fatalf("holds %d bytes", l.held)
+		}
+		st.Close()
+	})
 }
