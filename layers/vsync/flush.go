@@ -33,7 +33,7 @@ func (l *Layer) viewUp(v *event.ViewInfo) {
 		l.startFlush(g, v)
 	default:
 		g.later = append(g.later, v)
-		l.checkRestart(g)
+		l.recheck(g)
 	}
 }
 
@@ -71,7 +71,7 @@ func (l *Layer) leave(g *group, v *event.ViewInfo) {
 	}
 	g.early, g.earlyBytes = nil, 0
 	for _, p := range g.peers {
-		p.hi, p.stable = 0, 0
+		p.hi = 0
 	}
 	clear(g.reports)
 	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
@@ -93,7 +93,19 @@ func (l *Layer) rejoin(g *group, v *event.ViewInfo) {
 		p.tell = !first && p.dlv != 0
 	}
 	g.joinTag = uint32(v.ID)
+	if !slices.Contains(v.Joined, l.self) {
+		// members that had us in their view count us as a survivor: say
+		// we have nothing to add (our old view is not theirs)
+		l.sendEmptyReport(g, v)
+	}
 	l.install(g, v)
+}
+
+// sendEmptyReport answers a flush to v this node takes no part in (it
+// missed the view before): a report from no old view, which no cut counts,
+// so that no survivor waits for it.
+func (l *Layer) sendEmptyReport(g *group, v *event.ViewInfo) {
+	l.castReport(g, &report{Target: v.ID})
 }
 
 // startFlush begins (or, after a restart, begins again) the flush to v:
@@ -132,7 +144,13 @@ func (l *Layer) sendReport(g *group) {
 	}
 	rr := r
 	g.setReport(l.self, &rr)
-	body := l.wc.Encode(&r)
+	l.castReport(g, &r)
+}
+
+// castReport casts a flush report as a sequenced cast: it reaches every
+// member after this node's casts before it (FIFO).
+func (l *Layer) castReport(g *group, r *report) {
+	body := l.wc.Encode(r)
 	m := l.Ctx.NewMessage()
 	m.SetPayload(body)
 	m.Prepend(1)[0] = tReport
@@ -168,7 +186,7 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 		l.Ctx.Logf("report from %v: %d->%d %v", from, r.Old, r.Target, r.Entries)
 	}
 	if g.target != nil {
-		l.checkRestart(g)
+		l.recheck(g)
 		l.tryInstall(g)
 	}
 }
@@ -201,12 +219,12 @@ func (g *group) gone(s event.NodeID) bool {
 	return !newest.Has(s) || slices.Contains(newest.Joined, s)
 }
 
-// checkRestart re-examines a flush after a newer view or a report: a
+// recheck re-examines a flush after a newer view or a report: a
 // survivor that will never report is no longer waited for, and a survivor
 // that was to re-send a sender's messages and is gone is replaced by the
 // next one that has them. The flush goes on to the same target: views are
 // installed in order, none skipped.
-func (l *Layer) checkRestart(g *group) {
+func (l *Layer) recheck(g *group) {
 	if g.target == nil {
 		return
 	}
@@ -358,6 +376,12 @@ func (l *Layer) pickHolder(g *group, m event.NodeID) {
 // resend casts again from's messages after lo up to hi (lo 0: every one
 // kept), from what this node kept.
 func (l *Layer) resend(g *group, from event.NodeID, lo, hi uint32) {
+	// what every member has delivered was let go (stability): nobody
+	// needs it again
+	lo = max(lo, g.released[from])
+	if lo >= hi {
+		return
+	}
 	q := g.kept[from]
 	if q == nil {
 		l.c.ResendMissing.Add(int64(hi - lo))
@@ -390,7 +414,7 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 			delete(g.peers, id)
 			continue
 		}
-		p.hi, p.stable = 0, 0
+		p.hi = 0
 	}
 	for id, rs := range g.reports {
 		rs = slices.DeleteFunc(rs, func(r *report) bool { return r.Target <= v.ID })

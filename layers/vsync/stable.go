@@ -69,6 +69,7 @@ func (l *Layer) stableUp(g *group, from event.NodeID, s *stable) {
 			}
 			low = min(low, hi)
 		}
+		g.released[sender] = max(g.released[sender], low)
 		for q.Len() > 0 && q.At(0).seq <= low {
 			l.unkeep(q)
 			l.c.Stable.Inc()

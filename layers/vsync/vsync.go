@@ -74,6 +74,7 @@ type group struct {
 	gossiping bool
 	dirty     bool                     // delivered since the last gossip
 	stab      map[event.NodeID][]entry // each member's last gossip in the view
+	released  map[event.NodeID]uint32  // per sender, up to where every member delivered (let go)
 
 	announcing bool              // view installed, not passed up yet (see install)
 	announce   *stack.Feed       // pulled once the step's events are done: passes it up
@@ -82,10 +83,9 @@ type group struct {
 
 // peer is what we know of one member's stream.
 type peer struct {
-	dlv    uint32 // highest sequence number delivered (0: none, or its stream restarted)
-	hi     uint32 // highest delivered in the current view (0: none)
-	tell   bool   // we rejoined: tell the application what we missed of this stream
-	stable uint32 // everyone in the view delivered up to here (for release)
+	dlv  uint32 // highest sequence number delivered (0: none, or its stream restarted)
+	hi   uint32 // highest delivered in the current view (0: none)
+	tell bool   // we rejoined: tell the application what we missed of this stream
 }
 
 // held is a message held back with what its header said.
@@ -133,7 +133,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 	g := l.groups[id]
 	if g == nil {
 		g = &group{id: id, peers: map[event.NodeID]*peer{}, reports: map[event.NodeID][]*report{},
-			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, kept: map[event.NodeID]*keptQueue{}}
+			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, released: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, kept: map[event.NodeID]*keptQueue{}}
 		g.timer = l.Ctx.NewTimer(func() { l.flushTimeout(g) })
 		g.gossip = l.Ctx.NewTimer(func() { l.gossipTick(g) })
 		g.announce = l.Ctx.NewFeed(true, func() bool { l.announced(g); return false })
@@ -450,6 +450,7 @@ func (l *Layer) unkeep(q *keptQueue) {
 // releaseKept lets go of every kept message (a view was installed: what
 // was delivered in the old one is settled).
 func (l *Layer) releaseKept(g *group) {
+	clear(g.released)
 	for id, q := range g.kept {
 		for q.Len() > 0 {
 			l.unkeep(q)
