@@ -9,9 +9,9 @@ type Kind uint8
 // Event kinds. Cast and Send carry data; everything else is control and is
 // processed before data when both are waiting (QSM 2006, section 3).
 //
-// Every kind here has a producer; kinds nothing produced (Stable, Block,
-// Unblock, Custom) were removed, and their values (6 to 8, 17) are not
-// reused. New kinds go at the end.
+// Every kind here has a producer; kinds nothing produced (the first Stable,
+// Block, Unblock and Custom) were removed, and their values (6 to 8, 17) are
+// not reused. New kinds go at the end.
 const (
 	KindNone Kind = 0
 	// Cast is a multicast to Event.Group. Going down: to every member, or,
@@ -68,13 +68,21 @@ const (
 	// Lost.First, got by other means (a retransmission), as the reporting
 	// layer would have passed it up.
 	LossHint Kind = 18
-	numKinds Kind = 19
+	// Block says, going up, that a view change of Event.Group is being
+	// flushed (layers/vsync): the application should stop casting to the
+	// group until Unblock. Casts made meanwhile are held back (the layer
+	// also sends HoldOff), never dropped.
+	Block Kind = 19
+	// Unblock ends a Block: the new view has been passed up (just before)
+	// and casting to Event.Group may resume.
+	Unblock  Kind = 20
+	numKinds Kind = 21
 )
 
 var kindNames = [...]string{
 	KindNone: "none", Cast: "cast", Send: "send", View: "view", Suspect: "suspect", Fail: "fail", Join: "join",
 	Leave: "leave", Exit: "exit", Regions: "regions", HoldOff: "holdoff", Resume: "resume",
-	Lost: "lost", Membership: "membership", LossHint: "losshint",
+	Lost: "lost", Membership: "membership", LossHint: "losshint", Block: "block", Unblock: "unblock",
 }
 
 // String names the kind.

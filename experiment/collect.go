@@ -54,6 +54,7 @@ type Collector struct {
 
 	trackOut bool     // LeftStack is called: never-sent casts can be told apart
 	order    orderLog // delivery orders, for agreed_violations (agreed.go)
+	vsync    vsyncLog // what each node delivered in each view, for vsync_violations (vsync.go)
 
 	messagesSent, deliveries, duplicates, fifo, recovered int64
 	foreign, self, nonMember                              int64
@@ -147,6 +148,7 @@ func NewCollector(sc Scenario, asg *Assignment) *Collector {
 	c.views = make([][]viewRec, slots)
 	c.resets = make([][]uint64, slots)
 	c.drops = make([][]uint64, slots)
+	c.vsync.sets = make([][]*vset, slots)
 	c.rx = make([]rxStat, len(asg.Nodes))
 	return c
 }
@@ -232,6 +234,7 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 		prevIn = hist[len(hist)-1].v.Has(n)
 	}
 	c.views[k] = append(hist, viewRec{at: now, v: v})
+	c.vsync.viewSeen(k, len(c.groups[gi]), in)
 	// The node's casts from now on are under this view.
 	var ev *event.ViewInfo
 	if in {
@@ -322,6 +325,7 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 		return
 	}
 	s.n++
+	c.vsync.delivered(c.off[st.Group-1]+rr, tr, st.Index)
 	if late {
 		c.fifo++
 	}
@@ -881,6 +885,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries of a node's own messages (not counted)", c.self))
 	}
 	rep.AgreedViolations = c.order.violations()
+	c.finishVsync(rep)
 	rep.Broken = brokenPromises(rep)
 
 	// Throughput: mean over receivers of deliveries per second.

@@ -51,6 +51,11 @@ type Report struct {
 	// AgreedViolations counts deliveries out of agreed order (agreed.go);
 	// 0 when the stack does not promise agreed order (not checked).
 	AgreedViolations int64 `json:"agreed_violations"`
+	// VsyncViolations counts (pair of members, pair of consecutive views
+	// both installed with both members in them) where the two delivered
+	// different sets of messages in the first view (vsync.go); 0 when the
+	// stack does not promise view synchrony (not checked).
+	VsyncViolations int64 `json:"vsync_violations"`
 	// Missing is DeliveriesExpected minus what was delivered of it.
 	Missing int64 `json:"missing"`
 	// NeverSent counts casts the stacks accepted but had not handed to
@@ -118,7 +123,7 @@ func specPromises(spec string) []string {
 		if !ok {
 			continue
 		}
-		for _, p := range []compose.Property{compose.Reliable, compose.FIFO, agreedOrder} {
+		for _, p := range []compose.Property{compose.Reliable, compose.FIFO, agreedOrder, viewSynchrony} {
 			if slices.Contains(info.Gives, p) && !slices.Contains(out, string(p)) {
 				out = append(out, string(p))
 			}
@@ -141,6 +146,9 @@ func brokenPromises(r *Report) []string {
 		out = append(out, fmt.Sprintf("%d owed deliveries missing with no fault to explain them (the stack gives reliable delivery)", r.MissingUnexplained))
 	}
 	if s := agreedBroken(r); s != "" {
+		out = append(out, s)
+	}
+	if s := vsyncBroken(r); s != "" {
 		out = append(out, s)
 	}
 	return out

@@ -104,6 +104,7 @@ const (
 	SoakDuplicates = "duplicates" // a message delivered twice
 	SoakFIFO       = "fifo"       // a FIFO violation where the stack gives FIFO
 	SoakMissing    = "missing"    // an owed delivery missing with nothing to explain it, where the stack gives reliability
+	SoakVsync      = "vsync"      // members that moved together between two views delivered different messages, where the stack gives view synchrony
 )
 
 // SoakFailure is one run that broke an invariant.
@@ -117,7 +118,8 @@ type SoakFailure struct {
 
 // SoakCheck lists the invariants a finished run broke (kinds above): no
 // duplicate, no FIFO violation where the stack gives FIFO order, no
-// unexplained missing owed delivery where it gives reliable delivery.
+// unexplained missing owed delivery where it gives reliable delivery, no
+// view-synchrony violation (counted only where the stack gives it).
 func SoakCheck(rep *Report) (kinds []string, detail string) {
 	var parts []string
 	if rep.Duplicates > 0 {
@@ -131,6 +133,10 @@ func SoakCheck(rep *Report) (kinds []string, detail string) {
 	if rep.MissingUnexplained > 0 && slices.Contains(rep.Promises, string(compose.Reliable)) {
 		kinds = append(kinds, SoakMissing)
 		parts = append(parts, fmt.Sprintf("%d of %d owed deliveries missing unexplained", rep.MissingUnexplained, rep.DeliveriesExpected))
+	}
+	if rep.VsyncViolations > 0 {
+		kinds = append(kinds, SoakVsync)
+		parts = append(parts, fmt.Sprintf("%d view-synchrony violations", rep.VsyncViolations))
 	}
 	return kinds, strings.Join(parts, ", ")
 }

@@ -16,4 +16,5 @@ import (
 	_ "github.com/layercast/layercast/layers/reliable"  // NAK-based reliable multicast (SRM / NAKACK)
 	_ "github.com/layercast/layercast/layers/ring"      // Spread's Ring protocol: agreed order inside a site
 	_ "github.com/layercast/layercast/layers/tokenring" // QSM regional multicast with token-ring recovery
+	_ "github.com/layercast/layercast/layers/vsync"     // view-synchronous flush
 )

@@ -1,0 +1,149 @@
+package experiment
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+)
+
+// viewSynchrony is the property of a stack whose members, when they
+// install the same two consecutive views of a group, delivered the same
+// messages in the first (layers/vsync declares it).
+const viewSynchrony = compose.Property("view-synchrony")
+
+// vset is what a node delivered in one view of a group: per sender (by
+// rank in the group), how many messages and a hash of which. Delivery is
+// FIFO per sender, so a count and an order-free hash of the indexes name
+// the set; memory is one pair per member per view, whatever the traffic.
+type vset struct {
+	n []uint32
+	h []uint64
+}
+
+// vsyncLog records, per (group, node) slot, a vset per view the node's
+// application saw (nil for a view without the node), parallel to
+// Collector.views.
+type vsyncLog struct {
+	sets [][]*vset
+}
+
+// vsyncAlways makes Finish count vsync_violations whatever the stack
+// promises (tests show the checker failing a stack without flush).
+var vsyncAlways bool
+
+// viewSeen records that node slot k's application saw view v.
+func (l *vsyncLog) viewSeen(k, size int, in bool) {
+	if l.sets == nil {
+		return
+	}
+	var s *vset
+	if in {
+		s = &vset{n: make([]uint32, size), h: make([]uint64, size)}
+	}
+	l.sets[k] = append(l.sets[k], s)
+}
+
+// delivered records a delivery at node slot k of message index from the
+// sender of rank tr, in the view the node's application has.
+func (l *vsyncLog) delivered(k, tr int, index uint64) {
+	if l.sets == nil || len(l.sets[k]) == 0 {
+		return
+	}
+	s := l.sets[k][len(l.sets[k])-1]
+	if s == nil {
+		return
+	}
+	s.n[tr]++
+	s.h[tr] += mix64(index)
+}
+
+// mix64 is splitmix64's finaliser: a sum of mixed indexes tells sets of
+// indexes apart.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// vsyncViolations counts, per group, the (pair of members, pair of
+// consecutive views both installed, each with the member in it) where the
+// two delivered different sets of messages in the first view. A member's
+// own casts are not compared (a node does not deliver its own): for the
+// pair (a, b), every sender but a and b.
+func (c *Collector) vsyncViolations() (n int64, first string) {
+	type key struct{ from, to uint64 }
+	type at struct {
+		node event.NodeID
+		set  *vset
+	}
+	for gi, ms := range c.groups {
+		by := map[key][]at{}
+		var keys []key
+		for r, node := range ms {
+			k := c.off[gi] + r
+			hist, sets := c.views[k], c.vsync.sets[k]
+			for i := 0; i+1 < len(hist) && i+1 < len(sets); i++ {
+				if sets[i] == nil || sets[i+1] == nil {
+					continue
+				}
+				kk := key{hist[i].v.ID, hist[i+1].v.ID}
+				if _, ok := by[kk]; !ok {
+					keys = append(keys, kk)
+				}
+				by[kk] = append(by[kk], at{node, sets[i]})
+			}
+		}
+		slices.SortFunc(keys, func(a, b key) int {
+			if a.from != b.from {
+				return int(a.from - b.from)
+			}
+			return int(a.to - b.to)
+		})
+		for _, kk := range keys {
+			list := by[kk]
+			for i := range list {
+				for j := i + 1; j < len(list); j++ {
+					a, b := list[i], list[j]
+					for t, tx := range ms {
+						if tx == a.node || tx == b.node {
+							continue
+						}
+						if a.set.n[t] != b.set.n[t] || a.set.h[t] != b.set.h[t] {
+							n++
+							if first == "" {
+								first = fmt.Sprintf("%v and %v moved together from view %d to %d of g%d but delivered %d and %d of %v's messages in view %d",
+									a.node, b.node, kk.from, kk.to, gi+1, a.set.n[t], b.set.n[t], tx, kk.from)
+							}
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	return n, first
+}
+
+// finishVsync sets the report's vsync_violations where the stack promises
+// view synchrony (0 otherwise: not checked).
+func (c *Collector) finishVsync(rep *Report) {
+	if !vsyncAlways && !slices.Contains(rep.Promises, string(viewSynchrony)) {
+		return
+	}
+	n, first := c.vsyncViolations()
+	rep.VsyncViolations = n
+	if n > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d view-synchrony violations; first: %s", n, first))
+	}
+}
+
+// vsyncBroken is the broken-promise line for view synchrony, or "".
+func vsyncBroken(r *Report) string {
+	if r.VsyncViolations > 0 && slices.Contains(r.Promises, string(viewSynchrony)) {
+		return fmt.Sprintf("%d pairs of members delivered different messages in a view they both moved on from (the stack gives view synchrony)", r.VsyncViolations)
+	}
+	return ""
+}

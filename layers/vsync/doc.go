@@ -1,0 +1,55 @@
+// Package vsync is view-synchronous flush for layercast (issue 15 item 1),
+// the guarantee Isis and Ensemble call virtual synchrony, Spread extended
+// virtual synchrony and JGroups FLUSH: members that install the same two
+// consecutive views of a group delivered the same set of messages in the
+// first.
+//
+// It stands above FIFO reliable delivery and a membership layer:
+//
+//	vsync : fifo : reliable : gms
+//
+// Data path: every cast carries the view its sender's application had (its
+// tag) and its number in the sender's stream for the group. A cast is
+// delivered in the view it was cast in: one tagged with a view not
+// installed here yet waits for it. Delivered messages are kept for
+// re-sending until stable (members gossip how far they delivered every
+// stream) or until the next view, within max_bytes.
+//
+// A new view from below is held back and flushed:
+//
+//	view arrives ──> Block up, HoldOff (casts wait in the layer, never dropped)
+//	             ──> report: per old-view sender, the highest number delivered
+//	every survivor's report ──> cut per sender = the most a survivor delivered
+//	             ──> the lowest survivor with the cut re-sends what another lacks
+//	             ──> deliver up to the cut, discard what comes past it
+//	all delivered up to the cut ──> View up, Unblock, the waiting casts go
+//
+// Survivors are the members of both views that the new view does not list
+// as (re)joining. Reports travel as sequenced casts, so a survivor's report
+// reaches every member after all its old-view casts (FIFO): a count is a
+// cut. After its report a member delivers no more old-view casts until the
+// cut is known, so it never delivers past it.
+//
+// A member whose old view differs from ours (it missed a view) still
+// reports; its report is not part of our cut, since we share no pair of
+// consecutive views with it. Views are installed in order, none skipped: a
+// view that arrives during a flush waits for it, and a survivor that will
+// never report (a newer view removes it, or it reported for a newer target
+// without one for ours) is no longer waited for; if it was to re-send a
+// sender's messages, the next survivor that has them does. A view passes up
+// only once the old view's last deliveries have reached the application
+// (the stack hands control events over before data queued earlier), from a
+// control feed. flush_timeout bounds a flush whose survivors stop answering
+// without being removed.
+//
+// A node readmitted after being removed (a freeze past the failure
+// detector's timeout, a partition) keeps, per sender, the highest number it
+// delivered; the first cast, stale cast or flush report it then hears from
+// that sender says where the sender's stream went on, and the gap is
+// reported up as event.Lost with the exact range (the sender's numbering,
+// from 1): the application gets everything or is told what it missed.
+//
+// Block and Unblock go up as events; the application hears them as flow
+// control (stack.Application.Flow), since the layer also sends HoldOff and
+// Resume.
+package vsync

@@ -1,0 +1,539 @@
+package vsync
+
+import (
+	"slices"
+
+	"github.com/layercast/layercast/event"
+)
+
+// viewUp starts, queues or skips the flush a new view asks for. A view
+// that removes this node, a first view and a view that readmits it need no
+// flush: there is nothing this node agreed on with the others to settle.
+func (l *Layer) viewUp(v *event.ViewInfo) {
+	g := l.groupFor(v.Group)
+	if g.announcing {
+		g.deferred = append(g.deferred, v)
+		return
+	}
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("view %v %d members %v joined %v left %v (flushing: %v)", v.Group, v.ID, v.Members, v.Joined, v.Left, g.target != nil)
+	}
+	if last := g.latest(); last != nil && v.ID <= last.ID {
+		l.c.OldViews.Inc()
+		return
+	}
+	switch {
+	case !v.Has(l.self):
+		l.abandon(g)
+		l.leave(g, v)
+	case g.view == nil || !g.view.Has(l.self) || slices.Contains(v.Joined, l.self):
+		l.abandon(g)
+		l.rejoin(g, v)
+	case g.target == nil:
+		l.startFlush(g, v)
+	default:
+		g.later = append(g.later, v)
+		l.recheck(g)
+	}
+}
+
+// latest is the newest view the group has seen (installed or waiting).
+func (g *group) latest() *event.ViewInfo {
+	switch {
+	case len(g.later) > 0:
+		return g.later[len(g.later)-1]
+	case g.target != nil:
+		return g.target
+	}
+	return g.view
+}
+
+// abandon stops a flush without installing its view.
+func (l *Layer) abandon(g *group) {
+	if g.target == nil {
+		return
+	}
+	g.target, g.later, g.cutKnown = nil, nil, false
+	clear(g.cut)
+	clear(g.holder)
+	g.timer.Stop()
+}
+
+// leave installs a view without this node: its streams are dropped (what
+// it delivered from each sender is remembered, to tell it what it missed
+// should it come back) and its casts wait for a view with it.
+func (l *Layer) leave(g *group, v *event.ViewInfo) {
+	l.releaseKept(g)
+	l.dropWaiting(g)
+	for _, h := range g.early {
+		l.hold(-h.cost)
+		h.m.Release()
+	}
+	g.early, g.earlyBytes = nil, 0
+	for _, p := range g.peers {
+		p.hi = 0
+	}
+	clear(g.reports)
+	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
+	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: v})
+	l.unblock(g)
+	l.holdOff(g)
+}
+
+// rejoin installs a first view, or one that readmits this node: senders
+// that stayed keep what was delivered from them, so the application is told
+// exactly what it missed of their streams while it was out (event.Lost).
+func (l *Layer) rejoin(g *group, v *event.ViewInfo) {
+	first := g.view == nil
+	for id, p := range g.peers {
+		if !v.Has(id) || slices.Contains(v.Joined, id) {
+			delete(g.peers, id)
+			continue
+		}
+		p.tell = !first && p.dlv != 0
+	}
+	g.joinTag = uint32(v.ID)
+	if !slices.Contains(v.Joined, l.self) {
+		// members that had us in their view count us as a survivor: say
+		// we have nothing to add (our old view is not theirs)
+		l.sendEmptyReport(g, v)
+	}
+	l.install(g, v)
+}
+
+// sendEmptyReport answers a flush to v this node takes no part in (it
+// missed the view before): a report from no old view, which no cut counts,
+// so that no survivor waits for it.
+func (l *Layer) sendEmptyReport(g *group, v *event.ViewInfo) {
+	l.castReport(g, &report{Target: v.ID})
+}
+
+// startFlush begins (or, after a restart, begins again) the flush to v:
+// block the application and report what this node delivered in its view.
+func (l *Layer) startFlush(g *group, v *event.ViewInfo) {
+	if g.target == nil {
+		g.since = l.Ctx.Now()
+	}
+	g.target, g.cutKnown = v, false
+	clear(g.cut)
+	clear(g.holder)
+	if !g.blocked {
+		g.blocked = true
+		l.Ctx.Up(&event.Event{Kind: event.Block, Group: g.id})
+	}
+	l.holdOff(g)
+	l.sendReport(g)
+	if l.cfg.FlushTimeout > 0 {
+		g.timer.Reset(l.cfg.FlushTimeout)
+	}
+	l.tryInstall(g)
+}
+
+// sendReport casts this node's flush report for the current target.
+func (l *Layer) sendReport(g *group) {
+	r := report{Old: g.view.ID, Target: g.target.ID, Entries: make([]entry, 0, g.view.Size())}
+	for _, m := range g.view.Members {
+		hi := g.ownHi
+		if m != l.self {
+			hi = 0
+			if p := g.peers[m]; p != nil {
+				hi = p.hi
+			}
+		}
+		r.Entries = append(r.Entries, entry{Node: uint32(m), Hi: hi})
+	}
+	rr := r
+	g.setReport(l.self, &rr)
+	l.castReport(g, &r)
+}
+
+// castReport casts a flush report as a sequenced cast: it reaches every
+// member after this node's casts before it (FIFO).
+func (l *Layer) castReport(g *group, r *report) {
+	body := l.wc.Encode(r)
+	m := l.Ctx.NewMessage()
+	m.SetPayload(body)
+	m.Prepend(1)[0] = tReport
+	l.c.Reports.Inc()
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Msg: m})
+}
+
+// reportUp records a member's flush report.
+func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
+	if v := g.latest(); v == nil || !v.Has(from) && (g.view == nil || !g.view.Has(from)) {
+		l.c.NonMember.Inc() // only members' reports are kept (bounded per member)
+		return
+	}
+	if uint32(r.Target) == g.joinTag && g.view != nil && uint64(g.joinTag) == g.view.ID {
+		// a report for the view we joined in: its sender's own entry says
+		// where its casts before that view end
+		if p := g.peers[from]; p != nil && p.tell {
+			for _, e := range r.Entries {
+				if event.NodeID(e.Node) == from && e.Hi > p.dlv {
+					l.tellLost(g, from, p, e.Hi+1)
+				}
+			}
+		}
+	}
+	if g.view != nil && r.Target <= g.view.ID {
+		return // a flush this node is past
+	}
+	if g.newest(from) >= r.Target {
+		return
+	}
+	g.setReport(from, r)
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("report from %v: %d->%d %v", from, r.Old, r.Target, r.Entries)
+	}
+	if g.target != nil {
+		l.recheck(g)
+		l.tryInstall(g)
+	}
+}
+
+// survivors calls f for every member that moves with this node from its
+// view to the target: in both, not (re)joining, not this node.
+func (l *Layer) survivors(g *group, f func(event.NodeID) bool) {
+	for _, m := range g.view.Members {
+		if m != l.self && g.target.Has(m) && !slices.Contains(g.target.Joined, m) {
+			if !f(m) {
+				return
+			}
+		}
+	}
+}
+
+// gone reports whether survivor s will never report for the target: a
+// newer view removes or readmits it, or it reported for a newer target
+// already (it skipped ours). It cannot have installed the target either
+// (it would have reported first), so this node shares no pair of views
+// with it to agree on.
+func (g *group) gone(s event.NodeID) bool {
+	if g.newest(s) > g.target.ID && g.reportFor(s) == nil {
+		return true
+	}
+	if len(g.later) == 0 {
+		return false
+	}
+	newest := g.later[len(g.later)-1]
+	return !newest.Has(s) || slices.Contains(newest.Joined, s)
+}
+
+// recheck re-examines a flush after a newer view or a report: a
+// survivor that will never report is no longer waited for, and a survivor
+// that was to re-send a sender's messages and is gone is replaced by the
+// next one that has them. The flush goes on to the same target: views are
+// installed in order, none skipped.
+func (l *Layer) recheck(g *group) {
+	if g.target == nil {
+		return
+	}
+	if g.cutKnown {
+		for _, m := range g.view.Members {
+			h := g.holder[m]
+			if h == event.NoNode || h == l.self || !g.gone(h) {
+				continue
+			}
+			l.c.Restarts.Inc()
+			if l.Ctx.Logging() {
+				l.Ctx.Logf("holder %v of %v gone", h, m)
+			}
+			l.pickHolder(g, m)
+		}
+	}
+	l.tryInstall(g)
+}
+
+// tryInstall computes the cut once every survivor still to be heard from
+// has reported, re-sends what this node must, delivers what waited for the
+// cut, and installs the target once everything up to the cut is delivered.
+func (l *Layer) tryInstall(g *group) {
+	if g.target == nil {
+		return
+	}
+	if !g.cutKnown {
+		ready := true
+		l.survivors(g, func(s event.NodeID) bool {
+			ready = g.reportFor(s) != nil || g.gone(s)
+			return ready
+		})
+		if !ready {
+			return
+		}
+		l.computeCut(g)
+		if g.target == nil {
+			return
+		}
+	}
+	for _, m := range g.view.Members {
+		if m == l.self || g.cut[m] == 0 {
+			continue
+		}
+		if p := g.peers[m]; p == nil || p.dlv < g.cut[m] {
+			if h := g.holder[m]; h != event.NoNode && h != l.self && g.gone(h) {
+				if l.Ctx.Logging() {
+					l.Ctx.Logf("skip wait for %v: dlv %d cut %d holder %v gone", m, p.dlv, g.cut[m], h)
+				}
+				continue // nobody left has them: told lost at install
+			}
+			return
+		}
+	}
+	t := g.target
+	l.c.Flushes.Inc()
+	l.c.FlushNs.Add(int64(l.Ctx.Now().Sub(g.since)))
+	l.settle(g)
+	g.target, g.cutKnown = nil, false
+	g.timer.Stop()
+	l.install(g, t)
+}
+
+// settle tells the application of what it will not get up to the cut
+// (the only survivors that had it are gone).
+func (l *Layer) settle(g *group) {
+	for _, m := range g.view.Members {
+		if p := g.peers[m]; p != nil && m != l.self && g.cutKnown && p.dlv < g.cut[m] {
+			l.c.CutShort.Add(int64(g.cut[m] - p.dlv))
+			l.tellLost(g, m, p, g.cut[m]+1)
+		}
+	}
+}
+
+// sameOld calls f with every report for the target from a member with our
+// old view (ours first, then the survivors'), whether or not it is gone
+// since.
+func (l *Layer) sameOld(g *group, f func(from event.NodeID, r *report)) {
+	f(l.self, g.reportFor(l.self))
+	l.survivors(g, func(s event.NodeID) bool {
+		if r := g.reportFor(s); r != nil {
+			if r.Old == g.view.ID {
+				f(s, r)
+			} else {
+				l.c.OtherOld.Inc()
+			}
+		}
+		return true
+	})
+}
+
+// computeCut sets, per sender of the old view, the cut: the most any
+// survivor with the same old view delivered. For each sender some member
+// delivered less of, the lowest-numbered survivor that has the cut sends
+// the difference again (from whoever has it, not only the sender).
+func (l *Layer) computeCut(g *group) {
+	for _, m := range g.view.Members {
+		g.cut[m], g.low[m] = 0, ^uint32(0)
+	}
+	l.sameOld(g, func(_ event.NodeID, r *report) {
+		for _, e := range r.Entries {
+			n := event.NodeID(e.Node)
+			if c, ok := g.cut[n]; ok {
+				g.cut[n], g.low[n] = max(c, e.Hi), min(g.low[n], e.Hi)
+			}
+		}
+	})
+	g.cutKnown = true
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("cut %v: %v low %v waiting %d", g.target.ID, g.cut, g.low, len(g.waiting))
+	}
+	for _, m := range g.view.Members {
+		l.pickHolder(g, m)
+	}
+	// what arrived after our report: up to the cut it is delivered, past
+	// it discarded
+	w := g.waiting
+	g.waiting = nil
+	for _, h := range w {
+		l.hold(-h.cost)
+		h.cost = 0
+		l.arrive(g, h)
+	}
+}
+
+// pickHolder chooses who re-sends m's messages up to the cut: the
+// lowest-numbered reporter that has them and is not gone; if that is this
+// node, it re-sends them.
+func (l *Layer) pickHolder(g *group, m event.NodeID) {
+	g.holder[m] = event.NoNode
+	if g.low[m] >= g.cut[m] {
+		return // every reporter has everything
+	}
+	l.sameOld(g, func(from event.NodeID, r *report) {
+		if from != l.self && g.gone(from) {
+			return
+		}
+		for _, e := range r.Entries {
+			if event.NodeID(e.Node) == m && e.Hi == g.cut[m] && (g.holder[m] == event.NoNode || from < g.holder[m]) {
+				g.holder[m] = from
+			}
+		}
+	})
+	if g.holder[m] == l.self {
+		l.resend(g, m, g.low[m], g.cut[m])
+	}
+}
+
+// resend casts again from's messages after lo up to hi (lo 0: every one
+// kept), from what this node kept.
+func (l *Layer) resend(g *group, from event.NodeID, lo, hi uint32) {
+	// what every member has delivered was let go (stability): nobody
+	// needs it again
+	lo = max(lo, g.released[from])
+	if lo >= hi {
+		return
+	}
+	q := g.kept[from]
+	if q == nil {
+		l.c.ResendMissing.Add(int64(hi - lo))
+		return
+	}
+	if lo > 0 && (q.Len() == 0 || q.At(0).seq > lo+1) {
+		l.c.ResendMissing.Inc() // let go past max_bytes: the flush times out
+	}
+	for i := range q.Len() {
+		k := q.At(i)
+		if k.seq <= lo || k.seq > hi {
+			continue
+		}
+		m := l.Ctx.MessageFrom(k.b)
+		putResend(m.Prepend(resendHeaderSize), from, g.tag, k.seq)
+		l.c.Resent.Inc()
+		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Msg: m})
+	}
+}
+
+// install passes view v up: what was kept of the old view is let go, the
+// casts that waited for v are delivered, and a view that arrived meanwhile
+// is flushed to next; otherwise the application is unblocked.
+func (l *Layer) install(g *group, v *event.ViewInfo) {
+	l.releaseKept(g)
+	l.dropWaiting(g)
+	clear(g.cut)
+	for id, p := range g.peers {
+		if !v.Has(id) || slices.Contains(v.Joined, id) {
+			delete(g.peers, id)
+			continue
+		}
+		p.hi = 0
+	}
+	for id, rs := range g.reports {
+		rs = slices.DeleteFunc(rs, func(r *report) bool { return r.Target <= v.ID })
+		if len(rs) == 0 {
+			delete(g.reports, id)
+		} else {
+			g.reports[id] = rs
+		}
+	}
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("install %v %d", v.Group, v.ID)
+	}
+	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
+	clear(g.stab)
+	// The stack hands control events (a View) to the application before
+	// data events queued earlier: the View goes up from a feed, which the
+	// stack pulls once the events of this step (the old view's last
+	// deliveries) are done; until then casts of v wait.
+	g.announcing = true
+	g.announce.Ready()
+}
+
+// announced passes the installed view up, then delivers the casts of it
+// that came early, and flushes to a view that arrived meanwhile or
+// unblocks the application.
+func (l *Layer) announced(g *group) {
+	if !g.announcing {
+		return
+	}
+	g.announcing = false
+	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: g.view})
+	// casts of the view (or of views this node skipped) that came early
+	early := g.early
+	g.early, g.earlyBytes = nil, 0
+	for _, h := range early {
+		l.hold(-h.cost)
+		h.cost = 0
+		l.arrive(g, h)
+	}
+	deferred := g.deferred
+	g.deferred = nil
+	if len(g.later) > 0 {
+		next := g.later[0]
+		g.later = g.later[1:]
+		if len(g.later) == 0 {
+			g.later = nil
+		}
+		l.startFlush(g, next)
+	} else {
+		l.unblock(g)
+		l.sendQueued(g)
+	}
+	for _, v := range deferred {
+		l.viewUp(v)
+	}
+}
+
+// unblock ends a Block.
+func (l *Layer) unblock(g *group) {
+	if g.blocked {
+		g.blocked = false
+		l.Ctx.Up(&event.Event{Kind: event.Unblock, Group: g.id})
+	}
+}
+
+// dropWaiting discards old-view casts still waiting for a cut.
+func (l *Layer) dropWaiting(g *group) {
+	for _, h := range g.waiting {
+		l.hold(-h.cost)
+		l.c.BeyondCut.Inc()
+		h.m.Release()
+	}
+	g.waiting = nil
+}
+
+// flushTimeout gives a flush up: the target is installed with what this
+// node has. It never fires in the soak; it bounds how long the group can
+// stay blocked if a member stops answering without being removed.
+func (l *Layer) flushTimeout(g *group) {
+	if g.target == nil {
+		return
+	}
+	l.c.Timeouts.Inc()
+	l.settle(g)
+	t := g.target
+	l.c.FlushNs.Add(int64(l.Ctx.Now().Sub(g.since)))
+	g.target, g.cutKnown = nil, false
+	l.install(g, t)
+}
+
+// maxPending bounds the reports kept per member (for views not installed
+// yet); past it the oldest is let go.
+const maxPending = 8
+
+// setReport keeps r, a member's report for a newer target than any it
+// sent before: a member that installed our target reports for the next
+// one too, and both are needed.
+func (g *group) setReport(from event.NodeID, r *report) {
+	rs := append(g.reports[from], r)
+	if len(rs) > maxPending {
+		rs = slices.Delete(rs, 0, len(rs)-maxPending)
+	}
+	g.reports[from] = rs
+}
+
+// reportFor is from's report for the current target, or nil.
+func (g *group) reportFor(from event.NodeID) *report {
+	for _, r := range g.reports[from] {
+		if r.Target == g.target.ID {
+			return r
+		}
+	}
+	return nil
+}
+
+// newest is the target of from's latest report (0: none).
+func (g *group) newest(from event.NodeID) uint64 {
+	if rs := g.reports[from]; len(rs) > 0 {
+		return rs[len(rs)-1].Target
+	}
+	return 0
+}
