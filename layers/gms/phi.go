@@ -20,17 +20,20 @@ import (
 // crashed node is still removed within fd_max + suspect_timeout +
 // view_interval, however jittery it was).
 
-// arrivals is the exponentially weighted mean and variance of a node's
-// heartbeat inter-arrival times (a sliding window of about 1/arrivalWeight
-// samples, in constant space: the service may watch 65536 nodes).
+// arrivals is the mean and variance of a node's heartbeat inter-arrival
+// times over about its last 1/arrivalWeight samples, in constant space
+// (the service may watch 65536 nodes): the plain mean and variance of the
+// first samples (weight 1/n, so that the first ones do not start the
+// variance at 0), then exponentially weighted.
 type arrivals struct {
-	n        int     // samples taken (saturates at minSamples)
+	n        int     // samples taken (saturates at 1/arrivalWeight)
 	mean, vr float64 // nanoseconds, nanoseconds squared
 }
 
 const (
-	// arrivalWeight is the weight of a new sample.
-	arrivalWeight = 1.0 / 16
+	// arrivalWeight is the weight of a new sample once 1/arrivalWeight
+	// have been taken.
+	arrivalWeight = 1.0 / 32
 	// minSamples is how many samples the detector needs before it
 	// adapts: until then the static fd_timeout alone applies.
 	minSamples = 8
@@ -40,17 +43,13 @@ const (
 // teach the detector to wait forever).
 func (a *arrivals) add(d, ceiling time.Duration) {
 	x := float64(min(d, ceiling))
-	if a.n == 0 {
-		a.mean, a.vr = x, 0
-	} else {
-		diff := x - a.mean
-		incr := arrivalWeight * diff
-		a.mean += incr
-		a.vr = (1 - arrivalWeight) * (a.vr + diff*incr)
-	}
-	if a.n < minSamples {
+	if a.n < int(1/arrivalWeight) {
 		a.n++
 	}
+	w := max(arrivalWeight, 1/float64(a.n))
+	diff := x - a.mean
+	a.mean += w * diff
+	a.vr = (1 - w) * (a.vr + w*diff*diff)
 }
 
 // sd is the deviation the detector uses: at least a tenth of the mean, so
