@@ -7,11 +7,18 @@
 // Join and Leave go down to gms, which turns them into requests to the
 // service (retried until acknowledged) and passes them on so the network
 // below subscribes to the group's channel. gms sends heartbeats; the service
-// suspects a node that stays silent past its fd timeout, probes it directly
-// (gms answers at once), and declares it failed and removes it from every
-// group only if nothing is heard from it for its suspect timeout more (a
-// node removed by mistake hears so, installs views without itself, and
-// joins again). Heartbeats also say what the node wants, so a node whose
+// learns their inter-arrival times (the φ accrual detector, phi.go) and
+// suspects a node that stays silent past its window (fd_timeout, longer for
+// jittery heartbeats, at most fd_max), probes it directly (gms answers at
+// once) and through a few other members of its groups (SWIM's and
+// memberlist's indirect probes: gms pings the suspect for the service and
+// reports its answer), and declares it failed and removes it from every
+// group only if nothing is heard from it for its suspect timeout more and
+// no member reached it; a suspect that members still reach is cut off from
+// the service only and kept a while longer (Service.Tick). A node removed
+// by mistake hears so, installs views without itself, and joins again.
+// Every removal is recorded with its reason (Service.Removals; a run's
+// report lists them). Heartbeats also say what the node wants, so a node whose
 // removal notice was lost is told again until the service holds its
 // wishes. The service batches changes, installs new numbered views at most
 // once per view_interval, and sends each affected node only what concerns it; gms

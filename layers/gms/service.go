@@ -505,7 +505,17 @@ func (s *Service) fail(p *peer, now event.Time) {
 func (s *Service) remove(p *peer, now event.Time, r removal.Record) {
 	r.Groups = len(s.idx.Groups(p.id))
 	r.AtMs = ms(now.Sub(0))
-	s.logf("%v removed from %d groups (%s): %s", p.id, r.Groups, r.Cause, r.Reason)
+	// The log lines read as they did before the records (tools grep them).
+	switch r.Cause {
+	case removal.Silent, removal.Partitioned:
+		s.logf("%v failed: %s; removing it from %d groups", p.id, r.Reason, r.Groups)
+	case removal.Left:
+		s.logf("%v leaves the system; removing it from %d groups", p.id, r.Groups)
+	case removal.Restarted:
+		s.logf("%v restarted; removing its previous life from %d groups", p.id, r.Groups)
+	default:
+		s.logf("%v: %s; removing it from %d groups", p.id, r.Reason, r.Groups)
+	}
 	if len(s.removals) >= s.cfg.MaxRemovals {
 		s.removals[0] = removal.Record{}
 		s.removals = s.removals[1:]
