@@ -8,6 +8,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/removal"
 )
 
 func init() { GMSSetup = setupGMS }
@@ -177,12 +178,30 @@ func (e *SimEnv) record(layer, name string, v int64) {
 	e.figures[layer][name] = v
 }
 
-// addFigures merges the figures the harness recorded into the report.
+// addFigures merges the figures the harness recorded into the report, and
+// the removals the service's layers report (removal.Reporter), each with a
+// note.
 func (e *SimEnv) addFigures(rep *Report) {
 	for l, m := range e.figures {
 		if rep.Layers[l] == nil {
 			rep.Layers[l] = map[string]int64{}
 		}
 		maps.Copy(rep.Layers[l], m)
+	}
+	for _, st := range e.extra {
+		for i := range st.NumLayers() {
+			r, ok := st.Layer(i).(removal.Reporter)
+			if !ok {
+				continue
+			}
+			kept, dropped := r.Removals()
+			for _, rec := range kept {
+				rep.Removals = append(rep.Removals, rec)
+				rep.Notes = append(rep.Notes, fmt.Sprintf("removed %v at %v (%s, %d groups): %s", rec.Node, rec.At, rec.Cause, rec.Groups, rec.Reason))
+			}
+			if dropped > 0 {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%d older removals not listed (the service keeps the last %d)", dropped, len(kept)))
+			}
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/removal"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -107,6 +108,11 @@ type Report struct {
 	Net NetReport `json:"net"`
 	// Notes are remarks from the harness and the summarizers.
 	Notes []string `json:"notes"`
+	// Removals lists every node the membership service removed from its
+	// groups, when and why (silent, partitioned, left, restarted, reset),
+	// as the service says (removal.Reporter); each is a note too. Empty
+	// without a membership service.
+	Removals []removal.Record `json:"removals,omitempty"`
 	// Extra holds fields summarizers add.
 	Extra map[string]any `json:"extra,omitempty"`
 }

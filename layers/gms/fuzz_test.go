@@ -54,6 +54,14 @@ func fuzzSeeds(f *testing.F) {
 		mustEncode(&wireMsg{T: msgRequest, Inc: 1, Seq: 1, Join: []event.GroupID{1}, Site: 2}),
 		mustEncode(&wireMsg{T: msgSuspect, Inc: 1, Peers: ids(2, 3)}),
 		mustEncode(&wireMsg{T: msgUpdate, Seq: 1, Views: views, HasSites: true, Sites: []event.SiteView{{Site: 1, ID: 1, Members: ids(1, 2)}, {Site: 4, ID: 2, Members: ids(3)}}}),
+		// The failure detector's packets (issue 15): an adaptive
+		// heartbeat, a probe's answer, indirect probes and their answers.
+		mustEncode(&wireMsg{T: msgHeartbeat, Inc: 1, Timeout: int64(100 * time.Millisecond), Interval: int64(20 * time.Millisecond), Phi: 8000, FDMax: int64(time.Second)}),
+		mustEncode(&wireMsg{T: msgHeartbeat, Inc: 1, Timeout: int64(100 * time.Millisecond), Phi: 1 << 40, FDMax: 1 << 62, Answer: true}),
+		mustEncode(&wireMsg{T: msgPingReq, Peers: ids(2, 3)}),
+		mustEncode(&wireMsg{T: msgPing}),
+		mustEncode(&wireMsg{T: msgPingAck}),
+		mustEncode(&wireMsg{T: msgAlive, Inc: 1, Peers: ids(2)}),
 	}
 	var all []byte
 	for i, p := range pkts {
@@ -97,6 +105,17 @@ func FuzzServiceReceive(f *testing.F) {
 				t.Fatalf("%v: %d updates (%d entries) logged, bounds %d and %d", p.id, len(p.log), p.logCost, svc.cfg.UpdateLog, 4*svc.cfg.MaxEntries)
 			}
 		}
+		if len(svc.late)+len(svc.suspects) > svc.Live() {
+			t.Fatalf("%d late and %d suspects of %d live nodes", len(svc.late), len(svc.suspects), svc.Live())
+		}
+		for _, p := range svc.peers {
+			if p.window < p.timeout || (p.window > p.timeout && p.window > p.fdMax) || len(p.helpers) > svc.cfg.Indirect {
+				t.Fatalf("%v: window %v outside [%v, %v], or %d helpers", p.id, p.window, p.timeout, p.fdMax, len(p.helpers))
+			}
+		}
+		if recs, _ := svc.Removals(); len(recs) > svc.cfg.MaxRemovals {
+			t.Fatalf("%d removals kept, bound %d", len(recs), svc.cfg.MaxRemovals)
+		}
 		for n := event.NodeID(0); n < 6; n++ {
 			if len(svc.Index().Groups(n)) > 8 {
 				t.Fatalf("%v in %d groups, bound 8", n, len(svc.Index().Groups(n)))
@@ -107,7 +126,8 @@ func FuzzServiceReceive(f *testing.F) {
 
 // FuzzLayerUp feeds a node's gms layer raw membership packets from the
 // service and from other nodes, with time passing (heartbeats, retries):
-// it must never panic, and only the service's packets are taken.
+// it must never panic, only the service's packets are taken (and other
+// members' pings and their answers), and its tables stay bounded.
 func FuzzLayerUp(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -131,6 +151,9 @@ func FuzzLayerUp(f *testing.F) {
 			st.Inject(0, true, event.Event{Kind: event.Membership, Peer: peer, Msg: msg})
 			net.Run(step)
 		})
+		if len(l.pinging) > maxPinging {
+			t.Fatalf("%d nodes being pinged, bound %d", len(l.pinging), maxPinging)
+		}
 		if len(l.early) > maxEarly {
 			t.Fatalf("%d early updates kept, bound %d", len(l.early), maxEarly)
 		}

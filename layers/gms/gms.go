@@ -7,11 +7,18 @@
 // Join and Leave go down to gms, which turns them into requests to the
 // service (retried until acknowledged) and passes them on so the network
 // below subscribes to the group's channel. gms sends heartbeats; the service
-// suspects a node that stays silent past its fd timeout, probes it directly
-// (gms answers at once), and declares it failed and removes it from every
-// group only if nothing is heard from it for its suspect timeout more (a
-// node removed by mistake hears so, installs views without itself, and
-// joins again). Heartbeats also say what the node wants, so a node whose
+// learns their inter-arrival times (the φ accrual detector, phi.go) and
+// suspects a node that stays silent past its window (fd_timeout, longer for
+// jittery heartbeats, at most fd_max), probes it directly (gms answers at
+// once) and through a few other members of its groups (SWIM's and
+// memberlist's indirect probes: gms pings the suspect for the service and
+// reports its answer), and declares it failed and removes it from every
+// group only if nothing is heard from it for its suspect timeout more and
+// no member reached it; a suspect that members still reach is cut off from
+// the service only and kept a while longer (Service.Tick). A node removed
+// by mistake hears so, installs views without itself, and joins again.
+// Every removal is recorded with its reason (Service.Removals; a run's
+// report lists them). Heartbeats also say what the node wants, so a node whose
 // removal notice was lost is told again until the service holds its
 // wishes. The service batches changes, installs new numbered views at most
 // once per view_interval, and sends each affected node only what concerns it; gms
@@ -59,6 +66,15 @@ type Config struct {
 	// test harness starts for this stack (the simulator's service node);
 	// a real service takes it from its own configuration.
 	ViewInterval time.Duration
+	// Phi is the accrual detector's threshold the service applies to this
+	// node's heartbeats (phi.go): it suspects the node once the silence is
+	// that unlikely given the heartbeat inter-arrival times it observed,
+	// never sooner than FDTimeout nor later than FDMax (sent with every
+	// heartbeat; 0: DefaultPhi; negative: off, FDTimeout alone).
+	Phi float64
+	// FDMax is the longest silence before suspicion however jittery the
+	// heartbeats (sent with every heartbeat; 0: 2 FDTimeout).
+	FDMax time.Duration
 }
 
 // Layer is a node's gms layer.
@@ -90,6 +106,10 @@ type Layer struct {
 	sites   []event.SiteView // the service's site views (Spread)
 	dirty   bool             // the neighbourhood changed since the last Regions event
 
+	// pinging holds the nodes probed for the service (its msgPingReq) and
+	// since when, until they answer (bounded by maxPinging).
+	pinging map[event.NodeID]event.Time
+
 	gone   bool       // Exit seen: no more heartbeats or requests
 	heard  event.Time // last packet from the service
 	silent bool       // "service silent" already logged
@@ -119,6 +139,12 @@ func New(cfg Config) *Layer {
 	if cfg.ViewInterval < 0 {
 		cfg.ViewInterval = DefaultViewInterval
 	}
+	if cfg.Phi == 0 {
+		cfg.Phi = DefaultPhi
+	}
+	if cfg.FDMax <= 0 {
+		cfg.FDMax = 2 * cfg.FDTimeout
+	}
 	return &Layer{cfg: cfg}
 }
 
@@ -134,6 +160,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.views = map[event.GroupID]*event.ViewInfo{}
 	l.early = map[uint64]*wireMsg{}
 	l.regions = map[event.RegionID]*event.RegionView{}
+	l.pinging = map[event.NodeID]event.Time{}
 	l.codec = newCodec()
 	l.wantDirty = true
 	ctx.BindCounters(&l.c)
@@ -194,6 +221,9 @@ func (l *Layer) Up(ev *event.Event) {
 	}
 	defer ev.Msg.Release()
 	if ev.Peer != l.cfg.Service {
+		if l.fromPeer(ev) {
+			return
+		}
 		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("membership packet from %v, not from the service %v: dropped", ev.Peer, l.cfg.Service)
@@ -229,8 +259,10 @@ func (l *Layer) Up(ev *event.Event) {
 		if !l.gone {
 			l.c.Probes.Inc()
 			l.Ctx.Up(&event.Event{Kind: event.Suspect, Peer: l.Ctx.Self()})
-			l.heartbeat()
+			l.answer()
 		}
+	case msgPingReq:
+		l.pingFor(m.Peers)
 	case msgUpdate:
 		l.receiveUpdate(m)
 	default:
@@ -269,10 +301,17 @@ func (l *Layer) retryTimer() {
 // request is acknowledged: the service compares that with what it holds
 // of us and tells us to join again if they differ (a removal notice that
 // was lost, or a removal before our first view: issue 8 item 3).
-func (l *Layer) heartbeat() {
+func (l *Layer) heartbeat() { l.beat(false) }
+
+// answer is the heartbeat that answers a probe: the service does not take
+// it as a sample of our heartbeat timing.
+func (l *Layer) answer() { l.beat(true) }
+
+func (l *Layer) beat(answer bool) {
 	l.c.Heartbeats.Inc()
 	m := &wireMsg{T: msgHeartbeat, Inc: l.inc, Applied: l.applied, Timeout: int64(l.cfg.FDTimeout),
-		Suspect: int64(l.cfg.SuspectTimeout), Interval: int64(l.cfg.Heartbeat), Member: len(l.views) > 0, Site: l.Ctx.Site()}
+		Suspect: int64(l.cfg.SuspectTimeout), Interval: int64(l.cfg.Heartbeat), Member: len(l.views) > 0, Site: l.Ctx.Site(),
+		Phi: int64(max(0, l.cfg.Phi) * 1000), FDMax: int64(l.cfg.FDMax), Answer: answer}
 	if l.flight == nil && len(l.pending) == 0 {
 		if l.wantDirty {
 			l.wantDirty = false
@@ -513,9 +552,67 @@ func (l *Layer) emitView(v *event.ViewInfo) {
 	l.Ctx.Up(&event.Event{Kind: event.View, Group: v.Group, View: v})
 }
 
-func (l *Layer) send(m *wireMsg) {
+func (l *Layer) send(m *wireMsg) { l.sendTo(l.cfg.Service, m) }
+
+func (l *Layer) sendTo(to event.NodeID, m *wireMsg) {
 	b := l.codec.encode(m)
-	l.Ctx.Down(&event.Event{Kind: event.Membership, Peer: l.cfg.Service, Msg: l.Ctx.Pool().FromBytes(b)})
+	l.Ctx.Down(&event.Event{Kind: event.Membership, Peer: to, Msg: l.Ctx.Pool().FromBytes(b)})
+}
+
+// maxPinging bounds the nodes probed for the service at once.
+const maxPinging = 64
+
+// pingFor probes the nodes the service suspects, for it (its msgPingReq):
+// an indirect probe. Their answers go to the service as msgAlive.
+func (l *Layer) pingFor(peers []event.NodeID) {
+	if l.gone {
+		return
+	}
+	now, self := l.Ctx.Now(), l.Ctx.Self()
+	for n, since := range l.pinging {
+		if now.Sub(since) > l.cfg.FDMax+l.cfg.SuspectTimeout {
+			delete(l.pinging, n) // never answered
+		}
+	}
+	for _, n := range peers {
+		if n == self || n == l.cfg.Service {
+			continue
+		}
+		if _, on := l.pinging[n]; !on {
+			if len(l.pinging) >= maxPinging {
+				continue
+			}
+			l.pinging[n] = now
+		}
+		l.c.Pings.Inc()
+		l.sendTo(n, &wireMsg{T: msgPing})
+	}
+}
+
+// fromPeer takes a membership packet from another member: a probe made for
+// the service (answered at once) or the answer to one of ours (reported
+// to the service). It reports false for anything else.
+func (l *Layer) fromPeer(ev *event.Event) bool {
+	m := &l.in
+	if err := l.codec.decode(ev.Msg.Bytes(), m); err != nil {
+		return false
+	}
+	switch m.T {
+	case msgPing:
+		if !l.gone {
+			l.c.PingsAnswered.Inc()
+			l.sendTo(ev.Peer, &wireMsg{T: msgPingAck})
+		}
+		return true
+	case msgPingAck:
+		if _, asked := l.pinging[ev.Peer]; asked && !l.gone {
+			delete(l.pinging, ev.Peer)
+			l.c.AliveReported.Inc()
+			l.send(&wireMsg{T: msgAlive, Inc: l.inc, Peers: []event.NodeID{ev.Peer}})
+		}
+		return true
+	}
+	return false
 }
 
 var _ stack.Layer = (*Layer)(nil)

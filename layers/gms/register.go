@@ -20,7 +20,10 @@ func init() {
 			{Name: "service", Type: compose.Int, Default: fmt.Sprint(uint32(ServiceNode)), Doc: "node id of the membership service", Min: 1, Max: math.MaxUint32},
 			{Name: "heartbeat", Type: compose.Duration, Default: DefaultHeartbeat.String(), Doc: "interval between heartbeats to the service", Min: 0.001, Max: 60},
 			{Name: "fd_timeout", Type: compose.Duration, Default: DefaultFDTimeout.String(), Doc: "silence after which the service suspects this node and starts probing it", Min: 0.001, Max: 3600},
-			{Name: "suspect_timeout", Type: compose.Duration, Default: "0s", Doc: "how long the service probes this node, once suspected, before it declares it failed and removes it (0: equal to fd_timeout); a crashed node is removed within fd_timeout + suspect_timeout + view_interval", Min: 0, Max: 3600},
+			{Name: "suspect_timeout", Type: compose.Duration, Default: "0s", Doc: "how long the service probes this node, once suspected, directly and through other members, before it declares it failed and removes it (0: equal to fd_timeout); a crashed node is removed within fd_max + suspect_timeout + view_interval", Min: 0, Max: 3600},
+			{Name: "phi", Type: compose.Float, Default: fmt.Sprint(DefaultPhi), Doc: "accrual failure detector (Hayashibara et al. 2004, as in Akka and Cassandra): the service learns this node's heartbeat inter-arrival times and suspects it once a silence is that unlikely, phi = -log10 P(a heartbeat this late); fd_timeout is the floor, fd_max the ceiling (0: off, fd_timeout alone)", Min: 0, Max: maxPhi},
+			{Name: "fd_max", Type: compose.Duration, Default: "0s", Doc: "the longest silence before suspicion however jittery the heartbeats, the ceiling of phi's window (0: 2 x fd_timeout)", Min: 0, Max: 3600},
+			{Name: "indirect", Type: compose.Int, Default: fmt.Sprint(DefaultIndirect), Doc: "members the simulator's membership service asks to probe a suspect for it (SWIM ping-req): a suspect one of them reaches is kept, cut off from the service only, up to twice its window + suspect_timeout (0: none)", Min: 0, Max: 64},
 			{Name: "retry", Type: compose.Duration, Default: DefaultRetry.String(), Doc: "wait for an acknowledgement before a join or leave request is sent again", Min: 0.001, Max: 60},
 			{Name: "view_interval", Type: compose.Duration, Default: DefaultViewInterval.String(), Doc: "the view_interval the simulator gives the membership service it starts for this stack (the harness builds that service as gms_service(view_interval=..., fd_timeout=..., suspect_timeout=...) from this layer's values; stacktool gms has its own flag); the member layer itself does not use it", Min: 0, Max: 3600},
 		},
@@ -37,9 +40,18 @@ func init() {
 				SuspectTimeout: p.Duration("suspect_timeout"),
 
 				ViewInterval: p.Duration("view_interval"),
+
+				Phi:   p.Float("phi"),
+				FDMax: p.Duration("fd_max"),
+			}
+			if cfg.Phi == 0 {
+				cfg.Phi = -1 // off
 			}
 			if cfg.FDTimeout <= cfg.Heartbeat {
 				return nil, fmt.Errorf("gms: fd_timeout %v must be longer than heartbeat %v", cfg.FDTimeout, cfg.Heartbeat)
+			}
+			if cfg.FDMax != 0 && cfg.FDMax < cfg.FDTimeout {
+				return nil, fmt.Errorf("gms: fd_max %v must be at least fd_timeout %v (it is the ceiling of the adaptive window, fd_timeout its floor)", cfg.FDMax, cfg.FDTimeout)
 			}
 			return New(cfg), nil
 		},
@@ -53,6 +65,7 @@ func init() {
 			{Name: "view_interval", Type: compose.Duration, Default: DefaultViewInterval.String(), Doc: "shortest time between two view installations (changes in between are batched)", Min: 0, Max: 3600},
 			{Name: "fd_timeout", Type: compose.Duration, Default: DefaultFDTimeout.String(), Doc: "silence before suspicion, for nodes whose heartbeats declare none", Min: 0.001, Max: 3600},
 			{Name: "suspect_timeout", Type: compose.Duration, Default: "0s", Doc: "probing of a suspect before its removal, for nodes whose heartbeats declare none (0: equal to fd_timeout)", Min: 0, Max: 3600},
+			{Name: "indirect", Type: compose.Int, Default: fmt.Sprint(DefaultIndirect), Doc: "members asked to probe a suspect for the service (SWIM ping-req); a suspect one of them reaches is kept, cut off from the service only, up to twice its window + suspect timeout (0: none)", Min: 0, Max: 64},
 		},
 		Role: compose.ServiceRole, // the membership server's stack, never a member's
 		Counters: append(compose.CountersOf(serviceCounters{}),
@@ -60,7 +73,11 @@ func init() {
 			compose.CounterDoc{Name: "crash_removal_max_us", Kind: compose.Peak, Doc: "longest time, in microseconds, from a crash until every surviving member held views without the node (set by the harness)"},
 		),
 		New: func(p compose.Params) (stack.Layer, error) {
-			return NewServiceLayer(ServiceConfig{ViewInterval: p.Duration("view_interval"), FDTimeout: p.Duration("fd_timeout"), SuspectTimeout: p.Duration("suspect_timeout")}), nil
+			indirect := int(p.Int("indirect"))
+			if indirect == 0 {
+				indirect = -1 // none
+			}
+			return NewServiceLayer(ServiceConfig{ViewInterval: p.Duration("view_interval"), FDTimeout: p.Duration("fd_timeout"), SuspectTimeout: p.Duration("suspect_timeout"), Indirect: indirect}), nil
 		},
 	})
 }
@@ -74,13 +91,22 @@ func serviceNeed(p compose.Params) (compose.ServiceNeed, error) {
 	if eff == 0 {
 		eff = fd
 	}
+	// A crashed node is suspected after its window (fd_timeout, longer
+	// for jittery heartbeats with phi on, at most fd_max).
+	window, words := fd, "fd_timeout"
+	if p.Float("phi") > 0 {
+		window, words = p.Duration("fd_max"), "fd_max"
+		if window == 0 {
+			window, words = 2*fd, "fd_max (2 x fd_timeout)"
+		}
+	}
 	return compose.ServiceNeed{
 		Node:         event.NodeID(p.Int("service")),
-		Spec:         fmt.Sprintf("gms_service(view_interval=%v, fd_timeout=%v, suspect_timeout=%v)", vi, fd, st),
+		Spec:         fmt.Sprintf("gms_service(view_interval=%v, fd_timeout=%v, suspect_timeout=%v, indirect=%d)", vi, fd, st, p.Int("indirect")),
 		Poll:         max(time.Millisecond, vi/4),
 		Describe:     fmt.Sprintf("view_interval %v, fd_timeout %v, heartbeat %v", vi, fd, p.Duration("heartbeat")),
-		RemovalBound: fd + eff + vi,
-		RemovalWords: fmt.Sprintf("fd_timeout %v + suspect_timeout %v + view_interval %v", fd, eff, vi),
+		RemovalBound: window + eff + vi,
+		RemovalWords: fmt.Sprintf("%s %v + suspect_timeout %v + view_interval %v", words, window, eff, vi),
 	}, nil
 }
 
@@ -99,6 +125,9 @@ type counters struct {
 	Probes          *stack.Counter `counter:"probes_answered" doc:"probes of a suspecting service answered"`
 	Refused         *stack.Counter `counter:"joins_refused" doc:"joins the service refused (bounds)"`
 	Suspects        *stack.Counter `counter:"suspects_reported" doc:"nodes a layer above reported unreachable (hop's dead links), passed on to the service"`
+	Pings           *stack.Counter `counter:"pings_sent" doc:"indirect probes: pings sent to a node the service suspects, at its request"`
+	PingsAnswered   *stack.Counter `counter:"pings_answered" doc:"pings from other members (probing this node for the service) answered"`
+	AliveReported   *stack.Counter `counter:"alive_reported" doc:"suspects this node reached for the service (their ping answers, passed on)"`
 }
 
 // serviceCounters are what the service layer counts: its registration
@@ -116,4 +145,10 @@ type serviceCounters struct {
 	Resets    *stack.Counter `counter:"nodes_told_to_rejoin" doc:"removed nodes that spoke and were told to join again"`
 	Refused   *stack.Counter `counter:"refused_by_bounds" doc:"joins refused because a group or the service was full"`
 	Clamped   *stack.Counter `counter:"timeouts_clamped" doc:"timeouts declared by nodes that were out of range and clamped"`
+	Late      *stack.Counter `counter:"nodes_late" doc:"nodes silent past fd_timeout but inside the window their jittery heartbeats earned (phi): not suspected yet"`
+	PingReqs  *stack.Counter `counter:"ping_requests" doc:"requests to members to probe a suspect for the service (indirect probes)"`
+	Vouched   *stack.Counter `counter:"suspects_reached" doc:"reports from members that they reached a suspect the service could not hear"`
+	Parted    *stack.Counter `counter:"nodes_partitioned" doc:"nodes removed while members still reached them: cut off from the service (counted in nodes_failed too)"`
+	Left      *stack.Counter `counter:"nodes_left" doc:"nodes removed because they said goodbye"`
+	Restarted *stack.Counter `counter:"nodes_restarted" doc:"nodes whose previous life was removed when a new one spoke"`
 }

@@ -25,9 +25,21 @@ func TestServiceNeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// suspect_timeout 0 means fd_timeout: removal within 300+300+70 ms.
-	if need.Node != event.NodeID(9) || need.RemovalBound != 670*time.Millisecond || need.Poll != 17500*time.Microsecond {
-		t.Errorf("need = %+v, want node 9, removal bound 670ms, poll view_interval/4", need)
+	// suspect_timeout 0 means fd_timeout, and phi is on by default with
+	// fd_max 0 meaning 2 x fd_timeout: removal within 600+300+70 ms.
+	if need.Node != event.NodeID(9) || need.RemovalBound != 970*time.Millisecond || need.Poll != 17500*time.Microsecond {
+		t.Errorf("need = %+v, want node 9, removal bound 970ms, poll view_interval/4", need)
+	}
+	// With phi off, the window is fd_timeout: 300+300+70 ms.
+	sp, err = compose.Parse("gms(service=9, heartbeat=50ms, fd_timeout=300ms, view_interval=70ms, phi=0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls, err = compose.Explain(sp); err != nil {
+		t.Fatal(err)
+	}
+	if off, err := ls[0].Info.Service(ls[0].Params); err != nil || off.RemovalBound != 670*time.Millisecond {
+		t.Errorf("phi=0: need = %+v, %v, want removal bound 670ms", off, err)
 	}
 	ssp, err := compose.Parse(need.Spec)
 	if err != nil {

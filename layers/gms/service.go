@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/removal"
 	"github.com/layercast/layercast/membership"
 )
 
@@ -60,6 +62,14 @@ type ServiceConfig struct {
 	// acknowledged and before views are sent. A failed save stops the
 	// service. Nil: nothing is saved (one service, the simulator).
 	Store membership.Store
+	// Indirect is how many members the service asks to probe a suspect
+	// for it (SWIM's ping-req; memberlist's IndirectChecks): a suspect
+	// that one of them reaches is not removed on the service's silence
+	// alone (default DefaultIndirect; negative: none).
+	Indirect int
+	// MaxRemovals bounds the removal records kept for the report (default
+	// DefaultMaxRemovals; the oldest go first).
+	MaxRemovals int
 }
 
 // Defaults of the service's bounds.
@@ -71,6 +81,8 @@ const (
 	DefaultMaxGroups        = 1 << 20
 	DefaultMaxRequest       = 8192
 	DefaultUpdateLog        = 64
+	DefaultIndirect         = 3
+	DefaultMaxRemovals      = 4096
 )
 
 // ServiceStats counts what a Service did.
@@ -86,6 +98,12 @@ type ServiceStats struct {
 	Probes       int64 // probes sent to suspected nodes
 	Cleared      int64 // suspicions cleared by a packet from the node
 	Failed       int64 // nodes declared failed by the failure detector
+	Late         int64 // nodes silent past their fd timeout but inside their adaptive (phi) window: not suspected yet
+	PingReqs     int64 // requests to members to probe a suspect (indirect probes)
+	Vouched      int64 // reports from members that they reached a suspect
+	Partitioned  int64 // failed nodes that members still reached: cut off from the service (counted in Failed too)
+	Left         int64 // nodes that said goodbye
+	Restarted    int64 // nodes replaced by a new life of themselves
 	RemovedSent  int64 // "you were removed" notices sent
 	Resets       int64 // live nodes whose wishes the service did not hold: told to join again
 	Refused      int64 // nodes, requests and joins refused by a bound
@@ -116,9 +134,16 @@ type Service struct {
 	// lists holds the peers not suspected in heard order, one list per
 	// fd timeout, so the next suspicion is always at the head of a list.
 	lists map[time.Duration]*peerList
-	// suspects are the peers silent past their fd timeout, being probed
+	// suspects are the peers silent past their fd window, being probed
 	// (few: a slice in suspicion order keeps runs repeatable).
 	suspects []*peer
+	// late are the peers silent past their fd timeout whose adaptive
+	// window (phi.go) has not run out yet (few, in lateness order).
+	late []*peer
+	// removals records every removal and why (bounded by MaxRemovals;
+	// removalsDropped counts the oldest dropped).
+	removals        []removal.Record
+	removalsDropped int64
 
 	dirty      bool
 	commitAt   event.Time
@@ -156,8 +181,24 @@ type peer struct {
 	interval time.Duration   // its heartbeat interval: suspects are probed at this pace
 	suspect  bool            // in Service.suspects, not in a list
 	probeAt  event.Time      // next probe, while suspect
-	sent     uint64          // last update sequence number sent
-	applied  uint64          // last update sequence number it applied (its heartbeat)
+	// The adaptive window (phi.go): the accrual threshold the node
+	// declared (0: static), the window's ceiling, what its timed
+	// heartbeats taught, and the window that follows.
+	phi      float64
+	fdMax    time.Duration
+	arr      arrivals
+	lastBeat event.Time
+	beats    bool          // lastBeat is set
+	window   time.Duration // silence before suspicion: in [timeout, max(timeout, fdMax)]
+	late     bool          // in Service.late, not in a list
+	// While suspect: the members asked to probe it, and the last that
+	// reached it (vouchBy, at vouched): it is kept while they do, up to
+	// twice its window and suspect timeout.
+	helpers  []event.NodeID
+	vouched  event.Time
+	vouchBy  event.NodeID
+	sent     uint64 // last update sequence number sent
+	applied  uint64 // last update sequence number it applied (its heartbeat)
 	lastSend event.Time
 	needFull bool
 	list     *peerList
@@ -250,6 +291,12 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.UpdateLog == 0 {
 		cfg.UpdateLog = DefaultUpdateLog
 	}
+	if cfg.Indirect == 0 {
+		cfg.Indirect = DefaultIndirect
+	}
+	if cfg.MaxRemovals <= 0 {
+		cfg.MaxRemovals = DefaultMaxRemovals
+	}
 	return &Service{
 		cfg:        cfg,
 		idx:        membership.NewIndex(),
@@ -284,6 +331,9 @@ func (s *Service) Next() event.Time {
 			t = min(t, l.head.heard.Add(l.head.timeout))
 		}
 	}
+	for _, p := range s.late {
+		t = min(t, p.heard.Add(p.window))
+	}
 	for _, p := range s.suspects {
 		t = min(t, p.probeAt, p.failAt())
 	}
@@ -293,17 +343,43 @@ func (s *Service) Next() event.Time {
 // maxProbes bounds the probes sent to one suspect in its suspicion period.
 const maxProbes = 8
 
-// failAt is when a suspect is removed if nothing is heard from it.
-func (p *peer) failAt() event.Time { return p.heard.Add(p.timeout + p.suspectT) }
+// failAt is when a suspect is removed if nothing is heard from it: its
+// window and suspect timeout after it was last heard, or, while a member
+// reaches it, one suspect timeout after the last such report, but never
+// later than twice its window and suspect timeout after it was last heard.
+func (p *peer) failAt() event.Time {
+	t := p.heard.Add(p.window + p.suspectT)
+	if p.vouchBy != event.NoNode {
+		t = min(p.heard.Add(2*(p.window+p.suspectT)), max(t, p.vouched.Add(p.suspectT)))
+	}
+	return t
+}
 
 // Tick runs the failure detector and installs pending changes that are due.
 //
-// Silence past a node's fd timeout only makes it a suspect (SWIM, Spread):
-// the service probes it directly, once per heartbeat interval, and removes
-// it only if nothing at all is heard from it for its suspect timeout more.
-// One missed window under loss no longer removes a live node (issue 8 item
-// 4): with loss p per packet, a live node is removed only if every
-// heartbeat and every probe or its answer is lost for the whole period.
+// The failure detector has three steps, after Lifeguard (Dadgar, Phillips
+// and Currey, "Lifeguard: local health awareness for more accurate failure
+// detection", 2018, as hashicorp/memberlist implements it: state.go's
+// indirect probes, suspicion.go) and the φ accrual detector (phi.go):
+//
+//   - late: silence past a node's fd timeout, while its adaptive window
+//     (the silence at which φ reaches its threshold, at most fd_max) has
+//     not run out. A node whose heartbeats are jittery gets a longer
+//     window; a regular one is suspected at its fd timeout, as before.
+//   - suspect: silence past its window. The service probes it directly,
+//     once per heartbeat interval, and asks up to Indirect members of its
+//     groups to probe it too (SWIM's ping-req); anything heard from it
+//     clears the suspicion (issue 8 item 4: one missed window under loss
+//     does not remove a live node).
+//   - removed: nothing heard for its suspect timeout more, and no member
+//     reached it. A suspect that a member reaches is cut off from the
+//     service only: it is not removed on the service's opinion alone, but
+//     kept while members reach it, up to twice its window and suspect
+//     timeout (its updates wait in the log for the link to heal); then it
+//     is removed as partitioned from the service, since it cannot install
+//     views while the service cannot reach it.
+//
+// Every removal is recorded with its reason (Removals).
 func (s *Service) Tick(now event.Time) {
 	if s.halted != nil {
 		return
@@ -312,18 +388,24 @@ func (s *Service) Tick(now event.Time) {
 	for _, d := range slices.Sorted(maps.Keys(s.lists)) {
 		l := s.lists[d]
 		for l.head != nil && now >= l.head.heard.Add(l.head.timeout) {
-			s.suspect(l.head, now, event.NoNode)
+			if p := l.head; now < p.heard.Add(p.window) {
+				s.makeLate(p, now)
+			} else {
+				s.suspect(p, now, event.NoNode)
+			}
 		}
+	}
+	for i := 0; i < len(s.late); {
+		if p := s.late[i]; now >= p.heard.Add(p.window) {
+			s.suspect(p, now, event.NoNode) // takes it out of late
+			continue
+		}
+		i++
 	}
 	for i := 0; i < len(s.suspects); {
 		p := s.suspects[i]
 		if now >= p.failAt() {
-			s.stats.Failed++
-			s.logf("%v failed: silent since %v (fd timeout %v + suspect timeout %v); removing it from %d groups", p.id, p.heard, p.timeout, p.suspectT, len(s.idx.Groups(p.id)))
-			lastReq := p.lastReq
-			s.drop(p, now) // takes it out of suspects: i now names the next one
-			s.send(p.id, &wireMsg{T: msgRemoved, Seq: lastReq})
-			s.stats.RemovedSent++
+			s.fail(p, now) // takes it out of suspects: i now names the next one
 			continue
 		}
 		if now >= p.probeAt {
@@ -336,7 +418,18 @@ func (s *Service) Tick(now event.Time) {
 	}
 }
 
-// suspect makes p a suspect and probes it: after its fd timeout of silence
+// makeLate moves p, silent past its fd timeout, to the late peers: its
+// adaptive window has not run out.
+func (s *Service) makeLate(p *peer, now event.Time) {
+	s.unlist(p)
+	p.late = true
+	s.late = append(s.late, p)
+	s.stats.Late++
+	s.logf("%v late: silent since %v, past its fd timeout %v but inside its window %v (jittery heartbeats: mean %v, sd %v)",
+		p.id, p.heard, p.timeout, p.window, time.Duration(p.arr.mean), time.Duration(p.arr.sd()))
+}
+
+// suspect makes p a suspect and probes it: after its window of silence
 // (by is NoNode), or at once when node by reports it unreachable. A
 // suspect that answers is cleared; one silent until failAt is removed.
 func (s *Service) suspect(p *peer, now event.Time, by event.NodeID) {
@@ -347,20 +440,111 @@ func (s *Service) suspect(p *peer, now event.Time, by event.NodeID) {
 	p.suspect = true
 	s.suspects = append(s.suspects, p)
 	s.stats.Suspected++
+	s.pickHelpers(p, by)
 	if by == event.NoNode {
-		s.logf("%v suspected: silent since %v (fd timeout %v); probing it for %v", p.id, p.heard, p.timeout, p.suspectT)
+		s.logf("%v suspected: silent since %v (window %v); probing it for %v, and through %v", p.id, p.heard, p.window, p.suspectT, p.helpers)
 	} else {
-		s.logf("%v suspected: %v reports it unreachable; probing it", p.id, by)
+		s.logf("%v suspected: %v reports it unreachable; probing it, and through %v", p.id, by, p.helpers)
 	}
 	s.probe(p, now)
 }
 
-// probe asks a suspect to answer at once.
+// pickHelpers chooses the members that probe suspect p for the service:
+// up to Indirect live members of its groups, not suspect nor late, the
+// ones after it in each group's member list (so that the work spreads),
+// never the member that reported it (by).
+func (s *Service) pickHelpers(p *peer, by event.NodeID) {
+	p.helpers = p.helpers[:0]
+	p.vouchBy = event.NoNode
+	k := s.cfg.Indirect
+	for _, g := range s.idx.Groups(p.id) {
+		ms := s.idx.Members(g)
+		i := max(0, slices.Index(ms, p.id))
+		for j := 1; j < len(ms) && len(p.helpers) < k; j++ {
+			h := ms[(i+j)%len(ms)]
+			if q := s.peers[h]; q == nil || q.suspect || q.late || h == by || slices.Contains(p.helpers, h) {
+				continue
+			}
+			p.helpers = append(p.helpers, h)
+		}
+		if len(p.helpers) >= k {
+			break
+		}
+	}
+}
+
+// probe asks a suspect to answer at once, and its helpers to probe it.
 func (s *Service) probe(p *peer, now event.Time) {
 	s.stats.Probes++
 	p.probeAt = now.Add(p.interval)
 	s.send(p.id, &wireMsg{T: msgProbe})
+	for _, h := range p.helpers {
+		s.stats.PingReqs++
+		s.send(h, &wireMsg{T: msgPingReq, Peers: []event.NodeID{p.id}})
+	}
 }
+
+// fail removes suspect p: silent past failAt.
+func (s *Service) fail(p *peer, now event.Time) {
+	s.stats.Failed++
+	silent := now.Sub(p.heard)
+	r := removal.Record{Node: p.id, At: now, Cause: removal.Silent, SilentMs: ms(silent), WindowMs: ms(p.window), SuspectMs: ms(p.suspectT)}
+	if p.beats && p.phi > 0 {
+		r.Phi = math.Round(phiOf(&p.arr, silent)*10) / 10
+	}
+	why := fmt.Sprintf("silent for %v", silent)
+	if r.Phi > 0 {
+		why += fmt.Sprintf(" (phi %.1f, threshold %g)", r.Phi, p.phi)
+	}
+	if p.vouchBy != event.NoNode {
+		s.stats.Partitioned++
+		r.Cause, r.HeardBy = removal.Partitioned, p.vouchBy
+		r.Reason = fmt.Sprintf("partitioned from the service: %s, while %v still reached it %v ago; kept for twice its window %v + suspect timeout %v",
+			why, p.vouchBy, now.Sub(p.vouched), p.window, p.suspectT)
+	} else {
+		r.Reason = fmt.Sprintf("%s: suspected after its window %v (fd timeout %v), probed for %v", why, p.window, p.timeout, p.suspectT)
+		if len(p.helpers) > 0 {
+			r.Reason += fmt.Sprintf(", directly and through %v, none reached it", p.helpers)
+		} else {
+			r.Reason += ", directly (no other member to ask)"
+		}
+	}
+	lastReq := p.lastReq
+	s.remove(p, now, r)
+	s.send(p.id, &wireMsg{T: msgRemoved, Seq: lastReq})
+	s.stats.RemovedSent++
+}
+
+// remove records why p is removed and drops it.
+func (s *Service) remove(p *peer, now event.Time, r removal.Record) {
+	r.Groups = len(s.idx.Groups(p.id))
+	r.AtMs = ms(now.Sub(0))
+	// The log lines read as they did before the records (tools grep them).
+	switch r.Cause {
+	case removal.Silent, removal.Partitioned:
+		s.logf("%v failed: %s; removing it from %d groups", p.id, r.Reason, r.Groups)
+	case removal.Left:
+		s.logf("%v leaves the system; removing it from %d groups", p.id, r.Groups)
+	case removal.Restarted:
+		s.logf("%v restarted; removing its previous life from %d groups", p.id, r.Groups)
+	default:
+		s.logf("%v: %s; removing it from %d groups", p.id, r.Reason, r.Groups)
+	}
+	if len(s.removals) >= s.cfg.MaxRemovals {
+		s.removals[0] = removal.Record{}
+		s.removals = s.removals[1:]
+		s.removalsDropped++
+	}
+	s.removals = append(s.removals, r)
+	s.drop(p, now)
+}
+
+// Removals returns the removal records kept, oldest first (do not modify),
+// and how many older ones were dropped.
+func (s *Service) Removals() ([]removal.Record, int64) { return s.removals, s.removalsDropped }
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Receive handles one membership packet from node from. A malformed packet
 // is counted and its error returned (wrapping ErrMalformed), as is one
@@ -402,8 +586,8 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 			// what makes membership settle under loss (issue 8 item 3):
 			// every heartbeat compares, so one lost notice only delays.
 			s.stats.Resets++
-			s.logf("%v wants %d groups the service does not hold (request %d, service applied %d); telling it to join again", from, m.Wants, m.Seq, p.lastReq)
-			s.drop(p, now)
+			s.remove(p, now, removal.Record{Node: from, At: now, Cause: removal.Reset,
+				Reason: fmt.Sprintf("it wants %d groups the service does not hold (request %d, service applied %d); told to join again", m.Wants, m.Seq, p.lastReq)})
 			s.sendRemoved(from, m.Seq)
 			return nil
 		}
@@ -441,10 +625,24 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 				s.suspect(s.peers[id], now, from)
 			}
 		}
+	case msgAlive:
+		// A helper reached suspects: only those it was asked about count.
+		if s.peers[from] == nil {
+			return nil
+		}
+		for _, id := range m.Peers {
+			if p := s.peers[id]; p != nil && p.suspect && slices.Contains(p.helpers, from) {
+				s.stats.Vouched++
+				if p.vouchBy == event.NoNode {
+					s.logf("%v reached suspect %v, which the service has not heard since %v: keeping it", from, id, p.heard)
+				}
+				p.vouched, p.vouchBy = now, from
+			}
+		}
 	case msgBye:
 		if p := s.peers[from]; p != nil && p.inc == m.Inc {
-			s.logf("%v leaves the system; removing it from %d groups", from, len(s.idx.Groups(from)))
-			s.drop(p, now)
+			s.stats.Left++
+			s.remove(p, now, removal.Record{Node: from, At: now, Cause: removal.Left, Reason: "left the system (goodbye)"})
 		}
 	default:
 		s.stats.Unexpected++
@@ -513,8 +711,9 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 	p := s.peers[from]
 	if p != nil && p.inc != m.Inc {
 		// A new life of the same node: the old one failed.
-		s.logf("%v restarted; removing its previous life from %d groups", from, len(s.idx.Groups(from)))
-		s.drop(p, now)
+		s.stats.Restarted++
+		s.remove(p, now, removal.Record{Node: from, At: now, Cause: removal.Restarted,
+			Reason: fmt.Sprintf("restarted: a new life replaced the one last heard %v ago", now.Sub(p.heard))})
 		p = nil
 	}
 	if p == nil {
@@ -524,6 +723,7 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 		}
 		p = &peer{id: from, inc: m.Inc, timeout: s.cfg.FDTimeout, suspectT: s.cfg.SuspectTimeout, lastSend: now}
 		p.interval = p.timeout / 4
+		p.window = p.timeout
 		s.peers[from] = p
 		s.logf("%v is up", from)
 	}
@@ -542,12 +742,14 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 		// At most maxProbes probes per suspicion, whatever the packet
 		// says: a forged heartbeat must not buy a stream of probes.
 		p.interval = max(p.interval, p.suspectT/maxProbes)
+		s.learn(p, now, m)
 	}
 	if p.suspect {
 		s.stats.Cleared++
 		s.logf("%v answered: no longer suspected", from)
 	}
 	s.unlist(p)
+	p.helpers, p.vouchBy = p.helpers[:0], event.NoNode
 	l := s.lists[p.timeout]
 	if l == nil {
 		l = &peerList{d: p.timeout}
@@ -557,6 +759,29 @@ func (s *Service) hear(now event.Time, from event.NodeID, m *wireMsg) *peer {
 	p.list = l
 	l.pushBack(p)
 	return p
+}
+
+// maxPhi bounds the accrual threshold a heartbeat may declare (φ 16 is a
+// chance of 10^-16 that a live node's heartbeat is that late: the normal
+// quantile is still finite in float64).
+const maxPhi = 16
+
+// learn takes what a heartbeat says of the adaptive window: the node's
+// threshold and ceiling, and, for a timed heartbeat (not a probe's
+// answer), one more inter-arrival sample; then the window that follows.
+func (s *Service) learn(p *peer, now event.Time, m *wireMsg) {
+	p.phi = min(float64(m.Phi)/1000, maxPhi)
+	p.fdMax = 2 * p.timeout
+	if m.FDMax > 0 {
+		p.fdMax = s.clamp(time.Duration(m.FDMax))
+	}
+	if !m.Answer {
+		if p.beats {
+			p.arr.add(now.Sub(p.lastBeat), p.fdMax)
+		}
+		p.lastBeat, p.beats = now, true
+	}
+	p.window = phiWindow(&p.arr, p.phi, p.timeout, p.fdMax)
 }
 
 // clamp brings a declared timeout into [MinTimeout, MaxTimeout]: a 2^62 ns
@@ -570,8 +795,8 @@ func (s *Service) clamp(d time.Duration) time.Duration {
 	return d
 }
 
-// unlist takes p out of its list (dropping the list if it empties) or out
-// of the suspects.
+// unlist takes p out of its list (dropping the list if it empties), out
+// of the late peers, or out of the suspects.
 func (s *Service) unlist(p *peer) {
 	if p.list != nil {
 		p.list.remove(p)
@@ -584,6 +809,12 @@ func (s *Service) unlist(p *peer) {
 		p.suspect = false
 		if i := slices.Index(s.suspects, p); i >= 0 {
 			s.suspects = slices.Delete(s.suspects, i, i+1)
+		}
+	}
+	if p.late {
+		p.late = false
+		if i := slices.Index(s.late, p); i >= 0 {
+			s.late = slices.Delete(s.late, i, i+1)
 		}
 	}
 }

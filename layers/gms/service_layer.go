@@ -6,6 +6,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/internal/removal"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -104,10 +105,28 @@ func (l *ServiceLayer) after() {
 	l.c.Resets.Set(st.Resets)
 	l.c.Refused.Set(st.Refused)
 	l.c.Clamped.Set(st.Clamped)
+	l.c.Late.Set(st.Late)
+	l.c.PingReqs.Set(st.PingReqs)
+	l.c.Vouched.Set(st.Vouched)
+	l.c.Parted.Set(st.Partitioned)
+	l.c.Left.Set(st.Left)
+	l.c.Restarted.Set(st.Restarted)
 	l.timer.Follow(l.svc.Next())
 }
 
-var _ stack.Layer = (*ServiceLayer)(nil)
+// Removals is what the service says about every node it removed, and why
+// (removal.Reporter: a run's report lists them).
+func (l *ServiceLayer) Removals() ([]removal.Record, int64) {
+	if l.svc == nil {
+		return nil, 0
+	}
+	return l.svc.Removals()
+}
+
+var (
+	_ stack.Layer      = (*ServiceLayer)(nil)
+	_ removal.Reporter = (*ServiceLayer)(nil)
+)
 
 // Defaults for the service.
 const (

@@ -47,11 +47,24 @@ const (
 	// nodes in Peers (hop's link declared a far site dead); the service
 	// probes them now instead of waiting for their fd timeout.
 	msgSuspect msgType = 8
+	// msgPingReq, service to node: the service suspects the nodes in Peers
+	// and asks this member to probe them for it (SWIM's ping-req,
+	// memberlist's indirect probes).
+	msgPingReq msgType = 9
+	// msgPing, node to node: are you there? (for a msgPingReq). The
+	// receiver answers msgPingAck.
+	msgPing msgType = 10
+	// msgPingAck, node to node: the answer to msgPing.
+	msgPingAck msgType = 11
+	// msgAlive, node to service: this member reached the nodes in Peers
+	// (they answered its msgPing) since the service's msgPingReq.
+	msgAlive msgType = 12
 	// msgLimit is one past the last type.
-	msgLimit = msgSuspect + 1
+	msgLimit = msgAlive + 1
 )
 
-var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye", msgProbe: "probe", msgSuspect: "suspect"}
+var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye", msgProbe: "probe", msgSuspect: "suspect",
+	msgPingReq: "ping-req", msgPing: "ping", msgPingAck: "ping-ack", msgAlive: "alive"}
 
 func (t msgType) String() string {
 	if t > 0 && t < msgLimit {
@@ -95,8 +108,18 @@ type wireMsg struct {
 	// holds (every site with a live member of some group).
 	HasSites bool
 	Sites    []event.SiteView
-	// Peers, with msgSuspect: the nodes suspected (sorted).
+	// Peers, with msgSuspect, msgPingReq and msgAlive: the nodes
+	// suspected or reached (sorted).
 	Peers []event.NodeID
+	// Phi and FDMax, with heartbeats: the node's accrual threshold (in
+	// thousandths; 0: the static fd timeout alone) and the longest silence
+	// before suspicion however jittery its heartbeats (nanoseconds; 0: the
+	// service's default). See phi.go.
+	Phi   int64
+	FDMax int64
+	// Answer, with a heartbeat: it answers a probe (not a timed beat: the
+	// accrual detector does not sample it).
+	Answer bool
 }
 
 // ErrMalformed is wrapped by every error about a membership packet that
@@ -170,7 +193,7 @@ func (m *wireMsg) check() error {
 			return bad("site view %d: members empty or unsorted, or sites unsorted", i)
 		}
 	}
-	if m.Timeout < 0 || m.Suspect < 0 || m.Interval < 0 {
+	if m.Timeout < 0 || m.Suspect < 0 || m.Interval < 0 || m.FDMax < 0 || m.Phi < 0 {
 		return bad("negative timeout")
 	}
 	return nil
