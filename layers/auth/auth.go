@@ -4,7 +4,17 @@
 // the tag covers what the stack writes in the frame (group, source node,
 // kind, control flag) and every byte the layers above put in the packet.
 // Replays are refused by a per-sender sliding window over a 64-bit sequence
-// number, and keys rotate with the views the layer sees.
+// number, and keys rotate with the views the layer sees: views a static
+// source installs from below, and views gms installs above it, which gms
+// hands down as well.
+//
+// The membership service's packets (event.Membership: requests, heartbeats,
+// probes, view updates) are authenticated too, under a key of their own
+// derived from the same master key that does not rotate (they belong to no
+// group and no view). The service's stack runs the same layer under the name
+// auth_service: compose adds it to the service's spec when a member's spec
+// holds auth (LayerInfo.ServiceToo), and `stacktool gms --key-file` adds it
+// over UDP.
 package auth
 
 import (
@@ -49,7 +59,8 @@ type Config struct {
 	Crypt bool
 	// Window is the replay window in sequence numbers (a multiple of 64).
 	Window int
-	// Grace is how long the previous view's key is still accepted.
+	// Grace is how long a view's key is still accepted once the next
+	// view is installed.
 	Grace time.Duration
 	// MaxSenders bounds the senders a replay window is kept for.
 	MaxSenders int
@@ -69,14 +80,21 @@ type key struct {
 	epoch uint64
 	mac   hash.Hash
 	aead  cipher.AEAD
-	until event.Time // for the previous key: accepted until then
+	until event.Time // for a previous key: accepted until then
 }
 
-// keys is what one group holds: the current key, the previous one during
-// its grace period, and one newer epoch seen from a sender ahead of us.
+// keys is what one group holds: the current key, the previous ones during
+// their grace period (newest first, at most maxPrev: under gms, views
+// follow each other quickly while members join, and a member that has not
+// caught up may still send under any of them), and one newer epoch seen
+// from a sender ahead of us.
 type keys struct {
-	cur, prev, next *key
+	cur, next *key
+	prev      []*key
 }
+
+// maxPrev bounds the previous keys a group keeps in their grace period.
+const maxPrev = 8
 
 // window is a sender's replay window: the highest sequence number accepted
 // and a bitmap of the last len(bits)*64 numbers.
@@ -91,6 +109,7 @@ type Layer struct {
 	cfg    Config
 	master []byte
 	groups map[event.GroupID]*keys
+	svc    *key // the membership service's packets: epoch 0, never rotated
 	wins   map[event.NodeID]*window
 	seq    uint64
 
@@ -114,8 +133,17 @@ func New(cfg Config) (*Layer, error) {
 	if cfg.MaxSenders < 1 {
 		cfg.MaxSenders = 1
 	}
-	return &Layer{cfg: cfg, master: append([]byte(nil), cfg.Key...), groups: map[event.GroupID]*keys{}, wins: map[event.NodeID]*window{}}, nil
+	l := &Layer{cfg: cfg, master: append([]byte(nil), cfg.Key...), groups: map[event.GroupID]*keys{}, wins: map[event.NodeID]*window{}}
+	l.svc = l.derive(labelService, 0, 0)
+	return l, nil
 }
+
+// Labels of the key derivation: one for the groups' keys, one for the
+// membership service's (both 17 bytes).
+const (
+	labelGroup   = "layercast-auth v1"
+	labelService = "layercast-svc  v1"
+)
 
 // HeaderSize is the room the layer prepends (and, with AES-GCM, appends).
 func (l *Layer) HeaderSize() int {
@@ -141,9 +169,9 @@ func (l *Layer) Init(ctx *stack.Context) error {
 // derive makes the key of a group for a view epoch: HMAC-SHA256 of the
 // master key over a label, the group and the epoch (HKDF-Expand with one
 // block).
-func (l *Layer) derive(g event.GroupID, epoch uint64) *key {
+func (l *Layer) derive(label string, g event.GroupID, epoch uint64) *key {
 	var info [17 + 4 + 8 + 1]byte
-	copy(info[:], "layercast-auth v1")
+	copy(info[:17], label)
 	binary.BigEndian.PutUint32(info[17:], uint32(g))
 	binary.BigEndian.PutUint64(info[21:], epoch)
 	info[29] = 1
@@ -164,13 +192,15 @@ func (l *Layer) derive(g event.GroupID, epoch uint64) *key {
 func (l *Layer) group(g event.GroupID) *keys {
 	ks := l.groups[g]
 	if ks == nil {
-		ks = &keys{cur: l.derive(g, 0)}
+		ks = &keys{cur: l.derive(labelGroup, g, 0)}
 		l.groups[g] = ks
 	}
 	return ks
 }
 
-// rotate installs the key of a new view; the old one stays valid for Grace.
+// rotate installs the key of a new view; the old one stays valid for Grace,
+// and so do the views between them that this node never installed (a
+// member that joins in view 5 hears members still in view 4).
 func (l *Layer) rotate(v *event.ViewInfo) {
 	if v == nil {
 		return
@@ -179,16 +209,33 @@ func (l *Layer) rotate(v *event.ViewInfo) {
 	if v.ID <= ks.cur.epoch {
 		return // not newer
 	}
+	until := l.Ctx.Now().Add(l.cfg.Grace)
 	old := ks.cur
-	old.until = l.Ctx.Now().Add(l.cfg.Grace)
+	old.until = until
+	ks.retire(old)
+	for e := max(old.epoch+1, v.ID-min(v.ID, maxPrev)); e < v.ID; e++ {
+		k := l.derive(labelGroup, v.Group, e)
+		k.until = until
+		ks.retire(k)
+	}
 	if ks.next != nil && ks.next.epoch == v.ID {
 		ks.cur = ks.next
 	} else {
-		ks.cur = l.derive(v.Group, v.ID)
+		ks.cur = l.derive(labelGroup, v.Group, v.ID)
 	}
 	ks.next = nil
-	ks.prev = old
 	l.c.Rotations.Inc()
+}
+
+// retire puts k in front of the previous keys, forgetting the oldest past
+// maxPrev.
+func (ks *keys) retire(k *key) {
+	if len(ks.prev) == maxPrev {
+		ks.prev = ks.prev[:maxPrev-1]
+	}
+	ks.prev = append(ks.prev, nil)
+	copy(ks.prev[1:], ks.prev)
+	ks.prev[0] = k
 }
 
 // lookup finds the key for a received epoch.
@@ -197,9 +244,11 @@ func (l *Layer) lookup(g event.GroupID, epoch uint64) *key {
 	switch {
 	case epoch == ks.cur.epoch:
 		return ks.cur
-	case ks.prev != nil && epoch == ks.prev.epoch:
-		if l.Ctx.Now() <= ks.prev.until {
-			return ks.prev
+	case epoch < ks.cur.epoch:
+		for _, k := range ks.prev {
+			if k.epoch == epoch && l.Ctx.Now() <= k.until {
+				return k
+			}
 		}
 		return nil
 	case epoch > ks.cur.epoch && epoch-ks.cur.epoch <= maxAhead:
@@ -207,7 +256,7 @@ func (l *Layer) lookup(g event.GroupID, epoch uint64) *key {
 		// keep it for when our view arrives. (Bounded, so that forged
 		// epochs cannot make us derive a key per packet from far ahead.)
 		if ks.next == nil || ks.next.epoch != epoch {
-			ks.next = l.derive(g, epoch)
+			ks.next = l.derive(labelGroup, g, epoch)
 		}
 		return ks.next
 	}
@@ -234,10 +283,11 @@ func (l *Layer) mac(k *key, hdr, body []byte) []byte {
 	return k.mac.Sum(l.sum[:0])[:TagSize]
 }
 
-// Down tags outgoing packets; View events rotate the group's key.
+// Down tags outgoing packets, the membership service's too; View events
+// (handed down by gms) rotate the group's key.
 func (l *Layer) Down(ev *event.Event) {
 	switch ev.Kind {
-	case event.Cast, event.Send:
+	case event.Cast, event.Send, event.Membership:
 		l.seal(ev)
 	case event.View:
 		l.rotate(ev.View)
@@ -247,10 +297,12 @@ func (l *Layer) Down(ev *event.Event) {
 
 // seal prepends the header and tag (or encrypts) in place of ev.Msg.
 func (l *Layer) seal(ev *event.Event) {
-	ks := l.group(ev.Group)
-	k := ks.cur
+	k := l.svc
+	if ev.Kind != event.Membership {
+		k = l.group(ev.Group).cur
+	}
 	l.seq++
-	l.putPrefix(ev.Group, l.Ctx.Self(), ev.Kind, ev.Control)
+	l.putPrefix(ev.Group, l.Ctx.Self(), ev.Kind, ev.IsControl())
 	m := ev.Msg
 	if l.cfg.Crypt {
 		// Encrypt into a fresh message: layers above may keep the plaintext
@@ -295,7 +347,7 @@ func putHeader(h []byte, flags byte, epoch, seq uint64) {
 // Up verifies incoming packets and drops those that fail, counting why.
 func (l *Layer) Up(ev *event.Event) {
 	switch ev.Kind {
-	case event.Cast, event.Send:
+	case event.Cast, event.Send, event.Membership:
 		if err := l.Open(ev); err != nil {
 			l.count(err)
 			if l.Ctx.Logging() {
@@ -304,10 +356,9 @@ func (l *Layer) Up(ev *event.Event) {
 			ev.Msg.Release()
 			return
 		}
-	case event.Membership:
-		// The membership service's own stack does not run auth (yet):
-		// its packets pass unauthenticated, counted.
-		l.c.Unauthenticated.Inc()
+		if ev.Kind == event.Membership {
+			l.c.Membership.Inc()
+		}
 	case event.View:
 		l.rotate(ev.View)
 	}
@@ -351,11 +402,17 @@ func (l *Layer) Open(ev *event.Event) error {
 	if w == nil && len(l.wins) >= l.cfg.MaxSenders {
 		return ErrFull
 	}
-	k := l.lookup(ev.Group, epoch)
+	k := l.svc
+	switch {
+	case ev.Kind != event.Membership:
+		k = l.lookup(ev.Group, epoch)
+	case epoch != 0:
+		k = nil
+	}
 	if k == nil {
 		return ErrNoKey
 	}
-	l.putPrefix(ev.Group, ev.Peer, ev.Kind, ev.Control)
+	l.putPrefix(ev.Group, ev.Peer, ev.Kind, ev.IsControl())
 	body := m.Bytes()
 	if l.cfg.Crypt {
 		if len(body) < TagSize {
