@@ -129,6 +129,11 @@ type LayerInfo struct {
 	// speak what this layer makes of the members' packets (auth's tags).
 	// ServiceOf appends it to the spec the service layer names.
 	ServiceToo func(p Params) Call
+	// BufferBound, if set, is the most bytes the layer's buffer_peak
+	// counter (BufferPeakRole) may reach on one node carrying load, given
+	// the layer's parameters, and in words how that bound is made up: what
+	// a soak checks every run's peak against (see NodeLoad).
+	BufferBound func(p Params, load NodeLoad) (bytes int64, words string)
 	// Tools are commands the layer adds to stacktool.
 	Tools []Tool
 	// Bottom, if set, says why the layer must be the bottom layer of a
