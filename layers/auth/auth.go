@@ -399,9 +399,10 @@ func (l *Layer) Up(ev *event.Event) {
 	switch ev.Kind {
 	case event.Cast, event.Send, event.Membership:
 		if err := l.Open(ev); err != nil {
-			l.count(err)
-			if l.Ctx.Logging() {
-				l.Ctx.Logf("drop %v packet from %v: %v", ev.Kind, ev.Peer, err)
+			// Logged at the 1st, 2nd, 4th, 8th... drop of a cause: a flood
+			// of forgeries must not become a flood of log lines.
+			if n := l.count(err); l.Ctx.Logging() && n&(n-1) == 0 {
+				l.Ctx.Logf("drop %v packet from %v: %v (%d dropped for this cause)", ev.Kind, ev.Peer, err, n)
 			}
 			ev.Msg.Release()
 			return
@@ -415,19 +416,21 @@ func (l *Layer) Up(ev *event.Event) {
 	l.Ctx.Up(ev)
 }
 
-func (l *Layer) count(err error) {
+// count counts a drop by its cause and returns the cause's count.
+func (l *Layer) count(err error) int64 {
+	c := l.c.SendersFull
 	switch err {
 	case ErrMalformed:
-		l.c.Malformed.Inc()
+		c = l.c.Malformed
 	case ErrNoKey:
-		l.c.NoKey.Inc()
+		c = l.c.NoKey
 	case ErrBadTag:
-		l.c.BadTag.Inc()
+		c = l.c.BadTag
 	case ErrReplayed:
-		l.c.Replayed.Inc()
-	case ErrFull:
-		l.c.SendersFull.Inc()
+		c = l.c.Replayed
 	}
+	c.Inc()
+	return c.Value()
 }
 
 // Open checks ev.Msg's header, tag and sequence number, and on success
