@@ -33,7 +33,8 @@ func init() {
 			&cli.DurationFlag{Name: "fd-timeout", Usage: "failure timeout for nodes whose heartbeats declare none (default: gms_service's fd_timeout)"},
 			&cli.UintFlag{Name: "id", Usage: "the service's node id, as the nodes' specs name it (gms(service=N); default: gms's default)"},
 			&cli.IntFlag{Name: "max-nodes", Usage: "node addresses the service keeps (the oldest heard is forgotten first)", Value: udprun.ServiceLearn},
-			&cli.StringFlag{Name: "key-file", Usage: "master key file of nodes whose specs end in auth: the service runs auth_service under it (--crypt for auth(crypt=on))"},
+			&cli.StringFlag{Name: "key-file", Usage: "master key file of nodes whose specs end in auth: the service runs auth_service under it (--mac and --crypt as the nodes' auth)"},
+			&cli.StringFlag{Name: "mac", Usage: "with --key-file: the nodes' auth(mac=...), gmac or hmac", Value: "gmac"},
 			&cli.BoolFlag{Name: "crypt", Usage: "with --key-file: AES-GCM, as the nodes' auth(crypt=on)"},
 			mcastIfFlag, seedFlag, logLevelFlag,
 		},
@@ -79,7 +80,8 @@ func gmsCmd(c *cli.Context) error {
 	}
 	spec := "gms_service(" + strings.Join(params, ", ") + ")"
 	if c.String("key-file") != "" { // the nodes run auth: tag and check membership packets
-		a := compose.Call{Name: "auth_service", Args: []compose.Arg{{Key: "key_file", Value: c.String("key-file")}, {Key: "crypt", Value: map[bool]string{true: "on", false: "off"}[c.Bool("crypt")]}}}
+		a := compose.Call{Name: "auth_service", Args: []compose.Arg{{Key: "key_file", Value: c.String("key-file")}, {Key: "mac", Value: c.String("mac")},
+			{Key: "crypt", Value: map[bool]string{true: "on", false: "off"}[c.Bool("crypt")]}}}
 		spec += " : " + a.String()
 	}
 	sp, err := compose.Parse(spec)

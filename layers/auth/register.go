@@ -20,7 +20,8 @@ func init() {
 			"view's key is accepted for a grace period after a view change. Keys rotate with every view of the group: " +
 			"views installed below auth (the static membership) and views gms installs above it, which gms hands down " +
 			"to auth. The membership service's packets (requests, heartbeats, probes, views) are tagged under a service " +
-			"key derived from the same master key: the service's stack runs auth_service with the same key_file (added " +
+			"key derived from the same master key (it never rotates: they belong to no group and no view), and replays of " +
+			"them are refused by the same windows: the service's stack runs auth_service with the same key_file (added " +
 			"by the harness; stacktool gms --key-file over UDP), so a forged join, leave or heartbeat changes no view.",
 		Params:    params(true),
 		Bottom:    bottom,
