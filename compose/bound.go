@@ -9,6 +9,11 @@ type NodeLoad struct {
 	Members int
 	// MaxMessage is the largest payload the application casts, in bytes.
 	MaxMessage int
+	// AppQueue is how many application sends the stack may hold between
+	// the application and its top layer (stack.Config.AppQueue): sends it
+	// took before a layer held the application off still reach the top
+	// layer after it did.
+	AppQueue int
 }
 
 // Senders is the number of other members the node receives from in each

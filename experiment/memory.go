@@ -53,11 +53,15 @@ func kbText(b int64) string {
 	return fmt.Sprintf("%.1f KB", float64(b)/1024)
 }
 
+// appQueue is the stacks' application queue in simulated runs: the
+// default of stack.Config.AppQueue, which they leave unset.
+const appQueue = 256
+
 // LoadOf is what each node of a scenario carries: every node is in
 // GroupsPerNode groups of GroupSize members (Assign) and casts MsgSize
 // bytes.
 func LoadOf(sc Scenario) compose.NodeLoad {
-	return compose.NodeLoad{Groups: sc.GroupsPerNode, Members: sc.GroupSize, MaxMessage: sc.MsgSize}
+	return compose.NodeLoad{Groups: sc.GroupsPerNode, Members: sc.GroupSize, MaxMessage: sc.MsgSize, AppQueue: appQueue}
 }
 
 // BufferBounds compares, for every layer of sp whose registration bounds
