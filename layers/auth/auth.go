@@ -474,24 +474,28 @@ func (l *Layer) Open(ev *event.Event) error {
 	if k == nil {
 		return ErrNoKey
 	}
-	l.putPrefix(ev.Group, ev.Peer, ev.Kind, ev.IsControl())
 	body := m.Bytes()
-	if l.cfg.Crypt {
+	switch {
+	case gmac: // the frame's fields are covered by key, nonce and byte 33
+		l.putNonce(ev.Peer, seq)
+		if _, err := k.aead.Open(l.sum[:0], l.nonce[:], tag, pkt[TagSize:]); err != nil {
+			return ErrBadTag
+		}
+	case l.cfg.Crypt:
 		if len(body) < TagSize {
 			return ErrMalformed
 		}
+		l.putPrefix(ev.Group, ev.Peer, ev.Kind, ev.IsControl())
 		l.putNonce(ev.Peer, seq)
 		if _, err := k.aead.Open(body[:0], l.nonce[:], body, l.aad(h)); err != nil {
 			return ErrBadTag
 		}
 		m.Truncate(len(body) - TagSize)
-	} else if gmac {
-		l.putNonce(ev.Peer, seq)
-		if _, err := k.aead.Open(l.sum[:0], l.nonce[:], tag, pkt[TagSize:]); err != nil {
+	default:
+		l.putPrefix(ev.Group, ev.Peer, ev.Kind, ev.IsControl())
+		if subtle.ConstantTimeCompare(l.mac(k, h, body), h[baseSize:macSize]) != 1 {
 			return ErrBadTag
 		}
-	} else if subtle.ConstantTimeCompare(l.mac(k, h, body), h[baseSize:macSize]) != 1 {
-		return ErrBadTag
 	}
 	// Only a sender whose tag verified gets a window.
 	if w == nil {
