@@ -123,6 +123,17 @@ type LayerInfo struct {
 	// Service, if set, says which service node a member running this layer
 	// with these parameters needs (a run harness starts it).
 	Service func(p Params) (ServiceNeed, error)
+	// ServiceToo, if set, is the layer (a ServiceRole layer and its
+	// parameters) that the membership service's own stack must run, at its
+	// bottom, when a member's spec holds this one: the service has to
+	// speak what this layer makes of the members' packets (auth's tags).
+	// ServiceOf appends it to the spec the service layer names.
+	ServiceToo func(p Params) Call
+	// BufferBound, if set, is the most bytes the layer's buffer_peak
+	// counter (BufferPeakRole) may reach on one node carrying load, given
+	// the layer's parameters, and in words how that bound is made up: what
+	// a soak checks every run's peak against (see NodeLoad).
+	BufferBound func(p Params, load NodeLoad) (bytes int64, words string)
 	// Tools are commands the layer adds to stacktool.
 	Tools []Tool
 	// Bottom, if set, says why the layer must be the bottom layer of a

@@ -25,7 +25,10 @@ type Service struct {
 
 // ServiceOf finds the service the spec's layers name (the first layer
 // that names one), refuses a service id that is one of the members, and
-// builds the service's own stack. Errors say what is wrong in words.
+// builds the service's own stack: the spec that layer names, above the
+// layers the member's other layers ask the service to run too
+// (LayerInfo.ServiceToo: auth_service under a member's auth). Errors say
+// what is wrong in words.
 func ServiceOf(sp *Spec, members []event.NodeID) (*Service, error) {
 	ls, err := Explain(sp)
 	if err != nil {
@@ -41,6 +44,12 @@ func ServiceOf(sp *Spec, members []event.NodeID) (*Service, error) {
 	if slices.Contains(members, need.Node) {
 		return nil, fmt.Errorf("%s's service id %v is one of the member nodes; choose another (%s(service=N)) or renumber the members",
 			l.Info.Name, need.Node, l.Info.Name)
+	}
+	for i := range ls {
+		if too := ls[i].Info.ServiceToo; too != nil {
+			c := too(ls[i].Params)
+			need.Spec += " : " + c.String()
+		}
 	}
 	ssp, err := Parse(need.Spec)
 	if err != nil {

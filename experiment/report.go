@@ -91,6 +91,10 @@ type Report struct {
 	// PeakBufferBytes is the largest, over nodes, sum of the layers'
 	// peak_buffer_bytes counters.
 	PeakBufferBytes int64 `json:"peak_buffer_bytes"`
+	// BufferPeaks is, per layer with a buffer peak counter
+	// (compose.BufferPeakRole), its largest value at any one node: what the
+	// soak checks against the layer's bound (BufferBounds).
+	BufferPeaks map[string]int64 `json:"buffer_peaks,omitempty"`
 	// Backpressure counts casts the stacks refused for a while
 	// (stack.ErrBackpressure); the senders retried them.
 	Backpressure int64 `json:"backpressure"`

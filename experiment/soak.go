@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,10 @@ import (
 // SoakSpecs are the specs a soak runs besides the spec files it is given
 // (specs/*.stack in stacktool soak).
 var SoakSpecs = []string{"fifo:reliable:gms", "mflow:fifo:reliable:gms", "fifo:reliable:lec:gms"}
+
+// OverloadSpecs are the specs an overload soak runs unless told otherwise:
+// the reliable stacks with and without flow control, with and without gms.
+var OverloadSpecs = []string{"fifo:reliable", "mflow:fifo:reliable", "fifo:reliable:gms", "mflow:fifo:reliable:gms"}
 
 // SoakScenario is the random scenario of one soak seed: 6 to 20 nodes
 // (quick: 6 to 12) in groups that fit, a loss model (uniform, bursty or
@@ -98,14 +103,43 @@ func SoakScenario(seed uint64, quick bool) Scenario {
 
 // SoakFailure kinds.
 const (
-	SoakPanic      = "panic"      // a panic in the run (caught)
-	SoakError      = "error"      // the run failed otherwise (e.g. views never settled)
-	SoakTimeout    = "timeout"    // the run hit its wall-time cap
-	SoakDuplicates = "duplicates" // a message delivered twice
-	SoakFIFO       = "fifo"       // a FIFO violation where the stack gives FIFO
-	SoakMissing    = "missing"    // an owed delivery missing with nothing to explain it, where the stack gives reliability
-	SoakVsync      = "vsync"      // members that moved together between two views delivered different messages, where the stack gives view synchrony
+	SoakPanic      = "panic"           // a panic in the run (caught)
+	SoakError      = "error"           // the run failed otherwise (e.g. views never settled)
+	SoakTimeout    = "timeout"         // the run hit its wall-time cap
+	SoakDuplicates = "duplicates"      // a message delivered twice
+	SoakFIFO       = "fifo"            // a FIFO violation where the stack gives FIFO
+	SoakMissing    = "missing"         // an owed delivery missing with nothing to explain it, where the stack gives reliability
+	SoakMemory     = "memory"          // a layer held more than the bound its parameters set (compose.LayerInfo.BufferBound)
+	SoakLost       = "lost"            // overload: an owed delivery missing or a message given up (no fault explains any there)
+	SoakNoPressure = "no-backpressure" // overload: the application was never held off
+	SoakVsync      = "vsync"           // members that moved together between two views delivered different messages, where the stack gives view synchrony
 )
+
+// SoakKinds lists every failure kind in the order summaries print them.
+var SoakKinds = []string{SoakPanic, SoakError, SoakTimeout, SoakDuplicates, SoakFIFO, SoakMissing, SoakMemory, SoakLost, SoakNoPressure, SoakVsync}
+
+// OverloadScenario is the overload run of a seed: senders faster than the
+// receivers can take (every receiver capacity-limited to a fraction of what
+// the senders offer it), for the given virtual time, without loss or
+// faults, then a drain. The stack must hold the application off (its
+// buffers bounded) and lose nothing. It is a pure function of seed and
+// duration.
+func OverloadScenario(seed uint64, duration time.Duration) Scenario {
+	rng := rand.New(rand.NewPCG(seed, 0x0e71))
+	sc := Default()
+	sc.Seed = seed
+	sc.Nodes = 3 + rng.IntN(4)
+	sc.GroupsPerNode, sc.GroupSize = 1, sc.Nodes
+	sc.MsgSize = []int{256, 1000}[rng.IntN(2)]
+	capacity := 2000 * (1 + rng.IntN(3)) // packets per second per receiver
+	// The senders together offer each receiver 2 to 4 times its capacity.
+	sc.Rate = float64(capacity * (2 + rng.IntN(3)) / (sc.Nodes - 1))
+	sc.Capacity = fmt.Sprintf("%dpps,buf=%d", capacity, 64<<rng.IntN(3))
+	sc.Loss = "none"
+	sc.Duration = duration
+	sc.Drain = 30 * time.Second
+	return sc
+}
 
 // SoakFailure is one run that broke an invariant.
 type SoakFailure struct {
@@ -162,6 +196,19 @@ type SoakOptions struct {
 	Workers int
 	// Done is called after each run, from the worker (nil: nothing).
 	Done func(seed uint64, spec string, failed bool)
+	// Overload runs OverloadScenario (for OverloadTime of virtual time, 0:
+	// 60 s) instead of SoakScenario: its runs must also show back-pressure
+	// and lose nothing.
+	Overload     bool
+	OverloadTime time.Duration
+}
+
+// scenario is the scenario of one seed under these options.
+func (o SoakOptions) scenario(seed uint64) Scenario {
+	if o.Overload {
+		return OverloadScenario(seed, cmp.Or(o.OverloadTime, time.Minute))
+	}
+	return SoakScenario(seed, o.Quick)
 }
 
 // SoakResult is what Soak found.
@@ -181,6 +228,18 @@ type SoakSpecResult struct {
 	Runs   int            `json:"runs"`
 	Failed int            `json:"failed"`
 	ByKind map[string]int `json:"failures_by_kind"`
+	// Memory is, per layer that bounds its buffer, the run whose peak came
+	// closest to its bound (or passed it furthest).
+	Memory []SoakBuffer `json:"memory,omitempty"`
+	// Backpressure is how many casts the stacks refused for a while
+	// (back-pressure the application felt), summed over the runs.
+	Backpressure int64 `json:"backpressure"`
+}
+
+// SoakBuffer is a layer's peak buffer in one run of a soak, against its bound.
+type SoakBuffer struct {
+	BufferUse
+	Seed uint64 `json:"seed"`
 }
 
 // Soak runs every seed's scenario on every spec, in parallel, and checks
@@ -199,16 +258,16 @@ func Soak(ctx context.Context, o SoakOptions) SoakResult {
 			jobs = append(jobs, job{len(jobs), seed, sp})
 		}
 	}
-	results := make([]*SoakFailure, len(jobs))
+	results := make([]soakOutcome, len(jobs))
 	wallCap := o.WallCap
 	if wallCap <= 0 {
 		wallCap = time.Minute
 	}
 	Parallel(ctx, len(jobs), o.Workers, func(i int) {
 		j := jobs[i]
-		results[i] = soakOne(ctx, j.seed, j.sp, o.Quick, wallCap)
+		results[i] = soakOne(ctx, j.seed, j.sp, o, wallCap)
 		if o.Done != nil {
-			o.Done(j.seed, j.sp.Name, results[i] != nil)
+			o.Done(j.seed, j.sp.Name, results[i].fail != nil)
 		}
 	})
 	res := SoakResult{Runs: len(jobs), Failures: []SoakFailure{}, ByKind: map[string]int{}}
@@ -216,11 +275,16 @@ func Soak(ctx context.Context, o SoakOptions) SoakResult {
 	for i, sp := range o.Specs {
 		res.BySpec[i] = SoakSpecResult{Spec: sp.Name, Runs: len(o.Seeds), ByKind: map[string]int{}}
 	}
-	for i, f := range results {
+	for i, r := range results {
+		per := &res.BySpec[i%len(o.Specs)] // jobs run seed by seed over the specs
+		per.Backpressure += r.backpressure
+		for _, u := range r.mem {
+			per.noteBuffer(SoakBuffer{u, jobs[i].seed})
+		}
+		f := r.fail
 		if f == nil {
 			continue
 		}
-		per := &res.BySpec[i%len(o.Specs)] // jobs run seed by seed over the specs
 		per.Failed++
 		res.Failures = append(res.Failures, *f)
 		for _, k := range f.Kinds {
@@ -231,9 +295,32 @@ func Soak(ctx context.Context, o SoakOptions) SoakResult {
 	return res
 }
 
-// soakOne runs one seed on one spec; nil if every invariant held.
-func soakOne(ctx context.Context, seed uint64, sp SoakSpec, quick bool, wallCap time.Duration) *SoakFailure {
-	sc := SoakScenario(seed, quick)
+// noteBuffer keeps, per layer, the run closest to (or furthest over) its bound.
+func (per *SoakSpecResult) noteBuffer(b SoakBuffer) {
+	for i, old := range per.Memory {
+		if old.Layer == b.Layer {
+			// b.Peak/b.Bound > old.Peak/old.Bound, without division
+			if b.Peak*max(old.Bound, 1) > old.Peak*max(b.Bound, 1) {
+				per.Memory[i] = b
+			}
+			return
+		}
+	}
+	per.Memory = append(per.Memory, b)
+}
+
+// soakOutcome is what one run of a soak gives: its failure (nil if every
+// invariant held), its layers' peak buffers against their bounds and the
+// casts refused by back-pressure.
+type soakOutcome struct {
+	fail         *SoakFailure
+	mem          []BufferUse
+	backpressure int64
+}
+
+// soakOne runs one seed on one spec and checks it.
+func soakOne(ctx context.Context, seed uint64, sp SoakSpec, o SoakOptions, wallCap time.Duration) soakOutcome {
+	sc := o.scenario(seed)
 	f := &SoakFailure{Seed: seed, Spec: sp.Name, Replay: ReplayCommand("sim", sp.Name, sc)}
 	rctx, cancel := context.WithTimeout(ctx, wallCap)
 	defer cancel()
@@ -242,16 +329,66 @@ func soakOne(ctx context.Context, seed uint64, sp SoakSpec, quick bool, wallCap 
 	switch {
 	case errors.As(err, &pe):
 		f.Kinds, f.Detail = []string{SoakPanic}, fmt.Sprint(pe.Value)
-		return f
+		return soakOutcome{fail: f}
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		f.Kinds, f.Detail = []string{SoakTimeout}, fmt.Sprintf("over the %v wall-time cap", wallCap)
-		return f
+		return soakOutcome{fail: f}
 	case err != nil:
 		f.Kinds, f.Detail = []string{SoakError}, err.Error()
-		return f
+		return soakOutcome{fail: f}
 	}
-	if f.Kinds, f.Detail = SoakCheck(rep); len(f.Kinds) == 0 {
-		return nil
+	out := soakOutcome{backpressure: rep.Backpressure}
+	kinds, detail := SoakCheck(rep)
+	parts := []string{}
+	if detail != "" {
+		parts = append(parts, detail)
 	}
-	return f
+	mem, err := BufferBounds(rep, sp.Spec, sc)
+	if err != nil {
+		f.Kinds, f.Detail = []string{SoakError}, err.Error()
+		return soakOutcome{fail: f}
+	}
+	out.mem = mem
+	if k, d := MemoryCheck(mem); k != "" {
+		kinds, parts = append(kinds, k), append(parts, d)
+	}
+	if o.Overload {
+		k, d := OverloadCheck(rep)
+		kinds, parts = append(kinds, k...), append(parts, d...)
+	}
+	if len(kinds) > 0 {
+		f.Kinds, f.Detail = kinds, strings.Join(parts, ", ")
+		out.fail = f
+	}
+	return out
+}
+
+// MemoryCheck names the memory invariant if a layer's peak passed its bound,
+// and says which.
+func MemoryCheck(mem []BufferUse) (kind, detail string) {
+	var over []string
+	for _, u := range mem {
+		if u.Over() {
+			over = append(over, "memory over bound: "+u.String())
+		}
+	}
+	if len(over) == 0 {
+		return "", ""
+	}
+	return SoakMemory, strings.Join(over, ", ")
+}
+
+// OverloadCheck lists what an overload run broke beyond SoakCheck: nothing
+// may be lost (no fault explains a loss there: every owed delivery made,
+// nothing given up), and the application must have been held off.
+func OverloadCheck(rep *Report) (kinds, details []string) {
+	if rep.Missing > 0 || rep.GivenUp > 0 {
+		kinds = append(kinds, SoakLost)
+		details = append(details, fmt.Sprintf("%d of %d owed deliveries missing, %d messages given up", rep.Missing, rep.DeliveriesExpected, rep.GivenUp))
+	}
+	if rep.Backpressure == 0 {
+		kinds = append(kinds, SoakNoPressure)
+		details = append(details, "the application was never held off")
+	}
+	return kinds, details
 }

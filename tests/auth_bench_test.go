@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkAuthCost is the cost of auth on a cast-to-deliver path: the same
-// stack without auth, with HMAC tags, and with AES-GCM.
+// stack without auth, with GMAC tags (the default), HMAC tags, and AES-GCM.
 func BenchmarkAuthCost(b *testing.B) {
 	key := filepath.Join(b.TempDir(), "k")
 	if err := os.WriteFile(key, []byte(authKeyA), 0o600); err != nil {
@@ -20,7 +20,8 @@ func BenchmarkAuthCost(b *testing.B) {
 	}
 	for _, c := range []struct{ name, spec string }{
 		{"plain", "fifo : reliable"},
-		{"hmac", `fifo : reliable : auth(key_file="` + key + `")`},
+		{"gmac", `fifo : reliable : auth(key_file="` + key + `")`},
+		{"hmac", `fifo : reliable : auth(key_file="` + key + `", mac=hmac)`},
 		{"gcm", `fifo : reliable : auth(key_file="` + key + `", crypt=on)`},
 	} {
 		b.Run(c.name, func(b *testing.B) {

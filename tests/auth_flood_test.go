@@ -14,27 +14,43 @@ import (
 	"github.com/layercast/layercast/transport/sim"
 )
 
-// capturing is a member's transport that keeps a copy of every multicast it
-// sends: the forger's captures of real packets.
+// capturing is a member's (or the membership service's) transport that
+// keeps a copy of every packet it sends: the forger's captures of real
+// packets.
 type capturing struct {
 	*sim.Node
-	caps *[][]byte
+	caps *[]floodPacket
+}
+
+// floodPacket is a packet and where it goes: a node, or the group (NoNode).
+type floodPacket struct {
+	to  event.NodeID
+	pkt []byte
 }
 
 func (c capturing) Multicast(g event.GroupID, pkt []byte) {
-	*c.caps = append(*c.caps, slices.Clone(pkt))
+	*c.caps = append(*c.caps, floodPacket{event.NoNode, slices.Clone(pkt)})
 	c.Node.Multicast(g, pkt)
 }
 
+func (c capturing) Send(to event.NodeID, pkt []byte) {
+	*c.caps = append(*c.caps, floodPacket{to, slices.Clone(pkt)})
+	c.Node.Send(to, pkt)
+}
+
 // floodRun is one simulated run: three members of one group cast 300
-// messages each over 1.5 s; with forge set, node 99 (not a
-// member) multicasts what forge makes on the group's channel, 100 per
-// millisecond from 10 ms on. It returns each member's deliveries, the
-// multicasts the members sent, the auth counters per member and how many
-// forged packets each member's auth layer should have seen.
+// messages each over 1.5 s; with forge set, node 99 (not a member) sends
+// what forge makes (to the group's channel, or to the node it names), 100
+// per millisecond from 10 ms on. Under a spec with gms, the members join
+// through the membership service (its stack runs auth_service) and cast
+// from 1 s on, once their views are in. It returns each member's
+// deliveries, the packets the members (and the service) sent, the auth
+// counters per member (and the service's, at its node id) and how many
+// forged packets each auth layer should have seen.
 type floodResult struct {
 	delivered map[event.NodeID][]string
-	caps      [][]byte
+	views     map[event.NodeID][]string
+	caps      []floodPacket
 	counters  map[event.NodeID]map[string]int64
 	forgedAt  map[event.NodeID]int64
 	frameBad  map[event.NodeID]int64
@@ -44,7 +60,7 @@ type floodResult struct {
 
 const floodGroup = event.GroupID(7)
 
-func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps [][]byte) []byte, nForged int) floodResult {
+func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps []floodPacket) floodPacket, nForged int) floodResult {
 	t.Helper()
 	sp, err := compose.Load(spec)
 	if err != nil {
@@ -55,8 +71,24 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps [][
 	// the interleaving of senders) would change with the flood.
 	net := sim.New(sim.Config{Seed: seed, Latency: time.Millisecond})
 	members := []event.NodeID{1, 2, 3}
-	res := floodResult{delivered: map[event.NodeID][]string{}, counters: map[event.NodeID]map[string]int64{}, forgedAt: map[event.NodeID]int64{}, frameBad: map[event.NodeID]int64{}, malformed: map[event.NodeID]int64{}}
+	res := floodResult{delivered: map[event.NodeID][]string{}, views: map[event.NodeID][]string{}, counters: map[event.NodeID]map[string]int64{}, forgedAt: map[event.NodeID]int64{}, frameBad: map[event.NodeID]int64{}, malformed: map[event.NodeID]int64{}}
 	stacks := map[event.NodeID]*stack.Stack{}
+	withGMS := slices.ContainsFunc(sp.Layers, func(c compose.Call) bool { return c.Name == "gms" })
+	start, svc := event.Time(0), event.NoNode
+	if withGMS {
+		s, err := compose.ServiceOf(sp, members)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, start = s.Need.Node, event.Time(time.Second)
+		nd := net.AddNode(svc)
+		st, err := stack.New(stack.Config{Self: svc, Layers: s.Entries, Transport: capturing{nd, &res.caps}, Clock: nd, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.Attach(st)
+		stacks[svc] = st
+	}
 	for _, id := range members {
 		layers, err := compose.Build(sp)
 		if err != nil {
@@ -65,6 +97,8 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps [][
 		nd := net.AddNode(id)
 		app := stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
 			res.delivered[id] = append(res.delivered[id], fmt.Sprintf("%v:%s", d.From, d.Payload))
+		}, OnView: func(v *event.ViewInfo) {
+			res.views[id] = append(res.views[id], fmt.Sprintf("%d:%v", v.ID, v.Members))
 		}}
 		st, err := stack.New(stack.Config{Self: id, Layers: layers, Transport: capturing{nd, &res.caps}, Clock: nd, App: app, Seed: seed})
 		if err != nil {
@@ -74,17 +108,22 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps [][
 		stacks[id] = st
 	}
 	for _, id := range members {
-		stacks[id].InstallView(&event.ViewInfo{Group: floodGroup, ID: 1, Members: members})
+		if withGMS {
+			_ = stacks[id].Join(floodGroup)
+		} else {
+			stacks[id].InstallView(&event.ViewInfo{Group: floodGroup, ID: 1, Members: members})
+		}
 	}
 	for _, id := range members {
 		for k := range 300 {
 			st, msg := stacks[id], []byte(fmt.Sprintf("m%d", k))
-			net.At(event.Time(k)*event.Time(5*time.Millisecond)+event.Time(id), func() { _ = st.Cast(floodGroup, msg) })
+			net.At(start+event.Time(k)*event.Time(5*time.Millisecond)+event.Time(id), func() { _ = st.Cast(floodGroup, msg) })
 		}
 	}
 	if forge != nil {
-		// The forger's own stack never joins; its node sends raw packets.
-		fl, err := compose.Build(sp)
+		// The forger's own stack never joins (nor has a key, nor talks to
+		// a membership service); its node sends raw packets.
+		fl, err := compose.BuildString("fifo : reliable")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,26 +136,33 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps [][
 		for i := range nForged {
 			at := event.Time(10*time.Millisecond) + event.Time(i)*event.Time(10*time.Microsecond)
 			net.At(at, func() {
-				pkt := forge(i, res.caps)
-				f, err := stack.ParseFrame(pkt)
-				for _, m := range members {
+				fp := forge(i, res.caps)
+				f, err := stack.ParseFrame(fp.pkt)
+				for _, m := range append(slices.Clone(members), svc) {
+					if fp.to != m && (fp.to != event.NoNode || m == svc) {
+						continue // neither sent to m nor multicast to the group m is in
+					}
 					// the stack drops its own multicasts before any layer
 					switch {
 					case err != nil:
 						res.frameBad[m]++ // refused by the stack's frame check
-					case f.Src != m || f.Kind != event.Cast:
+					case f.Src != m || f.Kind != event.Cast || fp.to != event.NoNode:
 						res.forgedAt[m]++
 					}
 				}
-				fnd.Multicast(floodGroup, pkt)
+				if fp.to == event.NoNode {
+					fnd.Multicast(floodGroup, fp.pkt)
+				} else {
+					fnd.Send(fp.to, fp.pkt)
+				}
 			})
 		}
 	}
-	net.RunUntil(event.Time(4 * time.Second))
-	for _, id := range members {
+	net.RunUntil(start + event.Time(4*time.Second))
+	for id := range stacks {
 		c := map[string]int64{}
 		for _, lc := range stacks[id].Counters() {
-			if lc.Layer == "auth" {
+			if lc.Layer == "auth" || lc.Layer == "auth_service" {
 				for i, n := range lc.Names {
 					c[n] = lc.Values[i]
 				}
@@ -132,23 +178,30 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps [][
 // TestAuthFlood is issue 16's check: 100,000 forged packets (no tag, wrong
 // key, tampered payload, replayed captures of real packets) from a
 // non-member change nothing the members deliver, compared with the same
-// seed's run without the flood, and every one is counted dropped.
+// seed's run without the flood, and every one is counted dropped. Under gms
+// the forgeries include the membership service's packets and the members'
+// packets to it (requests, heartbeats, views: wrong key, tampered,
+// replayed), and the views do not change either.
 func TestAuthFlood(t *testing.T) {
 	good := authKeyFile(t, authKeyA)
 	bad := authKeyFile(t, authKeyB)
-	for _, mode := range []string{"", ", crypt=on"} {
-		t.Run("crypt="+fmt.Sprint(mode != ""), func(t *testing.T) {
-			spec := `fifo : reliable : auth(key_file="` + good + `"` + mode + `)`
+	for _, c := range []struct{ name, above, mode string }{
+		{"crypt=false", "fifo : reliable", ""},
+		{"crypt=true", "fifo : reliable", ", crypt=on"},
+		{"gms", "fifo : reliable : gms", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := c.above + ` : auth(key_file="` + good + `"` + c.mode + `)`
 			base := floodRun(t, 11, spec, nil, 0)
 			if len(base.delivered[1]) != 600 || len(base.delivered[2]) != 600 || len(base.delivered[3]) != 600 {
 				t.Fatalf("baseline delivered %d, %d, %d messages, want 600 each (300 from each other member)", len(base.delivered[1]), len(base.delivered[2]), len(base.delivered[3]))
 			}
 			// The same run under the wrong key gives well-formed packets with
 			// tags that do not verify.
-			wrong := floodRun(t, 11, `fifo : reliable : auth(key_file="`+bad+`"`+mode+`)`, nil, 0).caps
+			wrong := floodRun(t, 11, c.above+` : auth(key_file="`+bad+`"`+c.mode+`)`, nil, 0).caps
 			rng := rand.New(rand.NewPCG(5, 5))
 			const n = 100_000
-			forge := func(i int, caps [][]byte) []byte {
+			forge := func(i int, caps []floodPacket) floodPacket {
 				switch i % 4 {
 				case 0: // no tag: a frame and bytes that look like the layers above
 					pkt := make([]byte, stack.FrameSize+rng.IntN(60))
@@ -156,24 +209,28 @@ func TestAuthFlood(t *testing.T) {
 					for j := stack.FrameSize; j < len(pkt); j++ {
 						pkt[j] = byte(rng.Uint32())
 					}
-					return pkt
+					return floodPacket{event.NoNode, pkt}
 				case 1: // wrong key
 					return wrong[rng.IntN(len(wrong))]
 				}
 				if len(caps) == 0 {
 					return wrong[0]
 				}
-				c := slices.Clone(caps[rng.IntN(len(caps))])
+				fp := caps[rng.IntN(len(caps))]
+				fp.pkt = slices.Clone(fp.pkt)
 				if i%4 == 2 { // tampered: one bit of the tag or what it covers
-					j := 2 + rng.IntN(len(c)-2) // the frame's group and source too
-					c[j] ^= 1 << rng.IntN(8)
+					j := 2 + rng.IntN(len(fp.pkt)-2) // the frame's group and source too
+					fp.pkt[j] ^= 1 << rng.IntN(8)
 				}
-				return c // or a replay of a real packet, already sent
+				return fp // or a replay of a real packet, already sent
 			}
 			flood := floodRun(t, 11, spec, forge, n)
-			for _, id := range []event.NodeID{1, 2, 3} {
+			for id := range flood.counters {
 				if !slices.Equal(base.delivered[id], flood.delivered[id]) {
 					t.Errorf("n%d delivered %d messages under the flood, %d without; the sequences differ", id, len(flood.delivered[id]), len(base.delivered[id]))
+				}
+				if !slices.Equal(base.views[id], flood.views[id]) {
+					t.Errorf("n%d installed views %v under the flood, %v without", id, flood.views[id], base.views[id])
 				}
 				c := flood.counters[id]
 				dropped := c["bad_tag"] + c["replayed"] + c["no_key"] + c["malformed"] + c["senders_full"]
@@ -188,8 +245,14 @@ func TestAuthFlood(t *testing.T) {
 				}
 				t.Logf("n%d: %v", id, c)
 			}
-			if flood.net.OverflowDrops != 0 || flood.forgedAt[1] < n/2 {
-				t.Errorf("overflow drops %d, forged packets at n1 %d", flood.net.OverflowDrops, flood.forgedAt[1])
+			// Every forged packet reached at least one auth layer (or frame
+			// check), n1 a good share of them.
+			var reached int64
+			for id := range flood.counters {
+				reached += flood.forgedAt[id] + flood.frameBad[id]
+			}
+			if flood.net.OverflowDrops != 0 || reached < n || flood.forgedAt[1] < n/4 {
+				t.Errorf("overflow drops %d, forged packets at some auth layer %d (want %d), at n1 %d", flood.net.OverflowDrops, reached, n, flood.forgedAt[1])
 			}
 		})
 	}

@@ -58,6 +58,11 @@ func TestSoakDeterministic(t *testing.T) {
 		if per.Spec != specs[i].Name || per.Runs != len(seeds) || per.Failed != failed[per.Spec] {
 			t.Errorf("by spec line %d: %+v, want spec %s, %d runs, %d failed", i, per, specs[i].Name, len(seeds), failed[specs[i].Name])
 		}
+		// Memory is checked on every run: each bounded layer's worst peak
+		// against its bound.
+		if len(per.Memory) != 2 || per.Memory[0].Layer != "fifo" || per.Memory[1].Layer != "reliable" || per.Memory[1].Peak == 0 || per.Memory[1].Over() {
+			t.Errorf("by spec line %d: memory %+v, want fifo and reliable within their bounds", i, per.Memory)
+		}
 	}
 }
 

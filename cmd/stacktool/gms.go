@@ -47,6 +47,9 @@ func init() {
 			&cli.StringFlag{Name: "etcd", Usage: "comma-separated etcd endpoints: replicate the service on etcd (see above); default: one service, no etcd"},
 			&cli.StringFlag{Name: "etcd-prefix", Usage: "etcd key prefix shared by the instances of one service", Value: etcdstore.DefaultPrefix},
 			&cli.IntFlag{Name: "etcd-ttl", Usage: "seconds of the leader's etcd lease: a dead leader is replaced about this long after its death (etcd rounds up below its own minimum, 2 s by default)", Value: 2},
+			&cli.StringFlag{Name: "key-file", Usage: "master key file of nodes whose specs end in auth: the service runs auth_service under it (--mac and --crypt as the nodes' auth)"},
+			&cli.StringFlag{Name: "mac", Usage: "with --key-file: the nodes' auth(mac=...), gmac or hmac", Value: "gmac"},
+			&cli.BoolFlag{Name: "crypt", Usage: "with --key-file: AES-GCM, as the nodes' auth(crypt=on)"},
 			mcastIfFlag, seedFlag, logLevelFlag,
 		},
 		Action: gmsCmd,
@@ -90,6 +93,11 @@ func gmsCmd(c *cli.Context) error {
 		}
 	}
 	spec := "gms_service(" + strings.Join(params, ", ") + ")"
+	if c.String("key-file") != "" { // the nodes run auth: tag and check membership packets
+		a := compose.Call{Name: "auth_service", Args: []compose.Arg{{Key: "key_file", Value: c.String("key-file")}, {Key: "mac", Value: c.String("mac")},
+			{Key: "crypt", Value: map[bool]string{true: "on", false: "off"}[c.Bool("crypt")]}}}
+		spec += " : " + a.String()
+	}
 	sp, err := compose.Parse(spec)
 	if err != nil {
 		return err

@@ -26,9 +26,14 @@ func init() {
 			"sending period) and runs it on every spec (specs/*.stack plus fifo:reliable:gms,\n" +
 			"mflow:fifo:reliable:gms and fifo:reliable:lec:gms, or the --spec given), in parallel. Each run must\n" +
 			"not panic, not deliver twice, keep FIFO order where the stack gives it, and miss no owed delivery that\n" +
-			"a fault in force at the end or a removal does not explain. Prints one line per failure with the\n" +
-			"command that replays it, then totals; exits 1 if any run failed. Same seed, same scenario, same result.\n" +
-			"Example: stacktool soak --seeds 100",
+			"a fault in force at the end or a removal does not explain, and keep every layer's buffer within the\n" +
+			"bound its parameters set (memory). Prints one line per failure with the command that replays it,\n" +
+			"then per spec the peak buffer of each bounded layer against its bound, then totals; exits 1 if any\n" +
+			"run failed. Same seed, same scenario, same result.\n" +
+			"--overload runs instead, per seed, senders 2 to 4 times faster than the capacity-limited receivers\n" +
+			"for --overload-time of virtual time (default fifo:reliable, mflow:fifo:reliable and both over gms):\n" +
+			"each run must also hold the application off (back-pressure) and lose nothing.\n" +
+			"Example: stacktool soak --seeds 100; stacktool soak --overload --seeds 5",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "seeds", Usage: "number of seeds to run (required)"},
 			&cli.Uint64Flag{Name: "from", Value: 1, Usage: "first seed"},
@@ -37,6 +42,8 @@ func init() {
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
 			&cli.DurationFlag{Name: "wall-cap", Value: time.Minute, Usage: "wall time allowed per run; a run past it is a failure"},
 			&cli.IntFlag{Name: "workers", Usage: "runs in parallel (default GOMAXPROCS)"},
+			&cli.BoolFlag{Name: "overload", Usage: "overload runs: senders faster than the receivers; back-pressure, bounded memory, nothing lost"},
+			&cli.DurationFlag{Name: "overload-time", Value: time.Minute, Usage: "virtual sending time of an overload run"},
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return fmt.Errorf("%v (see 'stacktool soak --help')", err)
@@ -60,8 +67,15 @@ func soakCmd(c *cli.Context) error {
 	if c.Duration("wall-cap") <= 0 || c.Int("workers") < 0 {
 		return fmt.Errorf("--wall-cap must be positive and --workers not negative")
 	}
+	if ot := c.Duration("overload-time"); ot < time.Second || ot > time.Hour {
+		return fmt.Errorf("--overload-time %v: want 1s to 1h", ot)
+	}
 	names := c.StringSlice("spec")
-	if len(names) == 0 {
+	switch {
+	case len(names) > 0:
+	case c.Bool("overload"):
+		names = experiment.OverloadSpecs
+	default:
 		files, _ := filepath.Glob("specs/*.stack")
 		slices.Sort(files)
 		names = append(files, experiment.SoakSpecs...)
@@ -88,6 +102,7 @@ func soakCmd(c *cli.Context) error {
 	wall := time.Now()
 	res := experiment.Soak(ctx, experiment.SoakOptions{
 		Seeds: seeds, Specs: specs, Quick: c.Bool("quick"), WallCap: c.Duration("wall-cap"), Workers: c.Int("workers"),
+		Overload: c.Bool("overload"), OverloadTime: c.Duration("overload-time"),
 		Done: func(uint64, string, bool) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -113,14 +128,20 @@ func soakCmd(c *cli.Context) error {
 		for _, f := range res.Failures {
 			fmt.Fprintf(out, "FAIL seed %d %s: %s: %s; replay: %s\n", f.Seed, f.Spec, strings.Join(f.Kinds, ","), f.Detail, f.Replay)
 		}
-		if len(specs) > 1 {
-			for _, per := range res.BySpec {
-				line := fmt.Sprintf("soak: %s: %d of %d seeds failed", per.Spec, per.Failed, per.Runs)
-				if k := soakKinds(per.ByKind); k != "" {
-					line += " (" + k + ")"
-				}
-				fmt.Fprintln(out, line)
+		for _, per := range res.BySpec {
+			line := fmt.Sprintf("soak: %s: %d of %d seeds failed", per.Spec, per.Failed, per.Runs)
+			if k := soakKinds(per.ByKind); k != "" {
+				line += " (" + k + ")"
 			}
+			var mem []string
+			for _, m := range per.Memory {
+				mem = append(mem, fmt.Sprintf("%v, seed %d", m.BufferUse, m.Seed))
+			}
+			if len(mem) > 0 {
+				line += "; peak buffer against bound: " + strings.Join(mem, "; ")
+			}
+			line += fmt.Sprintf("; %d casts held off by back-pressure", per.Backpressure)
+			fmt.Fprintln(out, line)
 		}
 		line := fmt.Sprintf("soak: %d runs (%d seeds from %d x %d specs), %d failed", res.Runs, n, from, len(specs), len(res.Failures))
 		if k := soakKinds(res.ByKind); k != "" {
@@ -137,8 +158,7 @@ func soakCmd(c *cli.Context) error {
 // soakKinds lists failure counts by kind, in a fixed order ("" for none).
 func soakKinds(by map[string]int) string {
 	var kinds []string
-	for _, k := range []string{experiment.SoakPanic, experiment.SoakError, experiment.SoakTimeout,
-		experiment.SoakDuplicates, experiment.SoakFIFO, experiment.SoakMissing} {
+	for _, k := range experiment.SoakKinds {
 		if by[k] > 0 {
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, by[k]))
 		}

@@ -30,9 +30,15 @@ const (
 
 // ServiceOf is the node id of the membership service that spec's gms
 // layer talks to (its service parameter, default filled in). The spec's
-// bottom layer must be gms: a real node joins groups through the service.
+// bottom layer must be gms, or gms above a layer that must be the bottom
+// one (auth): a real node joins groups through the service.
 func ServiceOf(spec *compose.Spec) (event.NodeID, error) {
 	n := len(spec.Layers)
+	if n > 1 {
+		if info, ok := compose.Lookup(spec.Layers[n-1].Name); ok && info.Bottom != "" {
+			n--
+		}
+	}
 	if n == 0 || spec.Layers[n-1].Name != "gms" {
 		return event.NoNode, fmt.Errorf("spec %q does not end in gms: a real node needs gms at the bottom to join groups through the membership service", spec.String())
 	}

@@ -67,6 +67,12 @@ func (p *pair) view(id uint64) {
 	p.rcv.InstallView(v)
 }
 
+// modes are the layer's three ways of protecting a packet.
+var modes = []struct {
+	name        string
+	crypt, hmac bool
+}{{"gmac", false, false}, {"hmac", false, true}, {"crypt", true, false}}
+
 func TestWindow(t *testing.T) {
 	w := window{bits: make([]uint64, 2)} // 128 numbers
 	for _, s := range []uint64{1, 3, 2, 200, 150} {
@@ -91,12 +97,14 @@ func TestWindow(t *testing.T) {
 }
 
 // TestReplayTamperAndRotation: a packet is delivered once; its replay,
-// a tampered copy and a copy under another group are refused and counted;
-// after a view change the old key is accepted for the grace period only.
+// a tampered copy, a copy under another group and a copy of another kind
+// are refused and counted; after a view change the old key is accepted for
+// the grace period only.
 func TestReplayTamperAndRotation(t *testing.T) {
-	for _, crypt := range []bool{false, true} {
-		t.Run(fmt.Sprint("crypt=", crypt), func(t *testing.T) {
-			p := newPair(t, Config{Key: testKey, Crypt: crypt, Window: 64, Grace: time.Second, MaxSenders: 4})
+	for _, mode := range modes {
+		crypt := mode.crypt
+		t.Run(mode.name, func(t *testing.T) {
+			p := newPair(t, Config{Key: testKey, Crypt: crypt, HMAC: mode.hmac, Window: 64, Grace: time.Second, MaxSenders: 4})
 			p.view(1)
 			_ = p.snd.Cast(5, []byte("hello"))
 			_ = p.snd.Cast(5, []byte("hello2"))
@@ -114,12 +122,17 @@ func TestReplayTamperAndRotation(t *testing.T) {
 			regrouped := slices.Clone(pk2)
 			regrouped[5] ^= 1 // the frame's group
 			_ = p.rcv.Receive(regrouped)
+			rekinded := slices.Clone(pk2)
+			rekinded[1] = byte(event.Send) // the frame's kind
+			_ = p.rcv.Receive(rekinded)
 			_ = p.rcv.Receive(pk2)
 			if want := []string{"g5/n1:hello", "g5/n1:hello2"}; !slices.Equal(p.delivered, want) {
 				t.Fatalf("delivered %q, want %q", p.delivered, want)
 			}
-			if r, b := p.rl.c.Replayed.Value(), p.rl.c.BadTag.Value(); r != 1 || b != 2 {
-				t.Errorf("replayed %d, bad_tag %d; want 1 and 2", r, b)
+			// GMAC checks the kind in the clear (malformed); the others find
+			// the tag wrong.
+			if r, b := p.rl.c.Replayed.Value(), p.rl.c.BadTag.Value()+p.rl.c.Malformed.Value(); r != 1 || b != 3 {
+				t.Errorf("replayed %d, bad_tag + malformed %d; want 1 and 3", r, b)
 			}
 			// A packet sealed under view 1, arriving after view 2: accepted
 			// within the grace period, refused after it.
@@ -146,6 +159,11 @@ func TestReplayTamperAndRotation(t *testing.T) {
 // more than MaxSenders.
 func TestSendersBounded(t *testing.T) {
 	p := newPair(t, Config{Key: testKey, Window: 64, MaxSenders: 1})
+	defer func() {
+		if p.rl.c.BadTag.Value() != 1 {
+			t.Errorf("bad_tag %d, want 1 (the forged source)", p.rl.c.BadTag.Value())
+		}
+	}()
 	_ = p.snd.Cast(5, []byte("a"))
 	pk := p.sent()[0]
 	forged := slices.Clone(pk)
@@ -165,32 +183,35 @@ func TestSendersBounded(t *testing.T) {
 // delivered: nothing more may be delivered (a genuine packet is a replay,
 // anything else a forgery), nothing may panic.
 func FuzzOpen(f *testing.F) {
-	for _, crypt := range []bool{false, true} {
-		p := newPair(f, Config{Key: testKey, Crypt: crypt, Window: 64, Grace: time.Second, MaxSenders: 4})
+	for i, mode := range modes {
+		p := newPair(f, Config{Key: testKey, Crypt: mode.crypt, HMAC: mode.hmac, Window: 64, Grace: time.Second, MaxSenders: 4})
 		p.view(3)
 		_ = p.snd.Cast(5, []byte("seed payload"))
 		_ = p.snd.Send(2, []byte("p2p"))
+		p.snd.Inject(0, false, event.Event{Kind: event.Membership, Peer: 2, Msg: event.DefaultPool.FromBytes([]byte("hb"))})
 		for _, pk := range p.sent() {
-			f.Add(crypt, pk)
-			f.Add(crypt, pk[:len(pk)-1])
+			f.Add(uint8(i), pk)
+			f.Add(uint8(i), pk[:len(pk)-1])
 		}
 	}
-	f.Add(false, []byte{0x10, 1, 0, 0, 0, 5, 0, 0, 0, 1})
-	f.Fuzz(func(t *testing.T, crypt bool, pkt []byte) {
-		p := newPair(t, Config{Key: testKey, Crypt: crypt, Window: 64, Grace: time.Second, MaxSenders: 4})
+	f.Add(uint8(0), []byte{0x10, 1, 0, 0, 0, 5, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, mi uint8, pkt []byte) {
+		mode := modes[int(mi)%len(modes)]
+		p := newPair(t, Config{Key: testKey, Crypt: mode.crypt, HMAC: mode.hmac, Window: 64, Grace: time.Second, MaxSenders: 4})
 		p.view(3)
 		_ = p.snd.Cast(5, []byte("seed payload"))
 		_ = p.snd.Send(2, []byte("p2p"))
+		p.snd.Inject(0, false, event.Event{Kind: event.Membership, Peer: 2, Msg: event.DefaultPool.FromBytes([]byte("hb"))})
 		for _, pk := range p.sent() {
 			_ = p.rcv.Receive(pk)
 		}
 		n := len(p.delivered)
-		if n != 2 {
-			t.Fatalf("genuine packets: delivered %d of 2", n)
+		if n != 2 || p.rl.c.Membership.Value() != 1 {
+			t.Fatalf("genuine packets: delivered %d of 2, membership packets verified %d of 1", n, p.rl.c.Membership.Value())
 		}
 		_ = p.rcv.Receive(pkt)
-		if len(p.delivered) != n {
-			t.Fatalf("a replayed or forged packet was delivered: %q", p.delivered[n:])
+		if len(p.delivered) != n || p.rl.c.Membership.Value() != 1 {
+			t.Fatalf("a replayed or forged packet was delivered: %q (membership packets verified %d)", p.delivered[n:], p.rl.c.Membership.Value())
 		}
 	})
 }
@@ -198,10 +219,10 @@ func FuzzOpen(f *testing.F) {
 // BenchmarkCastDeliver is the cost of a cast through reliable-less stacks
 // with and without auth, as layertest measures it for every layer.
 func BenchmarkCastDeliver(b *testing.B) {
-	for _, crypt := range []bool{false, true} {
-		b.Run(fmt.Sprint("crypt=", crypt), func(b *testing.B) {
+	for _, mode := range modes {
+		b.Run(mode.name, func(b *testing.B) {
 			layertest.BenchCastDeliverSizes(b, func() []stack.Entry {
-				l, err := New(Config{Key: testKey, Crypt: crypt, Window: 4096, Grace: time.Second, MaxSenders: 16})
+				l, err := New(Config{Key: testKey, Crypt: mode.crypt, HMAC: mode.hmac, Window: 4096, Grace: time.Second, MaxSenders: 16})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -7,7 +7,8 @@ import (
 
 func init() {
 	compose.Register(compose.LayerInfo{
-		Name: "fifo",
+		Name:        "fifo",
+		BufferBound: bufferBound,
 		Summary: "Delivers each sender's messages to a group in the order they were sent. The layer below numbers " +
 			"each sender's casts and says where a sender's stream starts for a member that joined; receivers hold early " +
 			"arrivals in a bounded reorder buffer until the reliable layer below fills the gap.",

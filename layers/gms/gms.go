@@ -550,6 +550,9 @@ func (l *Layer) emitView(v *event.ViewInfo) {
 	l.c.ViewsInstalled.Inc()
 	l.dirty = true
 	l.Ctx.Up(&event.Event{Kind: event.View, Group: v.Group, View: v})
+	// The layers below (auth, which rotates its keys with the views) see
+	// the views too; the stack's bottom ignores a View going down.
+	l.Ctx.Down(&event.Event{Kind: event.View, Group: v.Group, View: v})
 }
 
 func (l *Layer) send(m *wireMsg) { l.sendTo(l.cfg.Service, m) }

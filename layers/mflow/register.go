@@ -9,7 +9,8 @@ import (
 
 func init() {
 	compose.Register(compose.LayerInfo{
-		Name: "mflow",
+		Name:        "mflow",
+		BufferBound: bufferBound,
 		Summary: "Multicast flow control (MFLOW, Ensemble): a sender casts only while it has credit for every " +
 			"receiver's window, and otherwise queues and, past hi_wmark, tells the application to hold off. " +
 			"Receivers return credit in bulk, one acknowledgement per ack_thresh bytes, staggered so the " +

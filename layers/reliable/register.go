@@ -9,7 +9,8 @@ import (
 
 func init() {
 	compose.Register(compose.LayerInfo{
-		Name: "reliable",
+		Name:        "reliable",
+		BufferBound: bufferBound,
 		Summary: "Reliable multicast by negative acknowledgement (SRM, JGroups NAKACK): senders number their casts, " +
 			"receivers deliver each message once as soon as it arrives and ask the sender for gaps after nak_delay, " +
 			"retrying after the measured round trip to the sender (at least nak_retry, backing off while nothing comes back). Members gossip stability digests, which also reveal lost tails; a message every " +
