@@ -124,7 +124,7 @@ type counters struct {
 	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
 	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
 	staleDigest, nakRefused, p2pHeldDropped                                    *stack.Counter
-	lossHinted, hintsUnmapped, unplacedAsks                                    *stack.Counter
+	lossHinted, hintsUnmapped, unplacedAsks, digestRepairs                     *stack.Counter
 }
 
 // New returns a layer with the given configuration (already checked; a
@@ -183,6 +183,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	c.lossHinted = ctx.Counter("loss_hinted")
 	c.hintsUnmapped = ctx.Counter("hints_unmapped")
 	c.unplacedAsks = ctx.Counter("unplaced_asks")
+	c.digestRepairs = ctx.Counter("digest_repairs")
 	l.askTm = ctx.NewTimer(l.askTimer)
 	return nil
 }
