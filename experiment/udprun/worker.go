@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/layercast/layercast/compose"
@@ -295,6 +296,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	rep.Delivered = delivered.Load()
 	rep.Expected = expected
 	rep.LastDelivery = event.Time(lastAt.Load())
+	rep.CPU = cpuTime()
 	b, err := json.Marshal(&rep)
 	if err != nil {
 		return err
@@ -533,4 +535,13 @@ func startProfile(dir string, self event.NodeID) (func(), error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// cpuTime is the process's user and system CPU time so far (0 if unknown).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -64,6 +64,12 @@ type Layer struct {
 	held  []*held // destinations with messages held, oldest first
 	spare []*held
 	timer *stack.Timer
+	// packs recycles the layer's pack buffers apart from the stack's pool:
+	// returned there, a pack's buffer (size bytes) went to the next cast,
+	// which reliable then copied into a buffer of its own size to hold it
+	// (event.Message.Compact), while the next pack grew a small buffer
+	// again: two allocations and copies per pack on the sender's path.
+	packs event.Pool
 
 	c counters
 }
@@ -119,7 +125,7 @@ func (l *Layer) Down(ev *event.Event) {
 	case 0:
 		h.first, h.size = m, 1+entryHead+m.Len()
 	case 1:
-		h.buf = l.Ctx.NewMessage()
+		h.buf = l.packs.GetRoom(event.Headroom)
 		// Room for a full pack at once: a pooled buffer grows at most once.
 		h.buf.Append(l.cfg.Size)
 		h.buf.Truncate(0)
