@@ -362,7 +362,12 @@ func (l *Layer) nakUp(ev *event.Event) {
 	// a repeat from the same requester within about its round trip (3/4 of
 	// it: its retries come at least srtt + 4 rttvar apart) crossed our
 	// answer: resending would only double the traffic. Bounded by nak_slow.
-	mine := now - event.Time(max(l.cfg.NakRetry/2, min(time.Duration(msg.T)*time.Microsecond, l.cfg.NakSlow)*3/4))
+	mine := now - event.Time(l.cfg.NakRetry/2)
+	if msg.T > 0 {
+		// its retries come at least nak_retry_min apart once it measured
+		// the round trip it states
+		mine = now - event.Time(max(l.cfg.NakRetryMin/2, min(time.Duration(msg.T)*time.Microsecond, l.cfg.NakSlow)*3/4))
+	}
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
 		if lo > hi || lo == 0 || hi > maxSeq {

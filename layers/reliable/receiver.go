@@ -381,7 +381,14 @@ const maxBackoff = 6
 // it by seconds), and at least nak_slow once nak_max_tries rounds in a
 // row brought nothing.
 func (l *Layer) retryAfter(rs *recvState) time.Duration {
-	rto := max(l.cfg.NakRetry, rs.srtt+4*rs.rttvar)
+	rto := l.cfg.NakRetry
+	if rs.srtt > 0 {
+		// measured: the path's own timeout, not a guess for every path
+		// (on a loopback or a LAN, nak_retry was ten rounds of the
+		// sender's answer, and recovery at 10% loss held the sender's
+		// window that long)
+		rto = max(l.cfg.NakRetryMin, rs.srtt+4*rs.rttvar)
+	}
 	d := min(rto<<min(rs.stalls, maxBackoff), max(l.cfg.NakSlow, 2*rto))
 	if rs.stalls >= l.cfg.NakMaxTries {
 		d = max(d, l.cfg.NakSlow)
