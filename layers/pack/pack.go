@@ -6,7 +6,9 @@
 // the held messages leave as one packed message once the next one would not
 // fit in Size bytes, or Delay after the first was held, whichever comes
 // first: at high rates packs fill, at low rates no message waits longer
-// than Delay. A message alone leaves as it came, behind a one-byte header,
+// than Delay. A Delay of 0 (the default) holds messages only until the
+// stack has nothing more queued: what is cast together shares a datagram,
+// and a lone message leaves at once. A message alone leaves as it came, behind a one-byte header,
 // uncopied; so does every control message (acknowledgements, NAKs,
 // credit), at once. Going up, a pack is split back into its messages, each passed
 // up as if it had arrived alone. Layers above keep their own headers and
