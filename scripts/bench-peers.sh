@@ -9,6 +9,7 @@
 #
 #   sudo scripts/bench-peers.sh                      # 3 receivers, 200,000 x 1,000 bytes, no loss
 #   sudo LOSS=1 scripts/bench-peers.sh               # 1% loss at every receiver
+#   sudo LOSS=10 TIMEOUT=60 scripts/bench-peers.sh   # 10%: compare with norm-ack (JGroups and NORM at a fixed rate do not finish)
 #   sudo RECEIVERS=1 MESSAGES=20000 scripts/bench-peers.sh
 #
 # Columns: msgs/s per receiver (mean), CPU microseconds per message

@@ -48,7 +48,9 @@ func init() {
 
 // BenchCPU is what bench adds to run's report.
 type BenchCPU struct {
-	// Seconds is each process's user and system CPU time, by node.
+	// Seconds is each process's user and system CPU time, by node, up to
+	// the report it gives the parent (as the peers count theirs: encoding
+	// the delivery log is the harness's cost, not the stack's).
 	Seconds map[string]float64 `json:"cpu_seconds"`
 	// PerMsg is CPU microseconds per message: the sender's per message
 	// cast, the receivers' mean per message delivered.

@@ -86,7 +86,8 @@ type BenchOptions struct {
 
 // Usage is what each worker process of a Bench run cost.
 type Usage struct {
-	// CPU is each process's user and system CPU time (rusage).
+	// CPU is each process's user and system CPU time (rusage) up to its
+	// report (WorkerReport.CPU), or to its exit if it did not say.
 	CPU map[event.NodeID]time.Duration
 	// Sent and Delivered are each worker's casts and the deliveries its
 	// own check counted.
@@ -287,7 +288,9 @@ func run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	for _, w := range ws {
 		w.stdin.Close()
 		_ = w.cmd.Wait()
-		if ps := w.cmd.ProcessState; ps != nil {
+		if w.rep.CPU > 0 {
+			use.CPU[w.id] = w.rep.CPU // up to its report, as the peers count theirs
+		} else if ps := w.cmd.ProcessState; ps != nil {
 			use.CPU[w.id] = ps.UserTime() + ps.SystemTime()
 		}
 		for _, c := range w.rep.Sent {

@@ -10,10 +10,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/layercast/layercast/compose"
@@ -53,6 +57,13 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("worker: --id %d out of range", *id)
 	}
 	self := event.NodeID(*id)
+	if dir := os.Getenv(ProfileEnv); dir != "" {
+		stop, err := startProfile(dir, self)
+		if err != nil {
+			return fmt.Errorf("worker %v: %v", self, err)
+		}
+		defer stop()
+	}
 	var sc experiment.Scenario
 	if err := json.Unmarshal([]byte(*scText), &sc); err != nil {
 		return fmt.Errorf("worker: --scenario: %v", err)
@@ -285,6 +296,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	rep.Delivered = delivered.Load()
 	rep.Expected = expected
 	rep.LastDelivery = event.Time(lastAt.Load())
+	rep.CPU = cpuTime()
 	b, err := json.Marshal(&rep)
 	if err != nil {
 		return err
@@ -500,4 +512,36 @@ func (l *lossySink) record(p []byte) (Record, bool) {
 		return Record{}, false
 	}
 	return Record{Group: st.Group, Sender: st.Sender, Index: st.Index, Sent: st.Sent, At: l.now()}, true
+}
+
+// ProfileEnv names the environment variable that, set to a directory,
+// makes every worker write a CPU profile of its whole run there
+// (worker-ID.pprof): where a bench's CPU per message goes, process by
+// process (go tool pprof).
+const ProfileEnv = "LAYERCAST_CPUPROFILE"
+
+// startProfile starts a CPU profile into dir/worker-ID.pprof and returns
+// what stops and writes it.
+func startProfile(dir string, self event.NodeID) (func(), error) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("worker-%d.pprof", self)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", ProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %v", ProfileEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// cpuTime is the process's user and system CPU time so far (0 if unknown).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

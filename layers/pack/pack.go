@@ -6,7 +6,9 @@
 // the held messages leave as one packed message once the next one would not
 // fit in Size bytes, or Delay after the first was held, whichever comes
 // first: at high rates packs fill, at low rates no message waits longer
-// than Delay. A message alone leaves as it came, behind a one-byte header,
+// than Delay. A Delay of 0 (the default) holds messages only until the
+// stack has nothing more queued: what is cast together shares a datagram,
+// and a lone message leaves at once. A message alone leaves as it came, behind a one-byte header,
 // uncopied; so does every control message (acknowledgements, NAKs,
 // credit), at once. Going up, a pack is split back into its messages, each passed
 // up as if it had arrived alone. Layers above keep their own headers and
@@ -64,6 +66,12 @@ type Layer struct {
 	held  []*held // destinations with messages held, oldest first
 	spare []*held
 	timer *stack.Timer
+	// packs recycles the layer's pack buffers apart from the stack's pool:
+	// returned there, a pack's buffer (size bytes) went to the next cast,
+	// which reliable then copied into a buffer of its own size to hold it
+	// (event.Message.Compact), while the next pack grew a small buffer
+	// again: two allocations and copies per pack on the sender's path.
+	packs event.Pool
 
 	c counters
 }
@@ -119,7 +127,7 @@ func (l *Layer) Down(ev *event.Event) {
 	case 0:
 		h.first, h.size = m, 1+entryHead+m.Len()
 	case 1:
-		h.buf = l.Ctx.NewMessage()
+		h.buf = l.packs.GetRoom(event.Headroom)
 		// Room for a full pack at once: a pooled buffer grows at most once.
 		h.buf.Append(l.cfg.Size)
 		h.buf.Truncate(0)

@@ -35,6 +35,7 @@ type group struct {
 	dirty      bool       // something changed since the last digest
 	answerOwed bool       // a member with unstable messages gossiped: answer it
 	rxBytes    int64      // bytes received since our last digest
+	rxMsgs     int        // messages received since our last digest
 	lastAnswer event.Time // when we last answered a held sender's digest
 }
 
@@ -61,6 +62,7 @@ type sentMsg struct {
 	// prepend (or even move the message to a larger buffer) without
 	// touching these bytes
 	b    []byte
+	sent event.Time   // first sent
 	last event.Time   // last retransmission
 	to   event.NodeID // requester of the last retransmission (NoNode: multicast)
 }
@@ -227,9 +229,14 @@ func (l *Layer) castDown(ev *event.Event) {
 }
 
 // room says whether a message of n bytes fits the buffer (an empty buffer
-// takes any message, so one larger than max_buffer still goes).
+// takes any message, so one larger than max_buffer still goes). The buffer
+// also holds at most a receive window of messages: stable is at most what
+// every member acknowledged, so a sender within a window of it sends
+// nothing beyond any member's window (what lies beyond is dropped and
+// asked for again, round after round, and a large max_buffer of small
+// messages made more retransmissions than deliveries).
 func (l *Layer) room(g *group, n int) bool {
-	return g.bufBytes == 0 || g.bufBytes+int64(n+dataHeaderSize) <= l.cfg.MaxBuffer
+	return g.bufBytes == 0 || g.bufBytes+int64(n+dataHeaderSize) <= l.cfg.MaxBuffer && g.buf.Len() < l.cfg.Window
 }
 
 func (l *Layer) holdOff(g *group) {
@@ -262,7 +269,7 @@ func (l *Layer) flushPending(g *group) {
 		}
 		l.sendData(g, g.pending.Pop())
 	}
-	if g.held && g.bufBytes <= l.cfg.MaxBuffer/2 {
+	if g.held && g.bufBytes <= l.cfg.MaxBuffer/2 && g.buf.Len() <= l.cfg.Window/2 {
 		g.held = false
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
@@ -278,7 +285,7 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	m = m.Compact()
 	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
 	m.Retain()
-	l.bufPush(g, sentMsg{m: m, b: m.Bytes()})
+	l.bufPush(g, sentMsg{m: m, b: m.Bytes(), sent: l.Ctx.Now()})
 	l.c.sent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Msg: m})
 	if len(g.members) == 0 {
@@ -355,7 +362,12 @@ func (l *Layer) nakUp(ev *event.Event) {
 	// a repeat from the same requester within about its round trip (3/4 of
 	// it: its retries come at least srtt + 4 rttvar apart) crossed our
 	// answer: resending would only double the traffic. Bounded by nak_slow.
-	mine := now - event.Time(max(l.cfg.NakRetry/2, min(time.Duration(msg.T)*time.Microsecond, l.cfg.NakSlow)*3/4))
+	mine := now - event.Time(l.cfg.NakRetry/2)
+	if msg.T > 0 {
+		// its retries come at least nak_retry_min apart once it measured
+		// the round trip it states
+		mine = now - event.Time(max(l.cfg.NakRetryMin/2, min(time.Duration(msg.T)*time.Microsecond, l.cfg.NakSlow)*3/4))
+	}
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
 		if lo > hi || lo == 0 || hi > maxSeq {
@@ -397,18 +409,18 @@ func (l *Layer) nakUp(ev *event.Event) {
 				l.c.remulticasts.Inc()
 			}
 			s.last, s.to = now, to
-			l.retransmit(g, s, to)
+			l.retransmit(g, s, to, flagRetrans)
 		}
 	}
 }
 
-// retransmit sends nak_copies copies of a buffered message, flagged as a
-// retransmission, to one node (or the whole group for NoNode).
-func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID) {
+// retransmit sends nak_copies copies of a buffered message, with the given
+// flags (a retransmission), to one node (or the whole group for NoNode).
+func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID, flags byte) {
 	for range l.cfg.NakCopies {
 		c := l.Ctx.NewMessage()
 		c.SetPayload(s.b)
-		c.Bytes()[1] |= flagRetrans
+		c.Bytes()[1] |= flags
 		// marked for the layers below: lec passes a retransmission unnumbered
 		c.Recovery.By = "nak"
 		l.c.retransmissions.Inc()
@@ -452,7 +464,7 @@ func (l *Layer) gossipTimer(g *group) {
 }
 
 func (l *Layer) sendDigest(g *group, unstable bool) {
-	g.dirty, g.answerOwed, g.rxBytes = false, false, 0
+	g.dirty, g.answerOwed, g.rxBytes, g.rxMsgs = false, false, 0, 0
 	d := &l.digest
 	d.G, d.V, d.U, d.H = uint32(g.id), g.tag, unstable, g.held
 	d.E = append(d.E[:0], uint32(l.self), g.next-1, 0)
@@ -538,6 +550,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 			}
 		}
 	}
+	l.repairLagging(g, fm)
 	if fm.rs != nil {
 		l.announce(fm.rs, highest)
 	}
@@ -563,5 +576,29 @@ func (l *Layer) touchQuiet(g *group) {
 	if !g.gossip {
 		g.gossip = true
 		g.gt.Reset(l.cfg.StableInterval)
+	}
+}
+
+// repairLagging resends to a member the first messages its digest shows it
+// lacks (up to minAsk of them) when we have neither sent nor resent them for
+// nak_slow: its NAKs are not reaching us (lost, or it backed off while we
+// could not hear them) or it cannot know they exist (a lost tail, and its
+// copies of the digests saying so lost too). Without this, a burst of loss
+// at a quiet node (the sender, hearing only control) left a receiver backed
+// off for up to nak_slow after the sender heard again, and a lost tail
+// waited for a digest to get through to the receiver.
+func (l *Layer) repairLagging(g *group, m *member) {
+	now := l.Ctx.Now()
+	quiet := now - event.Time(l.cfg.NakSlow)
+	n := 0
+	for seq := max(m.acked+1, m.floor, g.stable+1); seq < g.next && n < minAsk; seq++ {
+		s := g.sentAt(seq)
+		if max(s.sent, s.last) > quiet {
+			break // sent since: in flight, or its NAKs are coming
+		}
+		s.last, s.to = now, m.id
+		l.c.digestRepairs.Inc()
+		l.retransmit(g, s, m.id, flagRetrans|flagUnasked)
+		n++
 	}
 }

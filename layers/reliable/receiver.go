@@ -156,7 +156,10 @@ func (l *Layer) dataUp(ev *event.Event) {
 	rs.got.Set(seq)
 	if h.flags&flagRetrans != 0 {
 		rs.recovered++
-		l.sampleRTT(rs, seq, now)
+		if h.flags&flagUnasked == 0 {
+			l.sampleRTT(rs, seq, now)
+		}
+		l.unstall(rs, now)
 	}
 	if h.flags&flagRetrans != 0 && m.Recovery.By == "" {
 		m.Recovery = event.Recovery{By: "nak", Discovered: rs.discovered(seq, now)}
@@ -175,9 +178,11 @@ func (l *Layer) dataUp(ev *event.Event) {
 	l.c.delivered.Inc()
 	l.touch(g)
 	// like JGroups STABLE's max_bytes: after a quarter of a sender's buffer
-	// has arrived, tell the senders at once rather than at the next round,
-	// so a fast sender is not held to max_buffer per stable_interval
-	if g.rxBytes += int64(m.Len()); g.rxBytes >= l.cfg.MaxBuffer/4 {
+	// (or of its window of messages) has arrived, tell the senders at once
+	// rather than at the next round, so a fast sender is not held to
+	// max_buffer per stable_interval
+	g.rxMsgs++
+	if g.rxBytes += int64(m.Len()); g.rxBytes >= l.cfg.MaxBuffer/4 || g.rxMsgs >= l.cfg.Window/4 {
 		l.sendDigest(g, g.stable < g.next-1)
 	}
 	l.Ctx.Up(ev)
@@ -376,7 +381,14 @@ const maxBackoff = 6
 // it by seconds), and at least nak_slow once nak_max_tries rounds in a
 // row brought nothing.
 func (l *Layer) retryAfter(rs *recvState) time.Duration {
-	rto := max(l.cfg.NakRetry, rs.srtt+4*rs.rttvar)
+	rto := l.cfg.NakRetry
+	if rs.srtt > 0 {
+		// measured: the path's own timeout, not a guess for every path
+		// (on a loopback or a LAN, nak_retry was ten rounds of the
+		// sender's answer, and recovery at 10% loss held the sender's
+		// window that long)
+		rto = max(l.cfg.NakRetryMin, rs.srtt+4*rs.rttvar)
+	}
 	d := min(rto<<min(rs.stalls, maxBackoff), max(l.cfg.NakSlow, 2*rto))
 	if rs.stalls >= l.cfg.NakMaxTries {
 		d = max(d, l.cfg.NakSlow)
@@ -423,4 +435,19 @@ func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
 	}
 	rs.rttvar += (dev - rs.rttvar) / 4
 	rs.srtt += (r - rs.srtt) / 8
+}
+
+// unstall ends a stream's backoff when a retransmission from its sender
+// arrives: the sender hears NAKs again (ours, or another member's), so gaps
+// still open are asked for one retry interval on, not after the backed-off
+// interval set while it could not (a burst of loss at a quiet sender left
+// its receivers silent up to nak_slow after it heard again).
+func (l *Layer) unstall(rs *recvState, now event.Time) {
+	if rs.stalls == 0 {
+		return
+	}
+	rs.stalls = 0
+	if due := now.Add(l.retryAfter(rs)); rs.timer && rs.tm.When() > due {
+		rs.tm.ResetAt(due)
+	}
 }

@@ -17,7 +17,8 @@ func init() {
 			"member of the view holds is freed, and a full buffer holds the application off until stability makes room.",
 		Params: []compose.Param{
 			{Name: "nak_delay", Type: compose.Duration, Default: "20ms", Doc: "how long a gap must last before the first NAK", Min: 0, Max: 60},
-			{Name: "nak_retry", Type: compose.Duration, Default: "20ms", Doc: "least interval between NAK rounds for gaps still open; the interval is the round trip measured to the sender (srtt + 4 rttvar) when that is longer, doubled for every round in a row that brought nothing back, up to nak_slow or twice the round-trip timeout, whichever is longer", Min: 0.0001, Max: 60},
+			{Name: "nak_retry", Type: compose.Duration, Default: "20ms", Doc: "interval between NAK rounds for gaps still open until the round trip to the sender is measured; then that round trip's timeout (srtt + 4 rttvar, at least nak_retry_min); doubled for every round in a row that brought nothing back, up to nak_slow or twice the timeout, whichever is longer", Min: 0.0001, Max: 60},
+			{Name: "nak_retry_min", Type: compose.Duration, Default: "1ms", Doc: "least interval between NAK rounds once the round trip to the sender is measured (a sender does not resend to one receiver within 3/4 of the round trip its NAK states, at least nak_retry_min/2)", Min: 0.00001, Max: 60},
 			{Name: "nak_max_tries", Type: compose.Int, Default: "10", Doc: "NAK rounds in a row that brought nothing back before the interval is at least nak_slow", Min: 1, Max: 1e6},
 			{Name: "nak_slow", Type: compose.Duration, Default: "200ms", Doc: "least interval between NAK rounds after nak_max_tries rounds brought nothing back; also bounds the round trip a NAK states, for which the sender holds repeats", Min: 0.0001, Max: 600},
 			{Name: "stable_interval", Type: compose.Duration, Default: "100ms", Doc: "interval between stability digests while a group has traffic to settle", Min: 0.0001, Max: 600},
@@ -64,12 +65,14 @@ func init() {
 			{Name: "p2p_held_dropped", Doc: "held point-to-point messages dropped"},
 			{Name: "loss_hinted", Doc: "losses a layer below reported (event.LossHint: lec's repairs) before a gap or digest showed them"},
 			{Name: "hints_unmapped", Doc: "loss hints not mapped to a sequence number (no anchor from that sender yet)"},
+			{Name: "digest_repairs", Doc: "messages resent unasked (also counted in retransmissions) because a member's digest showed it lacked them nak_slow after we last sent them: its NAKs were lost, or it could not know of a lost tail"},
 			{Name: "unplaced_asks", Doc: "NAKs for everything a sender holds, nak_delay after a loss hint named it while nothing of its stream had come (its first casts lost)"},
 		},
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				NakDelay:        p.Duration("nak_delay"),
 				NakRetry:        p.Duration("nak_retry"),
+				NakRetryMin:     p.Duration("nak_retry_min"),
 				NakMaxTries:     p.Int("nak_max_tries"),
 				NakSlow:         p.Duration("nak_slow"),
 				StableInterval:  p.Duration("stable_interval"),
@@ -93,6 +96,8 @@ func (c Config) Check() error {
 	switch {
 	case c.NakRetry <= 0 || c.NakSlow <= 0 || c.StableInterval <= 0 || c.P2PTimeout <= 0:
 		return fmt.Errorf("reliable: nak_retry, nak_slow, stable_interval and p2p_timeout must be positive")
+	case c.NakRetryMin <= 0 || c.NakRetryMin > c.NakRetry:
+		return fmt.Errorf("reliable: nak_retry_min must be positive and at most nak_retry, got %v (nak_retry %v)", c.NakRetryMin, c.NakRetry)
 	case c.MaxBuffer <= 0:
 		return fmt.Errorf("reliable: max_buffer must be positive, got %d", c.MaxBuffer)
 	case c.Window < 64:

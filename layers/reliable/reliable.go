@@ -6,7 +6,8 @@
 // message up exactly once, as soon as it arrives (ordering is fifo's job),
 // notice gaps, and after nak_delay ask the sender for what is missing,
 // retrying after the round trip they measured to the sender (NAK to first
-// answer, smoothed as TCP's srtt and rttvar; at least nak_retry), doubling
+// answer, smoothed as TCP's srtt and rttvar; at least nak_retry_min, and
+// nak_retry until measured), doubling
 // the interval for every round in a row that brought nothing back (up to
 // nak_slow or twice the timeout) and at least nak_slow after nak_max_tries
 // such rounds. Round-trip samples follow Karn's rule (one NAK asked, the
@@ -68,8 +69,11 @@ import (
 // Config is the layer's configuration (see register.go for the documented
 // parameters).
 type Config struct {
-	NakDelay       time.Duration
-	NakRetry       time.Duration
+	NakDelay time.Duration
+	NakRetry time.Duration
+	// NakRetryMin is the least interval between NAK rounds once the round
+	// trip to the sender is measured (NakRetry before).
+	NakRetryMin    time.Duration
 	NakMaxTries    int
 	NakSlow        time.Duration
 	StableInterval time.Duration
@@ -124,7 +128,7 @@ type counters struct {
 	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
 	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
 	staleDigest, nakRefused, p2pHeldDropped                                    *stack.Counter
-	lossHinted, hintsUnmapped, unplacedAsks                                    *stack.Counter
+	lossHinted, hintsUnmapped, unplacedAsks, digestRepairs                     *stack.Counter
 }
 
 // New returns a layer with the given configuration (already checked; a
@@ -183,6 +187,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	c.lossHinted = ctx.Counter("loss_hinted")
 	c.hintsUnmapped = ctx.Counter("hints_unmapped")
 	c.unplacedAsks = ctx.Counter("unplaced_asks")
+	c.digestRepairs = ctx.Counter("digest_repairs")
 	l.askTm = ctx.NewTimer(l.askTimer)
 	return nil
 }

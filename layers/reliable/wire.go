@@ -27,7 +27,7 @@ const (
 // dataHeaderSize is the fixed header of a sequenced multicast:
 //
 //	byte 0      tData
-//	byte 1      flags (bit 0: retransmission)
+//	byte 1      flags (bit 0: retransmission; bit 1: resent unasked, so no round-trip sample)
 //	bytes 2-5   view tag: the sender's view of the group when it sent
 //	bytes 6-9   base view: the view since which the sender had sent nothing before base
 //	bytes 10-13 base: the sender's first sequence number in that stretch of views
@@ -45,7 +45,13 @@ const p2pHeaderSize = p2pFullHeader
 // p2pAckSize is tP2PAck and the 4-byte cumulative sequence number.
 const p2pAckSize = 5
 
-const flagRetrans = 1
+// Data header flags. Wire values, append-only.
+const (
+	flagRetrans = 1 // a retransmission
+	// flagUnasked marks a retransmission no NAK asked for (repairLagging):
+	// the time since the receiver's last NAK is no round trip.
+	flagUnasked = 2
+)
 
 // maxSeq bounds every sequence number on the wire. Keeping them below 2^31
 // means window arithmetic (next + window) never wraps; a sender would need
