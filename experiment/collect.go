@@ -402,32 +402,30 @@ func (d *DropCauses) Of(cause string) int64 {
 	return 0
 }
 
+// dropCauseNames are the causes in the order of DropCauses's fields, which
+// is the order of the JSON.
+var dropCauseNames = [...]string{DropModel, DropPartition, DropOverflow, DropKernel, DropQueue, DropWAN, DropDown, DropMalformed}
+
+// fields are d's counters in the order of dropCauseNames.
+func (d *DropCauses) fields() [len(dropCauseNames)]*int64 {
+	return [...]*int64{&d.Model, &d.Partition, &d.Overflow, &d.Kernel, &d.Queue, &d.WAN, &d.Down, &d.Malformed}
+}
+
 // count is the counter of a cause, nil for a cause it does not know.
 func (d *DropCauses) count(cause string) *int64 {
-	switch cause {
-	case DropModel:
-		return &d.Model
-	case DropPartition:
-		return &d.Partition
-	case DropOverflow:
-		return &d.Overflow
-	case DropKernel:
-		return &d.Kernel
-	case DropQueue:
-		return &d.Queue
-	case DropWAN:
-		return &d.WAN
-	case DropDown:
-		return &d.Down
-	case DropMalformed:
-		return &d.Malformed
+	if i := slices.Index(dropCauseNames[:], cause); i >= 0 {
+		return d.fields()[i]
 	}
 	return nil
 }
 
 // Total is the sum over causes.
 func (d *DropCauses) Total() int64 {
-	return d.Model + d.Partition + d.Overflow + d.Kernel + d.Queue + d.WAN + d.Down + d.Malformed
+	var n int64
+	for _, p := range d.fields() {
+		n += *p
+	}
+	return n
 }
 
 // Dropped records that one data packet to rx was dropped, for a cause (one
