@@ -163,7 +163,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 				delete(snd.held, g)
 				if snd.waiting {
 					snd.waiting = false
-					snd.arm(net, net.Now(), col, sc)
+					snd.arm(net, net.Now(), col, &sc)
 				}
 			}
 		}
@@ -261,7 +261,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			s.done = true
 			continue
 		}
-		s.arm(net, s.start, col, sc)
+		s.arm(net, s.start, col, &sc)
 	}
 
 	end := sendEnd.Add(sc.Drain)
@@ -303,7 +303,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 }
 
 // arm queues the sender's next attempt at time t unless one is queued.
-func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc Scenario) {
+func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc *Scenario) {
 	if s.armed || s.done {
 		return
 	}
@@ -317,7 +317,7 @@ func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc Scenario
 // fire casts every message that is due, in round-robin over the sender's
 // groups, until the stack pushes back or none is due. At rate max it casts
 // up to MaxBurst and comes back after MaxQuantum.
-func (s *sender) fire(net *sim.Network, col *Collector, sc Scenario) {
+func (s *sender) fire(net *sim.Network, col *Collector, sc *Scenario) {
 	now := net.Now()
 	if now >= s.end {
 		s.done = true

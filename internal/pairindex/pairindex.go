@@ -9,7 +9,12 @@
 // not hold in its maps as before.
 package pairindex
 
-import "github.com/layercast/layercast/event"
+import (
+	"unsafe"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/prefetch"
+)
 
 type slot[V any] struct {
 	grp  event.GroupID
@@ -68,4 +73,15 @@ func (t *Table[V]) Get(grp event.GroupID, peer event.NodeID) *V {
 		}
 	}
 	return nil
+}
+
+// Prefetch asks the CPU to start loading the slot where Get(grp, peer)
+// starts looking, for a caller that knows the lookup is coming (a
+// stack.Warmer). It changes nothing.
+func (t *Table[V]) Prefetch(grp event.GroupID, peer event.NodeID) {
+	s := t.slots
+	if len(s) == 0 {
+		return
+	}
+	prefetch.Lines(unsafe.Pointer(&s[hash(grp, peer)&uint32(len(s)-1)]), 1)
 }

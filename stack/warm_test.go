@@ -1,0 +1,47 @@
+package stack_test
+
+import (
+	"testing"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// warmLayer records the Warm calls it gets.
+type warmLayer struct {
+	stack.Base
+	name  string
+	calls *[]string
+}
+
+func (l *warmLayer) Warm(g event.GroupID, src event.NodeID, stage int) {
+	*l.calls = append(*l.calls, l.name+" "+g.String()+" "+src.String()+" "+string(rune('0'+stage)))
+}
+
+// Warm hands every Warmer layer, bottom first, the group and source of the
+// packet's frame, with the stage; a packet too short for a frame warms
+// nothing, and warming changes nothing the stack counts.
+func TestWarmTellsWarmersTheFrame(t *testing.T) {
+	var calls []string
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		Layers: []stack.Entry{
+			{Name: "top", Layer: &warmLayer{name: "top", calls: &calls}},
+			{Name: "plain", Layer: &tagLayer{tag: 1}},
+			{Name: "bottom", Layer: &warmLayer{name: "bottom", calls: &calls}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkt := make([]byte, stack.FrameSize+4)
+	stack.PutFrame(pkt, stack.Frame{Kind: event.Cast, Group: 7, Src: 3})
+	before := st.Net()
+	st.Warm(pkt, 2)
+	st.Warm(pkt[:stack.FrameSize-1], 0)
+	want := []string{"bottom g7 n3 2", "top g7 n3 2"}
+	if len(calls) != len(want) || calls[0] != want[0] || calls[1] != want[1] {
+		t.Errorf("Warm calls = %q, want %q", calls, want)
+	}
+	if st.Net() != before {
+		t.Errorf("Warm changed the stack's counters: %+v, want %+v", st.Net(), before)
+	}
+}
