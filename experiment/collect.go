@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/prefetch"
 	"github.com/layercast/layercast/internal/units"
 	"github.com/layercast/layercast/stack"
 )
@@ -356,6 +358,38 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 		h.add(now.Sub(arrive))
 	} else if d.Recovery.By != "" {
 		c.markedNoDrop++
+	}
+}
+
+// warm asks the CPU to start loading what Delivered will read for a
+// delivery at rx of a cast of g from tx, one link a stage (stack.Warmer):
+// the group's members, then the stream and the sender's slots, then the
+// stream's word of delivered indexes and the sender's epochs. It changes
+// nothing.
+func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stage int) {
+	if g == event.NoGroup || int(g) > len(c.groups) {
+		return
+	}
+	if stage == 0 {
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(c.groups[g-1])), 1)
+		return
+	}
+	tr, rr := c.rank(g, tx), c.rank(g, rx)
+	if tr < 0 || rr < 0 {
+		return
+	}
+	k := c.off[g-1] + tr
+	s := &c.streams[c.off[g-1]+rr*len(c.groups[g-1])+tr]
+	switch stage {
+	case 1:
+		prefetch.Lines(unsafe.Pointer(s), 1)
+		prefetch.Lines(unsafe.Pointer(&c.sent[k]), 1)
+		prefetch.Lines(unsafe.Pointer(&c.epochs[k]), 1)
+	case 2:
+		if w := s.hi / 64; w < uint64(len(s.got)) {
+			prefetch.Lines(unsafe.Pointer(&s.got[w]), 1)
+		}
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(c.epochs[k])), 1)
 	}
 }
 

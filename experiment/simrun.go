@@ -102,6 +102,18 @@ type sender struct {
 	done    bool
 }
 
+// simApp is an experiment node's application: the collector's callbacks,
+// and a stack.Warmer that gets the collector's memory for a coming
+// delivery ready (Collector.warm).
+type simApp struct {
+	stack.AppFuncs
+	col  *Collector
+	self event.NodeID
+}
+
+// Warm implements stack.Warmer.
+func (a *simApp) Warm(g event.GroupID, src event.NodeID, stage int) { a.col.warm(a.self, g, src, stage) }
+
 // runSim is the "sim" network.
 func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progress) (*Report, error) {
 	wall := time.Now()
@@ -149,11 +161,11 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		nd := net.AddNode(id)
 		self := id
 		snd := senders[id]
-		app := stack.AppFuncs{
+		app := &simApp{AppFuncs: stack.AppFuncs{
 			OnDeliver: func(d stack.Delivery) { col.Delivered(self, &d, net.Now()) },
 			OnView:    func(v *event.ViewInfo) { col.View(self, v, net.Now()) },
 			OnLost:    func(l stack.Loss) { col.GaveUp(self, l.Range.Count()) },
-		}
+		}, col: col, self: self}
 		if snd != nil {
 			app.OnFlow = func(g event.GroupID, ok bool) {
 				if !ok {

@@ -11,9 +11,9 @@ import (
 // step before the packet.
 const WarmStages = 4
 
-// Warmer is implemented by a layer that can tell, before a packet reaches
-// it, which of its memory the packet will read: its per-(group, sender)
-// state, say. A caller that knows its next packets in advance (the
+// Warmer is implemented by a layer (or an application) that can tell,
+// before a packet reaches it, which of its memory the packet will read:
+// its per-(group, sender) state, say. A caller that knows its next packets in advance (the
 // simulator, stepping thousands of stacks whose memory is cold) calls
 // Stack.Warm for each, a few steps ahead, and the layer asks the CPU to
 // start loading that memory (internal/prefetch), so that the loads
@@ -31,20 +31,25 @@ type Warmer interface {
 // maxWarmers bounds how many of a stack's layers are warmed.
 const maxWarmers = 4
 
-// setWarmers notes the layers that implement Warmer, bottom first.
+// setWarmers notes the layers that implement Warmer, bottom first, then
+// the application if it does.
 func (s *Stack) setWarmers() {
 	s.nwarm = 0
-	for i := len(s.layers) - 1; i >= 0 && s.nwarm < maxWarmers; i-- {
-		if w, ok := s.layers[i].Layer.(Warmer); ok {
+	add := func(v any) {
+		if w, ok := v.(Warmer); ok && s.nwarm < maxWarmers {
 			s.warm[s.nwarm] = w
 			s.nwarm++
 		}
 	}
+	for i := len(s.layers) - 1; i >= 0; i-- {
+		add(s.layers[i].Layer)
+	}
+	add(s.app)
 }
 
 // Warm hints that pkt (a packet as Receive takes it) will be received soon:
 // it calls Warm with the packet's group and source on every layer that is
-// a Warmer. Stages are as for Warmer.Warm; the caller should have called
+// a Warmer, bottom first, then on the application if it is one. Stages are as for Warmer.Warm; the caller should have called
 // Prefetch a step before stage 0. It changes nothing.
 func (s *Stack) Warm(pkt []byte, stage int) {
 	if s.nwarm == 0 || len(pkt) < FrameSize {

@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/layercast/layercast/event"
@@ -18,12 +19,21 @@ func (l *warmLayer) Warm(g event.GroupID, src event.NodeID, stage int) {
 	*l.calls = append(*l.calls, l.name+" "+g.String()+" "+src.String()+" "+string(rune('0'+stage)))
 }
 
-// Warm hands every Warmer layer, bottom first, the group and source of the
-// packet's frame, with the stage; a packet too short for a frame warms
-// nothing, and warming changes nothing the stack counts.
+// warmApp is an application that is a Warmer.
+type warmApp struct{ warmLayer }
+
+func (warmApp) Deliver(stack.Delivery)   {}
+func (warmApp) View(*event.ViewInfo)     {}
+func (warmApp) Flow(event.GroupID, bool) {}
+
+// Warm hands every Warmer layer, bottom first, then a Warmer application,
+// the group and source of the packet's frame, with the stage; a packet too
+// short for a frame warms nothing, and warming changes nothing the stack
+// counts.
 func TestWarmTellsWarmersTheFrame(t *testing.T) {
 	var calls []string
 	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		App: &warmApp{warmLayer{name: "app", calls: &calls}},
 		Layers: []stack.Entry{
 			{Name: "top", Layer: &warmLayer{name: "top", calls: &calls}},
 			{Name: "plain", Layer: &tagLayer{tag: 1}},
@@ -37,8 +47,8 @@ func TestWarmTellsWarmersTheFrame(t *testing.T) {
 	before := st.Net()
 	st.Warm(pkt, 2)
 	st.Warm(pkt[:stack.FrameSize-1], 0)
-	want := []string{"bottom g7 n3 2", "top g7 n3 2"}
-	if len(calls) != len(want) || calls[0] != want[0] || calls[1] != want[1] {
+	want := []string{"bottom g7 n3 2", "top g7 n3 2", "app g7 n3 2"}
+	if !slices.Equal(calls, want) {
 		t.Errorf("Warm calls = %q, want %q", calls, want)
 	}
 	if st.Net() != before {
