@@ -112,7 +112,9 @@ type simApp struct {
 }
 
 // Warm implements stack.Warmer.
-func (a *simApp) Warm(g event.GroupID, src event.NodeID, stage int) { a.col.warm(a.self, g, src, stage) }
+func (a *simApp) Warm(g event.GroupID, src event.NodeID, stage int) {
+	a.col.warm(a.self, g, src, stage)
+}
 
 // runSim is the "sim" network.
 func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progress) (*Report, error) {
