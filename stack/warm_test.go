@@ -55,3 +55,35 @@ func TestWarmTellsWarmersTheFrame(t *testing.T) {
 		t.Errorf("Warm changed the stack's counters: %+v, want %+v", st.Net(), before)
 	}
 }
+
+// FuzzWarm: Warm reads a packet from the network before anything checks
+// it; any bytes warm with the group and source ParseFrame would read, or
+// warm nothing when too short for a frame, and never panic.
+func FuzzWarm(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0x10, 1, 0, 0, 0, 7, 0, 0, 0, 3})
+	f.Add([]byte{0x10, 1, 0, 0, 0, 7, 0, 0, 0})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	var calls []string
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		Layers: []stack.Entry{{Name: "w", Layer: &warmLayer{name: "w", calls: &calls}}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, pkt []byte) {
+		calls = calls[:0]
+		st.Warm(pkt, 1)
+		if len(pkt) < stack.FrameSize {
+			if len(calls) != 0 {
+				t.Fatalf("Warm(%x) warmed %q, want nothing for a packet shorter than a frame", pkt, calls)
+			}
+			return
+		}
+		g := event.GroupID(uint32(pkt[2])<<24 | uint32(pkt[3])<<16 | uint32(pkt[4])<<8 | uint32(pkt[5]))
+		src := event.NodeID(uint32(pkt[6])<<24 | uint32(pkt[7])<<16 | uint32(pkt[8])<<8 | uint32(pkt[9]))
+		want := "w " + g.String() + " " + src.String() + " 1"
+		if len(calls) != 1 || calls[0] != want {
+			t.Fatalf("Warm(%x) warmed %q, want [%q]", pkt, calls, want)
+		}
+	})
+}
