@@ -85,3 +85,24 @@ func (t *Table[V]) Prefetch(grp event.GroupID, peer event.NodeID) {
 	}
 	prefetch.Lines(unsafe.Pointer(&s[hash(grp, peer)&uint32(len(s)-1)]), 1)
 }
+
+// Warmable is per-pair state that can ask the CPU to load the memory it
+// points to, in stages (Warm).
+type Warmable interface {
+	Warm(stage int)
+}
+
+// Warm is one stage of warming t's state for a coming packet of grp from
+// peer, for a layer's stack.Warmer: stage 0 asks for the pair's slot, and
+// each later stage hands the value there (loaded by then) its own stage,
+// one less; a pair the table does not hold warms nothing. It changes
+// nothing.
+func Warm[V Warmable](t *Table[V], grp event.GroupID, peer event.NodeID, stage int) {
+	if stage == 0 {
+		t.Prefetch(grp, peer)
+		return
+	}
+	if v := t.Get(grp, peer); v != nil {
+		(*v).Warm(stage - 1)
+	}
+}

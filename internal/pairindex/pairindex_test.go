@@ -2,6 +2,7 @@ package pairindex
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/layercast/layercast/event"
@@ -43,5 +44,26 @@ func TestTableAgreesWithMap(t *testing.T) {
 	empty.Prefetch(1, 1)
 	if empty.Get(1, 1) != nil {
 		t.Fatal("the zero Table holds a pair")
+	}
+}
+
+// stages records the stages Warm hands it.
+type stages struct{ got *[]int }
+
+func (s stages) Warm(stage int) { *s.got = append(*s.got, stage) }
+
+// Warm asks only for the slot at stage 0, hands a held pair's value each
+// later stage less one, and warms nothing for a pair the table lacks.
+func TestWarmStages(t *testing.T) {
+	var got []int
+	var tb Table[stages]
+	tb.Reset(1)
+	tb.Put(3, 4, stages{&got})
+	for stage := 0; stage < 4; stage++ {
+		Warm(&tb, 3, 4, stage)
+		Warm(&tb, 3, 5, stage)
+	}
+	if want := []int{0, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("Warm stages 0..3 handed the value %v, want %v", got, want)
 	}
 }
