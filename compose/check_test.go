@@ -14,9 +14,6 @@ import (
 // service node's layer (as gms_service is), tsvc its member side, and
 // tord/tuser introduce and need a property compose does not know.
 func init() {
-	mk := func(name string) Factory {
-		return func(p Params) (stack.Layer, error) { return &fakeLayer{name: name, params: p}, nil }
-	}
 	Register(LayerInfo{Name: "tratio", Summary: "test: part must not exceed whole.",
 		Params: []Param{
 			{Name: "whole", Type: Size, Default: "50KB", Doc: "the whole", Min: 1, Max: 1 << 31},
@@ -26,17 +23,17 @@ func init() {
 			if p.Int("part") > p.Int("whole") {
 				return nil, errors.New("tratio: part is larger than whole")
 			}
-			return &fakeLayer{name: "tratio", params: p}, nil
+			return mkLayer("tratio")(p)
 		}})
 	Register(LayerInfo{Name: "tsvc_service", Summary: "test: a service node's whole stack.",
 		Params: []Param{{Name: "interval", Type: Duration, Default: "100ms", Doc: "batching", Min: 0, Max: 60}},
-		Role:   ServiceRole, New: mk("tsvc_service")})
-	Register(LayerInfo{Name: "tsvc", Summary: "test: the member side of tsvc_service.", New: mk("tsvc")})
+		Role:   ServiceRole, New: mkLayer("tsvc_service")})
+	Register(LayerInfo{Name: "tsvc", Summary: "test: the member side of tsvc_service.", New: mkLayer("tsvc")})
 	Register(LayerInfo{Name: "tord", Summary: "test: gives a new property.",
 		Gives: []Property{"test-total-order"}, Properties: map[Property]string{"test-total-order": "test total order"},
-		New: mk("tord")})
+		New: mkLayer("tord")})
 	Register(LayerInfo{Name: "tuser", Summary: "test: needs the new property.",
-		Needs: []Property{"test-total-order"}, New: mk("tuser")})
+		Needs: []Property{"test-total-order"}, New: mkLayer("tuser")})
 	Register(LayerInfo{Name: "tpanic", Summary: "test: its factory panics.",
 		New: func(Params) (stack.Layer, error) { panic("out of range") }})
 }
@@ -176,49 +173,51 @@ func TestExplain(t *testing.T) {
 
 // Format writes what the parser reads back: each type, units and bounds.
 func TestFormatRoundTrip(t *testing.T) {
+	// Per parameter, pairs of what is read and what Format writes.
 	cases := []struct {
-		p    Param
-		in   string
-		want string
+		p     Param
+		pairs []string
 	}{
-		{Param{Name: "n", Type: Int}, "-12", "-12"},
-		{Param{Name: "f", Type: Float}, "0.1", "0.1"},
-		{Param{Name: "b", Type: Bool}, "yes", "on"},
-		{Param{Name: "b", Type: Bool}, "0", "off"},
-		{Param{Name: "d", Type: Duration}, "1500ms", "1.5s"},
-		{Param{Name: "d", Type: Duration}, "0", "0s"},
-		{Param{Name: "d", Type: Duration}, "0.1ms", "100us"}, // not 100µs: the spec grammar is ASCII
-		{Param{Name: "s", Type: Size}, "4MB", "4MB"},
-		{Param{Name: "s", Type: Size}, "65536", "64KiB"},
-		{Param{Name: "s", Type: Size}, "1.5KB", "1500B"},
-		{Param{Name: "s", Type: Size}, "0", "0B"},
-		{Param{Name: "s", Type: Size}, "2GiB", "2GiB"},
-		{Param{Name: "p", Type: Percent}, "0.07", "7%"},
-		{Param{Name: "p", Type: Percent}, "12.5%", "12.5%"},
-		{Param{Name: "e", Type: Enum, Choices: []string{"lru", "fifo"}}, "lru", "lru"},
-		{Param{Name: "t", Type: String}, "x,y", `"x,y"`},
+		{Param{Name: "n", Type: Int}, []string{"-12", "-12"}},
+		{Param{Name: "f", Type: Float}, []string{"0.1", "0.1"}},
+		{Param{Name: "b", Type: Bool}, []string{"yes", "on", "0", "off"}},
+		// 100us, not 100µs: the spec grammar is ASCII
+		{Param{Name: "d", Type: Duration}, []string{"1500ms", "1.5s", "0", "0s", "0.1ms", "100us"}},
+		{Param{Name: "s", Type: Size}, []string{"4MB", "4MB", "65536", "64KiB", "1.5KB", "1500B", "0", "0B", "2GiB", "2GiB"}},
+		{Param{Name: "p", Type: Percent}, []string{"0.07", "7%", "12.5%", "12.5%"}},
+		{Param{Name: "e", Type: Enum, Choices: []string{"lru", "fifo"}}, []string{"lru", "lru"}},
+		{Param{Name: "t", Type: String}, []string{"x,y", `"x,y"`}},
 	}
 	for _, c := range cases {
-		v, err := c.p.ParseValue(c.in)
-		if err != nil {
-			t.Fatalf("%s %q: %v", c.p.Type, c.in, err)
-		}
-		text := c.p.Format(v)
-		if text != c.want {
-			t.Errorf("%s %q formats as %q, want %q", c.p.Type, c.in, text, c.want)
-		}
-		// Through the spec parser, as check -v's output would be read.
-		sp, err := Parse("x(v=" + text + ")")
-		if err != nil {
-			t.Fatalf("%q does not parse back: %v", text, err)
-		}
-		back, err := c.p.ParseValue(sp.Layers[0].Args[0].Value)
-		if err != nil || back.I != v.I || back.B != v.B || back.D != v.D || back.S != v.S || back.F != v.F {
-			t.Errorf("%s %q: %q reads back as %+v, %v; want %+v", c.p.Type, c.in, text, back, err, v)
+		for k := 0; k < len(c.pairs); k += 2 {
+			checkFormat(t, c.p, c.pairs[k], c.pairs[k+1])
 		}
 	}
 	if _, err := ParseSize("99999999999GB"); err == nil {
 		t.Error("ParseSize accepted a size past int64")
+	}
+}
+
+// checkFormat checks that p reads in, Format writes want, and the spec
+// parser reads want back to the same value (as check -v's output would be
+// read).
+func checkFormat(t *testing.T, p Param, in, want string) {
+	t.Helper()
+	v, err := p.ParseValue(in)
+	if err != nil {
+		t.Fatalf("%s %q: %v", p.Type, in, err)
+	}
+	text := p.Format(v)
+	if text != want {
+		t.Errorf("%s %q formats as %q, want %q", p.Type, in, text, want)
+	}
+	sp, err := Parse("x(v=" + text + ")")
+	if err != nil {
+		t.Fatalf("%q does not parse back: %v", text, err)
+	}
+	back, err := p.ParseValue(sp.Layers[0].Args[0].Value)
+	if err != nil || back.I != v.I || back.B != v.B || back.D != v.D || back.S != v.S || back.F != v.F {
+		t.Errorf("%s %q: %q reads back as %+v, %v; want %+v", p.Type, in, text, back, err, v)
 	}
 }
 

@@ -8,13 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/stack"
 )
-
-// mkLayer makes a test layer's factory.
-func mkLayer(name string) Factory {
-	return func(p Params) (stack.Layer, error) { return &fakeLayer{name: name, params: p}, nil }
-}
 
 func init() {
 	// tsvc2 is a member layer that asks for tsvc_service with its own

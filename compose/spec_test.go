@@ -26,13 +26,15 @@ func (*fakeLayer) Up(*event.Event)   {}
 func (*fakeLayer) Down(*event.Event) {}
 func (*fakeLayer) Timer(uint64)      {}
 
+// mkLayer makes a test layer's factory.
+func mkLayer(name string) Factory {
+	return func(p Params) (stack.Layer, error) { return &fakeLayer{name: name, params: p}, nil }
+}
+
 // Test-only layers, named so they cannot collide with real ones (compose
 // tests never import layers/*). They mirror the real properties: tfifo needs
 // reliable and gives fifo, tflow needs both.
 func init() {
-	mk := func(name string) Factory {
-		return func(p Params) (stack.Layer, error) { return &fakeLayer{name: name, params: p}, nil }
-	}
 	Register(LayerInfo{Name: "treliable", Summary: "test: gives reliable delivery.",
 		Params: []Param{
 			{Name: "nak_delay", Type: Duration, Default: "20ms", Doc: "delay before a NAK", Min: 0, Max: 60},
@@ -41,19 +43,19 @@ func init() {
 			{Name: "loss", Type: Percent, Default: "0%", Doc: "a share"},
 			{Name: "label", Type: String, Default: "", Doc: "free text"},
 		},
-		Gives: []Property{Reliable}, New: mk("treliable")})
+		Gives: []Property{Reliable}, New: mkLayer("treliable")})
 	Register(LayerInfo{Name: "tfifo", Summary: "test: FIFO over reliable.",
 		Params: []Param{{Name: "max_reorder", Type: Int, Default: "4096", Doc: "held messages", Min: 1, Max: 1 << 24}},
-		Needs:  []Property{Reliable}, Gives: []Property{FIFO}, New: mk("tfifo")})
+		Needs:  []Property{Reliable}, Gives: []Property{FIFO}, New: mkLayer("tfifo")})
 	Register(LayerInfo{Name: "tflow", Summary: "test: flow control.",
 		Params: []Param{
 			{Name: "window", Type: Size, Default: "50000", Doc: "credit", Min: 1, Max: 1 << 31},
 			{Name: "stagger", Type: Bool, Default: "on", Doc: "stagger acks"},
 			{Name: "mode", Type: Enum, Default: "bulk", Doc: "how", Choices: []string{"bulk", "each"}},
 		},
-		Needs: []Property{Reliable, FIFO}, Gives: []Property{FlowControl}, New: mk("tflow")})
+		Needs: []Property{Reliable, FIFO}, Gives: []Property{FlowControl}, New: mkLayer("tflow")})
 	Register(LayerInfo{Name: "tgms", Summary: "test: views.",
-		Gives: []Property{Views, Regions}, New: mk("tgms")})
+		Gives: []Property{Views, Regions}, New: mkLayer("tgms")})
 	Register(LayerInfo{Name: "tfail", Summary: "test: its factory refuses.",
 		New: func(Params) (stack.Layer, error) { return nil, errors.New("cannot be built today") }})
 }

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/prefetch"
 	"github.com/layercast/layercast/internal/units"
 	"github.com/layercast/layercast/stack"
 )
@@ -363,6 +365,38 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 	}
 }
 
+// warm asks the CPU to start loading what Delivered will read for a
+// delivery at rx of a cast of g from tx, one link a stage (stack.Warmer):
+// the group's members, then the stream and the sender's slots, then the
+// stream's word of delivered indexes and the sender's epochs. It changes
+// nothing.
+func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stage int) {
+	if g == event.NoGroup || int(g) > len(c.groups) {
+		return
+	}
+	if stage == 0 {
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(c.groups[g-1])), 1)
+		return
+	}
+	tr, rr := c.rank(g, tx), c.rank(g, rx)
+	if tr < 0 || rr < 0 {
+		return
+	}
+	k := c.off[g-1] + tr
+	s := &c.streams[c.off[g-1]+rr*len(c.groups[g-1])+tr]
+	switch stage {
+	case 1:
+		prefetch.Lines(unsafe.Pointer(s), 1)
+		prefetch.Lines(unsafe.Pointer(&c.sent[k]), 1)
+		prefetch.Lines(unsafe.Pointer(&c.epochs[k]), 1)
+	case 2:
+		if w := s.hi / 64; w < uint64(len(s.got)) {
+			prefetch.Lines(unsafe.Pointer(&s.got[w]), 1)
+		}
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(c.epochs[k])), 1)
+	}
+}
+
 // Drop causes: the keys of LossReport.DroppedBy.
 const (
 	DropModel     = "model"     // the scenario's loss model
@@ -406,32 +440,30 @@ func (d *DropCauses) Of(cause string) int64 {
 	return 0
 }
 
+// dropCauseNames are the causes in the order of DropCauses's fields, which
+// is the order of the JSON.
+var dropCauseNames = [...]string{DropModel, DropPartition, DropOverflow, DropKernel, DropQueue, DropWAN, DropDown, DropMalformed}
+
+// fields are d's counters in the order of dropCauseNames.
+func (d *DropCauses) fields() [len(dropCauseNames)]*int64 {
+	return [...]*int64{&d.Model, &d.Partition, &d.Overflow, &d.Kernel, &d.Queue, &d.WAN, &d.Down, &d.Malformed}
+}
+
 // count is the counter of a cause, nil for a cause it does not know.
 func (d *DropCauses) count(cause string) *int64 {
-	switch cause {
-	case DropModel:
-		return &d.Model
-	case DropPartition:
-		return &d.Partition
-	case DropOverflow:
-		return &d.Overflow
-	case DropKernel:
-		return &d.Kernel
-	case DropQueue:
-		return &d.Queue
-	case DropWAN:
-		return &d.WAN
-	case DropDown:
-		return &d.Down
-	case DropMalformed:
-		return &d.Malformed
+	if i := slices.Index(dropCauseNames[:], cause); i >= 0 {
+		return d.fields()[i]
 	}
 	return nil
 }
 
 // Total is the sum over causes.
 func (d *DropCauses) Total() int64 {
-	return d.Model + d.Partition + d.Overflow + d.Kernel + d.Queue + d.WAN + d.Down + d.Malformed
+	var n int64
+	for _, p := range d.fields() {
+		n += *p
+	}
+	return n
 }
 
 // Dropped records that one data packet to rx was dropped, for a cause (one

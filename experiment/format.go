@@ -46,7 +46,7 @@ func mechanisms(reps []*Report) []string {
 // counted, with how to read each one.
 func dropCauses(reps []*Report) []string {
 	var out []string
-	for _, c := range []string{DropModel, DropPartition, DropOverflow, DropKernel, DropQueue, DropWAN, DropDown, DropMalformed} {
+	for _, c := range dropCauseNames {
 		for _, r := range reps {
 			if r.Loss.DroppedBy.Of(c) > 0 {
 				out = append(out, c)

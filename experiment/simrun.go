@@ -102,6 +102,20 @@ type sender struct {
 	done    bool
 }
 
+// simApp is an experiment node's application: the collector's callbacks,
+// and a stack.Warmer that gets the collector's memory for a coming
+// delivery ready (Collector.warm).
+type simApp struct {
+	stack.AppFuncs
+	col  *Collector
+	self event.NodeID
+}
+
+// Warm implements stack.Warmer.
+func (a *simApp) Warm(g event.GroupID, src event.NodeID, stage int) {
+	a.col.warm(a.self, g, src, stage)
+}
+
 // runSim is the "sim" network.
 func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progress) (*Report, error) {
 	wall := time.Now()
@@ -149,11 +163,11 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		nd := net.AddNode(id)
 		self := id
 		snd := senders[id]
-		app := stack.AppFuncs{
+		app := &simApp{AppFuncs: stack.AppFuncs{
 			OnDeliver: func(d stack.Delivery) { col.Delivered(self, &d, net.Now()) },
 			OnView:    func(v *event.ViewInfo) { col.View(self, v, net.Now()) },
 			OnLost:    func(l stack.Loss) { col.GaveUp(self, l.Range.Count()) },
-		}
+		}, col: col, self: self}
 		if snd != nil {
 			app.OnFlow = func(g event.GroupID, ok bool) {
 				if !ok {
@@ -163,7 +177,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 				delete(snd.held, g)
 				if snd.waiting {
 					snd.waiting = false
-					snd.arm(net, net.Now(), col, sc)
+					snd.arm(net, net.Now(), col, &sc)
 				}
 			}
 		}
@@ -261,7 +275,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			s.done = true
 			continue
 		}
-		s.arm(net, s.start, col, sc)
+		s.arm(net, s.start, col, &sc)
 	}
 
 	end := sendEnd.Add(sc.Drain)
@@ -303,7 +317,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 }
 
 // arm queues the sender's next attempt at time t unless one is queued.
-func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc Scenario) {
+func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc *Scenario) {
 	if s.armed || s.done {
 		return
 	}
@@ -317,7 +331,7 @@ func (s *sender) arm(net *sim.Network, t event.Time, col *Collector, sc Scenario
 // fire casts every message that is due, in round-robin over the sender's
 // groups, until the stack pushes back or none is due. At rate max it casts
 // up to MaxBurst and comes back after MaxQuantum.
-func (s *sender) fire(net *sim.Network, col *Collector, sc Scenario) {
+func (s *sender) fire(net *sim.Network, col *Collector, sc *Scenario) {
 	now := net.Now()
 	if now >= s.end {
 		s.done = true

@@ -101,6 +101,9 @@ type Stack struct {
 	// hints are what Prefetch asks the CPU to load: the objects behind
 	// the layers (bottom first), the application and the transport.
 	hints [maxHints]unsafe.Pointer
+	// warm are the layers that implement Warmer, bottom first (Warm).
+	warm  [maxWarmers]Warmer
+	nwarm int
 
 	site   event.SiteID
 	ctxs   []*Context
@@ -120,7 +123,7 @@ type Stack struct {
 // HotLines is how many 64-byte cache lines from the start of a Stack hold
 // what every step reads, and what Prefetch reads (a simulator may
 // prefetch them).
-const HotLines = 8
+const HotLines = 9
 
 // NetStats counts what a stack sent and received at its bottom edge.
 type NetStats struct {
@@ -209,6 +212,7 @@ func New(cfg Config) (*Stack, error) {
 		}
 	}
 	s.setHints()
+	s.setWarmers()
 	return s, nil
 }
 

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -54,25 +52,12 @@ type reproduceArgs struct {
 }
 
 func parseReproduce(c *cli.Context) (*reproduceArgs, error) {
+	args, err := positional(c)
+	if err != nil {
+		return nil, err
+	}
 	a := &reproduceArgs{out: c.String("out"), specs: c.String("specs"), quick: c.Bool("quick"),
 		json: c.Bool("json"), prog: c.Bool("progress"), workers: c.Int("workers")}
-	set := flag.NewFlagSet("reproduce", flag.ContinueOnError)
-	set.SetOutput(io.Discard)
-	set.StringVar(&a.out, "out", a.out, "")
-	set.StringVar(&a.specs, "specs", a.specs, "")
-	set.BoolVar(&a.quick, "quick", a.quick, "")
-	set.BoolVar(&a.json, "json", a.json, "")
-	set.BoolVar(&a.prog, "progress", a.prog, "")
-	set.IntVar(&a.workers, "workers", a.workers, "")
-	var args []string
-	for rest := c.Args().Slice(); len(rest) > 0; {
-		if err := set.Parse(rest); err != nil {
-			return nil, fmt.Errorf("%v (see 'stacktool reproduce --help')", err)
-		}
-		if rest = set.Args(); len(rest) > 0 {
-			args, rest = append(args, rest[0]), rest[1:]
-		}
-	}
 	if len(args) != 1 {
 		return nil, fmt.Errorf("reproduce needs one paper, got %d: stacktool reproduce %s", len(args), c.Command.ArgsUsage)
 	}

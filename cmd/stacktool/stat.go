@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -267,17 +266,11 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func statCmd(c *cli.Context) error {
-	// Flags may follow the address too.
-	every, prom, asJSON := c.Duration("every"), c.Bool("prom"), c.Bool("json")
-	fs := flag.NewFlagSet("stat", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.DurationVar(&every, "every", every, "")
-	fs.BoolVar(&prom, "prom", prom, "")
-	fs.BoolVar(&asJSON, "json", asJSON, "")
-	args, err := splitArgs(c, fs)
+	args, err := positional(c) // flags may follow the address too
 	if err != nil {
 		return fmt.Errorf("stat: %v", err)
 	}
+	every, prom, asJSON := c.Duration("every"), c.Bool("prom"), c.Bool("json")
 	if len(args) != 1 {
 		return fmt.Errorf("stat needs one address: stacktool stat HOST:PORT [--every 1s] [--prom]")
 	}

@@ -9,7 +9,12 @@
 // not hold in its maps as before.
 package pairindex
 
-import "github.com/layercast/layercast/event"
+import (
+	"unsafe"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/prefetch"
+)
 
 type slot[V any] struct {
 	grp  event.GroupID
@@ -68,4 +73,36 @@ func (t *Table[V]) Get(grp event.GroupID, peer event.NodeID) *V {
 		}
 	}
 	return nil
+}
+
+// Prefetch asks the CPU to start loading the slot where Get(grp, peer)
+// starts looking, for a caller that knows the lookup is coming (a
+// stack.Warmer). It changes nothing.
+func (t *Table[V]) Prefetch(grp event.GroupID, peer event.NodeID) {
+	s := t.slots
+	if len(s) == 0 {
+		return
+	}
+	prefetch.Lines(unsafe.Pointer(&s[hash(grp, peer)&uint32(len(s)-1)]), 1)
+}
+
+// Warmable is per-pair state that can ask the CPU to load the memory it
+// points to, in stages (Warm).
+type Warmable interface {
+	Warm(stage int)
+}
+
+// Warm is one stage of warming t's state for a coming packet of grp from
+// peer, for a layer's stack.Warmer: stage 0 asks for the pair's slot, and
+// each later stage hands the value there (loaded by then) its own stage,
+// one less; a pair the table does not hold warms nothing. It changes
+// nothing.
+func Warm[V Warmable](t *Table[V], grp event.GroupID, peer event.NodeID, stage int) {
+	if stage == 0 {
+		t.Prefetch(grp, peer)
+		return
+	}
+	if v := t.Get(grp, peer); v != nil {
+		(*v).Warm(stage - 1)
+	}
 }

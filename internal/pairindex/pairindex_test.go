@@ -8,7 +8,8 @@ import (
 )
 
 // The table agrees with a map over random pair sets, across Resets that
-// reuse and that replace its slots.
+// reuse and that replace its slots; Prefetch before each lookup changes
+// nothing.
 func TestTableAgreesWithMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var tb Table[int]
@@ -27,6 +28,7 @@ func TestTableAgreesWithMap(t *testing.T) {
 		for g := uint32(1); g <= 20; g++ {
 			for p := uint32(1); p <= 40; p++ {
 				v, ok := want[[2]uint32{g, p}]
+				tb.Prefetch(event.GroupID(g), event.NodeID(p))
 				got := tb.Get(event.GroupID(g), event.NodeID(p))
 				switch {
 				case ok && (got == nil || *got != v):
@@ -38,7 +40,29 @@ func TestTableAgreesWithMap(t *testing.T) {
 		}
 	}
 	var empty Table[int]
+	empty.Prefetch(1, 1)
 	if empty.Get(1, 1) != nil {
 		t.Fatal("the zero Table holds a pair")
+	}
+}
+
+// stages records the stages Warm hands it.
+type stages struct{ got *[]int }
+
+func (s stages) Warm(stage int) { *s.got = append(*s.got, stage) }
+
+// Warm asks only for the slot at stage 0, hands a held pair's value each
+// later stage less one, and warms nothing for a pair the table lacks.
+func TestWarmStages(t *testing.T) {
+	var got []int
+	var tb Table[stages]
+	tb.Reset(1)
+	tb.Put(3, 4, stages{&got})
+	for stage := 0; stage < 4; stage++ {
+		Warm(&tb, 3, 4, stage)
+		Warm(&tb, 3, 5, stage)
+	}
+	if len(got) != 3 || got[0] != 0 || got[1] != 1 || got[2] != 2 {
+		t.Errorf("Warm stages 0..3 handed the value %v, want [0 1 2]", got)
 	}
 }

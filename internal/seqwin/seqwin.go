@@ -6,7 +6,12 @@
 // shape). Neither allocates after it is made.
 package seqwin
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+
+	"github.com/layercast/layercast/internal/prefetch"
+)
 
 // Bitmap is a ring of bits over size consecutive sequence numbers: bit
 // seq mod size. The owner keeps the numbers it asks about within one
@@ -33,6 +38,16 @@ func (b *Bitmap) Size() int { return len(b.bits) * 64 }
 func (b *Bitmap) Has(seq uint32) bool {
 	i := seq & b.mask
 	return b.bits[i>>6]&(1<<(i&63)) != 0
+}
+
+// Prefetch asks the CPU to start loading the word that holds seq, for a
+// caller that knows a lookup of seq (or a number near it) is coming (a
+// stack.Warmer). It changes nothing.
+func (b *Bitmap) Prefetch(seq uint32) {
+	if len(b.bits) == 0 {
+		return
+	}
+	prefetch.Lines(unsafe.Pointer(&b.bits[(seq&b.mask)>>6]), 1)
 }
 
 // Set marks seq.

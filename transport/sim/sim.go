@@ -576,12 +576,26 @@ func (n *Network) RunUntil(t event.Time) {
 	if len(n.touched) > 0 {
 		n.sweep(false) // stacks the driver called since the last run
 	}
-	for len(n.q) > 0 && n.q[0].at <= t {
-		e := n.pop()
-		n.now = e.at
-		if len(n.order) >= prefetchNodes {
+	if len(n.order) >= prefetchNodes {
+		n.q.depth = aheadLen
+	}
+	q := &n.q
+	for {
+		var e simEvent
+		if q.depth == 0 {
+			// a small network: no lookahead, the heap alone
+			if len(q.heap) == 0 || q.heap[0].at > t {
+				break
+			}
+			e = q.heapPop()
+		} else {
+			if next := q.peek(); next == nil || next.at > t {
+				break
+			}
+			e = n.pop()
 			n.prefetchNext()
 		}
+		n.now = e.at
 		n.handle(&e)
 	}
 	n.cur = nil // calls between runs come from the driver
@@ -595,61 +609,49 @@ func (n *Network) Run(d time.Duration) { n.RunUntil(n.now.Add(d)) }
 
 // Pending is the number of queued events (packets in flight, timers,
 // scheduled functions).
-func (n *Network) Pending() int { return len(n.q) }
+func (n *Network) Pending() int { return n.q.len() }
 
 // prefetchNext starts loading, while this event is handled, what the next
-// three will read first: with thousands of nodes every node's memory is
-// cold, and a step that waited for each load in turn (the node, then its
-// stack, then the stack's queues and layers) would spend most of its time
-// waiting. The three loads of each event are spread over the three steps
-// before it, each reading only what the previous step asked for: the
-// third event's node, the second's stack, the first's stack's own
-// pointers (stack.Stack.Prefetch). It only reads the queue and changes
-// nothing: an event pushed meanwhile that comes first wastes the hints.
+// few will read: with thousands of nodes every node's memory is cold, and
+// a step that waited for each load in turn (the node, then its stack, then
+// the stack's queues and layers, then the layers' state for the packet)
+// would spend most of its time waiting. The loads of each event are spread
+// over the steps before it, each reading only what the previous step asked
+// for: the node of the event aheadLen steps away, the stack of the one
+// after it, then that stack's own pointers (stack.Stack.Prefetch) and
+// the packet, then stack.WarmStages stages of its layers' state for the
+// packet (stack.Stack.Warm), the last one step before it is handled. It only
+// reads the queue and changes nothing: an event pushed meanwhile that
+// comes first wastes some hints.
 func (n *Network) prefetchNext() {
-	q := n.q
-	if len(q) == 0 {
-		return
-	}
-	if nd := q[0].node; nd != nil && nd.st != nil {
-		nd.st.Prefetch()
-	}
-	if pb := q[0].pb; pb != nil {
-		// the packet was written a while ago: its frame and headers
-		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(pb.b)), pktHotLines)
-	}
-	// The second event is the earliest child of the root; the third, the
-	// earliest of the root's other children and the second's children.
-	second := n.earliest(1, 5, -1)
-	if second < 0 {
-		return
-	}
-	if nd := q[second].node; nd != nil && nd.st != nil {
-		prefetch.Lines(unsafe.Pointer(nd.st), stack.HotLines)
-	}
-	prefetch.Lines(unsafe.Pointer(q[second].pb), 1)
-	third := n.earliest(1, 5, second)
-	if c := n.earliest(4*second+1, 4*second+5, -1); c >= 0 && (third < 0 || before(&q[c], &q[third])) {
-		third = c
-	}
-	if third >= 0 {
-		if nd := q[third].node; nd != nil {
+	a := n.q.ahead
+	for i := min(len(a), aheadLen) - 1; i >= 0; i-- {
+		e := &a[i]
+		nd := e.node
+		if nd == nil {
+			continue
+		}
+		switch stage := aheadLen - 1 - i; stage {
+		case 0:
 			prefetch.Lines(unsafe.Pointer(nd), nodeHotLines)
+		case 1:
+			if nd.st != nil {
+				prefetch.Lines(unsafe.Pointer(nd.st), stack.HotLines)
+			}
+		case 2:
+			if nd.st != nil {
+				nd.st.Prefetch()
+			}
+			if e.pb != nil {
+				// the packet was written a while ago: its frame and headers
+				prefetch.Lines(unsafe.Pointer(unsafe.SliceData(e.pb.b)), pktHotLines)
+			}
+		default:
+			if e.kind == evArrive && nd.st != nil {
+				nd.st.Warm(e.pb.b, stage-3)
+			}
 		}
 	}
-}
-
-// earliest is the index of the earliest queued event in [from, to) but
-// skip, or -1.
-func (n *Network) earliest(from, to, skip int) int {
-	q := n.q
-	m := -1
-	for j := from; j < min(to, len(q)); j++ {
-		if j != skip && (m < 0 || before(&q[j], &q[m])) {
-			m = j
-		}
-	}
-	return m
 }
 
 // nodeHotLines is how many cache lines from the start of a Node every
@@ -770,66 +772,4 @@ type simEvent struct {
 	pb   *pktBuf
 	arg  uint32 // evArrive: the sender; evFunc: index into fns
 	kind evKind
-}
-
-// evQueue is a 4-ary min-heap ordered by (at, seq): shallower than a binary
-// heap, and sifting moves a hole instead of swapping.
-type evQueue []simEvent
-
-func before(a, b *simEvent) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.seq < b.seq
-}
-
-func (n *Network) push(e simEvent) {
-	n.seq++
-	e.seq = n.seq
-	n.q = append(n.q, e)
-	q := n.q
-	i := len(q) - 1
-	for i > 0 {
-		p := (i - 1) / 4
-		if !before(&e, &q[p]) {
-			break
-		}
-		q[i] = q[p]
-		i = p
-	}
-	q[i] = e
-}
-
-func (n *Network) pop() simEvent {
-	q := n.q
-	top := q[0]
-	last := len(q) - 1
-	e := q[last]
-	q[last] = simEvent{}
-	q = q[:last]
-	n.q = q
-	if last == 0 {
-		return top
-	}
-	i := 0
-	for {
-		c := 4*i + 1
-		if c >= last {
-			break
-		}
-		m := c
-		end := min(c+4, last)
-		for j := c + 1; j < end; j++ {
-			if before(&q[j], &q[m]) {
-				m = j
-			}
-		}
-		if !before(&q[m], &e) {
-			break
-		}
-		q[i] = q[m]
-		i = m
-	}
-	q[i] = e
-	return top
 }

@@ -1,0 +1,37 @@
+package reliable
+
+import (
+	"unsafe"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/pairindex"
+	"github.com/layercast/layercast/internal/prefetch"
+	"github.com/layercast/layercast/stack"
+)
+
+var _ stack.Warmer = (*Layer)(nil)
+
+// Warm implements stack.Warmer for what dataUp and digestUp read, a link
+// of the chain a stage: the table's slot, the group and member, the
+// member's stream, the word of its receive window the packet most likely
+// falls in (at or just past next). Nothing while the table is stale.
+func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
+	if !l.stale {
+		pairindex.Warm(&l.hits, g, src, stage)
+	}
+}
+
+// Warm implements pairindex.Warmable.
+func (e hitEntry) Warm(stage int) {
+	switch {
+	case e.m == nil:
+	case stage == 0:
+		prefetch.Lines(unsafe.Pointer(e.g), 1)
+		prefetch.Lines(unsafe.Pointer(e.m), 1)
+	case e.m.rs == nil:
+	case stage == 1:
+		prefetch.Lines(unsafe.Pointer(e.m.rs), 1)
+	default:
+		e.m.rs.got.Prefetch(e.m.rs.next)
+	}
+}

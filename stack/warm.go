@@ -1,0 +1,63 @@
+package stack
+
+import (
+	"encoding/binary"
+
+	"github.com/layercast/layercast/event"
+)
+
+// WarmStages is how many times a Warmer is told about a coming packet:
+// stages 0 to WarmStages-1, one step of its caller apart, the last one
+// step before the packet.
+const WarmStages = 4
+
+// Warmer is implemented by a layer (or an application) that can tell,
+// before a packet reaches it, which of its memory the packet will read:
+// its per-(group, sender) state, say. A caller that knows its next packets in advance (the
+// simulator, stepping thousands of stacks whose memory is cold) calls
+// Stack.Warm for each, a few steps ahead, and the layer asks the CPU to
+// start loading that memory (internal/prefetch), so that the loads
+// overlap with other work instead of stalling the step.
+//
+// Warm is called in stages for one packet: at stage k the layer may read
+// what it asked for at stage k-1 (a table slot) and ask for what that
+// points to. Warm must change nothing a run can observe: no state, no
+// counters, no events; the packet may never come. It is called from the
+// goroutine that steps the stack, never during a step.
+type Warmer interface {
+	Warm(g event.GroupID, src event.NodeID, stage int)
+}
+
+// maxWarmers bounds how many of a stack's layers are warmed.
+const maxWarmers = 4
+
+// setWarmers notes the layers that implement Warmer, bottom first, then
+// the application if it does.
+func (s *Stack) setWarmers() {
+	s.nwarm = 0
+	add := func(v any) {
+		if w, ok := v.(Warmer); ok && s.nwarm < maxWarmers {
+			s.warm[s.nwarm] = w
+			s.nwarm++
+		}
+	}
+	for i := len(s.layers) - 1; i >= 0; i-- {
+		add(s.layers[i].Layer)
+	}
+	add(s.app)
+}
+
+// Warm hints that pkt (a packet as Receive takes it) will be received soon:
+// it calls Warm with the packet's group and source on every layer that is
+// a Warmer, bottom first, then on the application if it is one. Stages are as for Warmer.Warm; the caller should have called
+// Prefetch a step before stage 0. It changes nothing.
+func (s *Stack) Warm(pkt []byte, stage int) {
+	if s.nwarm == 0 || len(pkt) < FrameSize {
+		return
+	}
+	g := event.GroupID(binary.BigEndian.Uint32(pkt[2:]))
+	src := event.NodeID(binary.BigEndian.Uint32(pkt[6:]))
+	for _, w := range s.warm[:s.nwarm] {
+		w.Warm(g, src, stage)
+	}
+}

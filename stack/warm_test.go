@@ -1,0 +1,89 @@
+package stack_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// warmLayer records the Warm calls it gets.
+type warmLayer struct {
+	stack.Base
+	name  string
+	calls *[]string
+}
+
+func (l *warmLayer) Warm(g event.GroupID, src event.NodeID, stage int) {
+	*l.calls = append(*l.calls, l.name+" "+g.String()+" "+src.String()+" "+string(rune('0'+stage)))
+}
+
+// warmApp is an application that is a Warmer.
+type warmApp struct{ warmLayer }
+
+func (warmApp) Deliver(stack.Delivery)   {}
+func (warmApp) View(*event.ViewInfo)     {}
+func (warmApp) Flow(event.GroupID, bool) {}
+
+// Warm hands every Warmer layer, bottom first, then a Warmer application,
+// the group and source of the packet's frame, with the stage; a packet too
+// short for a frame warms nothing, and warming changes nothing the stack
+// counts.
+func TestWarmTellsWarmersTheFrame(t *testing.T) {
+	var calls []string
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		App: &warmApp{warmLayer{name: "app", calls: &calls}},
+		Layers: []stack.Entry{
+			{Name: "top", Layer: &warmLayer{name: "top", calls: &calls}},
+			{Name: "plain", Layer: &tagLayer{tag: 1}},
+			{Name: "bottom", Layer: &warmLayer{name: "bottom", calls: &calls}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkt := make([]byte, stack.FrameSize+4)
+	stack.PutFrame(pkt, stack.Frame{Kind: event.Cast, Group: 7, Src: 3})
+	before := st.Net()
+	st.Warm(pkt, 2)
+	st.Warm(pkt[:stack.FrameSize-1], 0)
+	want := []string{"bottom g7 n3 2", "top g7 n3 2", "app g7 n3 2"}
+	if !slices.Equal(calls, want) {
+		t.Errorf("Warm calls = %q, want %q", calls, want)
+	}
+	if st.Net() != before {
+		t.Errorf("Warm changed the stack's counters: %+v, want %+v", st.Net(), before)
+	}
+}
+
+// FuzzWarm: Warm reads a packet from the network before anything checks
+// it; any bytes warm with the group and source ParseFrame would read, or
+// warm nothing when too short for a frame, and never panic.
+func FuzzWarm(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0x10, 1, 0, 0, 0, 7, 0, 0, 0, 3})
+	f.Add([]byte{0x10, 1, 0, 0, 0, 7, 0, 0, 0})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	var calls []string
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		Layers: []stack.Entry{{Name: "w", Layer: &warmLayer{name: "w", calls: &calls}}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, pkt []byte) {
+		calls = calls[:0]
+		st.Warm(pkt, 1)
+		if len(pkt) < stack.FrameSize {
+			if len(calls) != 0 {
+				t.Fatalf("Warm(%x) warmed %q, want nothing for a packet shorter than a frame", pkt, calls)
+			}
+			return
+		}
+		g := event.GroupID(uint32(pkt[2])<<24 | uint32(pkt[3])<<16 | uint32(pkt[4])<<8 | uint32(pkt[5]))
+		src := event.NodeID(uint32(pkt[6])<<24 | uint32(pkt[7])<<16 | uint32(pkt[8])<<8 | uint32(pkt[9]))
+		want := "w " + g.String() + " " + src.String() + " 1"
+		if len(calls) != 1 || calls[0] != want {
+			t.Fatalf("Warm(%x) warmed %q, want [%q]", pkt, calls, want)
+		}
+	})
+}

@@ -1,0 +1,59 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/layercast/layercast/event"
+)
+
+// The queue hands events out in (at, seq) order, whatever the mix of
+// pushes (before, among and after the events it holds ahead) and pops,
+// and ahead always holds the next events in that order: checked against
+// a sorted list, with lookahead (a large network) and without.
+func TestQueueOrderAndLookahead(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 0))
+		n := &Network{}
+		if seed%4 != 0 {
+			n.q.depth = aheadLen
+		}
+		var ref []simEvent // what the queue should hold, sorted
+		now := event.Time(0)
+		for step := 0; step < 3000; step++ {
+			if rng.IntN(3) > 0 || len(ref) == 0 {
+				// times cluster near now, so pushes land in ahead
+				// as well as in the heap; some share a time
+				at := now + event.Time(rng.IntN(40))
+				n.push(simEvent{at: at, arg: uint32(step)})
+				e := simEvent{at: at, seq: n.seq, arg: uint32(step)}
+				i, _ := slices.BinarySearchFunc(ref, e, func(a, b simEvent) int {
+					if before(&a, &b) {
+						return -1
+					}
+					return 1
+				})
+				ref = slices.Insert(ref, i, e)
+			} else {
+				e := n.pop()
+				if e.at != ref[0].at || e.seq != ref[0].seq {
+					t.Fatalf("seed %d step %d: pop() = (at %d, seq %d), want (at %d, seq %d)", seed, step, e.at, e.seq, ref[0].at, ref[0].seq)
+				}
+				ref = ref[1:]
+				now = e.at
+				for i, a := range n.q.ahead {
+					if a.seq != ref[i].seq {
+						t.Fatalf("seed %d step %d: ahead[%d] has seq %d, want the next event's seq %d", seed, step, i, a.seq, ref[i].seq)
+					}
+				}
+				if want := min(len(ref), n.q.depth); len(n.q.ahead) != want {
+					t.Fatalf("seed %d step %d: ahead holds %d events, want %d", seed, step, len(n.q.ahead), want)
+				}
+			}
+			if n.q.len() != len(ref) {
+				t.Fatalf("seed %d step %d: len() = %d, want %d", seed, step, n.q.len(), len(ref))
+			}
+		}
+	}
+}
