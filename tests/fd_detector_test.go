@@ -39,10 +39,18 @@ func TestFDJitteryLinkKeptByPhi(t *testing.T) {
 		}
 		rep = jitterRun(t, "0", seed)
 		failed := rep.Layers["gms_service"]["nodes_failed"]
-		if int64(len(rep.Removals)) != failed {
-			t.Errorf("seed %d, phi 0: %d nodes failed but %d removals listed: %+v", seed, failed, len(rep.Removals), rep.Removals)
-		}
+		// A node removed as silent comes back and is told to join again:
+		// that second record (cause reset) is not a failure.
+		var silent []removal.Record
 		for _, r := range rep.Removals {
+			if r.Cause != removal.Reset {
+				silent = append(silent, r)
+			}
+		}
+		if int64(len(silent)) != failed {
+			t.Errorf("seed %d, phi 0: %d nodes failed but %d removals listed: %+v", seed, failed, len(silent), rep.Removals)
+		}
+		for _, r := range silent {
 			static++
 			if r.Node != 1 || r.Cause != removal.Silent || !strings.Contains(r.Reason, "silent for") {
 				t.Errorf("seed %d, phi 0: removal %+v, want n1 silent", seed, r)
