@@ -1,9 +1,7 @@
 package tests
 
 import (
-	"fmt"
 	"regexp"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -24,16 +22,7 @@ func TestAuthGMSOverUDP(t *testing.T) {
 	const svcAddr = "127.0.0.1:7500"
 	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr, "--view-interval", "100ms", "--key-file", good))
 	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
-	nodes := map[int]*proc{}
-	for i := 1; i <= 3; i++ {
-		nodes[i] = start(t, fmt.Sprintf("node%d", i), ns.command(bin, "node",
-			"--spec", spec(good), "--gms", svcAddr, "--join", "news",
-			"--id", strconv.Itoa(i), "--listen", fmt.Sprintf("127.0.0.1:%d", 7500+i), "--cast", "50", "--report", "200ms"))
-	}
-	full := viewRe("news", "n1 n2 n3", "")
-	for i := 1; i <= 3; i++ {
-		nodes[i].waitFor(t, full, 15*time.Second, "view with the three members")
-	}
+	nodes := startMembers(t, ns, bin, spec(good), svcAddr, "news", 3, 7500)
 	// A node with the wrong key: its join requests and heartbeats fail the
 	// service's check, so no view ever names it.
 	intruder := start(t, "node9", ns.command(bin, "node",

@@ -48,16 +48,7 @@ func TestEtcdFailover(t *testing.T) {
 		}
 	}
 	leader := svcs[0]
-	nodes := map[int]*proc{}
-	for i := 1; i <= 4; i++ {
-		nodes[i] = start(t, fmt.Sprintf("node%d", i), ns.command(bin, "node",
-			"--spec", "../specs/gms.stack", "--gms", svcAddr, "--join", "news,sports",
-			"--id", strconv.Itoa(i), "--listen", fmt.Sprintf("127.0.0.1:%d", 7400+i), "--cast", "50", "--report", "200ms"))
-	}
-	full := viewRe("news|sports", "n1 n2 n3 n4", "")
-	for i := 1; i <= 4; i++ {
-		nodes[i].waitFor(t, full, 15*time.Second, "view with all four nodes")
-	}
+	nodes := startMembers(t, ns, bin, "../specs/gms.stack", svcAddr, "news,sports", 4, 7400)
 	time.Sleep(time.Second) // casting under the first leader
 	before := lastIDs(nodes[1])
 

@@ -190,16 +190,7 @@ func TestGMSOverUDP(t *testing.T) {
 	const svcAddr = "127.0.0.1:7400"
 	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s"))
 	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
-	nodes := map[int]*proc{}
-	for i := 1; i <= 4; i++ {
-		nodes[i] = start(t, fmt.Sprintf("node%d", i), ns.command(bin, "node",
-			"--spec", "../specs/gms.stack", "--gms", svcAddr, "--join", "news,sports",
-			"--id", strconv.Itoa(i), "--listen", fmt.Sprintf("127.0.0.1:%d", 7400+i), "--cast", "50", "--report", "200ms"))
-	}
-	full := viewRe("news|sports", "n1 n2 n3 n4", "")
-	for i := 1; i <= 4; i++ {
-		nodes[i].waitFor(t, full, 15*time.Second, "view with all four nodes")
-	}
+	nodes := startMembers(t, ns, bin, "../specs/gms.stack", svcAddr, "news,sports", 4, 7400)
 	// Let traffic flow, then kill node 4 outright.
 	time.Sleep(500 * time.Millisecond)
 	if err := nodes[4].cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -306,4 +297,25 @@ func TestGMSBadInput(t *testing.T) {
 	svc.waitFor(t, regexp.MustCompile(`malformed`), 5*time.Second, "malformed packet report")
 	node := start(t, "node1", ns.command(bin, "node", "--spec", "../specs/gms.stack", "--gms", svcAddr, "--join", "news", "--id", "1", "--listen", "127.0.0.1:7502"))
 	node.waitFor(t, viewRe("news", "n1", ""), 10*time.Second, "view after the garbage")
+}
+
+// startMembers starts n `stacktool node` processes in ns, ids 1 to n, each
+// joined to the comma-separated groups through the service at svcAddr,
+// listening on 127.0.0.1:port+id and casting 50 msgs/s, and waits until
+// every one has installed a view of every group with all n members.
+func startMembers(t *testing.T, ns *netns, bin, spec, svcAddr, groups string, n, port int) map[int]*proc {
+	t.Helper()
+	nodes := map[int]*proc{}
+	var ids []string
+	for i := 1; i <= n; i++ {
+		nodes[i] = start(t, fmt.Sprintf("node%d", i), ns.command(bin, "node",
+			"--spec", spec, "--gms", svcAddr, "--join", groups,
+			"--id", strconv.Itoa(i), "--listen", fmt.Sprintf("127.0.0.1:%d", port+i), "--cast", "50", "--report", "200ms"))
+		ids = append(ids, fmt.Sprintf("n%d", i))
+	}
+	full := viewRe(strings.ReplaceAll(groups, ",", "|"), strings.Join(ids, " "), "")
+	for i := 1; i <= n; i++ {
+		nodes[i].waitFor(t, full, 15*time.Second, fmt.Sprintf("view with all %d members", n))
+	}
+	return nodes
 }

@@ -34,18 +34,9 @@ func TestUDPNodesAndWorkerShareGroup(t *testing.T) {
 	const svcAddr = "127.0.0.1:7600"
 	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr, "--view-interval", "100ms"))
 	svc.waitFor(t, regexp.MustCompile(`msg=listening`), 10*time.Second, "listening record")
-	nodes := map[int]*proc{}
-	for i := 1; i <= 3; i++ {
-		nodes[i] = start(t, fmt.Sprintf("node%d", i), ns.command(bin, "node",
-			"--spec", spec, "--gms", svcAddr, "--join", "news",
-			"--id", strconv.Itoa(i), "--listen", fmt.Sprintf("127.0.0.1:%d", 7600+i), "--cast", "50", "--report", "200ms"))
-	}
-
 	// The worker joins a running group (what it casts in a view of its
 	// own, before the others joined, would be owed to nobody).
-	for i := 1; i <= 3; i++ {
-		nodes[i].waitFor(t, viewRe("news", "n1 n2 n3", ""), 15*time.Second, "view with the three nodes")
-	}
+	nodes := startMembers(t, ns, bin, spec, svcAddr, "news", 3, 7600)
 
 	// The worker: the line protocol of experiment/udprun, spoken here as
 	// the parent would, with a service instead of a static book.
