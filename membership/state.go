@@ -24,6 +24,9 @@ type ServiceState struct {
 	// of every site that ever had one.
 	Sites   []event.SiteView
 	SiteIDs []SiteViewID
+	// Term counts the leaders that restored a state: each one that takes
+	// over saves one more, and numbers its updates in its own range.
+	Term uint64
 }
 
 // NodeState is what a service holds of one node.

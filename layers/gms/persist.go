@@ -20,7 +20,13 @@ import (
 // again. The update sequence numbers are not saved (they change with
 // every packet): the new leader's first update to each node is a full
 // one (the existing resync), repeating the views it already holds, and
-// numbering starts again from there.
+// numbering goes on from termBase, past every number the earlier leaders
+// used. A node's heartbeat says the last update it applied; numbered
+// from 1 again, a node that had applied k of the old leader's updates
+// looked up to date once the new leader had sent it k, even though all
+// k were lost (over UDP the first are: the new leader learns a node's
+// address only from its next packet). The term is saved, so each leader
+// has its own range.
 
 // save gives the state to the Store if it changed since the last save; a
 // failure halts the service.
@@ -42,7 +48,7 @@ func (s *Service) Halted() error { return s.halted }
 
 // State is what the next leader needs to go on from this service.
 func (s *Service) State() *membership.ServiceState {
-	st := &membership.ServiceState{Index: s.idx.State(), Sites: slices.Clone(s.sites)}
+	st := &membership.ServiceState{Index: s.idx.State(), Sites: slices.Clone(s.sites), Term: s.term}
 	for _, p := range s.peers {
 		gs := s.idx.Groups(p.id)
 		if p.lastReq == 0 && len(gs) == 0 {
@@ -84,12 +90,14 @@ func (s *Service) Restore(now event.Time, st *membership.ServiceState) error {
 		if len(ns.Groups) > s.cfg.MaxGroupsPerNode {
 			return fmt.Errorf("gms: saved state has %v in %d groups, at most %d", ns.ID, len(ns.Groups), s.cfg.MaxGroupsPerNode)
 		}
-		p := &peer{id: ns.ID, inc: ns.Inc, site: ns.Site, lastReq: ns.LastReq, refused: slices.Clone(ns.Refused), heard: now, lastSend: now,
+		p := &peer{id: ns.ID, inc: ns.Inc, site: ns.Site, lastReq: ns.LastReq, refused: slices.Clone(ns.Refused), heard: now, lastSend: now, sent: termBase(st.Term + 1),
 			timeout: s.restoreTimeout(ns.Timeout, s.cfg.FDTimeout), suspectT: s.restoreTimeout(ns.Suspect, s.cfg.SuspectTimeout)}
 		p.interval = max(min(s.restoreTimeout(ns.Interval, p.timeout/4), p.timeout), p.suspectT/maxProbes)
 		peers[ns.ID] = p
 	}
 	s.idx, s.peers = idx, peers
+	s.term = st.Term + 1
+	s.unsaved = true // the term, before anything is sent under it
 	// Nodes in a committed view without a record had been dropped: their
 	// removal was pending.
 	for _, n := range idx.Nodes() {
@@ -136,6 +144,10 @@ func (s *Service) Restore(now event.Time, st *membership.ServiceState) error {
 	s.schedule(now) // what was pending, if anything, is installed
 	return nil
 }
+
+// termBase is the first update number of leader term t: a leader would
+// have to send one node 2^32 updates to reach the next term's range.
+func termBase(t uint64) uint64 { return t << 32 }
 
 // restoreTimeout is a saved timeout, clamped as a heartbeat's would be, or
 // def if none was saved.

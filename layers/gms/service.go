@@ -157,8 +157,12 @@ type Service struct {
 	sites     []event.SiteView
 	siteIDs   map[event.SiteID]uint64
 
-	unsaved bool  // state changed since the last Store.Save
-	halted  error // a Store.Save failed: the service does nothing more
+	unsaved bool // state changed since the last Store.Save
+	// term counts the leaders of a replicated service (0 unreplicated):
+	// leader k numbers its updates to the nodes it restored from k<<32 on,
+	// past every number an earlier leader sent them (termBase).
+	term   uint64
+	halted error // a Store.Save failed: the service does nothing more
 
 	codec *codecState
 	in    wireMsg
