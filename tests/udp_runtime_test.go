@@ -184,8 +184,8 @@ func TestUDPNodeLogLevels(t *testing.T) {
 	layerLine := regexp.MustCompile(`level=DEBUG .* layer=reliable `)
 	nodes[2].waitFor(t, layerLine, 5*time.Second, "reliable's debug records")
 	for i := 1; i <= 2; i++ {
-		nodes[i].cmd.Process.Signal(syscall.SIGTERM)
-		<-nodes[i].done
+		nodes[i].Cmd.Process.Signal(syscall.SIGTERM)
+		<-nodes[i].Done
 	}
 	for _, l := range nodes[1].lines() {
 		if strings.Contains(l, "layer=") || !strings.Contains(l, "level=INFO") {
