@@ -134,3 +134,18 @@ func TestSummaryHelpers(t *testing.T) {
 		t.Errorf("Notes = %q, want [\"2 of x\"]", s.Notes)
 	}
 }
+
+// ExplainString is Load and Explain: the effective parameters of spec
+// text, and the same refusal Explain gives.
+func TestExplainString(t *testing.T) {
+	ls, err := ExplainString("tratio(part=10KB)")
+	if err != nil || len(ls) != 1 || ls[0].Info.Name != "tratio" || ls[0].Params.Int("part") != 10000 || ls[0].Params.Int("whole") != 50000 {
+		t.Fatalf("ExplainString(tratio(part=10KB)) = %+v, %v; want tratio with part 10000 and whole 50000", ls, err)
+	}
+	if _, err := ExplainString("tratio(part=60KB)"); err == nil {
+		t.Errorf("part larger than whole explained without error")
+	}
+	if _, err := ExplainString("tratio("); err == nil {
+		t.Errorf("a spec that does not parse explained without error")
+	}
+}
