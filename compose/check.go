@@ -58,6 +58,16 @@ func Explain(spec *Spec) ([]Checked, error) {
 	return explain(spec, MemberRole)
 }
 
+// ExplainString parses spec text (or loads a .stack file, as Load does)
+// and explains it.
+func ExplainString(src string) ([]Checked, error) {
+	sp, err := Load(src)
+	if err != nil {
+		return nil, err
+	}
+	return Explain(sp)
+}
+
 // ExplainService is Explain for a service node's own stack: every layer must
 // have ServiceRole.
 func ExplainService(spec *Spec) ([]Checked, error) {

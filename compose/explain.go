@@ -139,6 +139,21 @@ func (s *Summary) Ratio(name string, v float64) {
 	s.Ratios[name] = v
 }
 
+// Notef adds a note made as fmt.Sprintf makes it.
+func (s *Summary) Notef(format string, args ...any) {
+	s.Notes = append(s.Notes, fmt.Sprintf(format, args...))
+}
+
+// Max is the largest value of a counter at any node: the figure that means
+// something for peaks and per-node gauges, whose sum over nodes does not.
+func (c Counters) Max(name string) int64 {
+	var top int64
+	for _, nc := range c.Nodes {
+		top = max(top, nc.Values[name])
+	}
+	return top
+}
+
 // ServiceNeed is what a member layer asks of a run harness: a node other
 // than the members, running a service stack, that the members talk to (the
 // membership service for gms).

@@ -113,3 +113,39 @@ func TestToolBadDefault(t *testing.T) {
 	Register(LayerInfo{Name: "ttool3", Summary: "x", New: mkLayer("ttool3"), Tools: []Tool{{Name: "ttool3", Run: func(Params, io.Writer) error { return nil },
 		Flags: []ToolFlag{{Param: Param{Name: "n", Type: Int, Default: "many"}}}}}})
 }
+
+// A summary's helpers: Max is the largest value at any node (not the sum),
+// 0 with no nodes; Notef formats a note.
+func TestSummaryHelpers(t *testing.T) {
+	c := Counters{Nodes: []NodeCounters{
+		{Node: 1, Values: map[string]int64{"peak": 3}},
+		{Node: 2, Values: map[string]int64{"peak": 7}},
+		{Node: 3, Values: map[string]int64{}},
+	}}
+	if got := c.Max("peak"); got != 7 {
+		t.Errorf("Max(peak) = %d, want 7", got)
+	}
+	if got := (Counters{}).Max("peak"); got != 0 {
+		t.Errorf("Max over no nodes = %d, want 0", got)
+	}
+	var s Summary
+	s.Notef("%d of %s", 2, "x")
+	if len(s.Notes) != 1 || s.Notes[0] != "2 of x" {
+		t.Errorf("Notes = %q, want [\"2 of x\"]", s.Notes)
+	}
+}
+
+// ExplainString is Load and Explain: the effective parameters of spec
+// text, and the same refusal Explain gives.
+func TestExplainString(t *testing.T) {
+	ls, err := ExplainString("tratio(part=10KB)")
+	if err != nil || len(ls) != 1 || ls[0].Info.Name != "tratio" || ls[0].Params.Int("part") != 10000 || ls[0].Params.Int("whole") != 50000 {
+		t.Fatalf("ExplainString(tratio(part=10KB)) = %+v, %v; want tratio with part 10000 and whole 50000", ls, err)
+	}
+	if _, err := ExplainString("tratio(part=60KB)"); err == nil {
+		t.Errorf("part larger than whole explained without error")
+	}
+	if _, err := ExplainString("tratio("); err == nil {
+		t.Errorf("a spec that does not parse explained without error")
+	}
+}

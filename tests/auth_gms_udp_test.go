@@ -30,12 +30,12 @@ func TestAuthGMSOverUDP(t *testing.T) {
 		"--id", "9", "--listen", "127.0.0.1:7509", "--cast", "50", "--report", "200ms", "--wait", "1s"))
 	// It gives up: the service never answered it (exit 2).
 	select {
-	case <-intruder.done:
+	case <-intruder.Done:
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the intruder still runs after 15s")
 	}
-	if intruder.cmd.ProcessState.ExitCode() != 2 {
-		t.Errorf("the intruder exited with %v, want 2 (the service did not answer)", intruder.err)
+	if intruder.Cmd.ProcessState.ExitCode() != 2 {
+		t.Errorf("the intruder exited with %v, want 2 (the service did not answer)", intruder.Err)
 	}
 	with9 := regexp.MustCompile(`msg=view .*members="[^"]*n9`)
 	for i := 1; i <= 3; i++ {

@@ -79,8 +79,7 @@ func TestAuthMustBeBottom(t *testing.T) {
 		t.Errorf("Check(short key) = %v, want an error that does not print the key", err)
 	}
 	// check -v prints effective parameters: the path, never the contents.
-	sp, _ = compose.Parse("fifo : reliable : auth(key_file=\"" + key + "\")")
-	ls, err := compose.Explain(sp)
+	ls, err := compose.ExplainString("fifo : reliable : auth(key_file=\"" + key + "\")")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,23 +15,8 @@ import (
 // process and per message, and removes the namespace.
 func TestBenchInNetns(t *testing.T) {
 	needNetns(t)
-	bin := stacktool(t)
 	before, _ := exec.Command("ip", "netns", "list").Output()
-	out, err := exec.Command(bin, "bench", "fifo : reliable : pack", "--receivers", "1", "--messages", "3000", "--size", "200", "--netns", "--json").Output()
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, out)
-	}
-	var rep struct {
-		Network   string             `json:"network"`
-		Sent      int64              `json:"messages_sent"`
-		Broken    []string           `json:"broken_promises"`
-		CPU       map[string]float64 `json:"cpu_seconds"`
-		PerMsg    map[string]float64 `json:"cpu_us_per_msg"`
-		Throughpt float64            `json:"throughput_msgs_per_s"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("bench --json output does not decode: %v\n%s", err, out)
-	}
+	rep := benchNetns(t, "fifo : reliable : pack", "--receivers", "1", "--messages", "3000", "--size", "200")
 	if rep.Network != "udp" || rep.Sent != 3000 || len(rep.Broken) > 0 || rep.Throughpt <= 0 {
 		t.Errorf("bench = network %q, sent %d, broken %v, throughput %v; want udp, 3000, none, > 0", rep.Network, rep.Sent, rep.Broken, rep.Throughpt)
 	}
@@ -70,22 +55,46 @@ func TestBenchBadInput(t *testing.T) {
 // multicast route, bench --fanout (multicast carried by unicast to each
 // member) delivers everything for fifo : reliable with 3 receivers.
 func TestBenchFanoutWithoutMulticast(t *testing.T) {
+	rep := benchNetns(t, "fifo : reliable", "--receivers", "3", "--messages", "3000", "--size", "200", "--fanout")
+	rep.checkDelivered(t, 9000)
+}
+
+// benchReport is what the tests read of `stacktool bench --json`.
+type benchReport struct {
+	Network   string                        `json:"network"`
+	Sent      int64                         `json:"messages_sent"`
+	Expected  int64                         `json:"deliveries_expected"`
+	Delivered int64                         `json:"deliveries_of_expected"`
+	Broken    []string                      `json:"broken_promises"`
+	CPU       map[string]float64            `json:"cpu_seconds"`
+	PerMsg    map[string]float64            `json:"cpu_us_per_msg"`
+	Throughpt float64                       `json:"throughput_msgs_per_s"`
+	Layers    map[string]map[string]float64 `json:"layers"`
+}
+
+// benchNetns runs `stacktool bench ARGS --netns --json` (skipping t where
+// it cannot make a namespace) and decodes its report; a failed run or a
+// report that does not decode is fatal.
+func benchNetns(t *testing.T, args ...string) benchReport {
+	t.Helper()
 	needNetns(t)
-	bin := stacktool(t)
-	out, err := exec.Command(bin, "bench", "fifo : reliable", "--receivers", "3", "--messages", "3000", "--size", "200", "--fanout", "--netns", "--json").Output()
+	out, err := exec.Command(stacktool(t), append(append([]string{"bench"}, args...), "--netns", "--json")...).Output()
 	if err != nil {
-		t.Fatalf("bench --fanout: %v\n%s", err, out)
+		t.Fatalf("bench %q: %v\n%s", args, err, out)
 	}
-	var rep struct {
-		Expected  int64    `json:"deliveries_expected"`
-		Delivered int64    `json:"deliveries_of_expected"`
-		Broken    []string `json:"broken_promises"`
-	}
+	var rep benchReport
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("bench --json output does not decode: %v\n%s", err, out)
 	}
-	if rep.Expected != 9000 || rep.Delivered != 9000 || len(rep.Broken) > 0 {
-		t.Errorf("delivered %d of %d (broken %v), want 9000 of 9000", rep.Delivered, rep.Expected, rep.Broken)
+	return rep
+}
+
+// checkDelivered fails t unless every one of the deliveries expected was
+// made (as many as want) and no promise was broken.
+func (rep benchReport) checkDelivered(t *testing.T, want int64) {
+	t.Helper()
+	if rep.Expected != want || rep.Delivered != want || len(rep.Broken) > 0 {
+		t.Errorf("delivered %d of %d (broken %v), want %d of %d", rep.Delivered, rep.Expected, rep.Broken, want, want)
 	}
 }
 
@@ -107,24 +116,8 @@ func needNetns(t *testing.T) {
 // count). Before, what lay beyond the window was dropped and NAKed again,
 // round after round.
 func TestBenchTenPercentLoss(t *testing.T) {
-	needNetns(t)
-	bin := stacktool(t)
-	out, err := exec.Command(bin, "bench", "fifo : reliable : pack", "--receivers", "3", "--messages", "20000", "--size", "100", "--loss", "10%", "--netns", "--json").Output()
-	if err != nil {
-		t.Fatalf("bench --loss 10%%: %v\n%s", err, out)
-	}
-	var rep struct {
-		Expected  int64                         `json:"deliveries_expected"`
-		Delivered int64                         `json:"deliveries_of_expected"`
-		Broken    []string                      `json:"broken_promises"`
-		Layers    map[string]map[string]float64 `json:"layers"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("bench --json output does not decode: %v\n%s", err, out)
-	}
-	if rep.Expected != 60000 || rep.Delivered != 60000 || len(rep.Broken) > 0 {
-		t.Errorf("delivered %d of %d (broken %v), want 60000 of 60000", rep.Delivered, rep.Expected, rep.Broken)
-	}
+	rep := benchNetns(t, "fifo : reliable : pack", "--receivers", "3", "--messages", "20000", "--size", "100", "--loss", "10%")
+	rep.checkDelivered(t, 60000)
 	if n := rep.Layers["reliable"]["out_of_window"]; n != 0 {
 		t.Errorf("reliable out_of_window = %v, want 0", n)
 	}

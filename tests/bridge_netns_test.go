@@ -78,8 +78,8 @@ func TestBridgedNamespaces(t *testing.T) {
 	from := regexp.MustCompile(`msg=delivered node=n1 messages=\d+ from="?[^"]*n2:(\d+)`)
 	nodes[0].waitFor(t, from, 10*time.Second, "deliveries from n2 at n1")
 
-	_ = nodes[2].cmd.Process.Kill() // by PID
-	<-nodes[2].done
+	_ = nodes[2].Cmd.Process.Kill() // by PID
+	<-nodes[2].Done
 	nodes[0].waitFor(t, viewRe("a", "n1", ""), 15*time.Second, "view of a without n3")
 	nodes[1].waitFor(t, viewRe("c", "n2", ""), 15*time.Second, "view of c without n3")
 	before, _ := strconv.Atoi(nodes[0].lastMatch(from)[1])

@@ -52,8 +52,8 @@ func TestEtcdFailover(t *testing.T) {
 	time.Sleep(time.Second) // casting under the first leader
 	before := lastIDs(nodes[1])
 
-	if err := leader.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill the leader (pid %d): %v", leader.cmd.Process.Pid, err)
+	if err := leader.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the leader (pid %d): %v", leader.Cmd.Process.Pid, err)
 	}
 	killed := time.Now()
 	var next *proc
@@ -69,7 +69,7 @@ func TestEtcdFailover(t *testing.T) {
 	if next == nil {
 		t.Fatalf("no instance took over within %v of the leader's death", took)
 	}
-	t.Logf("%s took over %v after the leader was killed (bound %v; --etcd-ttl 2)", next.name, took.Round(time.Millisecond), failoverBound)
+	t.Logf("%s took over %v after the leader was killed (bound %v; --etcd-ttl 2)", next.Name, took.Round(time.Millisecond), failoverBound)
 	if took > failoverBound {
 		t.Errorf("failover took %v, want at most %v", took, failoverBound)
 	}
@@ -141,19 +141,19 @@ func TestEtcdFailover(t *testing.T) {
 	}
 
 	for i := 1; i <= 5; i++ {
-		nodes[i].cmd.Process.Signal(syscall.SIGTERM)
+		nodes[i].Cmd.Process.Signal(syscall.SIGTERM)
 	}
 	for _, p := range svcs[1:] {
-		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.Cmd.Process.Signal(syscall.SIGTERM)
 	}
 	for _, p := range append([]*proc{nodes[1], nodes[2], nodes[3], nodes[4], nodes[5]}, svcs[1:]...) {
 		select {
-		case <-p.done:
-			if p.err != nil {
-				t.Errorf("%s exited with %v after SIGTERM, want a clean exit", p.name, p.err)
+		case <-p.Done:
+			if p.Err != nil {
+				t.Errorf("%s exited with %v after SIGTERM, want a clean exit", p.Name, p.Err)
 			}
 		case <-time.After(5 * time.Second):
-			t.Errorf("%s did not stop within 5s of SIGTERM", p.name)
+			t.Errorf("%s did not stop within 5s of SIGTERM", p.Name)
 		}
 	}
 }

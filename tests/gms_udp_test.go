@@ -1,9 +1,7 @@
 package tests
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/layercast/layercast/internal/testkit"
 )
 
 var nsCount atomic.Int32
@@ -87,55 +87,16 @@ func stacktool(t *testing.T) string {
 }
 
 // proc is a child process whose output lines are kept.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  []string
-	done chan struct{}
-	err  error
-}
+type proc struct{ *testkit.Proc }
 
+// start starts cmd as a proc named name (killed when t ends, its output
+// logged if t failed).
 func start(t *testing.T, name string, cmd *exec.Cmd) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	r, w := io.Pipe()
-	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out = append(p.out, sc.Text())
-			p.mu.Unlock()
-		}
-	}()
-	go func() {
-		p.err = cmd.Wait()
-		w.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			p.cmd.Process.Kill() // our own child, by PID
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("%s output:\n%s", p.name, strings.Join(p.lines(), "\n"))
-		}
-	})
-	return p
+	return &proc{testkit.StartProc(t, name, cmd, 0)}
 }
 
-func (p *proc) lines() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.out...)
-}
+func (p *proc) lines() []string { return p.Tail(0) }
 
 // waitFor waits until a line matches re, and returns its submatches.
 func (p *proc) waitFor(t *testing.T, re *regexp.Regexp, d time.Duration, what string) []string {
@@ -147,12 +108,12 @@ func (p *proc) waitFor(t *testing.T, re *regexp.Regexp, d time.Duration, what st
 			}
 		}
 		select {
-		case <-p.done:
-			t.Fatalf("%s exited (%v) before %s", p.name, p.err, what)
+		case <-p.Done:
+			t.Fatalf("%s exited (%v) before %s", p.Name, p.Err, what)
 		default:
 		}
 	}
-	t.Fatalf("%s: no %s within %v", p.name, what, d)
+	t.Fatalf("%s: no %s within %v", p.Name, what, d)
 	return nil
 }
 
@@ -193,8 +154,8 @@ func TestGMSOverUDP(t *testing.T) {
 	nodes := startMembers(t, ns, bin, "../specs/gms.stack", svcAddr, "news,sports", 4, 7400)
 	// Let traffic flow, then kill node 4 outright.
 	time.Sleep(500 * time.Millisecond)
-	if err := nodes[4].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill node4 (pid %d): %v", nodes[4].cmd.Process.Pid, err)
+	if err := nodes[4].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill node4 (pid %d): %v", nodes[4].Cmd.Process.Pid, err)
 	}
 	killed := time.Now()
 	without := viewRe("news|sports", "n1 n2 n3", `.*left=n4$`)
@@ -230,14 +191,14 @@ func TestGMSOverUDP(t *testing.T) {
 func stopCleanly(t *testing.T, svc *proc, nodes map[int]*proc) {
 	t.Helper()
 	for i := 1; i <= 3; i++ {
-		nodes[i].cmd.Process.Signal(syscall.SIGTERM)
+		nodes[i].Cmd.Process.Signal(syscall.SIGTERM)
 	}
-	svc.cmd.Process.Signal(syscall.SIGINT)
+	svc.Cmd.Process.Signal(syscall.SIGINT)
 	for name, p := range map[string]*proc{"node1": nodes[1], "node2": nodes[2], "node3": nodes[3], "gms": svc} {
 		select {
-		case <-p.done:
-			if p.err != nil {
-				t.Errorf("%s exited with %v after a stop signal, want a clean exit", name, p.err)
+		case <-p.Done:
+			if p.Err != nil {
+				t.Errorf("%s exited with %v after a stop signal, want a clean exit", name, p.Err)
 			}
 		case <-time.After(5 * time.Second):
 			t.Errorf("%s did not stop within 5s of a stop signal", name)

@@ -41,8 +41,8 @@ func TestStatRunningNode(t *testing.T) {
 		t.Errorf("stat --prom = %v:\n%s", err, out)
 	}
 
-	_ = rx.cmd.Process.Kill() // our own child, by PID
-	<-rx.done
+	_ = rx.Cmd.Process.Kill() // our own child, by PID
+	<-rx.Done
 	_ = tx
 	out, err = ns.command(bin, "stat", statAddr).CombinedOutput()
 	var ee *exec.ExitError

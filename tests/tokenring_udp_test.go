@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -21,19 +20,7 @@ func TestUDPFourProcessesTokenring(t *testing.T) {
 	tr := r.Layers["tokenring"]
 	t.Logf("udp run: %d sent, %d deliveries, %.0f msgs/s per receiver, latency p50 %.3f ms p99 %.3f ms, wall %.2fs; tokenring %v",
 		r.MessagesSent, r.Deliveries, r.ThroughputMsgsPerS, r.LatencyMs.P50, r.LatencyMs.P99, r.WallSeconds, tr)
-	if r.Network != "udp" {
-		t.Errorf("network %q, want udp", r.Network)
-	}
-	if r.MessagesSent != 10000 {
-		t.Errorf("messages_sent %d, want 10000", r.MessagesSent)
-	}
-	if r.DeliveriesExpected != 30000 || r.Deliveries != 30000 || !r.DeliveredAll || r.Missing != 0 {
-		t.Errorf("deliveries %d of %d expected (missing %d, delivered_all %v), want 30000 of 30000\nnotes: %s",
-			r.Deliveries, r.DeliveriesExpected, r.Missing, r.DeliveredAll, strings.Join(r.Notes, "; "))
-	}
-	if r.Duplicates != 0 || r.FIFOViolations != 0 {
-		t.Errorf("%d duplicates and %d FIFO violations, want none", r.Duplicates, r.FIFOViolations)
-	}
+	r.checkAllDelivered(t, 10000, 30000)
 	if tr["sent"] != 10000 || tr["delivered"] != 30000 {
 		t.Errorf("tokenring sent %v regional packets and delivered %v, want 10000 and 30000", tr["sent"], tr["delivered"])
 	}

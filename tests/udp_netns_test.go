@@ -29,6 +29,26 @@ type udpReport struct {
 	Notes  []string                    `json:"notes"`
 }
 
+// checkAllDelivered fails t unless the run went over UDP, cast sent
+// messages, and delivered exactly the deliveries expected, each once and in
+// FIFO order.
+func (r *udpReport) checkAllDelivered(t *testing.T, sent, deliveries int64) {
+	t.Helper()
+	if r.Network != "udp" {
+		t.Errorf("network %q, want udp", r.Network)
+	}
+	if r.MessagesSent != sent {
+		t.Errorf("messages_sent %d, want %d", r.MessagesSent, sent)
+	}
+	if r.DeliveriesExpected != deliveries || r.Deliveries != deliveries || !r.DeliveredAll || r.Missing != 0 {
+		t.Errorf("deliveries %d of %d expected (missing %d, delivered_all %v), want %d of %d\nnotes: %s",
+			r.Deliveries, r.DeliveriesExpected, r.Missing, r.DeliveredAll, deliveries, deliveries, strings.Join(r.Notes, "; "))
+	}
+	if r.Duplicates != 0 || r.FIFOViolations != 0 {
+		t.Errorf("%d duplicates and %d FIFO violations, want none", r.Duplicates, r.FIFOViolations)
+	}
+}
+
 // runUDP runs `stacktool run ARGS` (a run with --network udp --json) in a
 // new network namespace with loopback only, within timeout, and decodes
 // its report into r. A run that exits non-zero is fatal unless partial is
@@ -63,20 +83,8 @@ func TestUDPFourProcessesFIFOReliable(t *testing.T) {
 		"--rate", "10000", "--duration", "2s", "--drain", "10s", "--json")
 	t.Logf("udp run: %d sent, %d deliveries, %.0f msgs/s per receiver, latency p50 %.3f ms p99 %.3f ms max %.3f ms, wall %.2fs; reliable %v",
 		r.MessagesSent, r.Deliveries, r.ThroughputMsgsPerS, r.LatencyMs.P50, r.LatencyMs.P99, r.LatencyMs.Max, r.WallSeconds, r.Layers["reliable"])
-	if r.Network != "udp" {
-		t.Errorf("network %q, want udp", r.Network)
-	}
-	if r.MessagesSent != 20000 {
-		t.Errorf("messages_sent %d, want 20000", r.MessagesSent)
-	}
 	// 3 receivers x 20,000 messages, each exactly once, in FIFO order.
-	if r.DeliveriesExpected != 60000 || r.Deliveries != 60000 || !r.DeliveredAll || r.Missing != 0 {
-		t.Errorf("deliveries %d of %d expected (missing %d, delivered_all %v), want 60000 of 60000\nnotes: %s",
-			r.Deliveries, r.DeliveriesExpected, r.Missing, r.DeliveredAll, strings.Join(r.Notes, "; "))
-	}
-	if r.Duplicates != 0 || r.FIFOViolations != 0 {
-		t.Errorf("%d duplicates and %d FIFO violations, want none", r.Duplicates, r.FIFOViolations)
-	}
+	r.checkAllDelivered(t, 20000, 60000)
 	if got := r.Layers["fifo"]["delivered"]; got != 60000 {
 		t.Errorf("fifo layer delivered %d, want 60000", got)
 	}

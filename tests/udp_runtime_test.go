@@ -111,20 +111,9 @@ func TestUDPNodesAndWorkerShareGroup(t *testing.T) {
 
 	// Every stacktool node delivers the worker's casts, all of them, and
 	// the other nodes' casts.
-	fromRe := regexp.MustCompile(`msg=delivered .*from="?([^"]*)"? cast=`)
-	heard := func(p *proc) map[string]int {
-		m := map[string]int{}
-		if f := p.lastMatch(fromRe); f != nil {
-			for _, kv := range strings.Fields(f[1]) {
-				k, v, _ := strings.Cut(kv, ":")
-				m[k], _ = strconv.Atoi(v)
-			}
-		}
-		return m
-	}
 	allHeard := func() bool {
 		for i := 1; i <= 3; i++ {
-			h := heard(nodes[i])
+			h := heardFrom(nodes[i])
 			if h["n4"] != sent {
 				return false
 			}
@@ -148,7 +137,7 @@ func TestUDPNodesAndWorkerShareGroup(t *testing.T) {
 	}
 	if !allHeard() {
 		for i := 1; i <= 3; i++ {
-			t.Errorf("node%d delivered %v; want all %d of n4's and at least 50 of each other node's", i, heard(nodes[i]), sent)
+			t.Errorf("node%d delivered %v; want all %d of n4's and at least 50 of each other node's", i, heardFrom(nodes[i]), sent)
 		}
 		t.Logf("worker: sent %+v, net %+v, transport %+v, layers %+v", rep.Sent, rep.Net, rep.Transport, rep.Layers)
 	}
@@ -195,8 +184,8 @@ func TestUDPNodeLogLevels(t *testing.T) {
 	layerLine := regexp.MustCompile(`level=DEBUG .* layer=reliable `)
 	nodes[2].waitFor(t, layerLine, 5*time.Second, "reliable's debug records")
 	for i := 1; i <= 2; i++ {
-		nodes[i].cmd.Process.Signal(syscall.SIGTERM)
-		<-nodes[i].done
+		nodes[i].Cmd.Process.Signal(syscall.SIGTERM)
+		<-nodes[i].Done
 	}
 	for _, l := range nodes[1].lines() {
 		if strings.Contains(l, "layer=") || !strings.Contains(l, "level=INFO") {

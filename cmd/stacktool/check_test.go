@@ -290,11 +290,7 @@ func TestCheckVerbose(t *testing.T) {
 		if text == "-v" {
 			text = args[2]
 		}
-		sp, err := compose.Parse(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls, err := compose.Explain(sp)
+		ls, err := compose.ExplainString(text)
 		if err != nil {
 			t.Fatal(err)
 		}

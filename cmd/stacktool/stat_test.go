@@ -18,11 +18,7 @@ import (
 // everything) serving its statistics on a free loopback port.
 func statNode(t *testing.T) (*stack.Node, string) {
 	t.Helper()
-	sp, err := compose.Parse("fifo : reliable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := compose.Build(sp)
+	entries, err := compose.BuildString("fifo : reliable")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,16 +5,15 @@
 package etcdtest
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/layercast/layercast/internal/testkit"
 )
 
 // ready matches etcd's line saying it serves clients (3.4's zap and
@@ -25,10 +24,7 @@ var ready = regexp.MustCompile(`serving client traffic|ready to serve client req
 type Server struct {
 	// Endpoint is its client URL (http://127.0.0.1:PORT).
 	Endpoint string
-	cmd      *exec.Cmd
-	mu       sync.Mutex
-	out      []string
-	done     chan struct{}
+	proc     *testkit.Proc
 }
 
 // Binary returns the etcd binary's path, or skips t.
@@ -71,58 +67,23 @@ func Start(t testing.TB, wrap func(name string, args ...string) *exec.Cmd, clien
 		wrap = exec.Command
 	}
 	cu, pu := fmt.Sprintf("http://127.0.0.1:%d", client), fmt.Sprintf("http://127.0.0.1:%d", peer)
-	s := &Server{Endpoint: cu, done: make(chan struct{})}
-	s.cmd = wrap(bin, "--name", "lctest", "--data-dir", t.TempDir(),
+	s := &Server{Endpoint: cu}
+	s.proc = testkit.StartProc(t, "etcd", wrap(bin, "--name", "lctest", "--data-dir", t.TempDir(),
 		"--listen-client-urls", cu, "--advertise-client-urls", cu,
 		"--listen-peer-urls", pu, "--initial-advertise-peer-urls", pu,
-		"--initial-cluster", "lctest="+pu, "--logger", "zap", "--log-level", "info")
-	r, w := io.Pipe()
-	s.cmd.Stdout, s.cmd.Stderr = w, w
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.out = append(s.out, sc.Text())
-			s.mu.Unlock()
-		}
-	}()
-	go func() {
-		s.cmd.Wait()
-		w.Close()
-		close(s.done)
-	}()
-	t.Cleanup(func() {
-		s.cmd.Process.Kill() // our own child, by PID
-		<-s.done
-		if t.Failed() {
-			t.Logf("etcd output (last lines):\n%s", strings.Join(s.tail(20), "\n"))
-		}
-	})
+		"--initial-cluster", "lctest="+pu, "--logger", "zap", "--log-level", "info"), 20)
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		for _, l := range s.tail(0) {
+		for _, l := range s.proc.Tail(0) {
 			if ready.MatchString(l) {
 				return s
 			}
 		}
 		select {
-		case <-s.done:
-			t.Fatalf("etcd exited before serving:\n%s", strings.Join(s.tail(20), "\n"))
+		case <-s.proc.Done:
+			t.Fatalf("etcd exited before serving:\n%s", strings.Join(s.proc.Tail(20), "\n"))
 		default:
 		}
 	}
-	t.Fatalf("etcd did not serve within 20s:\n%s", strings.Join(s.tail(20), "\n"))
+	t.Fatalf("etcd did not serve within 20s:\n%s", strings.Join(s.proc.Tail(20), "\n"))
 	return nil
-}
-
-// tail returns the last n lines of etcd's output (0: all).
-func (s *Server) tail(n int) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n > 0 && len(s.out) > n {
-		return append([]string(nil), s.out[len(s.out)-n:]...)
-	}
-	return append([]string(nil), s.out...)
 }

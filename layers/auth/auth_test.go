@@ -68,10 +68,13 @@ func (p *pair) view(id uint64) {
 }
 
 // modes are the layer's three ways of protecting a packet.
-var modes = []struct {
+var modes = []protection{{"gmac", false, false}, {"hmac", false, true}, {"crypt", true, false}}
+
+// protection is one way of protecting a packet: its name and settings.
+type protection struct {
 	name        string
 	crypt, hmac bool
-}{{"gmac", false, false}, {"hmac", false, true}, {"crypt", true, false}}
+}
 
 func TestWindow(t *testing.T) {
 	w := window{bits: make([]uint64, 2)} // 128 numbers
@@ -178,17 +181,26 @@ func TestSendersBounded(t *testing.T) {
 	}
 }
 
+// genuinePair is a pair in mode whose sender has sent one of each kind of
+// genuine packet (a cast, a point-to-point send and a membership packet) in
+// a view of 3; p.sent() returns them.
+func genuinePair(tb testing.TB, mode protection) *pair {
+	tb.Helper()
+	p := newPair(tb, Config{Key: testKey, Crypt: mode.crypt, HMAC: mode.hmac, Window: 64, Grace: time.Second, MaxSenders: 4})
+	p.view(3)
+	_ = p.snd.Cast(5, []byte("seed payload"))
+	_ = p.snd.Send(2, []byte("p2p"))
+	p.snd.Inject(0, false, event.Event{Kind: event.Membership, Peer: 2, Msg: event.DefaultPool.FromBytes([]byte("hb"))})
+	return p
+}
+
 // FuzzOpen feeds the receive path (frame, auth header decode, key lookup,
 // tag check, replay window) arbitrary packets after the genuine ones were
 // delivered: nothing more may be delivered (a genuine packet is a replay,
 // anything else a forgery), nothing may panic.
 func FuzzOpen(f *testing.F) {
 	for i, mode := range modes {
-		p := newPair(f, Config{Key: testKey, Crypt: mode.crypt, HMAC: mode.hmac, Window: 64, Grace: time.Second, MaxSenders: 4})
-		p.view(3)
-		_ = p.snd.Cast(5, []byte("seed payload"))
-		_ = p.snd.Send(2, []byte("p2p"))
-		p.snd.Inject(0, false, event.Event{Kind: event.Membership, Peer: 2, Msg: event.DefaultPool.FromBytes([]byte("hb"))})
+		p := genuinePair(f, mode)
 		for _, pk := range p.sent() {
 			f.Add(uint8(i), pk)
 			f.Add(uint8(i), pk[:len(pk)-1])
@@ -197,11 +209,7 @@ func FuzzOpen(f *testing.F) {
 	f.Add(uint8(0), []byte{0x10, 1, 0, 0, 0, 5, 0, 0, 0, 1})
 	f.Fuzz(func(t *testing.T, mi uint8, pkt []byte) {
 		mode := modes[int(mi)%len(modes)]
-		p := newPair(t, Config{Key: testKey, Crypt: mode.crypt, HMAC: mode.hmac, Window: 64, Grace: time.Second, MaxSenders: 4})
-		p.view(3)
-		_ = p.snd.Cast(5, []byte("seed payload"))
-		_ = p.snd.Send(2, []byte("p2p"))
-		p.snd.Inject(0, false, event.Event{Kind: event.Membership, Peer: 2, Msg: event.DefaultPool.FromBytes([]byte("hb"))})
+		p := genuinePair(t, mode)
 		for _, pk := range p.sent() {
 			_ = p.rcv.Receive(pk)
 		}

@@ -91,8 +91,8 @@ func summarize(c compose.Counters) compose.Summary {
 	var s compose.Summary
 	t := c.Total
 	if d := t["bad_tag"] + t["replayed"] + t["no_key"] + t["malformed"] + t["senders_full"]; d > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d packets refused (bad tag %d, replayed %d, expired key %d, malformed %d, senders full %d); %d verified",
-			d, t["bad_tag"], t["replayed"], t["no_key"], t["malformed"], t["senders_full"], t["verified"]))
+		s.Notef("%d packets refused (bad tag %d, replayed %d, expired key %d, malformed %d, senders full %d); %d verified",
+			d, t["bad_tag"], t["replayed"], t["no_key"], t["malformed"], t["senders_full"], t["verified"])
 	}
 	return s
 }

@@ -13,11 +13,7 @@ import (
 // the member's view_interval, fd_timeout and suspect_timeout: what the
 // simulator harness starts for a gms spec, without knowing gms.
 func TestServiceNeed(t *testing.T) {
-	sp, err := compose.Parse("gms(service=9, heartbeat=50ms, fd_timeout=300ms, view_interval=70ms)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ls, err := compose.Explain(sp)
+	ls, err := compose.ExplainString("gms(service=9, heartbeat=50ms, fd_timeout=300ms, view_interval=70ms)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +27,7 @@ func TestServiceNeed(t *testing.T) {
 		t.Errorf("need = %+v, want node 9, removal bound 970ms, poll view_interval/4", need)
 	}
 	// With phi off, the window is fd_timeout: 300+300+70 ms.
-	sp, err = compose.Parse("gms(service=9, heartbeat=50ms, fd_timeout=300ms, view_interval=70ms, phi=0)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ls, err = compose.Explain(sp); err != nil {
+	if ls, err = compose.ExplainString("gms(service=9, heartbeat=50ms, fd_timeout=300ms, view_interval=70ms, phi=0)"); err != nil {
 		t.Fatal(err)
 	}
 	if off, err := ls[0].Info.Service(ls[0].Params); err != nil || off.RemovalBound != 670*time.Millisecond {

@@ -1,7 +1,6 @@
 package hop
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -77,13 +76,13 @@ func summarize(c compose.Counters) compose.Summary {
 		s.Ratio("tokens_per_s", float64(t["tokens"])/(float64(t["send_active_ns"])/1e9))
 	}
 	if t["pruned"] > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d data packets pruned (skip records sent instead: %d)", t["pruned"], t["skips_sent"]))
+		s.Notef("%d data packets pruned (skip records sent instead: %d)", t["pruned"], t["skips_sent"])
 	}
 	if t["links_down"] > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d Hop links declared down; trees routed around them", t["links_down"]))
+		s.Notef("%d Hop links declared down; trees routed around them", t["links_down"])
 	}
 	if t["sites_declared_dead"] > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d far sites found cut off (no link path) and reported to membership", t["sites_declared_dead"]))
+		s.Notef("%d far sites found cut off (no link path) and reported to membership", t["sites_declared_dead"])
 	}
 	return s
 }

@@ -86,21 +86,21 @@ func summarize(c compose.Counters) compose.Summary {
 	t := c.Total
 	var out compose.Summary
 	if n := t["unusable_checks"]; n > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("unusable repairs checked intermittently (the paper's mode, check_every): %d checks", n))
+		out.Notef("unusable repairs checked intermittently (the paper's mode, check_every): %d checks", n)
 	} else if t["unusable_buffered"] > 0 {
-		out.Notes = append(out.Notes, "unusable repairs rechecked at once, recursively, as the packets they lack come (check_every=0)")
+		out.Notef("unusable repairs rechecked at once, recursively, as the packets they lack come (check_every=0)")
 	}
 	if n := t["targets_capped"]; n > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("c asked for %d repair destinations beyond the size of their region (groups smaller than c+1): fewer repairs than c were sent", n))
+		out.Notef("c asked for %d repair destinations beyond the size of their region (groups smaller than c+1): fewer repairs than c were sent", n)
 	}
 	if h, f := t["loss_hints"], t["found_above"]; f > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d losses told to the NAK layer as repairs showed them; %d of its retransmissions kept to decode with", h, f))
+		out.Notef("%d losses told to the NAK layer as repairs showed them; %d of its retransmissions kept to decode with", h, f)
 	}
 	if n := t["no_neighbourhood"]; n > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d data packets sent before lec had a neighbourhood: no repairs cover them (gms hands one down with the views; with static membership install it: Stack.InstallNeighbourhood, which cluster does)", n))
+		out.Notef("%d data packets sent before lec had a neighbourhood: no repairs cover them (gms hands one down with the views; with static membership install it: Stack.InstallNeighbourhood, which cluster does)", n)
 	}
 	if n := t["bins_flushed"]; n > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d repairs sent from partly filled bins (flush)", n))
+		out.Notef("%d repairs sent from partly filled bins (flush)", n)
 	}
 	if d := t["data_in"]; d > 0 {
 		out.Ratio("xors_per_data", units.Round6(float64(t["xors"])/float64(d)))

@@ -83,11 +83,11 @@ type Summary struct {
 func summarize(c compose.Counters) compose.Summary {
 	m := c.Total
 	s := Summary{Rotations: m["rotations"], Retransmissions: m["retransmissions"], Regenerated: m["tokens_regenerated"], Recoveries: m["recoveries"]}
+	s.TokenBytesMax = c.Max("token_bytes_max")
+	s.RecoveryMsMax = units.Ms(float64(c.Max("recovery_ns_max")))
 	var rate float64
 	n := 0
 	for _, nc := range c.Nodes {
-		s.TokenBytesMax = max(s.TokenBytesMax, nc.Values["token_bytes_max"])
-		s.RecoveryMsMax = max(s.RecoveryMsMax, units.Ms(float64(nc.Values["recovery_ns_max"])))
 		if ns := nc.Values["active_ns"]; ns > 0 {
 			rate += float64(nc.Values["tokens"]) / (float64(ns) / 1e9)
 			n++
@@ -103,11 +103,7 @@ func summarize(c compose.Counters) compose.Summary {
 	// Peaks and the active time are per node: the report's sums of them
 	// mean nothing, so the largest over nodes stands in their place.
 	for _, name := range []string{"token_bytes_max", "peak_buffer_bytes", "pending_peak", "visit_sent_max", "rotation_sent_max", "recovery_ns_max", "active_ns"} {
-		var top int64
-		for _, nc := range c.Nodes {
-			top = max(top, nc.Values[name])
-		}
-		out.Ratio(name, float64(top))
+		out.Ratio(name, float64(c.Max(name)))
 	}
 	out.Ratio("tokens_per_sec", s.TokensPerSec)
 	out.Ratio("recovery_ms_mean", s.RecoveryMsMean)
@@ -120,8 +116,8 @@ func summarize(c compose.Counters) compose.Summary {
 	}
 	out.Notes = append(out.Notes, note)
 	if s.Recoveries > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d ring recoveries after membership changes: mean %v, longest %v (%d old packets no survivor had)",
-			s.Recoveries, units.MsDuration(s.RecoveryMsMean), units.MsDuration(s.RecoveryMsMax), m["recovery_lost"]))
+		out.Notef("%d ring recoveries after membership changes: mean %v, longest %v (%d old packets no survivor had)",
+			s.Recoveries, units.MsDuration(s.RecoveryMsMean), units.MsDuration(s.RecoveryMsMax), m["recovery_lost"])
 	}
 	return out
 }

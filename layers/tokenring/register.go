@@ -1,7 +1,6 @@
 package tokenring
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/layercast/layercast/compose"
@@ -78,26 +77,21 @@ func DefaultConfig() Config {
 func summarize(c compose.Counters) compose.Summary {
 	m := c.Total
 	var out compose.Summary
-	var tokMax, pendMax int64
-	for _, nc := range c.Nodes {
-		tokMax = max(tokMax, nc.Values["token_bytes_max"])
-		pendMax = max(pendMax, nc.Values["pending_peak"])
-	}
+	tokMax, pendMax := c.Max("token_bytes_max"), c.Max("pending_peak")
 	out.Ratio("token_rounds", float64(m["token_rounds"]))
 	out.Ratio("recovery_rounds_mean", mean(m["recovery_rounds_milli"], m["recovered_timed"])/1000)
 	out.Ratio("ack_rounds_mean", mean(m["ack_rounds_milli"], m["acked"])/1000)
 	out.Ratio("token_bytes_max", float64(tokMax))
 	out.Ratio("pending_peak", float64(pendMax))
-	note := fmt.Sprintf("%d token rounds (mean %.1f ms each); losses recovered in %.2f rounds on average, ACKs after %.2f rounds; largest token %d bytes; at most %d regional packets pending",
+	out.Notef("%d token rounds (mean %.1f ms each); losses recovered in %.2f rounds on average, ACKs after %.2f rounds; largest token %d bytes; at most %d regional packets pending",
 		m["token_rounds"], mean(m["round_ns"], m["rounds_timed"])/1e6, out.Ratios["recovery_rounds_mean"],
 		out.Ratios["ack_rounds_mean"], tokMax, pendMax)
-	out.Notes = append(out.Notes, note)
 	if n := m["dropped_unsent"]; n > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d casts accepted were dropped unsent: their group spanned no region when their turn came (the application left it)", n))
+		out.Notef("%d casts accepted were dropped unsent: their group spanned no region when their turn came (the application left it)", n)
 	}
 	if n := m["recovered"]; n > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("recovered %d packets: %d from peers (push and pull), %d from senders (collective NAKs %d, probes %d)",
-			n, n-m["recovered_sender"], m["recovered_sender"], m["naks_received"], m["probes"]))
+		out.Notef("recovered %d packets: %d from peers (push and pull), %d from senders (collective NAKs %d, probes %d)",
+			n, n-m["recovered_sender"], m["recovered_sender"], m["naks_received"], m["probes"])
 	}
 	return out
 }

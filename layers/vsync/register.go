@@ -92,10 +92,10 @@ func summarize(c compose.Counters) compose.Summary {
 		s.Ratio("flush_ms_mean", units.Ms(float64(t["flush_ns"])/float64(n)))
 	}
 	if n := t["flush_timeouts"]; n > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d flushes gave up after flush_timeout: those views were installed without agreement", n))
+		s.Notef("%d flushes gave up after flush_timeout: those views were installed without agreement", n)
 	}
 	if n := t["resend_missing"]; n > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d messages could not be sent again in a flush: max_bytes let them go", n))
+		s.Notef("%d messages could not be sent again in a flush: max_bytes let them go", n)
 	}
 	return s
 }

@@ -130,33 +130,47 @@ func newCodec() *wirecodec.Codec {
 }
 
 // decodeReport parses a tReport body (after the type byte).
-func decodeReport(wc *wirecodec.Codec, b []byte) (report, error) {
-	var r report
-	if err := wc.Decode(b, &r); err != nil {
-		return report{}, err
-	}
-	if err := checkEntries(r.Entries); err != nil {
-		return report{}, err
-	}
-	if r.Target == 0 || r.Old >= r.Target {
-		return report{}, fmt.Errorf("%w: report from view %d to view %d", errMalformed, r.Old, r.Target)
-	}
-	return r, nil
-}
+func decodeReport(wc *wirecodec.Codec, b []byte) (report, error) { return decodeBody[report](wc, b) }
 
 // decodeStable parses a tStable body (after the type byte).
-func decodeStable(wc *wirecodec.Codec, b []byte) (stable, error) {
-	var s stable
-	if err := wc.Decode(b, &s); err != nil {
-		return stable{}, err
+func decodeStable(wc *wirecodec.Codec, b []byte) (stable, error) { return decodeBody[stable](wc, b) }
+
+// decodeBody decodes a msgpack body into a T and refuses it (the zero T and
+// an error wrapping errMalformed) unless its check accepts it.
+func decodeBody[T any, P interface {
+	*T
+	check() error
+}](wc *wirecodec.Codec, b []byte) (T, error) {
+	var v, zero T
+	if err := wc.Decode(b, &v); err != nil {
+		return zero, err
 	}
+	if err := P(&v).check(); err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// check refuses a report with bad entries or views that do not move on.
+func (r *report) check() error {
+	if err := checkEntries(r.Entries); err != nil {
+		return err
+	}
+	if r.Target == 0 || r.Old >= r.Target {
+		return fmt.Errorf("%w: report from view %d to view %d", errMalformed, r.Old, r.Target)
+	}
+	return nil
+}
+
+// check refuses a gossip with bad entries or for view 0.
+func (s *stable) check() error {
 	if err := checkEntries(s.Entries); err != nil {
-		return stable{}, err
+		return err
 	}
 	if s.View == 0 {
-		return stable{}, fmt.Errorf("%w: gossip for view 0", errMalformed)
+		return fmt.Errorf("%w: gossip for view 0", errMalformed)
 	}
-	return s, nil
+	return nil
 }
 
 // checkEntries refuses too many entries and entries naming no node.

@@ -177,11 +177,7 @@ const (
 // plus floodSlack.
 func floodBound(tb testing.TB, spec string, members int64) (int64, string) {
 	tb.Helper()
-	sp, err := compose.Parse(spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ls, err := compose.Explain(sp)
+	ls, err := compose.ExplainString(spec)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -43,18 +43,8 @@ func TestBatchedWrites(t *testing.T) {
 // WriteBytes bytes; a write that would pass either sends the batch first.
 func TestBatchBounds(t *testing.T) {
 	got := make(chanSink, 1000)
-	a, err := New(Config{Self: 1, WriteBatch: 8, WriteBytes: 1, MaxPacket: 1000}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := New(Config{Self: 2}, got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close(); b.Close() })
-	if err := a.SetAddr(2, b.LocalAddr()); err != nil {
-		t.Fatal(err)
-	}
+	b := open(t, Config{Self: 2}, got)
+	a := toward(t, Config{Self: 1, WriteBatch: 8, WriteBytes: 1, MaxPacket: 1000}, nil, 2, b)
 	a.Flush()
 	for range 10 {
 		a.Send(2, make([]byte, 100))

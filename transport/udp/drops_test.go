@@ -28,19 +28,8 @@ func (g *gateSink) Input(b *stack.Batch) bool {
 // accounted for: received, dropped by the kernel, or refused at the send.
 func TestKernelDropsCounted(t *testing.T) {
 	sink := &gateSink{gate: make(chan struct{}), got: make(chan int, 4096)}
-	rx, err := New(Config{Self: 2, SocketBuffer: 4096}, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rx.Close()
-	tx, err := New(Config{Self: 1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Close()
-	if err := tx.SetAddr(2, rx.LocalAddr()); err != nil {
-		t.Fatal(err)
-	}
+	rx := open(t, Config{Self: 2, SocketBuffer: 4096}, sink)
+	tx := toward(t, Config{Self: 1}, nil, 2, rx)
 	const n = 2000
 	pkt := make([]byte, 1000)
 	for range n {

@@ -14,12 +14,7 @@ func TestFanout(t *testing.T) {
 	sinks := []chanSink{make(chanSink, 10), make(chanSink, 10), make(chanSink, 10)}
 	var trs []*Transport
 	for i := range 3 {
-		tr, err := New(Config{Self: event.NodeID(i + 1), Fanout: true, MulticastPort: 47400}, sinks[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tr.Close()
-		trs = append(trs, tr)
+		trs = append(trs, open(t, Config{Self: event.NodeID(i + 1), Fanout: true, MulticastPort: 47400}, sinks[i]))
 	}
 	for _, tr := range trs {
 		for j, o := range trs {

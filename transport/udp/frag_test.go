@@ -44,12 +44,7 @@ func TestMegabyteOverUDPInside(t *testing.T) {
 	view := &event.ViewInfo{Group: 3, ID: 1, Members: []event.NodeID{1, 2, 3}}
 	trs := map[event.NodeID]*Transport{}
 	for id := event.NodeID(1); id <= 3; id++ {
-		tr, err := New(Config{Self: id, MulticastPort: 47300}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tr.Close()
-		trs[id] = tr
+		trs[id] = open(t, Config{Self: id, MulticastPort: 47300}, nil)
 	}
 	for id, tr := range trs { // the address book: NAKs and repairs go by unicast
 		for peer, o := range trs {

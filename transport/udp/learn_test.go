@@ -34,16 +34,8 @@ func recv(t *testing.T, c chanSink, what string) []byte {
 func TestLearnReplyToUnknownNode(t *testing.T) {
 	for _, learn := range []int{0, 8} {
 		svcIn, nodeIn := make(chanSink, 10), make(chanSink, 10)
-		svc, err := New(Config{Self: 100, Learn: learn}, svcIn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer svc.Close()
-		node, err := New(Config{Self: 5, Book: map[event.NodeID]*net.UDPAddr{100: svc.LocalAddr()}}, nodeIn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer node.Close()
+		svc := open(t, Config{Self: 100, Learn: learn}, svcIn)
+		node := toward(t, Config{Self: 5}, nodeIn, 100, svc)
 		node.Send(100, frameFrom(5, "join"))
 		recv(t, svcIn, "the node's request at the service")
 		svc.Send(5, frameFrom(100, "view"))
@@ -133,16 +125,8 @@ func FuzzLearnFromPacket(f *testing.F) {
 // address costs a read lock and no allocation.
 func BenchmarkUDPLoopbackLearning(b *testing.B) {
 	got := make(countSink, 1024)
-	rx, err := New(Config{Self: 2, Learn: 16}, got)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rx.Close()
-	tx, err := New(Config{Self: 1, Book: map[event.NodeID]*net.UDPAddr{2: rx.LocalAddr()}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tx.Close()
+	rx := open(b, Config{Self: 2, Learn: 16}, got)
+	tx := toward(b, Config{Self: 1}, nil, 2, rx)
 	sendLoop(b, tx, got, frameFrom(1, string(make([]byte, 990))))
 	if rx.Addr(1) == nil {
 		b.Fatal("the sender was not learned")

@@ -25,19 +25,31 @@ func (c chanSink) Input(b *stack.Batch) bool {
 }
 
 func pair(t testing.TB, sink Sink) (*Transport, *Transport) {
-	a, err := New(Config{Self: 1}, nil)
+	b := open(t, Config{Self: 2}, sink)
+	return toward(t, Config{Self: 1}, nil, 2, b), b
+}
+
+// open makes a transport of cfg delivering to sink, closed when the test
+// ends.
+func open(tb testing.TB, cfg Config, sink Sink) *Transport {
+	tb.Helper()
+	tr, err := New(cfg, sink)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	b, err := New(Config{Self: 2}, sink)
-	if err != nil {
-		t.Fatal(err)
+	tb.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+// toward is open with rx's address in the new transport's address book as
+// node id (pinned, as every caller's entry is).
+func toward(tb testing.TB, cfg Config, sink Sink, id event.NodeID, rx *Transport) *Transport {
+	tb.Helper()
+	tx := open(tb, cfg, sink)
+	if err := tx.SetAddr(id, rx.LocalAddr()); err != nil {
+		tb.Fatal(err)
 	}
-	if err := a.SetAddr(2, b.LocalAddr()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close(); b.Close() })
-	return a, b
+	return tx
 }
 
 func TestUnicastLoopback(t *testing.T) {
@@ -72,11 +84,7 @@ func TestBadConfig(t *testing.T) {
 	if _, err := New(Config{Self: 1, Interface: "no-such-if0"}, nil); err == nil {
 		t.Error("unknown interface accepted")
 	}
-	tr, err := New(Config{Self: 1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := open(t, Config{Self: 1}, nil)
 	if err := tr.SetAddr(2, &net.UDPAddr{IP: net.ParseIP("::1"), Port: 1}); err == nil {
 		t.Error("IPv6 address accepted")
 	}
@@ -138,12 +146,7 @@ func TestMulticastInside(t *testing.T) {
 	sinks := []chanSink{make(chanSink, 100), make(chanSink, 100), make(chanSink, 100)}
 	var trs []*Transport
 	for i := range 3 {
-		tr, err := New(Config{Self: event.NodeID(i + 1), MulticastPort: 47123}, sinks[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tr.Close()
-		trs = append(trs, tr)
+		trs = append(trs, open(t, Config{Self: event.NodeID(i + 1), MulticastPort: 47123}, sinks[i]))
 	}
 	g := event.GroupID(42)
 	for _, tr := range trs[:2] {
@@ -252,11 +255,7 @@ func (w *wakeSink) Wake() {
 // within a few PauseFor, and wakes its node.
 func TestPacer(t *testing.T) {
 	ws := &wakeSink{woken: make(chan struct{}, 1)}
-	a, err := New(Config{Self: 1}, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := open(t, Config{Self: 1}, ws)
 	if !a.Writable() {
 		t.Fatal("not writable at start")
 	}
