@@ -419,6 +419,15 @@ func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
 		// outage: the answer measures it, not the path)
 		return
 	}
+	if rs.timer && rs.tm.When() < now {
+		// the retry was due before this answer and did not fire: we were
+		// not running (frozen, descheduled, far behind), and the answer
+		// waited in our own receive buffer. The time measures our stall,
+		// not the path (taken as one, a 1.5 s freeze spaced every later
+		// NAK round of the stream 1.5 to 2.6 s apart); as Karn's rule
+		// after a retry, no sample.
+		return
+	}
 	at := e.naked
 	if at <= rs.sampled || at > now {
 		return
