@@ -116,10 +116,12 @@ type Layer struct {
 	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
 	stale bool                      // hits needs rebuilding before its next use (see index.go)
 
+	paths map[event.NodeID]*path // round trips to senders (receiver.go)
+
 	// asks for streams a loss hint named before we could place them
 	// (hint.go), in due order, with the set of those queued
 	asks      []unplacedAsk
-	askQueued map[unplacedAsk]struct{}
+	askQueued map[askKey]event.Time // when a hint first named it
 	askTm     *stack.Timer
 }
 
