@@ -83,8 +83,10 @@ func (l *Layer) found(rs *recvState, m *event.Message, seq uint32) {
 // any NAK (and as SRM's requests), the ask is repeated until it is
 // answered: every retry interval (the sender's round-trip timeout, or
 // nak_retry before one is measured), doubling for each ask in a row, up to
-// nak_slow. Before, one lost ask (or its answer) left the first cast to
-// the sender's next cast or digest (Figure 8's set-up at 20% loss: 340 ms).
+// nak_slow, at most nak_max_tries times (each ask can cost the sender
+// max_nak_retrans retransmissions; after that its digest places the
+// stream). Before, one lost ask (or its answer) left the first cast to the
+// sender's next cast or digest (Figure 8's set-up at 20% loss: 340 ms).
 type unplacedAsk struct {
 	g     event.GroupID
 	n     event.NodeID
@@ -168,6 +170,10 @@ func (l *Layer) askTimer() {
 		l.sendNak(a.n)
 		a.due = now.Add(min(rto<<min(a.tries, maxBackoff), max(l.cfg.NakSlow, 2*rto)))
 		a.tries++
+		if a.tries >= l.cfg.NakMaxTries {
+			delete(l.askQueued, k) // the sender's digest will place it
+			continue
+		}
 		again = append(again, a)
 	}
 	n := copy(l.asks, l.asks[i:])

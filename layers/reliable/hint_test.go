@@ -210,3 +210,27 @@ func TestLossHintBeforePlacementKeepsItsTime(t *testing.T) {
 		t.Errorf("unplaced_asks = %d, want 0 (the stream was placed before the ask was due)", got)
 	}
 }
+
+// The asks for an unplaced stream are bounded: each can cost the sender
+// max_nak_retrans retransmissions, so after nak_max_tries unanswered ones
+// (here the sender hears nothing) the stream waits for the sender's digest.
+func TestLossHintAsksBounded(t *testing.T) {
+	var net *sim.Network
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 2: true}, On: func() bool {
+		return net.Now() < event.Time(time.Millisecond) || net.Now() > event.Time(2*time.Millisecond)
+	}}
+	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
+		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "20ms", "nak_max_tries": "4"}}, "reliable"))
+	net = c.Net
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
+	c.Install(v)
+	c.Caster(1, 1)(1)
+	c.Net.RunUntil(event.Time(5 * time.Millisecond))
+	c.Net.Node(2).Now()
+	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
+		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
+	c.Net.RunUntil(event.Time(5 * time.Second))
+	if got := c.Counter("reliable", "unplaced_asks", 2); got != 4 {
+		t.Errorf("unplaced_asks = %d, want nak_max_tries (4)", got)
+	}
+}
