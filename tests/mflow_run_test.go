@@ -2,12 +2,14 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/layers/mflow"
 )
@@ -32,6 +34,9 @@ func TestMflowSpecRun(t *testing.T) {
 		Extra  struct {
 			Mflow mflow.Summary `json:"mflow"`
 		} `json:"extra"`
+		Overhead struct {
+			AcksPerMsgBy map[string]float64 `json:"acks_per_msg_by"`
+		} `json:"overhead"`
 	}
 	if err := json.Unmarshal(b, &js); err != nil {
 		t.Fatal(err)
@@ -50,6 +55,19 @@ func TestMflowSpecRun(t *testing.T) {
 	}
 	if v, ok := m["acks_per_msg"]; ok && math.Abs(v-got) > 1e-3 {
 		t.Errorf("layers.mflow.acks_per_msg %v, summarizer says %v", v, got)
+	}
+	// issue 13's must-hold: the table's acks row shows mflow's own acks
+	// (reliable's apart), the same figure as layers.mflow.acks_per_msg
+	v, ok := m["acks_per_msg"]
+	if by := js.Overhead.AcksPerMsgBy["mflow"]; !ok || math.Abs(by-v) > 1e-3 {
+		t.Errorf("layers.mflow.acks_per_msg %v (present %v), overhead.acks_per_msg_by.mflow %v: want the same", v, ok, by)
+	}
+	var tb strings.Builder
+	if err := experiment.WriteTable(&tb, []*experiment.Report{rep}, false); err != nil {
+		t.Fatal(err)
+	}
+	if row := fmt.Sprintf("mflow %.3f", v); !strings.Contains(tb.String(), row) {
+		t.Errorf("the table's acks row does not show %q:\n%s", row, tb.String())
 	}
 	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, "mflow:") }) {
 		t.Errorf("no mflow note in the report: %q", rep.Notes)

@@ -1,6 +1,11 @@
 package reliable
 
-import "github.com/layercast/layercast/event"
+import (
+	"slices"
+	"time"
+
+	"github.com/layercast/layercast/event"
+)
 
 // lossHint acts on a layer below reporting a missing message
 // (event.LossHint: lec read a repair naming it and could not rebuild it).
@@ -74,49 +79,109 @@ func (l *Layer) found(rs *recvState, m *event.Message, seq uint32) {
 // too (at 20% loss, runs of them: first casts recovered only after 700 ms).
 // nak_delay after the hint, if the stream is still unplaced, we ask the
 // sender for everything it still holds: the answers carry the headers that
-// place the stream (those not owed to us are dropped as before_join).
+// place the stream (those not owed to us are dropped as before_join). As
+// any NAK (and as SRM's requests), the ask is repeated until it is
+// answered: every retry interval (the sender's round-trip timeout, or
+// nak_retry before one is measured), doubling for each ask in a row, up to
+// nak_slow, at most nak_max_tries times (each ask can cost the sender
+// max_nak_retrans retransmissions; after that its digest places the
+// stream). Before, one lost ask (or its answer) left the first cast to the
+// sender's next cast or digest (Figure 8's set-up at 20% loss: 340 ms).
 type unplacedAsk struct {
-	g   event.GroupID
-	n   event.NodeID
-	due event.Time
+	g     event.GroupID
+	n     event.NodeID
+	due   event.Time
+	tries int
 }
 
-// askLater queues an ask for (g, n) unless one is queued.
+// askKey names an unplaced stream: a (group, sender) pair.
+type askKey struct {
+	g event.GroupID
+	n event.NodeID
+}
+
+// askLater queues an ask for (g, n) unless one is queued, noting when the
+// loss was first hinted: when the stream is placed, the gap that places it
+// was discovered then (hintedAt), not at placement.
 func (l *Layer) askLater(g event.GroupID, n event.NodeID) {
-	k := unplacedAsk{g: g, n: n}
+	k := askKey{g: g, n: n}
 	if _, ok := l.askQueued[k]; ok {
 		return
 	}
 	if l.askQueued == nil {
-		l.askQueued = map[unplacedAsk]struct{}{}
+		l.askQueued = map[askKey]event.Time{}
 	}
-	l.askQueued[k] = struct{}{}
-	k.due = l.Ctx.Now().Add(l.cfg.NakDelay)
-	l.asks = append(l.asks, k)
-	if !l.askTm.Pending() {
-		l.askTm.ResetAt(k.due)
+	now := l.Ctx.Now()
+	l.askQueued[k] = now
+	l.queueAsk(unplacedAsk{g: g, n: n, due: now.Add(l.cfg.NakDelay)})
+}
+
+// queueAsk inserts an ask in due order and keeps the timer on the first.
+func (l *Layer) queueAsk(a unplacedAsk) {
+	i := len(l.asks)
+	for i > 0 && l.asks[i-1].due > a.due {
+		i--
+	}
+	l.asks = slices.Insert(l.asks, i, a)
+	if !l.askTm.Pending() || l.askTm.When() > l.asks[0].due {
+		l.askTm.ResetAt(l.asks[0].due)
 	}
 }
 
+// placedAfterHint is called when a stream is placed: it returns when a hint
+// first named it unplaced (0: none did) and ends the asks for it.
+func (l *Layer) placedAfterHint(g event.GroupID, n event.NodeID) event.Time {
+	k := askKey{g: g, n: n}
+	at, ok := l.askQueued[k]
+	if !ok {
+		return 0
+	}
+	delete(l.askQueued, k)
+	return at
+}
+
 // askTimer sends the asks that are due: a NAK for everything from 1 on,
-// which the sender answers with what it holds (at most max_nak_retrans).
+// which the sender answers with what it holds (at most max_nak_retrans),
+// and queues each again one retry interval on while its stream is
+// unplaced.
 func (l *Layer) askTimer() {
 	now := l.Ctx.Now()
 	i := 0
+	var again []unplacedAsk
 	for ; i < len(l.asks) && l.asks[i].due <= now; i++ {
 		a := l.asks[i]
-		delete(l.askQueued, unplacedAsk{g: a.g, n: a.n})
+		k := askKey{g: a.g, n: a.n}
+		if _, ok := l.askQueued[k]; !ok {
+			continue // placed meanwhile
+		}
 		if _, mb := l.lookup(a.g, a.n); mb == nil || mb.rs != nil {
-			continue // gone, or placed meanwhile
+			delete(l.askQueued, k) // gone, or placed meanwhile
+			continue
 		}
 		nk := &l.nak
+		p := l.paths[a.n]
 		nk.G, nk.R, nk.T = uint32(a.g), append(nk.R[:0], 1, maxSeq), 0
+		rto := l.cfg.NakRetry
+		if p != nil && p.srtt > 0 {
+			nk.T = uint32(min(p.srtt, l.cfg.NakSlow) / time.Microsecond)
+			rto = max(l.cfg.NakRetryMin, p.srtt+4*p.rttvar)
+		}
 		l.c.unplacedAsks.Inc()
 		l.sendNak(a.n)
+		a.due = now.Add(min(rto<<min(a.tries, maxBackoff), max(l.cfg.NakSlow, 2*rto)))
+		a.tries++
+		if a.tries >= l.cfg.NakMaxTries {
+			delete(l.askQueued, k) // the sender's digest will place it
+			continue
+		}
+		again = append(again, a)
 	}
 	n := copy(l.asks, l.asks[i:])
 	l.asks = l.asks[:n]
-	if n > 0 {
+	for _, a := range again {
+		l.queueAsk(a)
+	}
+	if len(l.asks) > 0 && (!l.askTm.Pending() || l.askTm.When() > l.asks[0].due) {
 		l.askTm.ResetAt(l.asks[0].due)
 	}
 }

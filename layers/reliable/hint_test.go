@@ -147,3 +147,90 @@ func FuzzLossHint(f *testing.F) {
 		c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
 	})
 }
+
+// An ask for a sender's first casts is repeated until it is answered, as
+// any NAK: here the first ask is lost at the sender, and the sender's next
+// digest is 10 s away. Before, the ask went once, and the first cast
+// waited for that digest (or the sender's next cast).
+func TestLossHintBeforeFirstContactAsksAgain(t *testing.T) {
+	var net *sim.Network
+	hintAt := event.Time(5 * time.Millisecond)
+	firstAsk := hintAt + event.Time(20*time.Millisecond) // nak_delay on
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 2: true}, On: func() bool {
+		now := net.Now()
+		return now < event.Time(time.Millisecond) || // the cast, at node 2
+			now >= firstAsk && now < firstAsk+event.Time(2*time.Millisecond) // the ask, at node 1
+	}}
+	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
+		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "20ms", "nak_retry": "20ms"}}, "reliable"))
+	net = c.Net
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
+	c.Install(v)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(1, 1, 1, time.Millisecond, 10, sent) // one cast, lost at node 2
+	c.Net.RunUntil(hintAt)
+	c.Net.Node(2).Now()
+	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
+		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
+	c.Net.Run(time.Second)
+	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if bound := firstAsk + event.Time(25*time.Millisecond); c.LastDel == 0 || c.LastDel > bound {
+		t.Errorf("first cast recovered at %v, want by %v (the lost ask + nak_retry + a round trip)", c.LastDel, bound)
+	}
+	if got := c.Counter("reliable", "unplaced_asks", 2); got != 2 {
+		t.Errorf("unplaced_asks = %d, want 2 (the lost one and its retry)", got)
+	}
+}
+
+// A stream that a hint named before it was placed is NAKed nak_delay after
+// the hint, not after its placement: the gap that places it is the one
+// the hint found. Here the sender's second cast places the stream 45 ms
+// after the hint; before, the first cast was NAKed 100 ms after that.
+func TestLossHintBeforePlacementKeepsItsTime(t *testing.T) {
+	var net *sim.Network
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool { return net.Now() < event.Time(time.Millisecond) }}
+	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
+		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "100ms"}}, "reliable"))
+	net = c.Net
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
+	c.Install(v)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(1, 1, 2, 50*time.Millisecond, 10, sent) // the first lost at node 2
+	hintAt := event.Time(5 * time.Millisecond)
+	c.Net.RunUntil(hintAt)
+	c.Net.Node(2).Now()
+	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
+		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
+	c.Net.Run(time.Second)
+	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+	if bound := hintAt + event.Time(105*time.Millisecond); c.LastDel == 0 || c.LastDel > bound {
+		t.Errorf("first cast recovered at %v, want by %v (hint + nak_delay + a round trip)", c.LastDel, bound)
+	}
+	if got := c.Counter("reliable", "unplaced_asks", 2); got != 0 {
+		t.Errorf("unplaced_asks = %d, want 0 (the stream was placed before the ask was due)", got)
+	}
+}
+
+// The asks for an unplaced stream are bounded: each can cost the sender
+// max_nak_retrans retransmissions, so after nak_max_tries unanswered ones
+// (here the sender hears nothing) the stream waits for the sender's digest.
+func TestLossHintAsksBounded(t *testing.T) {
+	var net *sim.Network
+	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 2: true}, On: func() bool {
+		return net.Now() < event.Time(time.Millisecond) || net.Now() > event.Time(2*time.Millisecond)
+	}}
+	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
+		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "20ms", "nak_max_tries": "4"}}, "reliable"))
+	net = c.Net
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
+	c.Install(v)
+	c.Caster(1, 1)(1)
+	c.Net.RunUntil(event.Time(5 * time.Millisecond))
+	c.Net.Node(2).Now()
+	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
+		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
+	c.Net.RunUntil(event.Time(5 * time.Second))
+	if got := c.Counter("reliable", "unplaced_asks", 2); got != 4 {
+		t.Errorf("unplaced_asks = %d, want nak_max_tries (4)", got)
+	}
+}

@@ -89,6 +89,9 @@ func (l *Layer) shares(id event.NodeID) bool {
 // is given up, and what it sent us early is released.
 func (l *Layer) forgetPeer(id event.NodeID) {
 	p := l.peers[id]
+	if l.paths[id] != nil && !l.shares(id) {
+		delete(l.paths, id) // its streams are gone with it
+	}
 	if p == nil || l.shares(id) {
 		return
 	}

@@ -33,18 +33,48 @@ type recvState struct {
 	// minus its), learnt from the anchor of a loss hint (hint.go).
 	lecOff   uint32
 	lecKnown bool
-	// the round trip to the sender as this receiver sees it (NAK to the
-	// first retransmission answering it, queueing included), smoothed as
-	// TCP's srtt and rttvar (RFC 6298); zero srtt: no sample yet. sampled
-	// is the NAK the last sample was taken from (one sample per NAK).
-	srtt, rttvar time.Duration
-	sampled      event.Time
+	// path is the round trip to the sender, shared by all its streams at
+	// this node (see path); sampled is the NAK of this stream the last
+	// sample was taken from (one sample per NAK).
+	path    *path
+	sampled event.Time
 	// ask bounds the messages one NAK asks for (0: max_nak_retrans), and
 	// asked is how many the last NAK asked for (see askLimit)
 	ask, asked int
 	// stalls counts NAK retry rounds in a row that brought nothing back:
 	// the retry interval doubles with each (exponential backoff)
 	stalls int
+	// hintedAt: a loss hint named this stream before it was placed (its
+	// first casts lost); the gap its placement reveals was discovered
+	// then, and is NAKed nak_delay after it (0: no such hint, or used)
+	hintedAt event.Time
+}
+
+// path is the round trip to one sender as this receiver sees it (NAK to
+// the first retransmission answering it, queueing included), smoothed as
+// TCP's srtt and rttvar (RFC 6298); zero srtt: no sample yet. It belongs to
+// the sender, not to one of its streams, as SRM keeps a distance per host:
+// a node in many groups hears each of them rarely (Ricochet's point), and a
+// stream that had never been NAKed retried every nak_retry with backoff
+// while its sender's round trip was known from its other streams (Figure
+// 8's set-up at 20% loss, 16 nodes in 125 groups: one NAK round in 12 is
+// lost, and three in a row took a message 541 ms to recover; with the
+// path's timeout, about 130 ms).
+type path struct {
+	srtt, rttvar time.Duration
+}
+
+// pathTo returns the round-trip state towards a sender.
+func (l *Layer) pathTo(id event.NodeID) *path {
+	if p := l.paths[id]; p != nil {
+		return p
+	}
+	if l.paths == nil {
+		l.paths = map[event.NodeID]*path{}
+	}
+	p := &path{}
+	l.paths[id] = p
+	return p
 }
 
 type gapEpoch struct {
@@ -58,7 +88,8 @@ const maxEpochs = 32
 
 // newRecv starts a sender's stream at a receiver at sequence number start.
 func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
-	rs := &recvState{g: g, from: m.id, start: start, next: start, highest: start - 1}
+	rs := &recvState{g: g, from: m.id, start: start, next: start, highest: start - 1, path: l.pathTo(m.id),
+		hintedAt: l.placedAfterHint(g.id, m.id)}
 	rs.got = seqwin.NewBitmap(l.cfg.Window)
 	rs.epochs = make([]gapEpoch, 0, maxEpochs)
 	m.rs = rs
@@ -199,10 +230,16 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 	if lim := rs.next + uint32(l.cfg.Window) - 1; seq > lim {
 		seq = lim
 	}
+	now := l.Ctx.Now()
+	at := now
+	if rs.hintedAt != 0 {
+		// the first announce since a stream a hint named was placed:
+		// the gap it reveals (if any) is the one hinted
+		at, rs.hintedAt = min(now, rs.hintedAt), 0
+	}
 	if seq <= rs.highest {
 		return
 	}
-	now := l.Ctx.Now()
 	from := rs.highest + 1
 	if from < rs.next {
 		from = rs.next
@@ -214,12 +251,12 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 			copy(rs.epochs[1:], rs.epochs[2:])
 			rs.epochs = rs.epochs[:maxEpochs-1]
 		}
-		rs.epochs = append(rs.epochs, gapEpoch{from: from, at: now})
+		rs.epochs = append(rs.epochs, gapEpoch{from: from, at: at})
 	}
 	rs.highest = seq
-	// the new gap is due nak_delay from now, even if the timer was set
-	// later for older gaps (a slowed retry)
-	if due := now.Add(l.cfg.NakDelay); !rs.timer || rs.tm.When() > due {
+	// the new gap is due nak_delay after its discovery, even if the timer
+	// was set later for older gaps (a slowed retry)
+	if due := max(now, at.Add(l.cfg.NakDelay)); !rs.timer || rs.tm.When() > due {
 		rs.timer = true
 		rs.tm.ResetAt(due)
 	}
@@ -318,7 +355,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 		}
 		rs.recoveredAtNak = rs.recovered
 		rs.asked = asked
-		nk.T = uint32(min(rs.srtt, l.cfg.NakSlow) / time.Microsecond)
+		nk.T = uint32(min(rs.path.srtt, l.cfg.NakSlow) / time.Microsecond)
 		l.sendNak(rs.from)
 		// every epoch NAKed now is due again one retry interval on
 		nextDue = min(nextDue, now.Add(l.retryAfter(rs)))
@@ -382,12 +419,12 @@ const maxBackoff = 6
 // row brought nothing.
 func (l *Layer) retryAfter(rs *recvState) time.Duration {
 	rto := l.cfg.NakRetry
-	if rs.srtt > 0 {
+	if p := rs.path; p.srtt > 0 {
 		// measured: the path's own timeout, not a guess for every path
 		// (on a loopback or a LAN, nak_retry was ten rounds of the
 		// sender's answer, and recovery at 10% loss held the sender's
 		// window that long)
-		rto = max(l.cfg.NakRetryMin, rs.srtt+4*rs.rttvar)
+		rto = max(l.cfg.NakRetryMin, p.srtt+4*p.rttvar)
 	}
 	d := min(rto<<min(rs.stalls, maxBackoff), max(l.cfg.NakSlow, 2*rto))
 	if rs.stalls >= l.cfg.NakMaxTries {
@@ -414,9 +451,19 @@ func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
 	if e == nil || e.tries == 0 {
 		return // not NAKed by us (another member's ask, re-multicast)
 	}
-	if rs.srtt != 0 && (e.tries > 1 || rs.stalls > 0) {
+	p := rs.path
+	if p.srtt != 0 && (e.tries > 1 || rs.stalls > 0) {
 		// several NAKs asked for it, or rounds went unanswered (an
 		// outage: the answer measures it, not the path)
+		return
+	}
+	if rs.timer && rs.tm.When() < now {
+		// the retry was due before this answer and did not fire: we were
+		// not running (frozen, descheduled, far behind), and the answer
+		// waited in our own receive buffer. The time measures our stall,
+		// not the path (taken as one, a 1.5 s freeze spaced every later
+		// NAK round of the stream 1.5 to 2.6 s apart); as Karn's rule
+		// after a retry, no sample.
 		return
 	}
 	at := e.naked
@@ -425,16 +472,16 @@ func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
 	}
 	rs.sampled = at
 	r := time.Duration(now - at)
-	if rs.srtt == 0 {
-		rs.srtt, rs.rttvar = r, r/2
+	if p.srtt == 0 {
+		p.srtt, p.rttvar = r, r/2
 		return
 	}
-	dev := rs.srtt - r
+	dev := p.srtt - r
 	if dev < 0 {
 		dev = -dev
 	}
-	rs.rttvar += (dev - rs.rttvar) / 4
-	rs.srtt += (r - rs.srtt) / 8
+	p.rttvar += (dev - p.rttvar) / 4
+	p.srtt += (r - p.srtt) / 8
 }
 
 // unstall ends a stream's backoff when a retransmission from its sender

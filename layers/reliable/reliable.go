@@ -11,7 +11,8 @@
 // the interval for every round in a row that brought nothing back (up to
 // nak_slow or twice the timeout) and at least nak_slow after nak_max_tries
 // such rounds. Round-trip samples follow Karn's rule (one NAK asked, the
-// last rounds answered), so an outage is not taken for the path. One NAK asks for as much as the
+// last rounds answered, the retry not overdue), so neither an outage nor a
+// freeze of our own is taken for the path. One NAK asks for as much as the
 // last one brought back (doubling while everything came, up to
 // max_nak_retrans), so recovery over a narrow link does not buy bursts its
 // queue drops. Members gossip stability
@@ -115,10 +116,12 @@ type Layer struct {
 	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
 	stale bool                      // hits needs rebuilding before its next use (see index.go)
 
+	paths map[event.NodeID]*path // round trips to senders (receiver.go)
+
 	// asks for streams a loss hint named before we could place them
 	// (hint.go), in due order, with the set of those queued
 	asks      []unplacedAsk
-	askQueued map[unplacedAsk]struct{}
+	askQueued map[askKey]event.Time // when a hint first named it
 	askTm     *stack.Timer
 }
 
