@@ -169,6 +169,7 @@ func (l *Layer) stream(r *region, s event.NodeID, floor uint32) *stream {
 // side) and the node's own region (receiver side).
 func (l *Layer) install(nb *event.Neighbourhood) {
 	l.nb = nb
+	l.noteViews(nb)
 	clear(l.spans)
 	seen := make(map[event.RegionID]bool, len(nb.Regions))
 	for i := range nb.Regions {
@@ -307,6 +308,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 		m.Release()
 		return
 	}
+	if uint64(h.gjoin) > l.nb.Views[g].ID {
+		// Cast after the sender (re)joined g in a view this node has not
+		// installed: not handed up nor recorded (views.go).
+		l.c.AheadOfView.Inc()
+		m.Release()
+		return
+	}
 	if s == l.self { // our own packet, pushed or pulled back to cache it
 		l.c.Duplicates.Inc()
 		if st := r.streams[s]; st != nil && h.seq%r.p == r.part && st.lacksCached(h.seq) {
@@ -370,11 +378,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 	if !r.timer.Pending() {
 		r.timer.Reset(l.cfg.Interval) // a token, or the watchdog
 	}
-	if uint64(h.view) < r.joinView {
+	if uint64(h.view) < r.joinView || uint64(h.gjoin) < l.joinedIn[groupMember{g, s}] {
 		// Cast before this node (re)joined the region: not owed to it, and
 		// a node readmitted after a removal may have delivered it already
-		// in its earlier membership. The stream records it (the token's
-		// NAK sets stay right), but it does not go up.
+		// in its earlier membership. Or cast in the sender's membership of
+		// g before the readmission this node knows of (views.go). The
+		// stream records it (the token's NAK sets stay right), but it does
+		// not go up.
 		l.c.Foreign.Inc()
 		m.Release()
 		return

@@ -99,12 +99,13 @@ func (l *Layer) pull() bool {
 		if q.gseq == 0 {
 			q.gseq = max(1, l.gnext[q.g])
 			l.gnext[q.g] = q.gseq + 1
+			q.gjoin = uint32(l.joinedIn[groupMember{q.g, l.self}])
 		}
 		o := rs[q.next]
 		q.next++
 		q.sent++
 		l.frontSent = append(l.frontSent, o)
-		l.sendRegional(o, q.g, q.gseq, q.msg)
+		l.sendRegional(o, q.g, q.gseq, q.gjoin, q.msg)
 		if q.next >= len(rs) {
 			l.finishQueued()
 		}
@@ -135,9 +136,10 @@ func (l *Layer) finishQueued() {
 	l.setPending(q.sent - q.n)
 }
 
-// sendRegional numbers a copy of msg (cast gseq of group g) for region o,
-// keeps it until ACKed and multicasts it on the region's channel.
-func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq uint32, msg *event.Message) {
+// sendRegional numbers a copy of msg (cast gseq of group g, made in the
+// membership of g that began in view gjoin) for region o, keeps it until
+// ACKed and multicasts it on the region's channel.
+func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq, gjoin uint32, msg *event.Message) {
 	seq := o.next
 	o.next++
 	gvbase := o.gvbase[g]
@@ -151,7 +153,7 @@ func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq uint32, msg *ev
 		flags = flagFresh
 	}
 	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, region: uint32(o.id), sender: uint32(l.self), seq: seq,
-		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase})
+		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase, gjoin: gjoin})
 	now := l.Ctx.Now()
 	o.buf.Push(sentPkt{msg: m, at: now})
 	l.unacked++
@@ -302,7 +304,7 @@ func (l *Layer) handOver(o *outRegion) {
 			}
 			c := m.Clone()
 			_, _ = c.Consume(dataHeaderSize)
-			l.sendRegional(b, g, h.gseq, c)
+			l.sendRegional(b, g, h.gseq, h.gjoin, c)
 			c.Release()
 			l.setPending(1) // the new copy waits for its ACK
 		}
