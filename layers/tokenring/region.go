@@ -169,7 +169,7 @@ func (l *Layer) stream(r *region, s event.NodeID, floor uint32) *stream {
 // side) and the node's own region (receiver side).
 func (l *Layer) install(nb *event.Neighbourhood) {
 	l.nb = nb
-	l.noteViews(nb)
+	rejoined := l.noteViews(nb)
 	clear(l.spans)
 	seen := make(map[event.RegionID]bool, len(nb.Regions))
 	for i := range nb.Regions {
@@ -189,9 +189,14 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				gvbase: map[event.GroupID]uint32{}}
 			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
 			l.out[rv.Region] = o
-		case o.view != rv.ID:
+		case o.view != rv.ID || slices.ContainsFunc(rv.Members, func(m event.NodeID) bool { return rejoined[m] }):
 			for _, m := range rv.Members {
-				if !slices.Contains(o.members, m) {
+				// A member gms removed and readmitted may come back to a
+				// region of the same id and view id (the region was made
+				// anew): it is a newcomer all the same (qsm-gms soak seed
+				// 162: its stream began at the old view base, and fifo
+				// waited for casts from before its readmission).
+				if !slices.Contains(o.members, m) || rejoined[m] {
 					o.vbase = o.next // a newcomer is owed what is sent from here on
 					clear(o.gvbase)  // and of each group, from the next packet
 					o.fresh = false  // the packets below vbase are still owed to the others
@@ -308,9 +313,9 @@ func (l *Layer) dataUp(ev *event.Event) {
 		m.Release()
 		return
 	}
-	if uint64(h.gjoin) > l.nb.Views[g].ID {
-		// Cast after the sender (re)joined g in a view this node has not
-		// installed: not handed up nor recorded (views.go).
+	if uint64(h.gview) > l.nb.Views[g].ID {
+		// Cast in a view of g this node has not installed: not handed up
+		// nor recorded (views.go).
 		l.c.AheadOfView.Inc()
 		m.Release()
 		return
@@ -378,11 +383,11 @@ func (l *Layer) dataUp(ev *event.Event) {
 	if !r.timer.Pending() {
 		r.timer.Reset(l.cfg.Interval) // a token, or the watchdog
 	}
-	if uint64(h.view) < r.joinView || uint64(h.gjoin) < l.joinedIn[groupMember{g, s}] {
+	if uint64(h.view) < r.joinView || !l.owed(g, s, h.gview) {
 		// Cast before this node (re)joined the region: not owed to it, and
 		// a node readmitted after a removal may have delivered it already
-		// in its earlier membership. Or cast in the sender's membership of
-		// g before the readmission this node knows of (views.go). The
+		// in its earlier membership. Or cast in a view of g before the
+		// sender's or this node's last (re)admission (views.go). The
 		// stream records it (the token's NAK sets stay right), but it does
 		// not go up.
 		l.c.Foreign.Inc()

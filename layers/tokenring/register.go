@@ -149,7 +149,7 @@ type counters struct {
 	RateNow         *stack.Counter `counter:"rate" kind:"gauge" doc:"the sender's rate mu_snd at the end, packets/s"`
 	Malformed       *stack.Counter `counter:"malformed" doc:"packets whose tokenring header or body did not decode"`
 	Foreign         *stack.Counter `counter:"foreign" doc:"packets from outside the region or its groups' views"`
-	AheadOfView     *stack.Counter `counter:"ahead_of_view" doc:"packets cast after their sender (re)joined the group in a view this node had not installed yet: dropped unrecorded, recovered once it has it"`
+	AheadOfView     *stack.Counter `counter:"ahead_of_view" doc:"packets numbered in a view of their group this node had not installed yet: dropped unrecorded, recovered once it has it"`
 	OutOfWindow     *stack.Counter `counter:"out_of_window" doc:"packets too far ahead of the receive window, dropped (recovered later)"`
 	StaleTokens     *stack.Counter `counter:"stale_tokens" doc:"tokens of another region view or an overtaken round, dropped"`
 	Skipped         *stack.Counter `counter:"skipped" doc:"packets a receiver gave up: a joiner's that every node had purged, or those below where a sender numbering a region anew began (flagFresh)"`

@@ -174,9 +174,9 @@ type queued struct {
 	g    event.GroupID
 	next int    // index in spans[g] of the next region to send to
 	gseq uint32 // group sequence number, assigned at the first regional send
-	// gjoin is the view of g the node last joined it in, when gseq was
-	// assigned (every region gets the cast under the same membership).
-	gjoin uint32
+	// gview is the node's view of g when gseq was assigned (every region
+	// gets the cast under the same view).
+	gview uint32
 	n     int // regional packets counted as pending when queued
 	sent  int // regional packets sent so far
 }
