@@ -343,3 +343,32 @@ func TestSenderBackInRegionNumbersOn(t *testing.T) {
 	c.Net.Run(time.Second)
 	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, true)
 }
+
+// One token per region (QSM 2005 section 2.3.2): in a region of 100
+// (20 partitions), a round takes longer than the 50 ms interval; the next
+// token waits for the last round to complete instead of joining it on the
+// ring, so the rounds' times add up to no more than the time the region
+// ran. Tokens made every interval regardless overlapped, asked again for
+// what the one before had pulled, and slowed each other (rounds of 92 ms
+// in specs/qsm-partitions.scenario against 56 ms).
+func TestOneTokenPerRegion(t *testing.T) {
+	n := 100
+	c := cluster(t, sim.Config{Seed: 6, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: sim.Uniform{P: 0.01}}, n, nil)
+	views := []*event.ViewInfo{oneGroup(n)}
+	installStatic(c, views)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(event.NodeID(n), 1, 3000, 500*time.Microsecond, 100, sent)
+	c.Net.RunUntil(event.Time(1500 * time.Millisecond))
+	rounds, sum := c.Counter("tokenring", "rounds_timed", 1), c.Counter("tokenring", "round_ns", 1)
+	if rounds < 5 {
+		t.Fatalf("%d rounds completed in 1.5 s, want at least 5", rounds)
+	}
+	if mean := time.Duration(sum / rounds); mean <= 50*time.Millisecond {
+		t.Fatalf("mean round %v, want longer than the 50 ms interval (the test's premise)", mean)
+	}
+	if sum > int64(1500*time.Millisecond) {
+		t.Errorf("rounds took %v in all over 1.5 s (%d rounds): tokens overlapped", time.Duration(sum), rounds)
+	}
+	c.Net.Run(2 * time.Second)
+	c.CheckExactlyOnce(views, sent, true)
+}

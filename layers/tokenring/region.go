@@ -3,6 +3,7 @@ package tokenring
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
@@ -39,8 +40,13 @@ type region struct {
 	tokenAt event.Time
 	round   uint32 // last round made (region leader)
 	done    uint32 // last round completed (region leader)
-	// madeAt[n % len] is when round n was made (rounds overlap when a
-	// round takes longer than the interval).
+	// owed: the interval passed while round was out; the next token is
+	// made when it completes. lastRound is how long the last completed
+	// round took.
+	owed      bool
+	lastRound time.Duration
+	// madeAt[n % len] is when round n was made (rounds overlap only when
+	// one is taken for lost, roundLost).
 	madeAt [64]event.Time
 	// last holds, at the region leader, the previous completed round's
 	// results per sender; lastOrder its senders in order.
@@ -120,6 +126,7 @@ func (l *Layer) setView(r *region, rv *event.RegionView) {
 	// Results of rounds over the old view are still right about the
 	// packets (only members left or came), so the leader keeps them; a new
 	// leader starts afresh.
+	r.done, r.owed = r.round, false // the old view's token dies where it arrives
 	if l.acting(r) == l.self {
 		if len(r.last) > 0 || l.unstable(r) {
 			r.timer.Reset(l.cfg.Interval)

@@ -12,7 +12,8 @@
 // Recovery runs per region. A region of n nodes is split round robin into
 // p = floor(n/replicas) partitions; partition (i mod p) caches packet i, and
 // the smallest node of each partition leads it; the first partition's
-// leader leads the region. Every interval the region leader makes a token
+// leader leads the region. Every interval (or, if the last round is still
+// out, as it completes: one token per region) the region leader makes a token
 // that goes around its partition, then to the next partition's leader and
 // around that partition, and so on back to the region leader. The token
 // holds one record per active sender: the cutoff (the highest sequence
