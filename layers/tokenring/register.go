@@ -45,7 +45,8 @@ func init() {
 		Gives: []compose.Property{compose.Reliable, compose.Sequenced},
 		NotBelow: map[compose.Property]string{compose.ProbabilisticRecovery: "it numbers each group's casts per sender and repairs on the assumption " +
 			"that every member of the group receives each of them, but tokenring sends a cast as a different packet to each region the group " +
-			"spans; put it above tokenring (fifo : lec : tokenring) where it sees every cast of the group"},
+			"spans; put it above tokenring (lec : tokenring, specs/qsm-lec.stack) where it sees every cast of the group; fifo cannot go above lec, " +
+			"whose rebuilt messages carry no sequence number"},
 		Counters:  compose.CountersOf(counters{}),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
