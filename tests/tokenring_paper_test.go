@@ -158,7 +158,8 @@ func TestTokenringPaperRecoveryTable(t *testing.T) {
 
 // QSM Figure 12: partitions of 5 against one partition of 25 under loss
 // in a 25-node region. Logged, not asserted: in this simulator (independent
-// 1% loss) one ring of 25 does better; see the report.
+// 1% loss, a FIFO receive buffer per node) one ring of 25 does better;
+// specs/qsm-partitions.scenario says why, with the measurements.
 func TestTokenringPaperPartitions(t *testing.T) {
 	paperOnly(t)
 	for _, r := range []string{"5", "25"} {

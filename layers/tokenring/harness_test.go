@@ -208,6 +208,14 @@ func TestTokenBoundedUnderHeavyLoss(t *testing.T) {
 // the size. The sender is the region's last node, a member without a
 // leader's role at every size (leaders also pass the token between
 // partitions and answer other partitions' pulls; see the report).
+// Measured per second of sending: at 5 and 25 nodes the sender passes 20
+// tokens, acknowledges the 20 it receives and hears 19-20 ACKs (0.0295
+// and 0.0310 per data packet; the 25-node figure has 2 more: point-to-
+// point retransmissions after a loss); at 100 nodes a round takes longer
+// than the interval and one token per region makes 8 rounds a second
+// (0.0120). A sender that leads the region passes the token twice a round
+// once there are 2 partitions or more and acknowledges the pulls of
+// other partitions: 0.038, 0.085 and 0.073 at 5, 25 and 100 nodes.
 func TestSenderControlFlat(t *testing.T) {
 	per := map[int]float64{}
 	for _, n := range []int{5, 25, 100} {
