@@ -3,6 +3,7 @@ package tokenring
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
@@ -39,8 +40,13 @@ type region struct {
 	tokenAt event.Time
 	round   uint32 // last round made (region leader)
 	done    uint32 // last round completed (region leader)
-	// madeAt[n % len] is when round n was made (rounds overlap when a
-	// round takes longer than the interval).
+	// owed: the interval passed while round was out; the next token is
+	// made when it completes. lastRound is how long the last completed
+	// round took.
+	owed      bool
+	lastRound time.Duration
+	// madeAt[n % len] is when round n was made (rounds overlap only when
+	// one is taken for lost, roundLost).
 	madeAt [64]event.Time
 	// last holds, at the region leader, the previous completed round's
 	// results per sender; lastOrder its senders in order.
@@ -120,6 +126,7 @@ func (l *Layer) setView(r *region, rv *event.RegionView) {
 	// Results of rounds over the old view are still right about the
 	// packets (only members left or came), so the leader keeps them; a new
 	// leader starts afresh.
+	r.done, r.owed = r.round, false // the old view's token dies where it arrives
 	if l.acting(r) == l.self {
 		if len(r.last) > 0 || l.unstable(r) {
 			r.timer.Reset(l.cfg.Interval)
@@ -169,6 +176,7 @@ func (l *Layer) stream(r *region, s event.NodeID, floor uint32) *stream {
 // side) and the node's own region (receiver side).
 func (l *Layer) install(nb *event.Neighbourhood) {
 	l.nb = nb
+	rejoined := l.noteViews(nb)
 	clear(l.spans)
 	seen := make(map[event.RegionID]bool, len(nb.Regions))
 	for i := range nb.Regions {
@@ -188,9 +196,14 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				gvbase: map[event.GroupID]uint32{}}
 			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
 			l.out[rv.Region] = o
-		case o.view != rv.ID:
+		case o.view != rv.ID || slices.ContainsFunc(rv.Members, func(m event.NodeID) bool { return rejoined[m] }):
 			for _, m := range rv.Members {
-				if !slices.Contains(o.members, m) {
+				// A member gms removed and readmitted may come back to a
+				// region of the same id and view id (the region was made
+				// anew): it is a newcomer all the same (qsm-gms soak seed
+				// 162: its stream began at the old view base, and fifo
+				// waited for casts from before its readmission).
+				if !slices.Contains(o.members, m) || rejoined[m] {
 					o.vbase = o.next // a newcomer is owed what is sent from here on
 					clear(o.gvbase)  // and of each group, from the next packet
 					o.fresh = false  // the packets below vbase are still owed to the others
@@ -307,6 +320,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 		m.Release()
 		return
 	}
+	if uint64(h.gview) > l.nb.Views[g].ID {
+		// Cast in a view of g this node has not installed: not handed up
+		// nor recorded (views.go).
+		l.c.AheadOfView.Inc()
+		m.Release()
+		return
+	}
 	if s == l.self { // our own packet, pushed or pulled back to cache it
 		l.c.Duplicates.Inc()
 		if st := r.streams[s]; st != nil && h.seq%r.p == r.part && st.lacksCached(h.seq) {
@@ -370,11 +390,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 	if !r.timer.Pending() {
 		r.timer.Reset(l.cfg.Interval) // a token, or the watchdog
 	}
-	if uint64(h.view) < r.joinView {
+	if uint64(h.view) < r.joinView || !l.owed(g, s, h.gview) {
 		// Cast before this node (re)joined the region: not owed to it, and
 		// a node readmitted after a removal may have delivered it already
-		// in its earlier membership. The stream records it (the token's
-		// NAK sets stay right), but it does not go up.
+		// in its earlier membership. Or cast in a view of g before the
+		// sender's or this node's last (re)admission (views.go). The
+		// stream records it (the token's NAK sets stay right), but it does
+		// not go up.
 		l.c.Foreign.Inc()
 		m.Release()
 		return

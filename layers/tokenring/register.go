@@ -44,7 +44,8 @@ func init() {
 		Gives: []compose.Property{compose.Reliable, compose.Sequenced},
 		NotBelow: map[compose.Property]string{compose.ProbabilisticRecovery: "it numbers each group's casts per sender and repairs on the assumption " +
 			"that every member of the group receives each of them, but tokenring sends a cast as a different packet to each region the group " +
-			"spans; put it above tokenring (fifo : lec : tokenring) where it sees every cast of the group"},
+			"spans; put it above tokenring (lec : tokenring, specs/qsm-lec.stack) where it sees every cast of the group; fifo cannot go above lec, " +
+			"whose rebuilt messages carry no sequence number"},
 		Counters:  compose.CountersOf(counters{}),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
@@ -143,6 +144,7 @@ type counters struct {
 	RateNow         *stack.Counter `counter:"rate" kind:"gauge" doc:"the sender's rate mu_snd at the end, packets/s"`
 	Malformed       *stack.Counter `counter:"malformed" doc:"packets whose tokenring header or body did not decode"`
 	Foreign         *stack.Counter `counter:"foreign" doc:"packets from outside the region or its groups' views"`
+	AheadOfView     *stack.Counter `counter:"ahead_of_view" doc:"packets numbered in a view of their group this node had not installed yet: dropped unrecorded, recovered once it has it"`
 	OutOfWindow     *stack.Counter `counter:"out_of_window" doc:"packets too far ahead of the receive window, dropped (recovered later)"`
 	StaleTokens     *stack.Counter `counter:"stale_tokens" doc:"tokens of another region view or an overtaken round, dropped"`
 	Skipped         *stack.Counter `counter:"skipped" doc:"packets a receiver gave up: a joiner's that every node had purged, or those below where a sender numbering a region anew began (flagFresh)"`

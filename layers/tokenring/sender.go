@@ -99,12 +99,16 @@ func (l *Layer) pull() bool {
 		if q.gseq == 0 {
 			q.gseq = max(1, l.gnext[q.g])
 			l.gnext[q.g] = q.gseq + 1
+			q.gview = uint32(l.viewOf(q.g))
 		}
 		o := rs[q.next]
 		q.next++
 		q.sent++
 		l.frontSent = append(l.frontSent, o)
-		l.sendRegional(o, q.g, q.gseq, q.msg)
+		// A cast numbered in an earlier view of its group does not set
+		// the group's base: a member the current view brought is not owed
+		// it, and fifo there waited for it (qsm-gms soak seed 76).
+		l.sendRegional(o, q.g, q.gseq, q.gview, uint64(q.gview) >= l.viewOf(q.g), q.msg)
 		if q.next >= len(rs) {
 			l.finishQueued()
 		}
@@ -135,15 +139,19 @@ func (l *Layer) finishQueued() {
 	l.setPending(q.sent - q.n)
 }
 
-// sendRegional numbers a copy of msg (cast gseq of group g) for region o,
-// keeps it until ACKed and multicasts it on the region's channel.
-func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq uint32, msg *event.Message) {
+// sendRegional numbers a copy of msg (cast gseq of group g, numbered in
+// view gview of g) for region o (setBase: the cast may begin the group's
+// stretch there, gvbase), keeps it until
+// ACKed and multicasts it on the region's channel.
+func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq, gview uint32, setBase bool, msg *event.Message) {
 	seq := o.next
 	o.next++
 	gvbase := o.gvbase[g]
 	if gvbase == 0 {
 		gvbase = gseq
-		o.gvbase[g] = gseq
+		if setBase {
+			o.gvbase[g] = gseq
+		}
 	}
 	m := msg.Clone()
 	var flags byte
@@ -151,7 +159,7 @@ func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq uint32, msg *ev
 		flags = flagFresh
 	}
 	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, region: uint32(o.id), sender: uint32(l.self), seq: seq,
-		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase})
+		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase, gview: gview})
 	now := l.Ctx.Now()
 	o.buf.Push(sentPkt{msg: m, at: now})
 	l.unacked++
@@ -302,7 +310,7 @@ func (l *Layer) handOver(o *outRegion) {
 			}
 			c := m.Clone()
 			_, _ = c.Consume(dataHeaderSize)
-			l.sendRegional(b, g, h.gseq, c)
+			l.sendRegional(b, g, h.gseq, h.gview, true, c)
 			c.Release()
 			l.setPending(1) // the new copy waits for its ACK
 		}

@@ -12,7 +12,8 @@
 // Recovery runs per region. A region of n nodes is split round robin into
 // p = floor(n/replicas) partitions; partition (i mod p) caches packet i, and
 // the smallest node of each partition leads it; the first partition's
-// leader leads the region. Every interval the region leader makes a token
+// leader leads the region. Every interval (or, if the last round is still
+// out, as it completes: one token per region) the region leader makes a token
 // that goes around its partition, then to the next partition's leader and
 // around that partition, and so on back to the region leader. The token
 // holds one record per active sender: the cutoff (the highest sequence
@@ -139,7 +140,12 @@ type Layer struct {
 	// next to assign; 0: 1): every region a group spans gets every cast,
 	// so a member that changes regions keeps one numbering.
 	gnext map[event.GroupID]uint32
-	sendQ ring.Ring[queued]
+	// joinedIn holds, per group and member (this node included), the id
+	// of the group view in which the member last joined the group, as far
+	// as this node's views tell (views.go); gviews the views it comes from.
+	joinedIn map[groupMember]uint64
+	gviews   map[event.GroupID]*event.ViewInfo
+	sendQ    ring.Ring[queued]
 	// frontSent lists the regions the front cast went to so far: a new
 	// neighbourhood reorders the group's regions, and the cast goes on to
 	// those it has not reached (queued.next counts from the start again).
@@ -169,14 +175,17 @@ type queued struct {
 	g    event.GroupID
 	next int    // index in spans[g] of the next region to send to
 	gseq uint32 // group sequence number, assigned at the first regional send
-	n    int    // regional packets counted as pending when queued
-	sent int    // regional packets sent so far
+	// gview is the node's view of g when gseq was assigned (every region
+	// gets the cast under the same view).
+	gview uint32
+	n     int // regional packets counted as pending when queued
+	sent  int // regional packets sent so far
 }
 
 // New returns a layer with the given (checked) configuration.
 func New(cfg Config) *Layer {
 	return &Layer{cfg: cfg, spans: map[event.GroupID][]*outRegion{}, out: map[event.RegionID]*outRegion{}, resume: map[event.RegionID]uint32{},
-		held: map[event.GroupID]bool{}, left: map[event.GroupID]bool{}, gnext: map[event.GroupID]uint32{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+		held: map[event.GroupID]bool{}, left: map[event.GroupID]bool{}, gnext: map[event.GroupID]uint32{}, joinedIn: map[groupMember]uint64{}, gviews: map[event.GroupID]*event.ViewInfo{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
 var _ stack.Layer = (*Layer)(nil)

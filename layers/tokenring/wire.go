@@ -52,11 +52,19 @@ const (
 //	bytes 26-29 group sequence number (per group and sender, from 1)
 //	bytes 30-33 group view base: the sender's first group sequence number
 //	            in the group since the region's view last brought members
+//	bytes 34-37 group view: the id of the sender's view of the group when
+//	            it numbered the cast
 //
 // A receiver that joined the region in the view the header names starts
 // the sender's stream at the view base, and the group's at the group view
 // base (event.Event Seq and Start: compose.Sequenced, what fifo orders by).
-const dataHeaderSize = 34
+// The group view tells a receiver which membership the packet belongs to
+// (views.go): one cast in a view it has not installed yet is not handed up
+// (the layers above would take a readmitted sender's cast for the old
+// membership's and drop it with that membership's state when the view
+// comes), and one cast before the sender's or its own (re)admission is not
+// owed to it.
+const dataHeaderSize = 38
 
 // ackSize is tAck, region, the region view the ACK was computed over, the
 // stable sequence number, and the fair rate (packets/s, equation 1; 0:
@@ -99,6 +107,8 @@ type dataHeader struct {
 	// counterpart of vbase: what the layers above order by
 	// (compose.Sequenced; the region's numbers span every group).
 	gseq, gvbase uint32
+	// gview is the sender's view of group when it numbered the cast.
+	gview uint32
 }
 
 func putData(b []byte, h dataHeader) {
@@ -112,6 +122,7 @@ func putData(b []byte, h dataHeader) {
 	binary.BigEndian.PutUint32(b[22:], h.group)
 	binary.BigEndian.PutUint32(b[26:], h.gseq)
 	binary.BigEndian.PutUint32(b[30:], h.gvbase)
+	binary.BigEndian.PutUint32(b[34:], h.gview)
 }
 
 // parseData decodes a whole data header (type byte included).
@@ -129,6 +140,7 @@ func parseData(b []byte) (dataHeader, error) {
 		group:  binary.BigEndian.Uint32(b[22:]),
 		gseq:   binary.BigEndian.Uint32(b[26:]),
 		gvbase: binary.BigEndian.Uint32(b[30:]),
+		gview:  binary.BigEndian.Uint32(b[34:]),
 	}
 	if h.seq == 0 || h.seq > maxSeq || h.vbase == 0 || h.vbase > h.seq || h.sender == 0 || h.group == 0 ||
 		h.gseq == 0 || h.gseq > maxSeq || h.gvbase == 0 || h.gvbase > h.gseq {
