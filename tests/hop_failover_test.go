@@ -34,3 +34,27 @@ func TestHopRepresentativeFailover(t *testing.T) {
 		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
 	}
 }
+
+// TestHopRepresentativeCrashSiteKeepsItsOwed: site 1 has three nodes, all
+// five nodes cast, and site 1's representative (n1) crashes. It had
+// numbered casts into its site (n2 and n3 hold them) that it never got
+// onto the Hop link before it crashed; site 2's stream of site 1 waited on
+// that gap for good, and agreed order at site 2 with it (4,237 owed
+// deliveries missing). A member keeps what a representative keeps, so n2,
+// taking over, sends site 2 what it lacks.
+func TestHopRepresentativeCrashSiteKeepsItsOwed(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "9",
+		"site", "1=1-3", "site", "2=4-5", "fault", "crash:1@2s")
+	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
+		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
+			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
+	}
+	if rep.Layers["hop"]["resent"] == 0 {
+		t.Errorf("layers.hop.resent = 0: n2 sent site 2 nothing of what it lacked")
+	}
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
+	}
+}

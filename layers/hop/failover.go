@@ -12,10 +12,14 @@ import (
 //
 //   - a member keeps its own casts until it sees them numbered by its
 //     site's representative, and casts them again to a new representative;
-//   - a representative keeps every message of every source site until the
-//     heartbeats' ARUs say every live site holds it, and sends a new child
-//     link (a new representative far away, or a tree rebuilt) what that
-//     site does not hold yet.
+//   - every node (representative or not) keeps every message of every
+//     source site until the heartbeats' ARUs say every live site holds it,
+//     and a representative sends a new child link (a new representative
+//     far away, or a tree rebuilt) what that site does not hold yet. A
+//     member keeps them too because it may become the representative: the
+//     old one may have numbered casts into the site that it never got onto
+//     its links before it crashed, and only the site's members still have
+//     them (the far site's stream would wait on that gap for good).
 
 // ownCast is a cast of this node not yet seen numbered.
 type ownCast struct {
@@ -24,7 +28,7 @@ type ownCast struct {
 	msg  *event.Message // payload
 }
 
-// kept is a message (or skip run) a representative keeps until stable.
+// kept is a message (or skip run) a node keeps until stable.
 type kept struct {
 	h   dataHdr
 	g   event.GroupID

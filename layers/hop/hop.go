@@ -40,7 +40,7 @@
 //
 // A new representative (the old one failed) goes on with the site's stream
 // where the old one's numbered casts left it; members cast again what the
-// old one never numbered, and representatives keep every message until all
+// old one never numbered, and every node keeps every message until all
 // sites hold it, so a new child link gets what its site lacks
 // (failover.go). Sites come from the neighbourhood's site views (gms, or
 // the harness's static ones); without them a node's site is every member
@@ -615,10 +615,18 @@ func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool
 	if h.Type == tData && h.Mask&(1<<l.me) == 0 && !l.transit(h) {
 		l.c.Unwanted.Inc()
 	}
-	if l.isRep && h.Site != l.me {
+	switch {
+	case l.isRep && h.Site != l.me:
 		l.retain(h, g, payloadOf(h, payload))
 		l.castSite(h, g, payloadOf(h, payload))
 		l.forward(h, g, payloadOf(h, payload))
+	case !l.isRep:
+		// Every member keeps what its representative keeps (Spread 3.3:
+		// each daemon keeps all it sent or received until stable): if the
+		// representative fails, the member that takes over must send a
+		// far site what the old one numbered into this site but never got
+		// onto the link (failover.go).
+		l.retain(h, g, payloadOf(h, payload))
 	}
 	l.tryDeliver()
 	return true
