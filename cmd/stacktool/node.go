@@ -60,7 +60,7 @@ func init() {
 			mcastIfFlag, mcastPortFlag, seedFlag, logLevelFlag,
 			&cli.DurationFlag{Name: "wait", Usage: "how long to wait for the service's first views before giving up", Value: 5 * time.Second},
 			&cli.Float64Flag{Name: "cast", Usage: "messages per second to multicast, over the joined groups in turn (0: none)"},
-			&cli.IntFlag{Name: "cast-members", Usage: "start casting only once every joined group's view has at least this many members (0: at once). " +
+			&cli.IntFlag{Name: "cast-members", Usage: "start casting half a second after every joined group's view has at least this many members (0: at once). " +
 				"hop (specs/spread.stack) needs it: a node that joins a site whose stream has already begun never catches up"},
 			&cli.IntFlag{Name: "size", Usage: "payload bytes per message cast (at least the 32-byte stamp)", Value: 100},
 			&cli.DurationFlag{Name: "report", Usage: "interval between delivery count lines", Value: time.Second},
@@ -77,6 +77,10 @@ const (
 	// castBurst bounds the casts made in one wake-up when the node is
 	// behind its rate; the rest of the backlog is skipped.
 	castBurst = 1000
+	// castSettle is the wait after --cast-members is reached before the
+	// first cast: the other nodes install the same view, and a site's
+	// members the new ring, within it.
+	castSettle = 500 * time.Millisecond
 	// maxNodeSite is the largest site id, as scenario files' site: lines
 	// allow (hop keeps site sets in 64-bit masks).
 	maxNodeSite = 63
@@ -223,14 +227,14 @@ func nodeCmd(c *cli.Context) error {
 	total := 0
 	views := udprun.NewViews(self, groups)
 	current := map[event.GroupID]*event.ViewInfo{} // for --stat, on the node goroutine too
-	var full atomic.Bool                           // every joined group's view reached --cast-members
+	var fullAt atomic.Int64                        // when every joined group's view reached --cast-members (unix ns)
 	app := stack.AppFuncs{
 		OnDeliver: func(d stack.Delivery) { delivered[d.From]++; total++ },
 		OnView: func(v *event.ViewInfo) {
 			views.View(v)
 			current[v.Group] = v
-			if !full.Load() && allHave(current, groups, c.Int("cast-members")) {
-				full.Store(true)
+			if fullAt.Load() == 0 && allHave(current, groups, c.Int("cast-members")) {
+				fullAt.Store(time.Now().UnixNano())
 			}
 			log.Info("view", "group", name(v.Group), "id", v.ID, "members", nodes(v.Members), "joined", nodes(v.Joined), "left", nodes(v.Left))
 		},
@@ -330,7 +334,7 @@ func nodeCmd(c *cli.Context) error {
 			i := k % len(groups)
 			k++
 			nextCast = nextCast.Add(castEvery)
-			if !views.In(groups[i]) || !full.Load() {
+			if at := fullAt.Load(); !views.In(groups[i]) || at == 0 || now.UnixNano() < at+int64(castSettle) {
 				continue
 			}
 			experiment.PutStamp(payload, experiment.Stamp{Sender: self, Group: groups[i], Index: next[i], Sent: nd.Now()})
