@@ -58,3 +58,27 @@ func TestHopRepresentativeCrashSiteKeepsItsOwed(t *testing.T) {
 		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
 	}
 }
+
+// TestHopRepresentativeCrashNoNumberReused: three sites of two nodes, and
+// site 2's representative (n3) crashes. It had numbered its own cast as
+// site seq 1180 and sent it to sites 1 and 3, but crashed before its ring
+// carried it to n4; n4, taking over, gave 1180 to n4's next cast, which
+// sites 1 and 3 then dropped as a copy of what they had (4 owed deliveries
+// missing). A representative now sends its site's messages onto the links
+// only once ring hands them back, so a far site holds no number the site's
+// survivors do not know.
+func TestHopRepresentativeCrashNoNumberReused(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "6", "groups-per-node", "1", "group-size", "6", "seed", "9", "duration", "6s", "drain", "4s",
+		"site", "1=1-2", "site", "2=3-4", "site", "3=5-6",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:3@5.9s")
+	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
+		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
+			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
+	}
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
+	}
+}

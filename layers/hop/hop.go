@@ -453,8 +453,16 @@ func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
 			st.add(h, g, payload, l.Ctx.Now())
 		}
 	}
-	l.castSite(h, g, payload)
-	l.forward(h, g, payload)
+	if l.peers {
+		// Onto the links once ring hands it back (fromSite): by then it
+		// is in the site's ring, so if this node fails, a member that
+		// takes over has it. Sent on at once, a far site could hold a
+		// number no survivor of the site knows, and the new
+		// representative would give it to another message.
+		l.castSite(h, g, payload)
+	} else {
+		l.forward(h, g, payload)
+	}
 	l.checkHold()
 	l.tryDeliver()
 }
@@ -551,7 +559,7 @@ func (l *Layer) receive(ev *event.Event) {
 			l.c.Malformed.Inc()
 			return
 		}
-		l.onBeatIn(&bt, false)
+		l.onBeatIn(&bt, false, false)
 	default:
 		l.c.Malformed.Inc()
 		m.Release()
@@ -562,7 +570,13 @@ func (l *Layer) receive(ev *event.Event) {
 func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *event.Message) {
 	defer m.Release()
 	if from == l.Ctx.Self() {
-		return // ring hands a member its own casts back, in order
+		// Ring hands a member its own casts back, in order: a
+		// representative's numbered ones now go on along the site's tree.
+		if l.isRep && h.Seq != 0 && h.Site == l.me {
+			l.forward(h, g, payloadOf(h, m))
+			l.checkHold()
+		}
+		return
 	}
 	if l.siteOf[from] != l.me {
 		l.c.Foreign.Inc()
@@ -706,15 +720,26 @@ func (l *Layer) sendBeat(bt *beat) {
 	}
 }
 
-// onBeatIn takes a heartbeat (from a link when wan, else from my site).
-func (l *Layer) onBeatIn(bt *beat, wan bool) {
+// onBeatIn takes a heartbeat (from a link when wan, else from my site;
+// direct when from the link to its own site's representative).
+func (l *Layer) onBeatIn(bt *beat, wan, direct bool) {
 	st := l.streams[bt.Site]
 	if st == nil || bt.Site == l.me && l.isRep {
 		return
 	}
 	l.clock = max(l.clock, bt.LTS)
 	changed := st.beat(bt)
-	if down := bt.Down & l.inView; down != l.downs[bt.Site] && (bt.Site != l.me || !l.isRep) {
+	down := bt.Down & l.inView
+	if wan && !direct && l.links[bt.Site] != nil {
+		// Relayed by another site, it may be older than what the link
+		// between us and its probes told: while the link is up here, its
+		// state comes from the link itself (a stale relayed beat saying
+		// it is down kept it down at one end for good, and the far end
+		// declared it down again for the silence).
+		me := uint64(1) << l.me
+		down = down&^me | l.downs[bt.Site]&me
+	}
+	if down != l.downs[bt.Site] && (bt.Site != l.me || !l.isRep) {
 		// Site bt.Site lost links, or has one up again (probe.go): route
 		// as it says (before the beat goes on, along the rebuilt tree).
 		l.downs[bt.Site] = down
