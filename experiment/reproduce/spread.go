@@ -11,15 +11,19 @@ import (
 // spread is issue 11's "What must hold" as a table. The paper's 4.7x and
 // 5.3x (section 4) compare its research daemon (hop links between sites,
 // a ring inside each) with the production daemon, one ring stretched across
-// the wide area: specs/spread-ring-wan.stack. The issue also names the
-// end-to-end alternative (specs/spread-e2e.stack: a window of 64 KB per
-// receiver, recovery from the original sender across the WAN); its window
-// paces it, so both stacks run at rate max, each as fast as it goes. With a
-// direct WAN link between every pair of sites, every receiving site is one
-// link from the source: hop's recovery on the link where a loss happened is
+// the wide area: specs/spread-ring-wan.stack. The paper measures nothing
+// against end-to-end recovery; its case for hop-by-hop over end-to-end
+// (section 3.2, the Hop protocol) is latency over paths of several hops.
+// The issue puts the 3x against the end-to-end alternative
+// (specs/spread-e2e.stack: a window of 64 KB per receiver, recovery from
+// the original sender across the WAN); its window paces it, so both stacks
+// run at rate max, each as fast as it goes. On the paper's three sites a
+// direct WAN link joins every pair, so every receiving site is one link
+// from the source: hop's recovery on the link where a loss happened is
 // recovery by the source, and only flow control differs (hop runs at its
 // links' bandwidth, the end-to-end window at window / round trip less the
-// stalls of its losses), so the ratio is near 1.3x, not the issue's 3x.
+// stalls of its losses). Measured: 1.8x at rate max, 1.3x at the highest
+// rate each delivers everything at (scripts/spread-rates.sh), not 3x.
 var spread = Paper{
 	Name:  "spread",
 	Title: "Spread: wide-area group communication (hop-by-hop links against a ring across the WAN and end-to-end recovery)",
@@ -44,8 +48,8 @@ var spread = Paper{
 			ID: "e2e", Title: "the same three sites, one sender as fast as each stack goes: hop-by-hop against a window-based end-to-end protocol that recovers from the original sender",
 			Stacks: []string{"spread.stack", "spread-e2e.stack"}, Scenario: "spread-wan.scenario", Quick: []string{"duration=3s"},
 			Measures: []Measure{
-				{Metric: "throughput, hop-by-hop / end-to-end", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "issue 11 asks at least 3x; with a direct link between every pair of sites both recover over one link and hop is at the links' bandwidth, so at most 250 KB/s over what the window sustains (about 1.4x) is possible", Rule: Rule{Kind: Ratio, A: 3},
-					Known: "on the paper's three sites, all directly linked, hop-by-hop and end-to-end recovery both repair each loss from the source over one link (issue 11)", Why: whyE2E},
+				{Metric: "throughput, hop-by-hop / end-to-end", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "not measured by the paper (its 4.7x is against the ring across the WAN, experiment wan); issue 11 asks at least 3x", Rule: Rule{Kind: Ratio, A: 3},
+					Known: "on the paper's three sites, all directly linked, hop-by-hop and end-to-end recovery both repair each loss from the source over one link, so hop gains only by flow control: the WAN links' bandwidth over what the end-to-end window sustains (issue 11)", Why: whyE2E},
 			},
 		},
 	},
