@@ -82,3 +82,45 @@ func TestHopRepresentativeCrashNoNumberReused(t *testing.T) {
 		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
 	}
 }
+
+// TestHopRepresentativeCrashDeliversWhatItsSiteHas: site 1 has three nodes
+// and its representative (n1) crashes. It used to deliver the casts it
+// numbered at once, before its ring carried them: n1 delivered n3's cast
+// as site seq 263, which no survivor ever got, while every other node
+// delivered it later, numbered again by n2 (an agreed-order violation). A
+// representative now takes its site's messages into its own stream when
+// ring hands them back, so what it delivers its site has.
+func TestHopRepresentativeCrashDeliversWhatItsSiteHas(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "20", "duration", "6s", "drain", "4s",
+		"site", "1=1-3", "site", "2=4-5", "fault", "crash:1@1.0s")
+	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
+		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
+			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
+	}
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
+	}
+}
+
+// TestHopRepresentativeCrashFarSitesKeepWhatItLacked: three sites, and
+// site 1's representative (n1) crashes. Its heartbeats said site 1 held
+// site 2's stream up to what n1 held, not what it had cast into its site's
+// ring; site 2 freed on that word what n2, taking over, never got, and
+// n2's stream of site 2 waited on the gap for good (1,054 owed deliveries
+// missing at n2). A representative's heartbeat now gives, for a far
+// site's stream, what its site's ring has handed back.
+func TestHopRepresentativeCrashFarSitesKeepWhatItLacked(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "7", "groups-per-node", "1", "group-size", "7", "seed", "43", "duration", "6s", "drain", "4s",
+		"site", "1=1-2", "site", "2=3-5", "site", "3=6-7", "fault", "crash:1@4.3s")
+	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
+		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
+			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
+	}
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
+	}
+}

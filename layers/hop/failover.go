@@ -19,7 +19,13 @@ import (
 //     member keeps them too because it may become the representative: the
 //     old one may have numbered casts into the site that it never got onto
 //     its links before it crashed, and only the site's members still have
-//     them (the far site's stream would wait on that gap for good).
+//     them (the far site's stream would wait on that gap for good);
+//   - what a representative has and its members may not, nobody else
+//     relies on: it takes a message it numbered into its own stream (to
+//     deliver) and sends it on along the tree only once ring hands it back
+//     from the site, and its heartbeats give, for a far site's stream, the
+//     ARU of what it cast into the site and ring handed back, not of what
+//     it holds alone (far sites free what every site's ARU covers).
 
 // ownCast is a cast of this node not yet seen numbered.
 type ownCast struct {

@@ -308,6 +308,11 @@ func (l *Layer) rebuild() {
 			l.siteSeq = max(l.siteSeq, st.contig)
 			l.clock = max(l.clock, st.lastLTS)
 		}
+		for _, st := range l.streams {
+			if st != nil {
+				st.inSite = max(st.inSite, st.contig) // all it has came by the site's ring
+			}
+		}
 		if l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
 			l.takeOver()
 		}
@@ -443,28 +448,35 @@ func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
 	if h.Mask == 0 {
 		h.Mask = l.interest(g)
 	}
-	self := h.Origin == l.Ctx.Self()
 	l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
 	l.retain(h, g, payload)
+	if l.peers {
+		// Into this node's stream and onto the links once ring hands it
+		// back (fromSite): by then it is in the site's ring, so if this
+		// node fails, a member that takes over has it. Sent on at once, a
+		// far site could hold a number no survivor of the site knows, and
+		// the new representative would give it to another message; taken
+		// at once, this node could deliver it where the survivors, who
+		// never get it, deliver another.
+		l.castSite(h, g, payload)
+	} else {
+		l.takeNumbered(h, g, payload)
+	}
+	l.checkHold()
+	l.tryDeliver()
+}
+
+// takeNumbered takes a message this node numbered into its site's stream and
+// sends it on along the site's tree.
+func (l *Layer) takeNumbered(h *dataHdr, g event.GroupID, payload *event.Message) {
 	if st := l.streams[l.me]; st != nil {
-		if self {
+		if h.Origin == l.Ctx.Self() {
 			st.skip(h.Seq, h.Seq, h.LTS, l.Ctx.Now())
 		} else {
 			st.add(h, g, payload, l.Ctx.Now())
 		}
 	}
-	if l.peers {
-		// Onto the links once ring hands it back (fromSite): by then it
-		// is in the site's ring, so if this node fails, a member that
-		// takes over has it. Sent on at once, a far site could hold a
-		// number no survivor of the site knows, and the new
-		// representative would give it to another message.
-		l.castSite(h, g, payload)
-	} else {
-		l.forward(h, g, payload)
-	}
-	l.checkHold()
-	l.tryDeliver()
+	l.forward(h, g, payload)
 }
 
 func (l *Layer) siteChannel() event.ChannelID {
@@ -572,9 +584,14 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 	if from == l.Ctx.Self() {
 		// Ring hands a member its own casts back, in order: a
 		// representative's numbered ones now go on along the site's tree.
-		if l.isRep && h.Seq != 0 && h.Site == l.me {
-			l.forward(h, g, payloadOf(h, m))
+		switch {
+		case !l.isRep || h.Seq == 0:
+		case h.Site == l.me:
+			l.takeNumbered(h, g, payloadOf(h, m))
 			l.checkHold()
+			l.tryDeliver()
+		case l.streams[h.Site] != nil:
+			l.streams[h.Site].returned(h.Seq)
 		}
 		return
 	}
@@ -632,6 +649,9 @@ func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool
 	switch {
 	case l.isRep && h.Site != l.me:
 		l.retain(h, g, payloadOf(h, payload))
+		if l.peers {
+			st.cast(h.Seq)
+		}
 		l.castSite(h, g, payloadOf(h, payload))
 		l.forward(h, g, payloadOf(h, payload))
 	case !l.isRep:
@@ -687,6 +707,12 @@ func (l *Layer) onBeat() {
 		if st != nil {
 			bt.Has |= 1 << s
 			bt.Aru[s] = st.contig
+			if l.peers && event.SiteID(s) != l.me {
+				// What the site holds, not this node alone: a far site
+				// frees what every site's ARU covers, and a member that
+				// takes over from this node has only what ring carried.
+				bt.Aru[s] = min(st.contig, st.inSite)
+			}
 		}
 	}
 	if bt != l.lastBeat || now.Sub(l.beatAt) >= 10*l.cfg.Heartbeat {
