@@ -27,7 +27,7 @@ func TestNodeSiteNetns(t *testing.T) {
 	nodes := map[int]*proc{}
 	for i := 1; i <= n; i++ {
 		args := []string{"node", "--spec", hopUDPSpec, "--gms", svcAddr, "--join", "g",
-			"--id", strconv.Itoa(i), "--site", strconv.Itoa((i+1)/2), "--listen", fmt.Sprintf("127.0.0.1:%d", port+i),
+			"--id", strconv.Itoa(i), "--site", strconv.Itoa((i + 1) / 2), "--listen", fmt.Sprintf("127.0.0.1:%d", port+i),
 			"--cast", "20", "--cast-members", "4", "--report", "200ms"}
 		for j := 1; j <= n; j++ {
 			if j != i {
