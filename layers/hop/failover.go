@@ -186,8 +186,68 @@ func (l *Layer) resend(s event.SiteID, c child) {
 	}
 }
 
+// numberOrWait numbers member from's cast h now, or, while this
+// representative's links or its site's ring hold a quarter of max_queue
+// (or casts wait already, which go first), keeps it to number once they
+// are short again. Members are held off by their own unnumbered casts
+// (checkHold), so holding theirs back here holds them back too; numbered
+// at once, every member's casts went onto links that could not carry
+// them, and the link queues overflowed (queue_drops).
+func (l *Layer) numberOrWait(h *dataHdr, g event.GroupID, m *event.Message) {
+	if l.waiting.Len() == 0 && !l.congested() {
+		l.number(h, g, m)
+		return
+	}
+	l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last) // taken: not again
+	m.Retain()
+	l.waiting.Push(kept{h: *h, g: g, msg: m})
+}
+
+// congested reports whether a link queue, or what this representative
+// numbered and its site's ring has not handed back yet, is at a quarter of
+// max_queue.
+func (l *Layer) congested() bool {
+	longest := l.inRing()
+	for _, lk := range l.links {
+		if lk != nil {
+			longest = max(longest, lk.pend.Len())
+		}
+	}
+	return longest >= l.cfg.MaxQueue/4
+}
+
+// inRing is how many messages this representative numbered that its
+// site's ring has not handed back yet (they go onto the links then).
+func (l *Layer) inRing() int {
+	if st := l.streams[l.me]; st != nil && l.isRep && l.peers && l.siteSeq > st.contig {
+		return int(l.siteSeq - st.contig)
+	}
+	return 0
+}
+
+// drainWaiting numbers the waiting casts while the links and the ring are
+// short; a node no longer the representative drops them (their members
+// cast them again to the new one: they never saw them numbered).
+func (l *Layer) drainWaiting() {
+	if l.draining {
+		return
+	}
+	l.draining = true
+	defer func() { l.draining = false }()
+	for l.waiting.Len() > 0 && (!l.isRep || !l.congested()) {
+		w := l.waiting.Pop()
+		if l.isRep {
+			l.number(&w.h, w.g, w.msg)
+		}
+		w.msg.Release()
+	}
+}
+
 // releaseKept frees everything kept (Close).
 func (l *Layer) releaseKept() {
+	for l.waiting.Len() > 0 {
+		l.waiting.Pop().msg.Release()
+	}
 	for l.own.Len() > 0 {
 		l.own.Pop().msg.Release()
 	}

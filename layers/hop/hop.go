@@ -163,6 +163,10 @@ type Layer struct {
 	resync   map[event.NodeID]bool // members whose casts again are awaited (takeOver)
 	lastRep  event.NodeID
 	retained [maxSite + 1]ring.Ring[kept]
+	// waiting are members' casts a representative took but numbers only
+	// once its links and its site's ring are short again (failover.go).
+	waiting  ring.Ring[kept]
+	draining bool
 
 	// Probes of links declared down (probe.go).
 	probeT    [maxSite + 1]*stack.Timer
@@ -601,7 +605,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 	}
 	if h.Seq == 0 { // unnumbered: a member's cast for the representative
 		if l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from && l.takeCast(h, from) {
-			l.number(h, g, m)
+			l.numberOrWait(h, g, m)
 		}
 		return
 	}
@@ -840,6 +844,7 @@ func (l *Layer) hold(d int64) {
 // member feeds the representative's ring queue faster than one member's
 // share of the token drains it (spread.stack soak seed 88).
 func (l *Layer) checkHold() {
+	l.drainWaiting()
 	hi := l.cfg.MaxQueue / 4
 	longest := 0
 	for _, lk := range l.links {
@@ -849,6 +854,8 @@ func (l *Layer) checkHold() {
 	}
 	if !l.isRep {
 		longest = max(longest, l.own.Len())
+	} else {
+		longest = max(longest, l.inRing())
 	}
 	switch {
 	case !l.held && longest >= hi:
