@@ -238,6 +238,10 @@ func (l *Layer) drainWaiting() {
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)
+		} else if n, ok := l.numbered[w.h.Origin]; ok && n >= w.h.Last {
+			// Never numbered: if this node is the representative again,
+			// the member's cast again must be taken.
+			l.numbered[w.h.Origin] = w.h.Last - 1
 		}
 		w.msg.Release()
 	}
