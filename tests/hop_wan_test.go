@@ -43,7 +43,9 @@ func hopJSON(t *testing.T, rep *experiment.Report) (hopFigures, map[string]int64
 // times the throughput of the paper's comparator, one ring stretched across
 // the wide area (the paper: 4.7x), which delivers everything at rate max
 // too (the token holds the sender back). The end-to-end alternative is
-// beside, at rate max and at a rate it sustains.
+// beside, at rate max and near the highest rate it sustains; it delivers
+// everything at both, and the 3x against it is not asserted (see
+// experiment/reproduce/spread.go).
 func TestHopWANThroughput(t *testing.T) {
 	hop, _ := simRun(t, "../specs/spread.stack", "spread-wan.scenario")
 	wide, _ := simRun(t, "../specs/spread-ring-wan.stack", "spread-wan.scenario")
@@ -74,12 +76,13 @@ func TestHopWANThroughput(t *testing.T) {
 	if len(byLink) != 6 || retx == 0 {
 		t.Errorf("layers.hop.retransmissions_by_link = %v, want 6 links and some retransmissions", byLink)
 	}
-	// For the record, not checked: the end-to-end stack collapses at rate
-	// max (nothing paces it to the links, and its NAK retries, every 20 ms
-	// on links of 60-160 ms round trip, each answered with up to 256
-	// retransmissions, fill the WAN queues), so a ratio against it there
-	// says nothing. At a rate it sustains (180/s here) hop's gain is what
-	// per-link pacing and local recovery add.
+	// For the record, not checked: the end-to-end stack is windowed
+	// (mflow, 64 KB per receiver), so at rate max it no longer collapses:
+	// it delivers everything at about 126 msgs/s, with its window's
+	// queueing in the latency (p50 near 1 s). Near the highest rate it
+	// sustains (about 175/s by scripts/spread-rates.sh; 180/s here) hop's
+	// gain is what per-link pacing adds: every site is one link from the
+	// source, so recovery is as local end to end as hop by hop.
 	slow, _ := simRun(t, "../specs/spread-e2e.stack", "spread-wan.scenario", "rate", "180")
 	t.Logf("e2e at 180/s: delivered_all %v, %.1f msgs/s, latency p50 %.1f p99 %.1f ms; hop at max is %.2fx that",
 		slow.DeliveredAll, slow.ThroughputMsgsPerS, slow.LatencyMs.P50, slow.LatencyMs.P99, hop.ThroughputMsgsPerS/slow.ThroughputMsgsPerS)
@@ -134,5 +137,67 @@ func TestRingAcrossWAN(t *testing.T) {
 	perSite, _ := simRun(t, "ring : gms", "spread-2site.scenario", "rate", "40", "duration", "3s")
 	if perSite.DeliveredAll || perSite.Deliveries != 0 {
 		t.Errorf("ring per site: delivered_all %v, %d deliveries; want none across the sites (two rings of one)", perSite.DeliveredAll, perSite.Deliveries)
+	}
+}
+
+// TestHopSitesOfSeveralAtRateMax: the paper's three sites with three nodes
+// each, a sender in each site at rate max. A representative numbered every
+// member's cast at once, so the members' traffic went onto WAN links that
+// could not carry it and the link queues overflowed (queue_drops): 133,196
+// of 198,416 owed deliveries missing, and 586,741 of 617,784 once it sent
+// its site's messages on only when ring handed them back (its own link
+// queues stayed short, so nothing held its members). It now numbers
+// members' casts only
+// while its links and its site's ring are short, which holds the members
+// off (their casts wait unnumbered): everything owed is delivered, in
+// agreed order, and nothing is dropped from a link queue.
+func TestHopSitesOfSeveralAtRateMax(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "9", "groups-per-node", "1", "group-size", "9", "senders", "3", "rate", "max",
+		"duration", "5s", "drain", "5s", "loss", "none", "latency", "1ms", "jitter", "100us", "seed", "9",
+		"site", "1=1-3", "site", "2=4-6", "site", "3=7-9",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=80ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=55ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%")
+	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
+		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
+			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
+	}
+	if d := rep.Layers["hop"]["queue_drops"]; d != 0 {
+		t.Errorf("layers.hop.queue_drops = %d, want 0: the links were fed more than they carry", d)
+	}
+	if rep.Backpressure == 0 {
+		t.Errorf("backpressure = 0: at rate max the senders were never held off")
+	}
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
+	}
+}
+
+// TestHopHoldsOffWhileRingLetsGo: three sites (of 3, 1 and 5 nodes), every
+// node casting at rate max, 1% loss inside the sites, and a member of site
+// 1 crashing. Ring below hop holds the application off by its own queue and
+// hop by its links; ring's Resume, passed up as it came, let the
+// application go while hop still held it, and site 1's representative cast
+// at about 12,000 messages a second into links that carry 500: 33,581
+// casts for 56,174 of 233,744 owed deliveries. Hop now holds the
+// application while either holds: everything owed is delivered.
+func TestHopHoldsOffWhileRingLetsGo(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "9", "groups-per-node", "1", "group-size", "9", "rate", "max", "seed", "16",
+		"duration", "6s", "drain", "5s", "loss", "uniform:1%",
+		"site", "1=1-3", "site", "2=4", "site", "3=5-9",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:3@1.4s")
+	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
+		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
+			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
+	}
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,16 +44,24 @@ func init() {
 			"multicasts that many messages per second over its groups in turn. Multicast goes out on --mcast-if\n" +
 			"(loopback by default) to the groups' channels at --mcast-port, as every stacktool command does.\n" +
 			"SIGINT or SIGTERM leave the groups and stop the node. --log-level debug shows every layer's protocol lines.\n" +
-			"Example: stacktool node --spec specs/gms.stack --gms 127.0.0.1:7000 --join news,sports --id 1",
+			"--site places the node in a Spread site (specs/spread.stack); give the representatives of other sites with --peer,\n" +
+			"and start every node before the first cast (--cast-members): hop has no state transfer for a late joiner.\n" +
+			"Example: stacktool node --spec specs/gms.stack --gms 127.0.0.1:7000 --join news,sports --id 1\n" +
+			"Example: stacktool node --spec specs/spread.stack --gms 127.0.0.1:7000 --join g --id 3 --site 2 --listen 127.0.0.1:7003 --peer 1=127.0.0.1:7001",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "spec", Usage: "stack spec or spec file; its bottom layer must be gms", Required: true},
 			&cli.StringFlag{Name: "gms", Usage: "UDP address of the membership service (stacktool gms --listen)", Required: true},
 			&cli.StringFlag{Name: "join", Usage: "comma-separated group names to join (1 to 200 bytes each)"},
 			&cli.UintFlag{Name: "id", Usage: "this node's id (1 to 4294967279; default: from the process id)"},
 			&cli.StringFlag{Name: "listen", Usage: "UDP address for unicast", Value: "127.0.0.1:0"},
+			&cli.UintFlag{Name: "site", Usage: fmt.Sprintf("Spread site (LAN) this node is in, 0 to %d: membership learns it with the join and sends site views; hop and ring read it", maxNodeSite)},
+			&cli.StringSliceFlag{Name: "peer", Usage: "ID=HOST:PORT, repeatable: another node's unicast address, pinned. Nodes learn each other's address from traffic, " +
+				"but representatives of different sites share no multicast channel, so each needs the other's (or another site's) here"},
 			mcastIfFlag, mcastPortFlag, seedFlag, logLevelFlag,
 			&cli.DurationFlag{Name: "wait", Usage: "how long to wait for the service's first views before giving up", Value: 5 * time.Second},
 			&cli.Float64Flag{Name: "cast", Usage: "messages per second to multicast, over the joined groups in turn (0: none)"},
+			&cli.IntFlag{Name: "cast-members", Usage: "start casting half a second after every joined group's view has at least this many members (0: at once). " +
+				"hop (specs/spread.stack) needs it: a node that joins a site whose stream has already begun never catches up"},
 			&cli.IntFlag{Name: "size", Usage: "payload bytes per message cast (at least the 32-byte stamp)", Value: 100},
 			&cli.DurationFlag{Name: "report", Usage: "interval between delivery count lines", Value: time.Second},
 			&cli.StringFlag{Name: "stat", Usage: "serve live counters over HTTP at this loopback address (read them with stacktool stat ADDR)"},
@@ -67,7 +77,49 @@ const (
 	// castBurst bounds the casts made in one wake-up when the node is
 	// behind its rate; the rest of the backlog is skipped.
 	castBurst = 1000
+	// castSettle is the wait after --cast-members is reached before the
+	// first cast: the other nodes install the same view, and a site's
+	// members the new ring, within it.
+	castSettle = 500 * time.Millisecond
+	// maxNodeSite is the largest site id, as scenario files' site: lines
+	// allow (hop keeps site sets in 64-bit masks).
+	maxNodeSite = 63
 )
+
+// allHave reports whether the view of every group of gs has at least n
+// members.
+func allHave(views map[event.GroupID]*event.ViewInfo, gs []event.GroupID, n int) bool {
+	for _, g := range gs {
+		if v := views[g]; v == nil || len(v.Members) < n {
+			return false
+		}
+	}
+	return true
+}
+
+// parsePeers parses --peer values (ID=HOST:PORT) into pinned address book
+// entries; self and the service's id are refused (their addresses are
+// --listen and --gms).
+func parsePeers(vs []string, self, service event.NodeID) (map[event.NodeID]*net.UDPAddr, error) {
+	book := map[event.NodeID]*net.UDPAddr{}
+	for _, v := range vs {
+		id, addr, ok := strings.Cut(v, "=")
+		n, err := strconv.ParseUint(strings.TrimSpace(id), 10, 32)
+		if !ok || err != nil || n == 0 {
+			return nil, fmt.Errorf("--peer %q: want ID=HOST:PORT with a node id from 1, e.g. 3=127.0.0.1:7003", v)
+		}
+		nid := event.NodeID(n)
+		if nid == self || nid == service {
+			return nil, fmt.Errorf("--peer %q: node %d is this node or the membership service (--listen, --gms)", v, n)
+		}
+		ua, err := net.ResolveUDPAddr("udp4", strings.TrimSpace(addr))
+		if err != nil || ua.Port == 0 {
+			return nil, fmt.Errorf("--peer %q: %q is not a UDP address HOST:PORT", v, addr)
+		}
+		book[nid] = ua
+	}
+	return book, nil
+}
 
 // newLogger is the real-network commands' logger: text records on
 // standard output at the level of --log-level.
@@ -105,6 +157,9 @@ func nodeCmd(c *cli.Context) error {
 	if r := c.Float64("cast"); r < 0 || r > maxCastRate || math.IsNaN(r) {
 		return fmt.Errorf("--cast %v: want 0 to %d messages per second", r, maxCastRate)
 	}
+	if c.Int("cast-members") < 0 {
+		return fmt.Errorf("--cast-members %d: want 0 or more", c.Int("cast-members"))
+	}
 	if sz := c.Int("size"); sz > maxCastSize {
 		return fmt.Errorf("--size %d: at most %d bytes", sz, maxCastSize)
 	}
@@ -135,12 +190,27 @@ func nodeCmd(c *cli.Context) error {
 	if c.IsSet("seed") {
 		seed = c.Uint64("seed")
 	}
+	if c.Uint("site") > maxNodeSite {
+		return fmt.Errorf("--site %d: want 0 to %d", c.Uint("site"), maxNodeSite)
+	}
+	site := event.SiteID(c.Uint("site"))
+	peers, err := parsePeers(c.StringSlice("peer"), self, service)
+	if err != nil {
+		return err
+	}
 	entries, err := compose.Build(spec)
 	if err != nil {
 		return err
 	}
 	log = log.With("node", self.String())
-	tr, err := udprun.NewTransport(self, c.String("listen"), c.String("mcast-if"), c.Int("mcast-port"), service, gmsAddr, udprun.NodeLearn)
+	tcfg := udprun.TransportConfig(self, c.String("listen"), c.String("mcast-if"), c.Int("mcast-port"), service, gmsAddr, udprun.NodeLearn)
+	if tcfg.Book == nil {
+		tcfg.Book = map[event.NodeID]*net.UDPAddr{}
+	}
+	for n, a := range peers {
+		tcfg.Book[n] = a
+	}
+	tr, err := udp.New(tcfg, nil)
 	if err != nil {
 		return err
 	}
@@ -157,16 +227,20 @@ func nodeCmd(c *cli.Context) error {
 	total := 0
 	views := udprun.NewViews(self, groups)
 	current := map[event.GroupID]*event.ViewInfo{} // for --stat, on the node goroutine too
+	var fullAt atomic.Int64                        // when every joined group's view reached --cast-members (unix ns)
 	app := stack.AppFuncs{
 		OnDeliver: func(d stack.Delivery) { delivered[d.From]++; total++ },
 		OnView: func(v *event.ViewInfo) {
 			views.View(v)
 			current[v.Group] = v
+			if fullAt.Load() == 0 && allHave(current, groups, c.Int("cast-members")) {
+				fullAt.Store(time.Now().UnixNano())
+			}
 			log.Info("view", "group", name(v.Group), "id", v.ID, "members", nodes(v.Members), "joined", nodes(v.Joined), "left", nodes(v.Left))
 		},
 	}
 	nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
-		Self: self, Layers: entries, Transport: tr, App: app, Seed: seed,
+		Self: self, Layers: entries, Transport: tr, App: app, Seed: seed, Site: site,
 		Log: stack.SlogLogger(log, slog.LevelDebug),
 	}})
 	if err != nil {
@@ -192,7 +266,7 @@ func nodeCmd(c *cli.Context) error {
 		}
 		defer stop()
 	}
-	log.Info("listening", "addr", tr.LocalAddr(), "service", gmsAddr, "groups", c.String("join"), "seed", seed)
+	log.Info("listening", "addr", tr.LocalAddr(), "service", gmsAddr, "groups", c.String("join"), "seed", seed, "site", uint32(site))
 
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -260,7 +334,7 @@ func nodeCmd(c *cli.Context) error {
 			i := k % len(groups)
 			k++
 			nextCast = nextCast.Add(castEvery)
-			if !views.In(groups[i]) {
+			if at := fullAt.Load(); !views.In(groups[i]) || at == 0 || now.UnixNano() < at+int64(castSettle) {
 				continue
 			}
 			experiment.PutStamp(payload, experiment.Stamp{Sender: self, Group: groups[i], Index: next[i], Sent: nd.Now()})

@@ -11,15 +11,19 @@ import (
 // spread is issue 11's "What must hold" as a table. The paper's 4.7x and
 // 5.3x (section 4) compare its research daemon (hop links between sites,
 // a ring inside each) with the production daemon, one ring stretched across
-// the wide area: specs/spread-ring-wan.stack. The issue also names the
-// end-to-end alternative (specs/spread-e2e.stack: a window of 64 KB per
-// receiver, recovery from the original sender across the WAN); its window
-// paces it, so both stacks run at rate max, each as fast as it goes. With a
-// direct WAN link between every pair of sites, every receiving site is one
-// link from the source: hop's recovery on the link where a loss happened is
+// the wide area: specs/spread-ring-wan.stack. The paper measures nothing
+// against end-to-end recovery; its case for hop-by-hop over end-to-end
+// (section 3.2, the Hop protocol) is latency over paths of several hops.
+// The issue puts the 3x against the end-to-end alternative
+// (specs/spread-e2e.stack: a window of 64 KB per receiver, recovery from
+// the original sender across the WAN); its window paces it, so both stacks
+// run at rate max, each as fast as it goes. On the paper's three sites a
+// direct WAN link joins every pair, so every receiving site is one link
+// from the source: hop's recovery on the link where a loss happened is
 // recovery by the source, and only flow control differs (hop runs at its
 // links' bandwidth, the end-to-end window at window / round trip less the
-// stalls of its losses), so the ratio is near 1.3x, not the issue's 3x.
+// stalls of its losses). Measured: 1.8x at rate max, 1.3x at the highest
+// rate each delivers everything at (scripts/spread-rates.sh), not 3x.
 var spread = Paper{
 	Name:  "spread",
 	Title: "Spread: wide-area group communication (hop-by-hop links against a ring across the WAN and end-to-end recovery)",
@@ -44,8 +48,18 @@ var spread = Paper{
 			ID: "e2e", Title: "the same three sites, one sender as fast as each stack goes: hop-by-hop against a window-based end-to-end protocol that recovers from the original sender",
 			Stacks: []string{"spread.stack", "spread-e2e.stack"}, Scenario: "spread-wan.scenario", Quick: []string{"duration=3s"},
 			Measures: []Measure{
-				{Metric: "throughput, hop-by-hop / end-to-end", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "issue 11 asks at least 3x; with a direct link between every pair of sites both recover over one link and hop is at the links' bandwidth, so at most 250 KB/s over what the window sustains (about 1.4x) is possible", Rule: Rule{Kind: Ratio, A: 3},
-					Known: "on the paper's three sites, all directly linked, hop-by-hop and end-to-end recovery both repair each loss from the source over one link (issue 11)", Why: whyE2E},
+				{Metric: "throughput, hop-by-hop / end-to-end", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "not measured by the paper (its 4.7x is against the ring across the WAN, experiment wan); issue 11 asks at least 3x", Rule: Rule{Kind: Ratio, A: 3},
+					Known: "on the paper's three sites, all directly linked, hop-by-hop and end-to-end recovery both repair each loss from the source over one link, so hop gains only by flow control: the WAN links' bandwidth over what the end-to-end window sustains (issue 11)", Why: whyE2E},
+			},
+		},
+		{
+			ID: "e2e-chain", Title: "four sites in a chain, every link 30 ms, 1% loss, 250 KB/s; end to end crosses up to three of them (modelled as direct links, summed latency, compound loss): where hop-by-hop recovery is local and end to end is not",
+			Stacks:   []string{`hop(link_rate=240KB, links="1-2,2-3,3-4") : ring(member_limit=40) : gms`, "spread-e2e.stack"},
+			Scenario: "spread-chain-e2e.scenario", Quick: []string{"duration=3s"},
+			Measures: []Measure{
+				{Metric: "throughput, hop-by-hop / end-to-end", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "not measured by the paper (section 3.2 argues hop-by-hop for latency over several hops); issue 11 asks at least 3x", Rule: Rule{Kind: Ratio, A: 3},
+					Known: "even where each loss is repaired one link away by hop and up to three links away end to end, hop's gain is its links' bandwidth over what the end-to-end window sustains, below 3x; the latency gain is the larger (issue 11)", Why: whyE2EChain},
+				{Metric: "owed deliveries made", Field: "deliveries_of_expected / deliveries_expected", Paper: "hop-by-hop delivers everything", Rule: Rule{Kind: AtLeast, A: 1}, FirstOnly: true},
 			},
 		},
 	},
@@ -55,6 +69,16 @@ var spread = Paper{
 // links: hop runs at its links' bandwidth, so the ratio is at most that
 // bandwidth over what the end-to-end window sustains.
 func whyE2E(runs []Run) string {
+	return whyE2EFrom(runs, "every site is one WAN link from the source, so hop's parent of a lossy link is the source, as end to end; ")
+}
+
+// whyE2EChain is whyE2E on the chain, where end to end recovers across
+// several links and hop across one.
+func whyE2EChain(runs []Run) string {
+	return whyE2EFrom(runs, "hop repairs each loss from the lossy link's parent, end to end from the source up to three links away, but both are capped by the chain's bandwidth; ")
+}
+
+func whyE2EFrom(runs []Run, lead string) string {
 	if len(runs) < 2 {
 		return ""
 	}
@@ -65,8 +89,7 @@ func whyE2E(runs []Run) string {
 		return ""
 	}
 	h, e := hop.get("throughput_msgs_per_s"), e2e.get("throughput_msgs_per_s")
-	return fmt.Sprintf("every site is one WAN link from the source, so hop's parent of a lossy link is the source, as end to end; "+
-		"hop carries %.0f msgs/s (%.0f%% of the %.0f KB/s links with %.0f-byte messages), the end-to-end window %.0f msgs/s "+
+	return fmt.Sprintf(lead+"hop carries %.0f msgs/s (%.0f%% of the %.0f KB/s links with %.0f-byte messages), the end-to-end window %.0f msgs/s "+
 		"(latency p50 %.0f ms against hop's %.0f, p99 %.0f against %.0f): on this topology no ratio above %.2f is possible",
 		h, 100*h*size/bw, bw/1000, size, e, e2e.get("latency_ms.p50"), hop.get("latency_ms.p50"),
 		e2e.get("latency_ms.p99"), hop.get("latency_ms.p99"), bw/size/math.Max(e, 1))

@@ -12,10 +12,20 @@ import (
 //
 //   - a member keeps its own casts until it sees them numbered by its
 //     site's representative, and casts them again to a new representative;
-//   - a representative keeps every message of every source site until the
-//     heartbeats' ARUs say every live site holds it, and sends a new child
-//     link (a new representative far away, or a tree rebuilt) what that
-//     site does not hold yet.
+//   - every node (representative or not) keeps every message of every
+//     source site until the heartbeats' ARUs say every live site holds it,
+//     and a representative sends a new child link (a new representative
+//     far away, or a tree rebuilt) what that site does not hold yet. A
+//     member keeps them too because it may become the representative: the
+//     old one may have numbered casts into the site that it never got onto
+//     its links before it crashed, and only the site's members still have
+//     them (the far site's stream would wait on that gap for good);
+//   - what a representative has and its members may not, nobody else
+//     relies on: it takes a message it numbered into its own stream (to
+//     deliver) and sends it on along the tree only once ring hands it back
+//     from the site, and its heartbeats give, for a far site's stream, the
+//     ARU of what it cast into the site and ring handed back, not of what
+//     it holds alone (far sites free what every site's ARU covers).
 
 // ownCast is a cast of this node not yet seen numbered.
 type ownCast struct {
@@ -24,7 +34,7 @@ type ownCast struct {
 	msg  *event.Message // payload
 }
 
-// kept is a message (or skip run) a representative keeps until stable.
+// kept is a message (or skip run) a node keeps until stable.
 type kept struct {
 	h   dataHdr
 	g   event.GroupID
@@ -176,8 +186,72 @@ func (l *Layer) resend(s event.SiteID, c child) {
 	}
 }
 
+// numberOrWait numbers member from's cast h now, or, while this
+// representative's links or its site's ring hold a quarter of max_queue
+// (or casts wait already, which go first), keeps it to number once they
+// are short again. Members are held off by their own unnumbered casts
+// (checkHold), so holding theirs back here holds them back too; numbered
+// at once, every member's casts went onto links that could not carry
+// them, and the link queues overflowed (queue_drops).
+func (l *Layer) numberOrWait(h *dataHdr, g event.GroupID, m *event.Message) {
+	if l.waiting.Len() == 0 && !l.congested() {
+		l.number(h, g, m)
+		return
+	}
+	l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last) // taken: not again
+	m.Retain()
+	l.waiting.Push(kept{h: *h, g: g, msg: m})
+}
+
+// congested reports whether a link queue, or what this representative
+// numbered and its site's ring has not handed back yet, is at a quarter of
+// max_queue.
+func (l *Layer) congested() bool {
+	longest := l.inRing()
+	for _, lk := range l.links {
+		if lk != nil {
+			longest = max(longest, lk.pend.Len())
+		}
+	}
+	return longest >= l.cfg.MaxQueue/4
+}
+
+// inRing is how many messages this representative numbered that its
+// site's ring has not handed back yet (they go onto the links then).
+func (l *Layer) inRing() int {
+	if st := l.streams[l.me]; st != nil && l.isRep && l.peers && l.siteSeq > st.contig {
+		return int(l.siteSeq - st.contig)
+	}
+	return 0
+}
+
+// drainWaiting numbers the waiting casts while the links and the ring are
+// short; a node no longer the representative drops them (their members
+// cast them again to the new one: they never saw them numbered).
+func (l *Layer) drainWaiting() {
+	if l.draining {
+		return
+	}
+	l.draining = true
+	defer func() { l.draining = false }()
+	for l.waiting.Len() > 0 && (!l.isRep || !l.congested()) {
+		w := l.waiting.Pop()
+		if l.isRep {
+			l.number(&w.h, w.g, w.msg)
+		} else if n, ok := l.numbered[w.h.Origin]; ok && n >= w.h.Last {
+			// Never numbered: if this node is the representative again,
+			// the member's cast again must be taken.
+			l.numbered[w.h.Origin] = w.h.Last - 1
+		}
+		w.msg.Release()
+	}
+}
+
 // releaseKept frees everything kept (Close).
 func (l *Layer) releaseKept() {
+	for l.waiting.Len() > 0 {
+		l.waiting.Pop().msg.Release()
+	}
 	for l.own.Len() > 0 {
 		l.own.Pop().msg.Release()
 	}

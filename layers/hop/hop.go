@@ -40,7 +40,7 @@
 //
 // A new representative (the old one failed) goes on with the site's stream
 // where the old one's numbered casts left it; members cast again what the
-// old one never numbered, and representatives keep every message until all
+// old one never numbered, and every node keeps every message until all
 // sites hold it, so a new child link gets what its site lacks
 // (failover.go). Sites come from the neighbourhood's site views (gms, or
 // the harness's static ones); without them a node's site is every member
@@ -144,6 +144,8 @@ type Layer struct {
 	clock   uint64 // Lamport clock
 	siteSeq uint32 // last site sequence assigned (representative)
 	held    bool
+	// belowHeld: groups ring below holds the application off in.
+	belowHeld map[event.GroupID]bool
 
 	streams  [maxSite + 1]*stream
 	beatT    *stack.Timer
@@ -163,6 +165,10 @@ type Layer struct {
 	resync   map[event.NodeID]bool // members whose casts again are awaited (takeOver)
 	lastRep  event.NodeID
 	retained [maxSite + 1]ring.Ring[kept]
+	// waiting are members' casts a representative took but numbers only
+	// once its links and its site's ring are short again (failover.go).
+	waiting  ring.Ring[kept]
+	draining bool
 
 	// Probes of links declared down (probe.go).
 	probeT    [maxSite + 1]*stack.Timer
@@ -189,6 +195,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.beatT = ctx.NewTimer(l.onBeat)
 	l.numbered = map[event.NodeID]uint32{}
 	l.resync = map[event.NodeID]bool{}
+	l.belowHeld = map[event.GroupID]bool{}
 	return nil
 }
 
@@ -235,6 +242,24 @@ func (l *Layer) Up(ev *event.Event) {
 			l.install(ev.Regions)
 		}
 		l.Ctx.Up(ev)
+	case event.HoldOff, event.Resume:
+		// Ring below holds the application off and lets it go by its own
+		// queue, hop by its links: the application is held while either
+		// holds. Passed up as they came, ring's Resume let it go while
+		// hop still held it (a representative cast at 12,000/s into links
+		// of 250/s).
+		held := ev.Kind == event.HoldOff
+		if held == l.belowHeld[ev.Group] {
+			return
+		}
+		if held {
+			l.belowHeld[ev.Group] = true
+		} else {
+			delete(l.belowHeld, ev.Group)
+		}
+		if !l.held {
+			l.Ctx.Up(ev)
+		}
 	default:
 		l.Ctx.Up(ev)
 	}
@@ -307,6 +332,11 @@ func (l *Layer) rebuild() {
 		if st := l.streams[l.me]; st != nil {
 			l.siteSeq = max(l.siteSeq, st.contig)
 			l.clock = max(l.clock, st.lastLTS)
+		}
+		for _, st := range l.streams {
+			if st != nil {
+				st.inSite = max(st.inSite, st.contig) // all it has came by the site's ring
+			}
 		}
 		if l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
 			l.takeOver()
@@ -443,20 +473,35 @@ func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
 	if h.Mask == 0 {
 		h.Mask = l.interest(g)
 	}
-	self := h.Origin == l.Ctx.Self()
 	l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
 	l.retain(h, g, payload)
+	if l.peers {
+		// Into this node's stream and onto the links once ring hands it
+		// back (fromSite): by then it is in the site's ring, so if this
+		// node fails, a member that takes over has it. Sent on at once, a
+		// far site could hold a number no survivor of the site knows, and
+		// the new representative would give it to another message; taken
+		// at once, this node could deliver it where the survivors, who
+		// never get it, deliver another.
+		l.castSite(h, g, payload)
+	} else {
+		l.takeNumbered(h, g, payload)
+	}
+	l.checkHold()
+	l.tryDeliver()
+}
+
+// takeNumbered takes a message this node numbered into its site's stream and
+// sends it on along the site's tree.
+func (l *Layer) takeNumbered(h *dataHdr, g event.GroupID, payload *event.Message) {
 	if st := l.streams[l.me]; st != nil {
-		if self {
+		if h.Origin == l.Ctx.Self() {
 			st.skip(h.Seq, h.Seq, h.LTS, l.Ctx.Now())
 		} else {
 			st.add(h, g, payload, l.Ctx.Now())
 		}
 	}
-	l.castSite(h, g, payload)
 	l.forward(h, g, payload)
-	l.checkHold()
-	l.tryDeliver()
 }
 
 func (l *Layer) siteChannel() event.ChannelID {
@@ -551,7 +596,7 @@ func (l *Layer) receive(ev *event.Event) {
 			l.c.Malformed.Inc()
 			return
 		}
-		l.onBeatIn(&bt, false)
+		l.onBeatIn(&bt, false, false)
 	default:
 		l.c.Malformed.Inc()
 		m.Release()
@@ -562,7 +607,18 @@ func (l *Layer) receive(ev *event.Event) {
 func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *event.Message) {
 	defer m.Release()
 	if from == l.Ctx.Self() {
-		return // ring hands a member its own casts back, in order
+		// Ring hands a member its own casts back, in order: a
+		// representative's numbered ones now go on along the site's tree.
+		switch {
+		case !l.isRep || h.Seq == 0:
+		case h.Site == l.me:
+			l.takeNumbered(h, g, payloadOf(h, m))
+			l.checkHold()
+			l.tryDeliver()
+		case l.streams[h.Site] != nil:
+			l.streams[h.Site].returned(h.Seq)
+		}
+		return
 	}
 	if l.siteOf[from] != l.me {
 		l.c.Foreign.Inc()
@@ -570,7 +626,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 	}
 	if h.Seq == 0 { // unnumbered: a member's cast for the representative
 		if l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from && l.takeCast(h, from) {
-			l.number(h, g, m)
+			l.numberOrWait(h, g, m)
 		}
 		return
 	}
@@ -615,10 +671,21 @@ func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool
 	if h.Type == tData && h.Mask&(1<<l.me) == 0 && !l.transit(h) {
 		l.c.Unwanted.Inc()
 	}
-	if l.isRep && h.Site != l.me {
+	switch {
+	case l.isRep && h.Site != l.me:
 		l.retain(h, g, payloadOf(h, payload))
+		if l.peers {
+			st.cast(h.Seq)
+		}
 		l.castSite(h, g, payloadOf(h, payload))
 		l.forward(h, g, payloadOf(h, payload))
+	case !l.isRep:
+		// Every member keeps what its representative keeps (Spread 3.3:
+		// each daemon keeps all it sent or received until stable): if the
+		// representative fails, the member that takes over must send a
+		// far site what the old one numbered into this site but never got
+		// onto the link (failover.go).
+		l.retain(h, g, payloadOf(h, payload))
 	}
 	l.tryDeliver()
 	return true
@@ -665,6 +732,12 @@ func (l *Layer) onBeat() {
 		if st != nil {
 			bt.Has |= 1 << s
 			bt.Aru[s] = st.contig
+			if l.peers && event.SiteID(s) != l.me {
+				// What the site holds, not this node alone: a far site
+				// frees what every site's ARU covers, and a member that
+				// takes over from this node has only what ring carried.
+				bt.Aru[s] = min(st.contig, st.inSite)
+			}
 		}
 	}
 	if bt != l.lastBeat || now.Sub(l.beatAt) >= 10*l.cfg.Heartbeat {
@@ -698,15 +771,26 @@ func (l *Layer) sendBeat(bt *beat) {
 	}
 }
 
-// onBeatIn takes a heartbeat (from a link when wan, else from my site).
-func (l *Layer) onBeatIn(bt *beat, wan bool) {
+// onBeatIn takes a heartbeat (from a link when wan, else from my site;
+// direct when from the link to its own site's representative).
+func (l *Layer) onBeatIn(bt *beat, wan, direct bool) {
 	st := l.streams[bt.Site]
 	if st == nil || bt.Site == l.me && l.isRep {
 		return
 	}
 	l.clock = max(l.clock, bt.LTS)
 	changed := st.beat(bt)
-	if down := bt.Down & l.inView; down != l.downs[bt.Site] && (bt.Site != l.me || !l.isRep) {
+	down := bt.Down & l.inView
+	if wan && !direct && l.links[bt.Site] != nil {
+		// Relayed by another site, it may be older than what the link
+		// between us and its probes told: while the link is up here, its
+		// state comes from the link itself (a stale relayed beat saying
+		// it is down kept it down at one end for good, and the far end
+		// declared it down again for the silence).
+		me := uint64(1) << l.me
+		down = down&^me | l.downs[bt.Site]&me
+	}
+	if down != l.downs[bt.Site] && (bt.Site != l.me || !l.isRep) {
 		// Site bt.Site lost links, or has one up again (probe.go): route
 		// as it says (before the beat goes on, along the rebuilt tree).
 		l.downs[bt.Site] = down
@@ -781,6 +865,7 @@ func (l *Layer) hold(d int64) {
 // member feeds the representative's ring queue faster than one member's
 // share of the token drains it (spread.stack soak seed 88).
 func (l *Layer) checkHold() {
+	l.drainWaiting()
 	hi := l.cfg.MaxQueue / 4
 	longest := 0
 	for _, lk := range l.links {
@@ -790,6 +875,8 @@ func (l *Layer) checkHold() {
 	}
 	if !l.isRep {
 		longest = max(longest, l.own.Len())
+	} else {
+		longest = max(longest, l.inRing())
 	}
 	switch {
 	case !l.held && longest >= hi:
@@ -810,6 +897,8 @@ func (l *Layer) flow(k event.Kind) {
 	}
 	slices.Sort(gs)
 	for _, g := range gs {
-		l.Ctx.Up(&event.Event{Kind: k, Group: g})
+		if !l.belowHeld[g] { // else held already, and until ring lets it go
+			l.Ctx.Up(&event.Event{Kind: k, Group: g})
+		}
 	}
 }

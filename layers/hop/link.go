@@ -343,7 +343,7 @@ func (lk *link) receive(ev *event.Event) {
 			l.c.Malformed.Inc()
 			return
 		}
-		l.onBeatIn(&bt, true)
+		l.onBeatIn(&bt, true, lk.far == bt.Site)
 	case tData, tSkip:
 		hb, err := m.Consume(dataHdrSize)
 		var h dataHdr

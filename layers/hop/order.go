@@ -19,6 +19,34 @@ type stream struct {
 		Seq uint32
 		LTS uint64
 	}
+	// inSite (at a representative): every message up to it is in the
+	// site's ring, so every member has it, or will after a failure; marks
+	// say, for each message cast into the site, up to where the stream
+	// was contiguous when it was (ring hands casts back in order).
+	inSite uint32
+	marks  []siteMark
+}
+
+// siteMark is a message cast into the site and the stream's contig then.
+type siteMark struct{ seq, contig uint32 }
+
+// cast records that h (seq) went into the site with contig all in.
+func (st *stream) cast(seq uint32) {
+	if st.marks == nil {
+		st.marks = make([]siteMark, len(st.items))
+	}
+	st.marks[seq&uint32(len(st.marks)-1)] = siteMark{seq, st.contig}
+}
+
+// returned: ring handed back the cast of seq, so everything the stream
+// held without a gap when it was cast is in the site too.
+func (st *stream) returned(seq uint32) {
+	if st.marks == nil {
+		return
+	}
+	if m := st.marks[seq&uint32(len(st.marks)-1)]; m.seq == seq {
+		st.inSite = max(st.inSite, m.contig)
+	}
 }
 
 type item struct {
@@ -191,8 +219,8 @@ func (l *Layer) tryDeliver() {
 				continue
 			}
 			p := st.floor()
-			if st.site == l.me && l.isRep {
-				p = max(p, l.clock) // my next message gets clock+1
+			if st.site == l.me && l.isRep && st.contig == l.siteSeq {
+				p = max(p, l.clock) // my next message gets clock+1 (none numbered is still in ring)
 			}
 			if !st.passed(p, best.h.LTS, best.h.Site) {
 				return

@@ -63,6 +63,14 @@ func (l *Layer) onProbe(from event.NodeID, b []byte) {
 	}
 	switch p.Stage {
 	case probeAsk:
+		if l.downs[l.me]&(1<<s) != 0 && l.me < s {
+			// Both ends declared the link down and probe it: only the
+			// lower site's exchange runs. With both, each end brought the
+			// link up twice, and the second time restarted a link the far
+			// end already numbered on: its first link seqs were taken as
+			// copies of the first link's, and those messages were lost.
+			return
+		}
 		l.sendProbe(s, probeAnswer)
 	case probeAnswer:
 		l.linkUp(s)

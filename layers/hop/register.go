@@ -11,7 +11,8 @@ import (
 
 func init() {
 	compose.Register(compose.LayerInfo{
-		Name: "hop",
+		Name:        "hop",
+		BufferBound: bufferBound,
 		Summary: "Spread's wide area (Hop): each site's representative sends the site's messages over Hop links along " +
 			"a shortest-path tree per source site, forwarding at once even past gaps and recovering each loss on the link " +
 			"where it happened (nacks, acks with link_aru, a token bucket and a window per link); links below which no " +

@@ -149,6 +149,21 @@ func (l *Layer) recoveryStep() {
 		}
 		keep := e.Rtr[:0]
 		for _, q := range e.Rtr {
+			if q.Passed > others {
+				// Lost (no member of the new ring has it), but e.Lost
+				// was full: the request goes round once more as lost, so
+				// every member of the old ring that lacks it skips it.
+				// Dropped, it was asked again for good and the recovery
+				// looped once more than max_rtr packets were lost.
+				if mine && !o.win.has(q.Seq) && o.win.fits(q.Seq) {
+					o.win.put(q.Seq, entry{lost: true})
+				}
+				if q.Passed++; q.Passed <= 2*others+1 {
+					keep = append(keep, q)
+				}
+				tok.Changed = true
+				continue
+			}
 			if mine {
 				if x := o.win.get(q.Seq); x.m != nil {
 					if sent < l.cfg.MemberLimit {
@@ -164,8 +179,7 @@ func (l *Layer) recoveryStep() {
 				}
 			}
 			q.Passed++
-			if q.Passed > others { // every member in a row lacked it
-				l.lose(e, q.Seq, mine)
+			if q.Passed > others && l.lose(e, q.Seq, mine) { // every member in a row lacked it
 				continue
 			}
 			keep = append(keep, q)
@@ -199,13 +213,16 @@ func (l *Layer) recoveryStep() {
 
 // lose records on the recovery entry e that seq is lost (no member of the
 // new ring has it), and marks it so at this member if it came from that
-// ring.
-func (l *Layer) lose(e *oldRing, seq uint32, mine bool) {
+// ring. It reports whether e.Lost holds seq (false: the list was full).
+func (l *Layer) lose(e *oldRing, seq uint32, mine bool) bool {
 	l.tok.Changed = true
-	if !contains(e.Lost, seq) && len(e.Lost) < l.cfg.MaxRtr {
+	listed := contains(e.Lost, seq)
+	if !listed && len(e.Lost) < l.cfg.MaxRtr {
 		e.Lost = append(e.Lost, seq)
+		listed = true
 	}
 	if mine && !l.old.win.has(seq) && l.old.win.fits(seq) {
 		l.old.win.put(seq, entry{lost: true})
 	}
+	return listed
 }

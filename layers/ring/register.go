@@ -10,7 +10,8 @@ import (
 
 func init() {
 	compose.Register(compose.LayerInfo{
-		Name: "ring",
+		Name:        "ring",
+		BufferBound: bufferBound,
 		Summary: "Spread's Ring protocol inside a site (Figure 3.3): one token rotates among the site's members, ordered by " +
 			"node id. The holder answers the retransmission requests on it, sends its waiting casts on the site's channel " +
 			"(each with the next link_seq, site_seq and Lamport time stamp) within per-member and per-rotation limits, " +

@@ -502,3 +502,43 @@ func TestTokenTimerFollowsRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// A recovery in which more old packets are lost (no member of the new ring
+// has them) than a token lists (max_rtr): each member still skips every
+// one of them, and the recovery ends. Before, a request lost after the
+// token's Lost list was full was dropped, asked again by the member
+// lacking it, and went round for good.
+func TestRecoveryLosesMoreThanMaxRtr(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxRtr = 2
+	c := newCluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, cfg)
+	members := ids(3)
+	const high = 10 // link_seqs 1..10 of the old ring: nobody has any
+	for i, id := range members {
+		l := c.layers[id]
+		l.cur = &ringState{id: 2, members: members, idx: i, win: newWindow(cfg.Window), recovering: true}
+		l.old = &ringState{id: 1, members: members, idx: i, win: newWindow(cfg.Window)}
+		l.old.win.highest = high
+	}
+	var tok token
+	(&token{Ring: 2, Type: tokRecovery, Seq: 1, Busy: true}).copyTo(&tok)
+	for lap := 0; lap < 3*high; lap++ {
+		for _, id := range members {
+			l := c.layers[id]
+			tok.copyTo(&l.tok)
+			l.recoveryStep()
+			if err := l.tok.check(cfg.MaxRtr); err != nil {
+				t.Fatalf("lap %d, node %v: the token fails its own check: %v", lap, id, err)
+			}
+			l.tok.copyTo(&tok)
+		}
+	}
+	for _, id := range members {
+		if a := c.layers[id].old.win.aru; a != high {
+			t.Errorf("node %v: old ring aru %d after %d laps, want %d (every lost packet skipped)", id, a, 3*high, high)
+		}
+	}
+	if len(tok.Old) != 1 || len(tok.Old[0].Rtr) != 0 {
+		t.Errorf("token old rings %+v, want one with no requests left", tok.Old)
+	}
+}

@@ -272,7 +272,7 @@ func (t *token) check(maxRtr int) error {
 			return fmt.Errorf("%w: old ring %d: high %d, %d requests, %d lost", errMalformed, o.Ring, o.High, len(o.Rtr), len(o.Lost))
 		}
 		for _, r := range o.Rtr {
-			if r.Seq == 0 || r.Seq > o.High || r.Passed > maxMembers {
+			if r.Seq == 0 || r.Seq > o.High || r.Passed > 2*maxMembers { // a lost one goes round twice
 				return fmt.Errorf("%w: old ring %d: request %d (passed %d) beyond high %d", errMalformed, o.Ring, r.Seq, r.Passed, o.High)
 			}
 		}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNodeSiteAndPeerBadInput: node refuses a site beyond 63, malformed
+// --peer values and a negative --cast-members before it opens a socket.
+func TestNodeSiteAndPeerBadInput(t *testing.T) {
+	base := []string{"node", "--spec", "hop : ring : gms", "--gms", "127.0.0.1:7000", "--id", "3"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--site", "64"}, "--site 64"},
+		{[]string{"--peer", "x=127.0.0.1:7001"}, "want ID=HOST:PORT"},
+		{[]string{"--peer", "0=127.0.0.1:7001"}, "want ID=HOST:PORT"},
+		{[]string{"--peer", "4"}, "want ID=HOST:PORT"},
+		{[]string{"--peer", "4=127.0.0.1"}, "not a UDP address"},
+		{[]string{"--peer", "3=127.0.0.1:7003"}, "this node"},
+		{[]string{"--cast-members", "-1"}, "--cast-members"},
+	} {
+		_, err := runCLI(t, append(base, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("stacktool node %v = %v, want an error with %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestParsePeers: --peer values become pinned address book entries.
+func TestParsePeers(t *testing.T) {
+	book, err := parsePeers([]string{"1=127.0.0.1:7001", " 4 = 127.0.0.1:7004"}, 3, 100)
+	if err != nil || len(book) != 2 || book[1].Port != 7001 || book[4].Port != 7004 {
+		t.Errorf("parsePeers = %v, %v; want n1 at port 7001 and n4 at 7004", book, err)
+	}
+}
