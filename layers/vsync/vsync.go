@@ -58,7 +58,10 @@ type group struct {
 	cut        map[event.NodeID]uint32       // per old-view sender: the most a survivor delivered
 	low        map[event.NodeID]uint32       // and the least
 	holder     map[event.NodeID]event.NodeID // who re-sends up to the cut (NoNode: nobody needs to)
-	waiting    []held                        // old-view arrivals after our report, until the cut
+	resent     map[event.NodeID]uint32       // per sender, up to where this node re-sent in this flush
+	waiting    []held                        // old-view arrivals during the flush not delivered yet (after our report and before the cut, past the cut, or out of order)
+	checking   bool                          // tryInstall is running (a delivery it makes calls it back)
+	again      bool                          // and was called back meanwhile
 	early      []held                        // arrivals tagged with a view not installed yet
 	earlyBytes int64                         // what early holds
 	timer      *stack.Timer
@@ -133,7 +136,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 	g := l.groups[id]
 	if g == nil {
 		g = &group{id: id, peers: map[event.NodeID]*peer{}, reports: map[event.NodeID][]*report{},
-			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, released: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, kept: map[event.NodeID]*keptQueue{}}
+			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, released: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, resent: map[event.NodeID]uint32{}, kept: map[event.NodeID]*keptQueue{}}
 		g.timer = l.Ctx.NewTimer(func() { l.flushTimeout(g) })
 		g.gossip = l.Ctx.NewTimer(func() { l.gossipTick(g) })
 		g.announce = l.Ctx.NewFeed(true, func() bool { l.announced(g); return false })
@@ -321,8 +324,10 @@ func (l *Layer) arrive(g *group, h held) {
 		h.m.Release()
 	case h.tag < g.tag:
 		l.stale(g, h)
-	case g.target != nil && !g.cutKnown:
-		// after our report: delivering it now could pass the cut
+	case g.target != nil && (!g.cutKnown || h.seq > g.cut[h.from] || !next(g.peers[h.from], h.seq)):
+		// after our report, before the cut: delivering it now could pass
+		// the cut; past the cut: a later cut may take it; out of order
+		// (a copy from another survivor ahead of the sender's): it waits
 		if p := g.peers[h.from]; p != nil && p.dlv != 0 && h.seq <= p.dlv {
 			l.c.Duplicates.Inc()
 			h.m.Release()
@@ -332,15 +337,18 @@ func (l *Layer) arrive(g *group, h held) {
 		h.cost = event.HeldCost(h.m.Len())
 		g.waiting = append(g.waiting, h)
 		l.hold(h.cost)
-	case g.target != nil && h.seq > g.cut[h.from]:
-		l.c.BeyondCut.Inc()
-		h.m.Release()
 	default:
 		l.deliver(g, h)
 		if g.target != nil {
 			l.tryInstall(g)
 		}
 	}
+}
+
+// next reports whether seq is the next cast of p's stream (or p's stream
+// has no known position yet, or seq is a copy of one delivered).
+func next(p *peer, seq uint32) bool {
+	return p == nil || p.dlv == 0 || seq <= p.dlv+1
 }
 
 // holdEarly keeps a cast of a view not installed here yet.

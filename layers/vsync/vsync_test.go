@@ -2,6 +2,7 @@ package vsync_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -90,5 +91,59 @@ func TestFlushBlocksCasts(t *testing.T) {
 	c.Net.Run(100 * time.Millisecond)
 	if got := c.Got[2][1][1]; len(got) != 1 {
 		t.Errorf("n2 delivered %v from n1, want [1]", got)
+	}
+}
+
+// A survivor that re-sends a crashed sender's casts does not install the
+// view before the others have them: should it be removed meanwhile, no
+// member moves to the view having delivered more than another (soak seed
+// 16: the re-sender froze, was removed, and came back to install the view
+// with 6 casts its partner never got). n2 has all 10 of n3's casts, n1 the
+// first 5; n2's re-sends never reach n1 and n2 crashes. n1 installs v2
+// once v3 removes n2, without waiting for flush_timeout, and n2, which
+// never heard that n1 had them, never installs v2.
+func TestFlushResenderLostBeforeOthersHaveThem(t *testing.T) {
+	dropping := false
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
+		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{1: true}, On: func() bool { return dropping }}}, 3, vsyncStack())
+	c.Install(v1)
+	c.Net.Run(10 * time.Millisecond)
+	cast := c.Caster(3, 1)
+	cast(5)
+	c.Net.Run(10 * time.Millisecond)
+	dropping = true
+	cast(5)
+	c.Net.Run(2 * time.Millisecond) // n2 has 10, n1 has 5
+	c.Net.Crash(3)
+	dropping = false
+	c.Install(v2)
+	// the reports cross (1 ms); n2 re-sends n3's last 5 to n1, which loses
+	// them, and n2 crashes before recovering them for n1
+	c.Net.Run(500 * time.Microsecond)
+	dropping = true
+	c.Net.Run(time.Millisecond)
+	c.Net.Crash(2)
+	c.Net.Run(100 * time.Millisecond)
+	dropping = false
+	c.Stacks[1].InstallView(&event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1}, Left: []event.NodeID{2}})
+	c.Net.Run(time.Second)
+
+	if got := len(c.Got[1][1][3]); got != 5 {
+		t.Fatalf("n1 delivered %d of n3's casts, want 5", got)
+	}
+	if got := len(c.Got[2][1][3]); got != 10 {
+		t.Fatalf("n2 delivered %d of n3's casts, want 10", got)
+	}
+	installed := func(id event.NodeID, v uint64) bool {
+		return slices.ContainsFunc(c.Views[id], func(w *event.ViewInfo) bool { return w.ID == v })
+	}
+	if !installed(1, 2) || !installed(1, 3) {
+		t.Fatalf("n1 saw views %v, want 2 and 3", c.Views[1])
+	}
+	if installed(2, 2) {
+		t.Errorf("n2 installed view 2 having delivered 10 of n3's casts, n1 5: view synchrony broken")
+	}
+	if n := c.Counter("vsync", "flush_timeouts", 1); n != 0 {
+		t.Errorf("n1 gave %d flushes up after flush_timeout, want 0 (the re-sender is gone, nobody has more)", n)
 	}
 }
