@@ -43,10 +43,9 @@
 // never report (a newer view removes or readmits it, or it reported for a
 // newer target without one for ours) is no longer waited for nor counted
 // in the cut; if it was to re-send a sender's messages, the next survivor
-// that has them does. A view passes up
-// only once the old view's last deliveries have reached the application
-// (the stack hands control events over before data queued earlier), from a
-// control feed. flush_timeout bounds a flush whose survivors stop answering
+// that has them does. The view goes up after the old view's last
+// deliveries (the stack hands the application the top layer's events in
+// order). flush_timeout bounds a flush whose survivors stop answering
 // without being removed.
 //
 // A node readmitted after being removed (a freeze past the failure
@@ -56,7 +55,9 @@
 // reported up as event.Lost with the exact range (the sender's numbering,
 // from 1): the application gets everything or is told what it missed.
 //
-// Block and Unblock go up as events; the application hears them as flow
-// control (stack.Application.Flow), since the layer also sends HoldOff and
-// Resume.
+// Block and Unblock go up as events; the application hears them through
+// stack.BlockReporter (AppFuncs.OnBlock, cluster's OnBlock): Block before
+// the flush, Unblock right after the new view. The layer also sends HoldOff
+// and Resume, so an application that only watches flow control
+// (stack.Application.Flow) is held off just the same.
 package vsync

@@ -11,10 +11,6 @@ import (
 // flush: there is nothing this node agreed on with the others to settle.
 func (l *Layer) viewUp(v *event.ViewInfo) {
 	g := l.groupFor(v.Group)
-	if g.announcing {
-		g.deferred = append(g.deferred, v)
-		return
-	}
 	if l.Ctx.Logging() {
 		l.Ctx.Logf("view %v %d members %v joined %v left %v (flushing: %v)", v.Group, v.ID, v.Members, v.Joined, v.Left, g.target != nil)
 	}
@@ -283,15 +279,15 @@ func (l *Layer) tryInstall(g *group) {
 	defer func() { g.checking = false }()
 	for {
 		g.again = false
-		if !l.tryInstallOnce(g) || !g.again || g.target == nil {
+		l.tryInstallOnce(g)
+		if !g.again || g.target == nil {
 			return
 		}
 	}
 }
 
-// tryInstallOnce is one pass of tryInstall; false once nothing is left to
-// do.
-func (l *Layer) tryInstallOnce(g *group) bool {
+// tryInstallOnce is one pass of tryInstall.
+func (l *Layer) tryInstallOnce(g *group) {
 	if !g.cutKnown {
 		ready := true
 		l.survivors(g, func(s event.NodeID) bool {
@@ -299,18 +295,18 @@ func (l *Layer) tryInstallOnce(g *group) bool {
 			return ready
 		})
 		if !ready {
-			return false
+			return
 		}
 		g.cutKnown = true
 		l.sameOld(g, func(event.NodeID, *report) {}) // counts reports from another old view once
 	}
 	l.computeCut(g)
 	if g.target == nil || g.again {
-		return true
+		return
 	}
 	for _, m := range g.view.Members {
 		if m != l.self && l.hiOf(g, m) < g.cut[m] {
-			return true // a survivor not gone has them and re-sends them
+			return // a survivor not gone has them and re-sends them
 		}
 	}
 	my := l.state(g)
@@ -330,7 +326,7 @@ func (l *Layer) tryInstallOnce(g *group) bool {
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("flush %d: delivered up to the cut %v, waiting for survivors to agree", g.target.ID, g.cut)
 		}
-		return false
+		return
 	}
 	t := g.target
 	l.c.Flushes.Inc()
@@ -339,7 +335,7 @@ func (l *Layer) tryInstallOnce(g *group) bool {
 	g.target, g.cutKnown = nil, false
 	g.timer.Stop()
 	l.install(g, t)
-	return false
+	return
 }
 
 // settle tells the application of what it will not get up to the cut
@@ -486,8 +482,8 @@ func (l *Layer) resend(g *group, from event.NodeID, lo, hi uint32) {
 }
 
 // install passes view v up: what was kept of the old view is let go, the
-// casts that waited for v are delivered, and a view that arrived meanwhile
-// is flushed to next; otherwise the application is unblocked.
+// casts of v that came early are delivered, and a view that arrived
+// meanwhile is flushed to next; otherwise the application is unblocked.
 func (l *Layer) install(g *group, v *event.ViewInfo) {
 	l.releaseKept(g)
 	l.dropWaiting(g)
@@ -514,22 +510,8 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 	}
 	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
 	clear(g.stab)
-	// The stack hands control events (a View) to the application before
-	// data events queued earlier: the View goes up from a feed, which the
-	// stack pulls once the events of this step (the old view's last
-	// deliveries) are done; until then casts of v wait.
-	g.announcing = true
-	g.announce.Ready()
-}
-
-// announced passes the installed view up, then delivers the casts of it
-// that came early, and flushes to a view that arrived meanwhile or
-// unblocks the application.
-func (l *Layer) announced(g *group) {
-	if !g.announcing {
-		return
-	}
-	g.announcing = false
+	// The stack hands the application the top layer's events in the order
+	// they go up: the View after the old view's last deliveries.
 	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: g.view})
 	// casts of the view (or of views this node skipped) that came early
 	early := g.early
@@ -539,8 +521,6 @@ func (l *Layer) announced(g *group) {
 		h.cost = 0
 		l.arrive(g, h)
 	}
-	deferred := g.deferred
-	g.deferred = nil
 	if len(g.later) > 0 {
 		next := g.later[0]
 		g.later = g.later[1:]
@@ -551,9 +531,6 @@ func (l *Layer) announced(g *group) {
 	} else {
 		l.unblock(g)
 		l.sendQueued(g)
-	}
-	for _, v := range deferred {
-		l.viewUp(v)
 	}
 }
 

@@ -79,9 +79,6 @@ type group struct {
 	stab      map[event.NodeID][]entry // each member's last gossip in the view
 	released  map[event.NodeID]uint32  // per sender, up to where every member delivered (let go)
 
-	announcing bool              // view installed, not passed up yet (see install)
-	announce   *stack.Feed       // pulled once the step's events are done: passes it up
-	deferred   []*event.ViewInfo // views from below that came meanwhile
 }
 
 // peer is what we know of one member's stream.
@@ -139,7 +136,6 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, released: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, resent: map[event.NodeID]uint32{}, kept: map[event.NodeID]*keptQueue{}}
 		g.timer = l.Ctx.NewTimer(func() { l.flushTimeout(g) })
 		g.gossip = l.Ctx.NewTimer(func() { l.gossipTick(g) })
-		g.announce = l.Ctx.NewFeed(true, func() bool { l.announced(g); return false })
 		l.groups[id] = g
 	}
 	return g
@@ -178,7 +174,7 @@ func (l *Layer) Down(ev *event.Event) {
 // the group flushes (or has no view yet): never dropped.
 func (l *Layer) castDown(ev *event.Event) {
 	g := l.groupFor(ev.Group)
-	if g.view == nil || !g.view.Has(l.self) || g.target != nil || g.announcing || g.queue.Len() > 0 {
+	if g.view == nil || !g.view.Has(l.self) || g.target != nil || g.queue.Len() > 0 {
 		m := ev.Msg.Compact()
 		g.queue.Push(m)
 		l.hold(event.HeldCost(m.Len()))
@@ -212,7 +208,7 @@ func (l *Layer) holdOff(g *group) {
 
 // resume lets the application cast again when nothing holds it.
 func (l *Layer) resume(g *group) {
-	if g.upHeld && !g.belowHeld && g.target == nil && !g.announcing && g.queue.Len() == 0 && g.view != nil && g.view.Has(l.self) {
+	if g.upHeld && !g.belowHeld && g.target == nil && g.queue.Len() == 0 && g.view != nil && g.view.Has(l.self) {
 		g.upHeld = false
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
@@ -220,7 +216,7 @@ func (l *Layer) resume(g *group) {
 
 // sendQueued sends the casts that waited for the flush, in order.
 func (l *Layer) sendQueued(g *group) {
-	for g.queue.Len() > 0 && g.target == nil && !g.announcing && g.view != nil && g.view.Has(l.self) {
+	for g.queue.Len() > 0 && g.target == nil && g.view != nil && g.view.Has(l.self) {
 		m := g.queue.Pop()
 		l.hold(-event.HeldCost(m.Len()))
 		l.sendData(g, m)
@@ -317,7 +313,7 @@ func (l *Layer) castUp(ev *event.Event) {
 // the application is told what it missed).
 func (l *Layer) arrive(g *group, h held) {
 	switch {
-	case g.view == nil || h.tag > g.tag || g.announcing:
+	case g.view == nil || h.tag > g.tag:
 		l.holdEarly(g, h)
 	case !g.view.Has(h.from) || h.from == l.self:
 		l.c.NonMember.Inc()
