@@ -1,6 +1,7 @@
 package vsync
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/layercast/layercast/event"
@@ -312,6 +313,8 @@ func (l *Layer) tryInstallOnce(g *group) {
 	my := l.state(g)
 	if own := g.reportFor(l.self); own == nil || !sameEntries(own.Entries, my) {
 		l.sendReport(g)
+		g.again = true // it may make this node the one to re-send
+		return
 	}
 	agreed := true
 	l.survivors(g, func(s event.NodeID) bool {
@@ -421,25 +424,36 @@ func (l *Layer) drainWaiting(g *group) {
 }
 
 // pickHolder chooses who re-sends m's messages up to the cut: the
-// lowest-numbered of this node and the survivors not gone whose delivery
-// reaches the cut; if that is this node, it re-sends what it did not
-// re-send yet in this flush.
+// lowest-numbered of this node and the survivors not gone whose first
+// report for the target reaches the cut (every member has those, so every
+// member picks the same one, and it stays while it lives however the
+// others report again), else whose latest report does. If that is this
+// node, it re-sends what it did not re-send yet in this flush.
 func (l *Layer) pickHolder(g *group, m event.NodeID) {
 	old := g.holder[m]
 	g.holder[m] = event.NoNode
 	if g.low[m] >= g.cut[m] {
 		return // every reporter has everything
 	}
-	if l.hiOf(g, m) == g.cut[m] {
-		g.holder[m] = l.self
-	}
-	l.sameOld(g, func(from event.NodeID, r *report) {
-		for _, e := range r.Entries {
-			if event.NodeID(e.Node) == m && e.Hi == g.cut[m] && (g.holder[m] == event.NoNode || from < g.holder[m]) {
-				g.holder[m] = from
+	for _, latest := range []bool{false, true} {
+		consider := func(from event.NodeID, r *report) {
+			if !latest && r.first != nil {
+				r = r.first
+			}
+			for _, e := range r.Entries {
+				if event.NodeID(e.Node) == m && e.Hi == g.cut[m] && (g.holder[m] == event.NoNode || from < g.holder[m]) {
+					g.holder[m] = from
+				}
 			}
 		}
-	})
+		if own := g.reportFor(l.self); own != nil {
+			consider(l.self, own)
+		}
+		l.sameOld(g, consider)
+		if g.holder[m] != event.NoNode {
+			break
+		}
+	}
 	if old != event.NoNode && old != g.holder[m] && old != l.self && g.gone(old) {
 		l.c.Restarts.Inc()
 		if l.Ctx.Logging() {
@@ -460,6 +474,9 @@ func (l *Layer) resend(g *group, from event.NodeID, lo, hi uint32) {
 	lo = max(lo, g.released[from])
 	if lo >= hi {
 		return
+	}
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("re-send %v's (%d,%d] for view %d", from, lo, hi, g.target.ID)
 	}
 	q := g.kept[from]
 	if q == nil {
@@ -578,6 +595,7 @@ const maxPending = 8
 func (g *group) setReport(from event.NodeID, r *report) {
 	rs := g.reports[from]
 	if n := len(rs); n > 0 && rs[n-1].Target == r.Target {
+		r.first = cmp.Or(rs[n-1].first, rs[n-1])
 		rs[n-1] = r
 		return
 	}

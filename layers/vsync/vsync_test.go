@@ -147,3 +147,41 @@ func TestFlushResenderLostBeforeOthersHaveThem(t *testing.T) {
 		t.Errorf("n1 gave %d flushes up after flush_timeout, want 0 (the re-sender is gone, nobody has more)", n)
 	}
 }
+
+// One survivor re-sends what others lack, however they report again: n1
+// and n4 lack the last 5 of n5's casts, n2 (the lowest-numbered that has
+// them) re-sends them; n1, once it has them, reports again, and does not
+// re-send them to n4 as well (every member picks the re-sender from the
+// first reports).
+func TestFlushOneResender(t *testing.T) {
+	dropping := false
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
+		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 4: true}, On: func() bool { return dropping }}}, 5, vsyncStack())
+	all := []event.NodeID{1, 2, 3, 4, 5}
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
+	c.Net.Run(10 * time.Millisecond)
+	cast := c.Caster(5, 1)
+	cast(5)
+	c.Net.Run(10 * time.Millisecond)
+	dropping = true
+	cast(5)
+	c.Net.Run(2 * time.Millisecond)
+	c.Net.Crash(5)
+	dropping = false
+	c.Install(&event.ViewInfo{Group: 1, ID: 2, Members: all[:4], Left: []event.NodeID{5}})
+	c.Net.Run(time.Second)
+	for _, id := range all[:4] {
+		if got := len(c.Got[id][1][5]); got != 10 {
+			t.Errorf("n%d delivered %d of n5's casts, want 10", id, got)
+		}
+		if !slices.ContainsFunc(c.Views[id], func(v *event.ViewInfo) bool { return v.ID == 2 }) {
+			t.Errorf("n%d did not install view 2 (views %v)", id, c.Views[id])
+		}
+	}
+	if r := c.Counter("vsync", "resent", 2); r != 5 {
+		t.Errorf("n2 re-sent %d, want 5", r)
+	}
+	if r := c.Counter("vsync", "resent", 1, 3, 4); r != 0 {
+		t.Errorf("n1, n3, n4 re-sent %d, want 0 (n2 does)", r)
+	}
+}
