@@ -45,12 +45,18 @@ func vsyncSoak(t *testing.T, seeds []uint64) {
 //     partner got them (1 view-synchrony violation): a survivor now
 //     installs a view only once every survivor not removed since reports
 //     having delivered exactly what it did, and the cut leaves out what
-//     only removed survivors had.
+//     only removed survivors had;
+//   - 219, 369 (seeds past 200, failing on main too): a re-sender removed
+//     before the others had its casts, as 16;
+//   - 345, 799: broke while that fix was built, when a member held a
+//     sender's casts that followed a gap (what it missed while out of the
+//     group) during a flush, waiting for the gap to fill: only a gap after
+//     a first delivery in the view is filled.
 //
 // stacktool soak --spec specs/vsync.stack --seeds 200 runs the lot;
 // VSYNC_SOAK_SEEDS=200 runs it here.
 func TestVsyncSoakSeeds(t *testing.T) {
-	seeds := []uint64{16, 105, 180}
+	seeds := []uint64{16, 105, 180, 219, 345, 369, 799}
 	if n, err := strconv.Atoi(os.Getenv("VSYNC_SOAK_SEEDS")); err == nil && n > 0 {
 		seeds = seeds[:0]
 		for s := 1; s <= n; s++ {

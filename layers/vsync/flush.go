@@ -174,7 +174,7 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 	}
 	g.setReport(from, r)
 	if l.Ctx.Logging() {
-		l.Ctx.Logf("report from %v: %d->%d %v", from, r.Old, r.Target, r.Entries)
+		l.Ctx.Logf("%v report from %v: %d->%d %v", g.id, from, r.Old, r.Target, r.Entries)
 	}
 	if g.target != nil {
 		l.recheck(g)
@@ -298,8 +298,8 @@ func (l *Layer) tryInstallOnce(g *group) {
 		if !ready {
 			return
 		}
+		l.sameOld(g, func(event.NodeID, *report) {}) // counts reports from another old view, once
 		g.cutKnown = true
-		l.sameOld(g, func(event.NodeID, *report) {}) // counts reports from another old view once
 	}
 	l.computeCut(g)
 	if g.target == nil || g.again {
@@ -327,7 +327,7 @@ func (l *Layer) tryInstallOnce(g *group) {
 	})
 	if !agreed {
 		if l.Ctx.Logging() {
-			l.Ctx.Logf("flush %d: delivered up to the cut %v, waiting for survivors to agree", g.target.ID, g.cut)
+			l.Ctx.Logf("%v flush %d: delivered up to the cut %v, waiting for survivors to agree", g.id, g.target.ID, g.cut)
 		}
 		return
 	}
@@ -338,7 +338,6 @@ func (l *Layer) tryInstallOnce(g *group) {
 	g.target, g.cutKnown = nil, false
 	g.timer.Stop()
 	l.install(g, t)
-	return
 }
 
 // settle tells the application of what it will not get up to the cut
@@ -389,7 +388,7 @@ func (l *Layer) computeCut(g *group) {
 		}
 	})
 	if l.Ctx.Logging() {
-		l.Ctx.Logf("cut %v: %v low %v waiting %d", g.target.ID, g.cut, g.low, len(g.waiting))
+		l.Ctx.Logf("%v cut %v: %v low %v waiting %d", g.id, g.target.ID, g.cut, g.low, len(g.waiting))
 	}
 	for _, m := range g.view.Members {
 		l.pickHolder(g, m)
@@ -407,10 +406,7 @@ func (l *Layer) drainWaiting(g *group) {
 	w := g.waiting
 	g.waiting = nil
 	slices.SortStableFunc(w, func(a, b held) int {
-		if a.from != b.from {
-			return int(a.from) - int(b.from)
-		}
-		return int(int64(a.seq) - int64(b.seq))
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.seq, b.seq))
 	})
 	for _, h := range w {
 		l.hold(-h.cost)
@@ -476,7 +472,7 @@ func (l *Layer) resend(g *group, from event.NodeID, lo, hi uint32) {
 		return
 	}
 	if l.Ctx.Logging() {
-		l.Ctx.Logf("re-send %v's (%d,%d] for view %d", from, lo, hi, g.target.ID)
+		l.Ctx.Logf("%v re-send %v's (%d,%d] for view %d", g.id, from, lo, hi, g.target.ID)
 	}
 	q := g.kept[from]
 	if q == nil {

@@ -341,10 +341,13 @@ func (l *Layer) arrive(g *group, h held) {
 	}
 }
 
-// next reports whether seq is the next cast of p's stream (or p's stream
-// has no known position yet, or seq is a copy of one delivered).
+// next reports whether seq is not ahead of p's stream in the current
+// view: nothing of it delivered in the view yet (its first cast here may
+// follow a gap, told lost), the next one, or a copy of one delivered. A
+// gap inside the view is only a copy from another survivor ahead of the
+// sender's own: it is filled.
 func next(p *peer, seq uint32) bool {
-	return p == nil || p.dlv == 0 || seq <= p.dlv+1
+	return p == nil || p.hi == 0 || seq <= p.hi+1
 }
 
 // holdEarly keeps a cast of a view not installed here yet.
