@@ -24,7 +24,7 @@
 // same program then runs each node on a real UDP socket with IP multicast on
 // the named interface, and Run and RunUntilQuiet wait in real time.
 //
-// Callbacks (OnDeliver, OnView, OnLoss) run one at a time, never
+// Callbacks (OnDeliver, OnView, OnBlock, OnLoss) run one at a time, never
 // concurrently: on the caller's goroutine inside Run and RunUntilQuiet in
 // the simulator (where a callback may Cast), on the nodes' goroutines over
 // UDP (where a callback must not Cast: hand the work to another goroutine).
@@ -141,6 +141,19 @@ type View struct {
 	Members []int
 }
 
+// Block is a view-synchronous flush at a node (a spec with vsync): with
+// Blocked true, a view change of Group is being flushed and the node
+// should stop casting to it (casts made meanwhile wait, never dropped);
+// with Blocked false, the flush is over, the new view has been reported
+// (OnView, just before) and casting may resume.
+type Block struct {
+	Node    int
+	Group   string
+	Blocked bool
+	// At is the node's clock (virtual in the simulator).
+	At time.Duration
+}
+
 // Loss is a packet the simulated network dropped on its way to a node.
 type Loss struct {
 	From, To int
@@ -169,6 +182,7 @@ type Cluster struct {
 	onDeliver func(Delivery)
 	onView    func(View)
 	onLoss    func(Loss)
+	onBlock   func(Block)
 
 	cbMu      sync.Mutex // serialises callbacks over UDP
 	mu        sync.Mutex // guards views and delivered
@@ -300,6 +314,10 @@ func (c *Cluster) OnDeliver(fn func(Delivery)) { c.onDeliver = fn }
 // before Start.
 func (c *Cluster) OnView(fn func(View)) { c.onView = fn }
 
+// OnBlock sets the function called when a node's view-synchronous flush
+// (vsync) blocks and unblocks a group. Set it before Start.
+func (c *Cluster) OnBlock(fn func(Block)) { c.onBlock = fn }
+
 // OnLoss sets the function called for every packet the simulated network
 // drops (over UDP, drops are only counted: see Metrics). Set it before
 // Start.
@@ -416,6 +434,13 @@ func (c *Cluster) app(self event.NodeID, now func() event.Time) stack.AppFuncs {
 				}
 				c.serial(func() {
 					c.onView(View{Node: int(self), Group: c.groupName(v.Group), ID: v.ID, Members: ms})
+				})
+			}
+		},
+		OnBlock: func(g event.GroupID, blocked bool) {
+			if c.onBlock != nil {
+				c.serial(func() {
+					c.onBlock(Block{Node: int(self), Group: c.groupName(g), Blocked: blocked, At: now().Duration()})
 				})
 			}
 		},

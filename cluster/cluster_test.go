@@ -332,3 +332,37 @@ func TestSpecFileAndLosses(t *testing.T) {
 		t.Errorf("%d deliveries, want 200", delivered)
 	}
 }
+
+// With vsync in the spec, a view change reaches the application as
+// OnBlock(Blocked) before the new view and OnBlock(!Blocked) after it.
+func TestVsyncBlockUnblock(t *testing.T) {
+	c, err := cluster.New("vsync : fifo : reliable : gms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Group("a", 1, 2, 3)
+	seen := map[int][]string{}
+	c.OnView(func(v cluster.View) { seen[v.Node] = append(seen[v.Node], fmt.Sprint("view ", len(v.Members))) })
+	c.OnBlock(func(b cluster.Block) {
+		if b.Group != "a" {
+			t.Errorf("OnBlock(%+v): want group a", b)
+		}
+		seen[b.Node] = append(seen[b.Node], fmt.Sprint("blocked ", b.Blocked))
+	})
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.Cast(1, "a", []byte("x"))
+	c.RunUntilQuiet()
+	clear(seen)
+	if err := c.Leave(3, "a"); err != nil {
+		t.Fatal(err)
+	}
+	c.Run(2 * time.Second)
+	want := []string{"blocked true", "view 2", "blocked false"}
+	for _, n := range []int{1, 2} {
+		if !reflect.DeepEqual(seen[n], want) {
+			t.Errorf("node %d saw %q when node 3 left, want %q", n, seen[n], want)
+		}
+	}
+}

@@ -86,6 +86,13 @@ func rows(reps []*Report) []row {
 			}
 			return i64(r.AgreedViolations)
 		}},
+		// Shown only where a stack promises view synchrony (vsync.go).
+		{"vsync violations", func(r *Report) string {
+			if !slices.Contains(r.Promises, string(viewSynchrony)) {
+				return "-"
+			}
+			return i64(r.VsyncViolations)
+		}},
 		{"promises broken", func(r *Report) string {
 			if len(r.Broken) == 0 {
 				return "none"
@@ -96,6 +103,9 @@ func rows(reps []*Report) []row {
 		{"latency p50 / p90 (ms)", func(r *Report) string { return pair(f3(r.LatencyMs.P50), f3(r.LatencyMs.P90)) }},
 		{"latency p99 / max (ms)", func(r *Report) string { return pair(f3(r.LatencyMs.P99), f3(r.LatencyMs.Max)) }},
 		{"data packets dropped (per receiver)", func(r *Report) string { return i64(r.Loss.Dropped) }},
+	}
+	if !slices.ContainsFunc(reps, func(r *Report) bool { return slices.Contains(r.Promises, string(viewSynchrony)) }) {
+		rs = slices.DeleteFunc(rs, func(ro row) bool { return ro.label == "vsync violations" })
 	}
 	for _, c := range dropCauses(reps) {
 		rs = append(rs, row{"  dropped by " + c, func(r *Report) string { return i64(r.Loss.DroppedBy.Of(c)) }})

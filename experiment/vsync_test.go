@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/layercast/layercast/compose"
@@ -93,5 +95,27 @@ func TestVsyncCheckerOnSoakSeeds(t *testing.T) {
 		if v.VsyncViolations != 0 || len(v.Broken) != 0 {
 			t.Errorf("seed %d: specs/vsync.stack: vsync_violations = %d, broken %v; want 0, none", seed, v.VsyncViolations, v.Broken)
 		}
+		// the text report has the row only where a stack promises it
+		if row := tableRow(t, []*Report{plain, v}, "vsync violations"); !slices.Equal(row, []string{"-", "0"}) {
+			t.Errorf("seed %d: vsync violations row beside fifo:reliable:gms = %q, want [- 0]", seed, row)
+		}
+		if row := tableRow(t, []*Report{plain}, "vsync violations"); row != nil {
+			t.Errorf("seed %d: fifo:reliable:gms alone has a vsync violations row %q, want none", seed, row)
+		}
 	}
+}
+
+// tableRow is the values of WriteTable's row label (nil if it has none).
+func tableRow(t *testing.T, reps []*Report, label string) []string {
+	t.Helper()
+	var b strings.Builder
+	if err := WriteTable(&b, reps, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, label+"  "); ok {
+			return strings.Fields(rest)
+		}
+	}
+	return nil
 }

@@ -22,7 +22,10 @@
 //
 // Inside a step, events move between layers through two queues: control
 // (views, timers, acks, naks, tokens, and packets marked Control) is always
-// taken before data (QSM 2006, section 3). Application sends wait in a
+// taken before data (QSM 2006, section 3), except on the way out of the
+// top: the application gets the top layer's events in the order it passed
+// them up (a view after the deliveries queued before it; Block and Unblock
+// through BlockReporter). Application sends wait in a
 // bounded queue and are pulled into the top layer only when the transport
 // can take more (a Pacer says so), so nothing stale queues behind data and
 // overload becomes back-pressure, not growth.

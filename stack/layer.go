@@ -153,13 +153,35 @@ type LossReporter interface {
 	Lost(l Loss)
 }
 
-// AppFuncs adapts functions to Application and LossReporter; nil fields
-// ignore their events.
+// BlockReporter is implemented by applications that want to hear of
+// view-synchronous flushes (event.Block and event.Unblock reaching the top,
+// from layers/vsync); the stack checks for it once, in New. AppFuncs
+// implements it. Called on the stack's goroutine; must not block.
+type BlockReporter interface {
+	// Blocked reports, with blocked=true, that a view change of g is being
+	// flushed: the application should stop casting to g (casts made
+	// meanwhile are held back, never dropped) and can settle its state for
+	// the view it is in, whose last deliveries may still come. With
+	// blocked=false the flush is over: the new view has been reported
+	// (Application.View, just before) and casting to g may resume.
+	Blocked(g event.GroupID, blocked bool)
+}
+
+// AppFuncs adapts functions to Application, LossReporter and
+// BlockReporter; nil fields ignore their events.
 type AppFuncs struct {
 	OnDeliver func(d Delivery)
 	OnView    func(v *event.ViewInfo)
 	OnFlow    func(g event.GroupID, ok bool)
 	OnLost    func(l Loss)
+	OnBlock   func(g event.GroupID, blocked bool)
+}
+
+// Blocked calls OnBlock.
+func (a AppFuncs) Blocked(g event.GroupID, blocked bool) {
+	if a.OnBlock != nil {
+		a.OnBlock(g, blocked)
+	}
 }
 
 // Lost calls OnLost.

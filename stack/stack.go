@@ -109,12 +109,14 @@ type Stack struct {
 	ctxs   []*Context
 	chtr   Channels // nil if the transport has only group channels
 	pacer  Pacer
-	lost   LossReporter // app, if it implements it
+	lost   LossReporter  // app, if it implements it
+	block  BlockReporter // app, if it implements it
 	log    Logger
 	maxPay int
 
 	apps    appQueue
 	appFeed Feed
+	appData int // events for the application in the data queue (enqueue)
 	held    map[event.GroupID]bool
 	subs    map[event.GroupID]bool
 	chans   map[event.ChannelID]bool // subscribed channels other than groups'
@@ -172,6 +174,7 @@ func New(cfg Config) (*Stack, error) {
 		s.app = AppFuncs{}
 	}
 	s.lost, _ = s.app.(LossReporter)
+	s.block, _ = s.app.(BlockReporter)
 	if s.pool == nil {
 		s.pool = event.DefaultPool
 	}
@@ -533,12 +536,21 @@ func (s *Stack) unsubscribe(ch event.ChannelID) error {
 	return s.chtr.UnsubscribeChannel(ch)
 }
 
-// enqueue queues ev for layer target (or a sink) in direction d.
+// enqueue queues ev for layer target (or a sink) in direction d. Control
+// goes before data, except on its way to the application: there a control
+// event (a View, Block, Lost, flow control) waits behind the deliveries
+// queued before it, so the application sees the top layer's events in the
+// order it passed them up (a view after the last deliveries of the view
+// before).
 func (s *Stack) enqueue(target int, d direction, ev *event.Event) {
 	it := item{ev: *ev, target: target, dir: d}
-	if ev.IsControl() {
+	switch {
+	case target < 0 && (!ev.IsControl() || s.appData > 0):
+		s.appData++
+		s.data.push(it)
+	case ev.IsControl():
 		s.ctrl.push(it)
-	} else {
+	default:
 		s.data.push(it)
 	}
 }
@@ -553,7 +565,14 @@ func (s *Stack) run() {
 	s.running = true
 	it := &s.cur
 	for {
-		if s.ctrl.pop(it) || s.data.pop(it) {
+		if s.ctrl.pop(it) {
+			s.dispatch(it)
+			continue
+		}
+		if s.data.pop(it) {
+			if it.target < 0 {
+				s.appData--
+			}
 			s.dispatch(it)
 			continue
 		}
@@ -616,6 +635,10 @@ func (s *Stack) toApp(ev *event.Event) {
 				l.Range = *ev.Lost
 			}
 			s.lost.Lost(l)
+		}
+	case event.Block, event.Unblock:
+		if s.block != nil {
+			s.block.Blocked(ev.Group, ev.Kind == event.Block)
 		}
 	case event.HoldOff:
 		s.held[ev.Group] = true

@@ -26,6 +26,9 @@ type vsyncNet struct {
 	views  map[event.NodeID][]*event.ViewInfo
 	viewAt map[event.NodeID]map[*event.ViewInfo]event.Time
 	sent   map[event.NodeID]uint32
+	// order lists, per node, the views ("view N") and blocks ("block",
+	// "unblock") its application saw, in order.
+	order map[event.NodeID][]string
 }
 
 const vsyncGroup event.GroupID = 1
@@ -38,7 +41,8 @@ func newVsyncNet(t *testing.T, spec string, seed uint64, n int) *vsyncNet {
 	}
 	h := &vsyncNet{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond}), stacks: map[event.NodeID]*stack.Stack{},
 		got: map[event.NodeID]map[event.NodeID][]uint32{}, lost: map[event.NodeID]map[event.NodeID][]event.LostRange{},
-		views: map[event.NodeID][]*event.ViewInfo{}, viewAt: map[event.NodeID]map[*event.ViewInfo]event.Time{}, sent: map[event.NodeID]uint32{}}
+		views: map[event.NodeID][]*event.ViewInfo{}, viewAt: map[event.NodeID]map[*event.ViewInfo]event.Time{}, sent: map[event.NodeID]uint32{},
+		order: map[event.NodeID][]string{}}
 	var nodes []event.NodeID
 	for i := 1; i <= n; i++ {
 		id := event.NodeID(i)
@@ -58,6 +62,10 @@ func newVsyncNet(t *testing.T, spec string, seed uint64, n int) *vsyncNet {
 			OnView: func(v *event.ViewInfo) {
 				h.views[self] = append(h.views[self], v)
 				h.viewAt[self][v] = h.net.Now()
+				h.order[self] = append(h.order[self], fmt.Sprint("view ", v.ID))
+			},
+			OnBlock: func(g event.GroupID, blocked bool) {
+				h.order[self] = append(h.order[self], map[bool]string{true: "block", false: "unblock"}[blocked])
 			},
 			OnLost: func(l stack.Loss) { h.lost[self][l.From] = append(h.lost[self][l.From], l.Range) },
 		}})

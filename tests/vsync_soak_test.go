@@ -38,15 +38,25 @@ func vsyncSoak(t *testing.T, seeds []uint64) {
 //     deliveries landed in the new view: the view goes up once they have;
 //   - 105, 180: a survivor that installed the view and reported for the
 //     next one had its first report replaced by the second, so the cut
-//     missed what it had delivered (view-synchrony violations).
+//     missed what it had delivered (view-synchrony violations);
+//   - 16 again, after the failure detector's probes (issue 15 item 4)
+//     changed the run: the survivor that re-sent a crashed sender's last
+//     casts installed the view at once, froze, and was removed before its
+//     partner got them (1 view-synchrony violation): a survivor now
+//     installs a view only once every survivor not removed since reports
+//     having delivered exactly what it did, and the cut leaves out what
+//     only removed survivors had;
+//   - 219, 369 (seeds past 200, failing on main too): a re-sender removed
+//     before the others had its casts, as 16;
+//   - 345, 799: broke while that fix was built, when a member held a
+//     sender's casts that followed a gap (what it missed while out of the
+//     group) during a flush, waiting for the gap to fill: only a gap after
+//     a first delivery in the view is filled.
 //
 // stacktool soak --spec specs/vsync.stack --seeds 200 runs the lot;
 // VSYNC_SOAK_SEEDS=200 runs it here.
 func TestVsyncSoakSeeds(t *testing.T) {
-	// Seed 16 breaks again since the failure detector's probes (issue 15
-	// item 4) changed the run: one view-synchrony violation, open (replay
-	// with stacktool soak --spec specs/vsync.stack --from 16 --seeds 1).
-	seeds := []uint64{105, 180}
+	seeds := []uint64{16, 105, 180, 219, 345, 369, 799}
 	if n, err := strconv.Atoi(os.Getenv("VSYNC_SOAK_SEEDS")); err == nil && n > 0 {
 		seeds = seeds[:0]
 		for s := 1; s <= n; s++ {

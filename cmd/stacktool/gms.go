@@ -42,6 +42,7 @@ func init() {
 			&cli.StringFlag{Name: "listen", Usage: "UDP address to serve on, e.g. 127.0.0.1:7000"},
 			&cli.DurationFlag{Name: "view-interval", Usage: "shortest time between two view installations (default: gms_service's view_interval)"},
 			&cli.DurationFlag{Name: "fd-timeout", Usage: "failure timeout for nodes whose heartbeats declare none (default: gms_service's fd_timeout)"},
+			&cli.IntFlag{Name: "indirect", Usage: "members asked to probe a suspect for the service before it is removed (SWIM ping-req; 0: none; default: gms_service's indirect)"},
 			&cli.UintFlag{Name: "id", Usage: "the service's node id, as the nodes' specs name it (gms(service=N); default: gms's default)"},
 			&cli.IntFlag{Name: "max-nodes", Usage: "node addresses the service keeps (the oldest heard is forgotten first)", Value: udprun.ServiceLearn},
 			&cli.StringFlag{Name: "etcd", Usage: "comma-separated etcd endpoints: replicate the service on etcd (see above); default: one service, no etcd"},
@@ -67,6 +68,9 @@ func gmsCmd(c *cli.Context) error {
 	if c.IsSet("fd-timeout") && c.Duration("fd-timeout") <= 0 || c.Duration("view-interval") < 0 {
 		return fmt.Errorf("--fd-timeout must be positive and --view-interval not negative")
 	}
+	if n := c.Int("indirect"); n < 0 || n > 64 {
+		return fmt.Errorf("--indirect %d: want 0 (no indirect probes) to 64", n)
+	}
 	if c.Int("max-nodes") <= 0 {
 		return fmt.Errorf("--max-nodes %d: want at least 1", c.Int("max-nodes"))
 	}
@@ -91,6 +95,9 @@ func gmsCmd(c *cli.Context) error {
 		if c.IsSet(f[0]) {
 			params = append(params, fmt.Sprintf("%s=%v", f[1], c.Duration(f[0])))
 		}
+	}
+	if c.IsSet("indirect") {
+		params = append(params, fmt.Sprintf("indirect=%d", c.Int("indirect")))
 	}
 	spec := "gms_service(" + strings.Join(params, ", ") + ")"
 	if c.String("key-file") != "" { // the nodes run auth: tag and check membership packets

@@ -30,6 +30,8 @@ type Cluster struct {
 	LastDel event.Time
 	Flow    map[event.NodeID]int // HoldOff count per node
 	Held    map[event.NodeID]bool
+	// Views lists the views each node's application saw, in order.
+	Views map[event.NodeID][]*event.ViewInfo
 }
 
 // New builds the cluster: node ids 1..n, each stack from mk().
@@ -38,6 +40,7 @@ func New(t *testing.T, cfg sim.Config, n int, mk func() []stack.Entry) *Cluster 
 		T: t, Net: sim.New(cfg), Stacks: map[event.NodeID]*stack.Stack{},
 		Got:  map[event.NodeID]map[event.GroupID]map[event.NodeID][]uint32{},
 		Flow: map[event.NodeID]int{}, Held: map[event.NodeID]bool{}, ByTag: map[string]int{},
+		Views: map[event.NodeID][]*event.ViewInfo{},
 	}
 	for i := 1; i <= n; i++ {
 		id := event.NodeID(i)
@@ -66,6 +69,7 @@ func New(t *testing.T, cfg sim.Config, n int, mk func() []stack.Entry) *Cluster 
 					}
 					c.LastDel = c.Net.Now()
 				},
+				OnView: func(v *event.ViewInfo) { c.Views[id] = append(c.Views[id], v) },
 				OnFlow: func(g event.GroupID, ok bool) {
 					if !ok {
 						c.Flow[id]++

@@ -1,6 +1,7 @@
 package vsync
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/layercast/layercast/event"
@@ -11,10 +12,6 @@ import (
 // flush: there is nothing this node agreed on with the others to settle.
 func (l *Layer) viewUp(v *event.ViewInfo) {
 	g := l.groupFor(v.Group)
-	if g.announcing {
-		g.deferred = append(g.deferred, v)
-		return
-	}
 	if l.Ctx.Logging() {
 		l.Ctx.Logf("view %v %d members %v joined %v left %v (flushing: %v)", v.Group, v.ID, v.Members, v.Joined, v.Left, g.target != nil)
 	}
@@ -56,6 +53,7 @@ func (l *Layer) abandon(g *group) {
 	g.target, g.later, g.cutKnown = nil, nil, false
 	clear(g.cut)
 	clear(g.holder)
+	clear(g.resent)
 	g.timer.Stop()
 }
 
@@ -117,6 +115,7 @@ func (l *Layer) startFlush(g *group, v *event.ViewInfo) {
 	g.target, g.cutKnown = v, false
 	clear(g.cut)
 	clear(g.holder)
+	clear(g.resent)
 	if !g.blocked {
 		g.blocked = true
 		l.Ctx.Up(&event.Event{Kind: event.Block, Group: g.id})
@@ -129,19 +128,11 @@ func (l *Layer) startFlush(g *group, v *event.ViewInfo) {
 	l.tryInstall(g)
 }
 
-// sendReport casts this node's flush report for the current target.
+// sendReport casts this node's flush report for the current target: how
+// far it delivered every member's stream in its view. It reports again
+// whenever that changed during the flush.
 func (l *Layer) sendReport(g *group) {
-	r := report{Old: g.view.ID, Target: g.target.ID, Entries: make([]entry, 0, g.view.Size())}
-	for _, m := range g.view.Members {
-		hi := g.ownHi
-		if m != l.self {
-			hi = 0
-			if p := g.peers[m]; p != nil {
-				hi = p.hi
-			}
-		}
-		r.Entries = append(r.Entries, entry{Node: uint32(m), Hi: hi})
-	}
+	r := report{Old: g.view.ID, Target: g.target.ID, Entries: l.state(g)}
 	rr := r
 	g.setReport(l.self, &rr)
 	l.castReport(g, &r)
@@ -178,12 +169,12 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 	if g.view != nil && r.Target <= g.view.ID {
 		return // a flush this node is past
 	}
-	if g.newest(from) >= r.Target {
+	if g.newest(from) > r.Target {
 		return
 	}
 	g.setReport(from, r)
 	if l.Ctx.Logging() {
-		l.Ctx.Logf("report from %v: %d->%d %v", from, r.Old, r.Target, r.Entries)
+		l.Ctx.Logf("%v report from %v: %d->%d %v", g.id, from, r.Old, r.Target, r.Entries)
 	}
 	if g.target != nil {
 		l.recheck(g)
@@ -203,54 +194,101 @@ func (l *Layer) survivors(g *group, f func(event.NodeID) bool) {
 	}
 }
 
-// gone reports whether survivor s will never report for the target: a
-// newer view removes or readmits it, or it reported for a newer target
-// already (it skipped ours). It cannot have installed the target either
-// (it would have reported first), so this node shares no pair of views
-// with it to agree on.
+// gone reports whether survivor s will never report for the target, or
+// will not install it with this node: a newer view removes or readmits it
+// (it is out of the group at some point after the target), or it reported
+// for a newer target already without one for ours (it skipped ours).
 func (g *group) gone(s event.NodeID) bool {
 	if g.newest(s) > g.target.ID && g.reportFor(s) == nil {
 		return true
 	}
-	if len(g.later) == 0 {
-		return false
+	for _, v := range g.later {
+		if !v.Has(s) || slices.Contains(v.Joined, s) {
+			return true
+		}
 	}
-	newest := g.later[len(g.later)-1]
-	return !newest.Has(s) || slices.Contains(newest.Joined, s)
+	return false
 }
 
 // recheck re-examines a flush after a newer view or a report: a
-// survivor that will never report is no longer waited for, and a survivor
-// that was to re-send a sender's messages and is gone is replaced by the
-// next one that has them. The flush goes on to the same target: views are
-// installed in order, none skipped.
-func (l *Layer) recheck(g *group) {
-	if g.target == nil {
-		return
+// survivor that will never report is no longer waited for, its report no
+// longer counts in the cut, and a survivor that was to re-send a sender's
+// messages and is gone is replaced by the next one that has them. The
+// flush goes on to the same target: views are installed in order, none
+// skipped.
+func (l *Layer) recheck(g *group) { l.tryInstall(g) }
+
+// state is what this node delivered in its view, per member (its own
+// casts for itself), in the order of the view's members: what its reports
+// say.
+func (l *Layer) state(g *group) []entry {
+	es := make([]entry, 0, g.view.Size())
+	for _, m := range g.view.Members {
+		es = append(es, entry{Node: uint32(m), Hi: l.hiOf(g, m)})
 	}
-	if g.cutKnown {
-		for _, m := range g.view.Members {
-			h := g.holder[m]
-			if h == event.NoNode || h == l.self || !g.gone(h) {
-				continue
+	return es
+}
+
+// hiOf is how far this node delivered m's stream in its view (its own
+// casts for itself).
+func (l *Layer) hiOf(g *group, m event.NodeID) uint32 {
+	if m == l.self {
+		return g.ownHi
+	}
+	if p := g.peers[m]; p != nil {
+		return p.hi
+	}
+	return 0
+}
+
+// sameEntries reports whether report entries a say what b says of every
+// member b names.
+func sameEntries(a, b []entry) bool {
+	for _, e := range b {
+		var hi uint32
+		for _, f := range a {
+			if f.Node == e.Node {
+				hi = f.Hi
+				break
 			}
-			l.c.Restarts.Inc()
-			if l.Ctx.Logging() {
-				l.Ctx.Logf("holder %v of %v gone", h, m)
-			}
-			l.pickHolder(g, m)
+		}
+		if hi != e.Hi {
+			return false
 		}
 	}
-	l.tryInstall(g)
+	return true
 }
 
 // tryInstall computes the cut once every survivor still to be heard from
-// has reported, re-sends what this node must, delivers what waited for the
-// cut, and installs the target once everything up to the cut is delivered.
+// has reported (again whenever a report comes or a survivor is gone),
+// re-sends what this node must, delivers what waited for the cut, and
+// installs the target once this node delivered up to the cut and every
+// survivor not gone says (in its latest report) that it delivered exactly
+// the same: a survivor that re-sent a sender's messages does not install
+// the view before the others have them, so should it be removed meanwhile
+// (frozen, partitioned), nobody installs the view with more than the
+// others. A member whose delivery changed during the flush reports again.
 func (l *Layer) tryInstall(g *group) {
 	if g.target == nil {
 		return
 	}
+	if g.checking {
+		g.again = true // called back from a delivery below: loop instead
+		return
+	}
+	g.checking = true
+	defer func() { g.checking = false }()
+	for {
+		g.again = false
+		l.tryInstallOnce(g)
+		if !g.again || g.target == nil {
+			return
+		}
+	}
+}
+
+// tryInstallOnce is one pass of tryInstall.
+func (l *Layer) tryInstallOnce(g *group) {
 	if !g.cutKnown {
 		ready := true
 		l.survivors(g, func(s event.NodeID) bool {
@@ -260,24 +298,38 @@ func (l *Layer) tryInstall(g *group) {
 		if !ready {
 			return
 		}
-		l.computeCut(g)
-		if g.target == nil {
-			return
-		}
+		l.sameOld(g, func(event.NodeID, *report) {}) // counts reports from another old view, once
+		g.cutKnown = true
+	}
+	l.computeCut(g)
+	if g.target == nil || g.again {
+		return
 	}
 	for _, m := range g.view.Members {
-		if m == l.self || g.cut[m] == 0 {
-			continue
+		if m != l.self && l.hiOf(g, m) < g.cut[m] {
+			return // a survivor not gone has them and re-sends them
 		}
-		if p := g.peers[m]; p == nil || p.dlv < g.cut[m] {
-			if h := g.holder[m]; h != event.NoNode && h != l.self && g.gone(h) {
-				if l.Ctx.Logging() {
-					l.Ctx.Logf("skip wait for %v: dlv %d cut %d holder %v gone", m, p.dlv, g.cut[m], h)
-				}
-				continue // nobody left has them: told lost at install
-			}
-			return
+	}
+	my := l.state(g)
+	if own := g.reportFor(l.self); own == nil || !sameEntries(own.Entries, my) {
+		l.sendReport(g)
+		g.again = true // it may make this node the one to re-send
+		return
+	}
+	agreed := true
+	l.survivors(g, func(s event.NodeID) bool {
+		if g.gone(s) {
+			return true
 		}
+		r := g.reportFor(s)
+		agreed = r != nil && (r.Old != g.view.ID || sameEntries(r.Entries, my))
+		return agreed
+	})
+	if !agreed {
+		if l.Ctx.Logging() {
+			l.Ctx.Logf("%v flush %d: delivered up to the cut %v, waiting for survivors to agree", g.id, g.target.ID, g.cut)
+		}
+		return
 	}
 	t := g.target
 	l.c.Flushes.Inc()
@@ -289,7 +341,7 @@ func (l *Layer) tryInstall(g *group) {
 }
 
 // settle tells the application of what it will not get up to the cut
-// (the only survivors that had it are gone).
+// (after flush_timeout: nobody re-sent it).
 func (l *Layer) settle(g *group) {
 	for _, m := range g.view.Members {
 		if p := g.peers[m]; p != nil && m != l.self && g.cutKnown && p.dlv < g.cut[m] {
@@ -299,16 +351,16 @@ func (l *Layer) settle(g *group) {
 	}
 }
 
-// sameOld calls f with every report for the target from a member with our
-// old view (ours first, then the survivors'), whether or not it is gone
-// since.
+// sameOld calls f with every report for the target from a survivor with
+// our old view that is not gone; a survivor gone since (a newer view
+// removes it) will not install the target with us, so what only it
+// delivered is not part of the cut.
 func (l *Layer) sameOld(g *group, f func(from event.NodeID, r *report)) {
-	f(l.self, g.reportFor(l.self))
 	l.survivors(g, func(s event.NodeID) bool {
-		if r := g.reportFor(s); r != nil {
+		if r := g.reportFor(s); r != nil && !g.gone(s) {
 			if r.Old == g.view.ID {
 				f(s, r)
-			} else {
+			} else if !g.cutKnown {
 				l.c.OtherOld.Inc()
 			}
 		}
@@ -316,13 +368,16 @@ func (l *Layer) sameOld(g *group, f func(from event.NodeID, r *report)) {
 	})
 }
 
-// computeCut sets, per sender of the old view, the cut: the most any
-// survivor with the same old view delivered. For each sender some member
-// delivered less of, the lowest-numbered survivor that has the cut sends
-// the difference again (from whoever has it, not only the sender).
+// computeCut sets, per sender of the old view, the cut: the most this
+// node or any survivor not gone with the same old view delivered (in its
+// latest report). For each sender some member delivered less of, the
+// lowest-numbered of them that has the cut sends the difference again
+// (from whoever has it, not only the sender). What waited for the cut is
+// delivered up to it.
 func (l *Layer) computeCut(g *group) {
 	for _, m := range g.view.Members {
-		g.cut[m], g.low[m] = 0, ^uint32(0)
+		h := l.hiOf(g, m)
+		g.cut[m], g.low[m] = h, h
 	}
 	l.sameOld(g, func(_ event.NodeID, r *report) {
 		for _, e := range r.Entries {
@@ -332,44 +387,78 @@ func (l *Layer) computeCut(g *group) {
 			}
 		}
 	})
-	g.cutKnown = true
 	if l.Ctx.Logging() {
-		l.Ctx.Logf("cut %v: %v low %v waiting %d", g.target.ID, g.cut, g.low, len(g.waiting))
+		l.Ctx.Logf("%v cut %v: %v low %v waiting %d", g.id, g.target.ID, g.cut, g.low, len(g.waiting))
 	}
 	for _, m := range g.view.Members {
 		l.pickHolder(g, m)
 	}
-	// what arrived after our report: up to the cut it is delivered, past
-	// it discarded
+	l.drainWaiting(g)
+}
+
+// drainWaiting delivers, in each sender's order, the old-view arrivals
+// held during the flush that are next in their stream and within the cut;
+// the rest wait (a later cut may take them) until the view is installed.
+func (l *Layer) drainWaiting(g *group) {
+	if len(g.waiting) == 0 || g.target == nil {
+		return
+	}
 	w := g.waiting
 	g.waiting = nil
+	slices.SortStableFunc(w, func(a, b held) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.seq, b.seq))
+	})
 	for _, h := range w {
 		l.hold(-h.cost)
 		h.cost = 0
+		if g.target == nil {
+			h.m.Release()
+			continue
+		}
 		l.arrive(g, h)
 	}
 }
 
 // pickHolder chooses who re-sends m's messages up to the cut: the
-// lowest-numbered reporter that has them and is not gone; if that is this
-// node, it re-sends them.
+// lowest-numbered of this node and the survivors not gone whose first
+// report for the target reaches the cut (every member has those, so every
+// member picks the same one, and it stays while it lives however the
+// others report again), else whose latest report does. If that is this
+// node, it re-sends what it did not re-send yet in this flush.
 func (l *Layer) pickHolder(g *group, m event.NodeID) {
+	old := g.holder[m]
 	g.holder[m] = event.NoNode
 	if g.low[m] >= g.cut[m] {
 		return // every reporter has everything
 	}
-	l.sameOld(g, func(from event.NodeID, r *report) {
-		if from != l.self && g.gone(from) {
-			return
-		}
-		for _, e := range r.Entries {
-			if event.NodeID(e.Node) == m && e.Hi == g.cut[m] && (g.holder[m] == event.NoNode || from < g.holder[m]) {
-				g.holder[m] = from
+	for _, latest := range []bool{false, true} {
+		consider := func(from event.NodeID, r *report) {
+			if !latest && r.first != nil {
+				r = r.first
+			}
+			for _, e := range r.Entries {
+				if event.NodeID(e.Node) == m && e.Hi == g.cut[m] && (g.holder[m] == event.NoNode || from < g.holder[m]) {
+					g.holder[m] = from
+				}
 			}
 		}
-	})
-	if g.holder[m] == l.self {
-		l.resend(g, m, g.low[m], g.cut[m])
+		if own := g.reportFor(l.self); own != nil {
+			consider(l.self, own)
+		}
+		l.sameOld(g, consider)
+		if g.holder[m] != event.NoNode {
+			break
+		}
+	}
+	if old != event.NoNode && old != g.holder[m] && old != l.self && g.gone(old) {
+		l.c.Restarts.Inc()
+		if l.Ctx.Logging() {
+			l.Ctx.Logf("holder %v of %v gone, now %v", old, m, g.holder[m])
+		}
+	}
+	if g.holder[m] == l.self && g.resent[m] < g.cut[m] {
+		l.resend(g, m, max(g.low[m], g.resent[m]), g.cut[m])
+		g.resent[m] = g.cut[m]
 	}
 }
 
@@ -381,6 +470,9 @@ func (l *Layer) resend(g *group, from event.NodeID, lo, hi uint32) {
 	lo = max(lo, g.released[from])
 	if lo >= hi {
 		return
+	}
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("%v re-send %v's (%d,%d] for view %d", g.id, from, lo, hi, g.target.ID)
 	}
 	q := g.kept[from]
 	if q == nil {
@@ -403,12 +495,14 @@ func (l *Layer) resend(g *group, from event.NodeID, lo, hi uint32) {
 }
 
 // install passes view v up: what was kept of the old view is let go, the
-// casts that waited for v are delivered, and a view that arrived meanwhile
-// is flushed to next; otherwise the application is unblocked.
+// casts of v that came early are delivered, and a view that arrived
+// meanwhile is flushed to next; otherwise the application is unblocked.
 func (l *Layer) install(g *group, v *event.ViewInfo) {
 	l.releaseKept(g)
 	l.dropWaiting(g)
 	clear(g.cut)
+	clear(g.holder)
+	clear(g.resent)
 	for id, p := range g.peers {
 		if !v.Has(id) || slices.Contains(v.Joined, id) {
 			delete(g.peers, id)
@@ -429,22 +523,8 @@ func (l *Layer) install(g *group, v *event.ViewInfo) {
 	}
 	g.prev, g.view, g.tag, g.ownHi = g.tag, v, uint32(v.ID), 0
 	clear(g.stab)
-	// The stack hands control events (a View) to the application before
-	// data events queued earlier: the View goes up from a feed, which the
-	// stack pulls once the events of this step (the old view's last
-	// deliveries) are done; until then casts of v wait.
-	g.announcing = true
-	g.announce.Ready()
-}
-
-// announced passes the installed view up, then delivers the casts of it
-// that came early, and flushes to a view that arrived meanwhile or
-// unblocks the application.
-func (l *Layer) announced(g *group) {
-	if !g.announcing {
-		return
-	}
-	g.announcing = false
+	// The stack hands the application the top layer's events in the order
+	// they go up: the View after the old view's last deliveries.
 	l.Ctx.Up(&event.Event{Kind: event.View, Group: g.id, View: g.view})
 	// casts of the view (or of views this node skipped) that came early
 	early := g.early
@@ -454,8 +534,6 @@ func (l *Layer) announced(g *group) {
 		h.cost = 0
 		l.arrive(g, h)
 	}
-	deferred := g.deferred
-	g.deferred = nil
 	if len(g.later) > 0 {
 		next := g.later[0]
 		g.later = g.later[1:]
@@ -466,9 +544,6 @@ func (l *Layer) announced(g *group) {
 	} else {
 		l.unblock(g)
 		l.sendQueued(g)
-	}
-	for _, v := range deferred {
-		l.viewUp(v)
 	}
 }
 
@@ -509,11 +584,18 @@ func (l *Layer) flushTimeout(g *group) {
 // yet); past it the oldest is let go.
 const maxPending = 8
 
-// setReport keeps r, a member's report for a newer target than any it
-// sent before: a member that installed our target reports for the next
-// one too, and both are needed.
+// setReport keeps r, a member's report for a target no older than any it
+// sent before: one for the same target replaces the earlier (it delivered
+// more since), one for a newer target is kept beside it (a member that
+// installed our target reports for the next one too, and both are needed).
 func (g *group) setReport(from event.NodeID, r *report) {
-	rs := append(g.reports[from], r)
+	rs := g.reports[from]
+	if n := len(rs); n > 0 && rs[n-1].Target == r.Target {
+		r.first = cmp.Or(rs[n-1].first, rs[n-1])
+		rs[n-1] = r
+		return
+	}
+	rs = append(rs, r)
 	if len(rs) > maxPending {
 		rs = slices.Delete(rs, 0, len(rs)-maxPending)
 	}

@@ -58,7 +58,10 @@ type group struct {
 	cut        map[event.NodeID]uint32       // per old-view sender: the most a survivor delivered
 	low        map[event.NodeID]uint32       // and the least
 	holder     map[event.NodeID]event.NodeID // who re-sends up to the cut (NoNode: nobody needs to)
-	waiting    []held                        // old-view arrivals after our report, until the cut
+	resent     map[event.NodeID]uint32       // per sender, up to where this node re-sent in this flush
+	waiting    []held                        // old-view arrivals during the flush not delivered yet (after our report and before the cut, past the cut, or out of order)
+	checking   bool                          // tryInstall is running (a delivery it makes calls it back)
+	again      bool                          // and was called back meanwhile
 	early      []held                        // arrivals tagged with a view not installed yet
 	earlyBytes int64                         // what early holds
 	timer      *stack.Timer
@@ -76,9 +79,6 @@ type group struct {
 	stab      map[event.NodeID][]entry // each member's last gossip in the view
 	released  map[event.NodeID]uint32  // per sender, up to where every member delivered (let go)
 
-	announcing bool              // view installed, not passed up yet (see install)
-	announce   *stack.Feed       // pulled once the step's events are done: passes it up
-	deferred   []*event.ViewInfo // views from below that came meanwhile
 }
 
 // peer is what we know of one member's stream.
@@ -133,10 +133,9 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 	g := l.groups[id]
 	if g == nil {
 		g = &group{id: id, peers: map[event.NodeID]*peer{}, reports: map[event.NodeID][]*report{},
-			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, released: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, kept: map[event.NodeID]*keptQueue{}}
+			cut: map[event.NodeID]uint32{}, low: map[event.NodeID]uint32{}, released: map[event.NodeID]uint32{}, holder: map[event.NodeID]event.NodeID{}, resent: map[event.NodeID]uint32{}, kept: map[event.NodeID]*keptQueue{}}
 		g.timer = l.Ctx.NewTimer(func() { l.flushTimeout(g) })
 		g.gossip = l.Ctx.NewTimer(func() { l.gossipTick(g) })
-		g.announce = l.Ctx.NewFeed(true, func() bool { l.announced(g); return false })
 		l.groups[id] = g
 	}
 	return g
@@ -175,7 +174,7 @@ func (l *Layer) Down(ev *event.Event) {
 // the group flushes (or has no view yet): never dropped.
 func (l *Layer) castDown(ev *event.Event) {
 	g := l.groupFor(ev.Group)
-	if g.view == nil || !g.view.Has(l.self) || g.target != nil || g.announcing || g.queue.Len() > 0 {
+	if g.view == nil || !g.view.Has(l.self) || g.target != nil || g.queue.Len() > 0 {
 		m := ev.Msg.Compact()
 		g.queue.Push(m)
 		l.hold(event.HeldCost(m.Len()))
@@ -209,7 +208,7 @@ func (l *Layer) holdOff(g *group) {
 
 // resume lets the application cast again when nothing holds it.
 func (l *Layer) resume(g *group) {
-	if g.upHeld && !g.belowHeld && g.target == nil && !g.announcing && g.queue.Len() == 0 && g.view != nil && g.view.Has(l.self) {
+	if g.upHeld && !g.belowHeld && g.target == nil && g.queue.Len() == 0 && g.view != nil && g.view.Has(l.self) {
 		g.upHeld = false
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
@@ -217,7 +216,7 @@ func (l *Layer) resume(g *group) {
 
 // sendQueued sends the casts that waited for the flush, in order.
 func (l *Layer) sendQueued(g *group) {
-	for g.queue.Len() > 0 && g.target == nil && !g.announcing && g.view != nil && g.view.Has(l.self) {
+	for g.queue.Len() > 0 && g.target == nil && g.view != nil && g.view.Has(l.self) {
 		m := g.queue.Pop()
 		l.hold(-event.HeldCost(m.Len()))
 		l.sendData(g, m)
@@ -314,15 +313,17 @@ func (l *Layer) castUp(ev *event.Event) {
 // the application is told what it missed).
 func (l *Layer) arrive(g *group, h held) {
 	switch {
-	case g.view == nil || h.tag > g.tag || g.announcing:
+	case g.view == nil || h.tag > g.tag:
 		l.holdEarly(g, h)
 	case !g.view.Has(h.from) || h.from == l.self:
 		l.c.NonMember.Inc()
 		h.m.Release()
 	case h.tag < g.tag:
 		l.stale(g, h)
-	case g.target != nil && !g.cutKnown:
-		// after our report: delivering it now could pass the cut
+	case g.target != nil && (!g.cutKnown || h.seq > g.cut[h.from] || !next(g.peers[h.from], h.seq)):
+		// after our report, before the cut: delivering it now could pass
+		// the cut; past the cut: a later cut may take it; out of order
+		// (a copy from another survivor ahead of the sender's): it waits
 		if p := g.peers[h.from]; p != nil && p.dlv != 0 && h.seq <= p.dlv {
 			l.c.Duplicates.Inc()
 			h.m.Release()
@@ -332,15 +333,21 @@ func (l *Layer) arrive(g *group, h held) {
 		h.cost = event.HeldCost(h.m.Len())
 		g.waiting = append(g.waiting, h)
 		l.hold(h.cost)
-	case g.target != nil && h.seq > g.cut[h.from]:
-		l.c.BeyondCut.Inc()
-		h.m.Release()
 	default:
 		l.deliver(g, h)
 		if g.target != nil {
 			l.tryInstall(g)
 		}
 	}
+}
+
+// next reports whether seq is not ahead of p's stream in the current
+// view: nothing of it delivered in the view yet (its first cast here may
+// follow a gap, told lost), the next one, or a copy of one delivered. A
+// gap inside the view is only a copy from another survivor ahead of the
+// sender's own: it is filled.
+func next(p *peer, seq uint32) bool {
+	return p == nil || p.hi == 0 || seq <= p.hi+1
 }
 
 // holdEarly keeps a cast of a view not installed here yet.

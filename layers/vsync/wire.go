@@ -115,6 +115,10 @@ type report struct {
 	Old     uint64  `codec:"o"`
 	Target  uint64  `codec:"t"`
 	Entries []entry `codec:"e"`
+
+	// first is, at the receiver, the member's first report for Target
+	// when this one replaced it (not on the wire).
+	first *report
 }
 
 // stable is a stability gossip: in view View, how far the member has
