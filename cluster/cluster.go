@@ -8,6 +8,7 @@
 //	c.Group("prices", 1, 2, 3)           // name a group and its members
 //	c.Group("news", 2, 3, 4)
 //	c.OnDeliver(func(d cluster.Delivery) { /* d.Node, d.Group, d.From, d.Payload */ })
+//	// or: ch := c.Deliveries(), read on a goroutine of its own
 //	err = c.Start()                      // build the nodes, install views (or run gms)
 //	err = c.Cast(1, "prices", []byte("tick"))
 //	err = c.RunUntilQuiet()              // or c.Run(time.Second)
@@ -28,6 +29,13 @@
 // concurrently: on the caller's goroutine inside Run and RunUntilQuiet in
 // the simulator (where a callback may Cast), on the nodes' goroutines over
 // UDP (where a callback must not Cast: hand the work to another goroutine).
+//
+// The same events also come through channels, for a program that would
+// rather range over them on a goroutine of its own: Deliveries, Views and
+// Losses. They are bounded (Config.ChanBuffer) and apply back-pressure: a
+// full channel makes the cluster wait for its reader, and nothing is
+// dropped or queued beside it (Deliveries says what waits, and how).
+// Close closes them.
 package cluster
 
 import (
@@ -75,12 +83,16 @@ type Config struct {
 	// 256); a full queue makes Cast return an error wrapping
 	// stack.ErrBackpressure.
 	AppQueue int
+	// ChanBuffer bounds each of the channels Deliveries, Views and Losses
+	// return (default 256); a full one makes the cluster wait for its
+	// reader (see Deliveries).
+	ChanBuffer int
 }
 
 // DefaultConfig is a simulated network with no loss and 1ms links.
 func DefaultConfig() Config {
 	return Config{Seed: 1, Loss: "none", Latency: time.Millisecond, Interface: "lo",
-		MulticastPort: 47000, AppQueue: 256}
+		MulticastPort: 47000, AppQueue: 256, ChanBuffer: defaultChanBuffer}
 }
 
 // Option changes one field of the Config.
@@ -113,7 +125,8 @@ func WithUDP(iface string) Option {
 func WithQuiet(d time.Duration) Option { return func(c *Config) { c.Quiet = d } }
 
 // WithConfig replaces the whole Config (options after it still apply);
-// zero Quiet, MaxRun, Interface and AppQueue take their defaults.
+// zero Quiet, MaxRun, Interface, AppQueue and ChanBuffer take their
+// defaults.
 func WithConfig(cfg Config) Option { return func(c *Config) { *c = cfg } }
 
 // Delivery is a message a node delivered.
@@ -122,7 +135,8 @@ type Delivery struct {
 	Node, From int
 	// Group is the group's name ("" for a point-to-point message).
 	Group string
-	// Payload is valid only during the callback: copy it to keep it.
+	// Payload is valid only during the callback: copy it to keep it. A
+	// Delivery received from the Deliveries channel holds its own copy.
 	Payload []byte
 	// RecoveredBy names the mechanism that brought the message back after
 	// a loss ("nak", "lec", ...); empty if it arrived first time.
@@ -181,6 +195,8 @@ type Cluster struct {
 	stacks   map[event.NodeID]*stack.Stack
 	udpNodes map[event.NodeID]*udpNode
 	service  event.NodeID
+
+	ch *chans // the channels behind Deliveries, Views and Losses
 }
 
 type viewKey struct {
@@ -213,6 +229,9 @@ func New(spec string, opts ...Option) (*Cluster, error) {
 	if cfg.AppQueue <= 0 {
 		cfg.AppQueue = 256
 	}
+	if cfg.ChanBuffer <= 0 {
+		cfg.ChanBuffer = defaultChanBuffer
+	}
 	if cfg.Latency < 0 || cfg.Jitter < 0 {
 		return nil, fmt.Errorf("cluster: latency %v and jitter %v must not be negative", cfg.Latency, cfg.Jitter)
 	}
@@ -230,7 +249,8 @@ func New(spec string, opts ...Option) (*Cluster, error) {
 	if err := compose.Check(sp); err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, spec: sp, ids: map[string]event.GroupID{}, views: map[viewKey]uint64{}}
+	c := &Cluster{cfg: cfg, spec: sp, ids: map[string]event.GroupID{}, views: map[viewKey]uint64{},
+		ch: newChans(cfg.ChanBuffer)}
 	// Build one node's layers now, so a spec that cannot be built fails
 	// here and not at Start, and to learn whether it produces views.
 	entries, err := compose.Build(sp)
@@ -398,26 +418,29 @@ func (c *Cluster) app(self event.NodeID, now func() event.Time) stack.AppFuncs {
 			c.mu.Lock()
 			c.delivered++
 			c.mu.Unlock()
+			dv := Delivery{Node: int(self), From: int(d.From), Group: c.groupName(d.Group),
+				Payload: d.Payload, RecoveredBy: d.Recovery.By, At: now().Duration()}
 			if c.onDeliver != nil {
-				c.serial(func() {
-					c.onDeliver(Delivery{Node: int(self), From: int(d.From), Group: c.groupName(d.Group),
-						Payload: d.Payload, RecoveredBy: d.Recovery.By, At: now().Duration()})
-				})
+				c.serial(func() { c.onDeliver(dv) })
 			}
+			c.chanDeliver(dv)
 		},
 		OnView: func(v *event.ViewInfo) {
 			c.mu.Lock()
 			c.views[viewKey{self, v.Group}] = v.ID
 			c.mu.Unlock()
-			if c.onView != nil {
-				ms := make([]int, len(v.Members))
-				for i, m := range v.Members {
-					ms[i] = int(m)
-				}
-				c.serial(func() {
-					c.onView(View{Node: int(self), Group: c.groupName(v.Group), ID: v.ID, Members: ms})
-				})
+			if c.onView == nil && !c.ch.wantV.Load() {
+				return
 			}
+			ms := make([]int, len(v.Members))
+			for i, m := range v.Members {
+				ms[i] = int(m)
+			}
+			vw := View{Node: int(self), Group: c.groupName(v.Group), ID: v.ID, Members: ms}
+			if c.onView != nil {
+				c.serial(func() { c.onView(vw) })
+			}
+			c.chanView(vw)
 		},
 	}
 }
@@ -572,12 +595,15 @@ func (c *Cluster) Now() time.Duration {
 	return 0
 }
 
-// Close stops every node (over UDP, closes the sockets).
+// Close stops every node (over UDP, closes the sockets) and closes the
+// channels Deliveries, Views and Losses return (what they hold can still be
+// read).
 func (c *Cluster) Close() {
 	if c.closed {
 		return
 	}
 	c.closed = true
+	c.ch.shut() // ends waits for channel readers, so the nodes can stop
 	for _, st := range c.stacks {
 		st.Close()
 	}
