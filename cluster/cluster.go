@@ -36,6 +36,29 @@
 // full channel makes the cluster wait for its reader, and nothing is
 // dropped or queued beside it (Deliveries says what waits, and how).
 // Close closes them.
+//
+// # Examples
+//
+// Each is a runnable Example function that `go test ./cluster` compiles,
+// runs and checks against its output; `go test ./cluster -run Example -v`
+// runs them, and `go doc -http` or pkg.go.dev shows them with their code
+// (they live in this package's example_test.go, examples_api_test.go and
+// example_chan_test.go):
+//
+//   - Example: the README's program, 5 nodes in 3 overlapping groups with
+//     2% loss, every member checked to get every message in order
+//   - ExampleNew: building a cluster from a spec, and a spec refused
+//   - ExampleCluster_Group: naming groups and their members
+//   - ExampleCluster_Join: joining a group through gms's service
+//   - ExampleCluster_Cast: casting, and what the errors say
+//   - ExampleCluster_OnDeliver: receiving deliveries and views by callback
+//   - ExampleCluster_Deliveries: receiving them through channels
+//   - ExampleCluster_Run: running for a duration
+//   - ExampleCluster_RunUntilQuiet: running until quiet under loss
+//   - ExampleCluster_Metrics: reading every counter
+//   - ExampleWithUDP: the same on UDP multicast; it needs multicast routed
+//     on lo, so go test only compiles it, and tests/embed_chan_udp_test.go
+//     runs it in a network namespace and checks its output
 package cluster
 
 import (

@@ -159,3 +159,57 @@ func TestEmbedChannelsOnUDP(t *testing.T) {
 	}
 	t.Log(strings.TrimSpace(string(out)))
 }
+
+// cluster.ExampleWithUDP, which go test can only compile, run as a program
+// in a network namespace made here: it must print what its "On UDP it
+// prints:" comment says.
+func TestExampleWithUDPRuns(t *testing.T) {
+	ns := newNetns(t)
+	src, err := os.ReadFile("../cluster/examples_api_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fn, ok := strings.Cut(string(src), "func ExampleWithUDP() {\n")
+	if ok {
+		fn, _, ok = strings.Cut(fn, "\n}\n")
+	}
+	if !ok {
+		t.Fatal("cluster/examples_api_test.go has no ExampleWithUDP")
+	}
+	code, want, ok := strings.Cut(fn, "\t// On UDP it prints:\n")
+	if !ok {
+		t.Fatal(`ExampleWithUDP has no "// On UDP it prints:" comment to check against`)
+	}
+	var wantLines []string
+	for _, l := range strings.Split(want, "\n") {
+		wantLines = append(wantLines, strings.TrimPrefix(strings.TrimSpace(l), "// "))
+	}
+	imports := []string{`"fmt"`, `"log"`, `"github.com/layercast/layercast/cluster"`, `_ "github.com/layercast/layercast/layers/all"`}
+	if strings.Contains(code, "time.") {
+		imports = append(imports, `"time"`)
+	}
+	prog := "package main\n\nimport (\n\t" + strings.Join(imports, "\n\t") + "\n)\n\nfunc main() {\n" + code + "\n}\n"
+	dir, err := os.MkdirTemp("..", "_exampleudp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "exampleudp")
+	build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir))
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build of ExampleWithUDP as a program: %v\n%s\n%s", err, out, prog)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns.name, bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ExampleWithUDP on UDP: %v\n%s", err, out)
+	}
+	if got, want := strings.TrimSpace(string(out)), strings.Join(wantLines, "\n"); got != strings.TrimSpace(want) {
+		t.Errorf("ExampleWithUDP on UDP printed\n%s\nwant\n%s", got, want)
+	}
+}
