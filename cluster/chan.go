@@ -27,6 +27,7 @@ type chans struct {
 	mu     sync.RWMutex
 	closed bool
 	done   chan struct{} // closed by shut: a waiting send gives up
+	once   sync.Once     // closes done
 }
 
 func newChans(size int) *chans {
@@ -51,19 +52,18 @@ func put[T any](c *chans, ch chan T, v T) {
 // shut ends every waiting send and closes the channels; what they hold can
 // still be read.
 func (c *chans) shut() {
-	c.mu.RLock()
-	closed := c.closed
-	c.mu.RUnlock()
-	if closed {
+	// done first: a send waiting with the read lock held gives up, so the
+	// write lock below can be had.
+	c.once.Do(func() { close(c.done) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		return
 	}
-	close(c.done)
-	c.mu.Lock()
 	c.closed = true
 	close(c.deliveries)
 	close(c.views)
 	close(c.losses)
-	c.mu.Unlock()
 }
 
 // Deliveries returns a channel that receives every delivery, as OnDeliver

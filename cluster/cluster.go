@@ -59,6 +59,11 @@
 //   - ExampleWithUDP: the same on UDP multicast; it needs multicast routed
 //     on lo, so go test only compiles it, and tests/embed_chan_udp_test.go
 //     runs it in a network namespace and checks its output
+//   - ExampleInbox: one node's stack run by hand (as stack.NewNode runs it
+//     over UDP) with its deliveries and views through channels
+//
+// For a program that runs a single node itself, Inbox is the channel form
+// of stack.AppFuncs.
 package cluster
 
 import (
