@@ -9,18 +9,21 @@ import (
 const defaultChanBuffer = 256
 
 // WithChanBuffer sets Config.ChanBuffer, the capacity of each channel that
-// Deliveries, Views and Losses return.
+// Deliveries, Views, Losses and Gaps return.
 func WithChanBuffer(n int) Option { return func(c *Config) { c.ChanBuffer = n } }
 
-// chans are the bounded channels behind Deliveries, Views and Losses. Each
+// chans are the bounded channels behind Deliveries, Views, Losses and
+// Gaps. Each
 // is made in New and filled only once the application has asked for it, so
 // a program that only uses callbacks never waits on a channel nobody reads.
 type chans struct {
 	deliveries chan Delivery
 	views      chan View
 	losses     chan Loss
-	// wantD, wantV and wantL say which channels the application asked for.
-	wantD, wantV, wantL atomic.Bool
+	gaps       chan Gap
+	// wantD, wantV, wantL and wantG say which channels the application
+	// asked for.
+	wantD, wantV, wantL, wantG atomic.Bool
 
 	// mu is held for reading by every send, and for writing by shut, so
 	// the channels are never closed while a send is in flight.
@@ -32,7 +35,7 @@ type chans struct {
 
 func newChans(size int) *chans {
 	return &chans{deliveries: make(chan Delivery, size), views: make(chan View, size),
-		losses: make(chan Loss, size), done: make(chan struct{})}
+		losses: make(chan Loss, size), gaps: make(chan Gap, size), done: make(chan struct{})}
 }
 
 // put sends v on ch, waiting while ch is full, unless the cluster is (or
@@ -64,6 +67,7 @@ func (c *chans) shut() {
 	close(c.deliveries)
 	close(c.views)
 	close(c.losses)
+	close(c.gaps)
 }
 
 // Deliveries returns a channel that receives every delivery, as OnDeliver

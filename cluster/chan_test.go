@@ -218,3 +218,53 @@ func TestChannelsNotAskedForNeverFill(t *testing.T) {
 	}
 	c.Close()
 }
+
+// What a node's stack gives up reaches the application, through OnGap and
+// Gaps alike: fifo(max_reorder=2) under 10% loss skips messages, and the
+// gaps count exactly what its skipped counter says.
+func TestGapsReportWhatWasGivenUp(t *testing.T) {
+	c, err := cluster.New("fifo(max_reorder=2) : reliable", cluster.WithLoss("10%"), cluster.WithSeed(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Group("g", 1, 2, 3, 4); err != nil {
+		t.Fatal(err)
+	}
+	byCallback := 0
+	c.OnGap(func(g cluster.Gap) {
+		if g.Group != "g" || g.Node == g.From || (g.Bounded && g.Count != int(g.End-g.First)) {
+			t.Errorf("gap %+v", g)
+		}
+		byCallback += g.Count
+	})
+	gaps := c.Gaps()
+	byChannel := make(chan int)
+	go func() {
+		n := 0
+		for g := range gaps {
+			n += g.Count
+		}
+		byChannel <- n
+	}()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		for _, from := range []int{1, 2} {
+			if err := c.CastWait(from, "g", []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = c.Run(5 * time.Millisecond)
+	}
+	if err := c.RunUntilQuiet(); err != nil {
+		t.Fatal(err)
+	}
+	skipped := c.Metrics().Sum("fifo", "skipped")
+	c.Close()
+	got := <-byChannel
+	if skipped == 0 || int64(byCallback) != skipped || int64(got) != skipped {
+		t.Errorf("gaps count %d by callback, %d by channel; fifo skipped %d: want the same, more than 0", byCallback, got, skipped)
+	}
+	t.Logf("%d messages given up", skipped)
+}

@@ -30,9 +30,12 @@
 // the simulator (where a callback may Cast), on the nodes' goroutines over
 // UDP (where a callback must not Cast: hand the work to another goroutine).
 //
+// What a node's stack gave up (messages it will never deliver) comes
+// through OnGap.
+//
 // The same events also come through channels, for a program that would
-// rather range over them on a goroutine of its own: Deliveries, Views and
-// Losses. They are bounded (Config.ChanBuffer) and apply back-pressure: a
+// rather range over them on a goroutine of its own: Deliveries, Views,
+// Losses and Gaps. They are bounded (Config.ChanBuffer) and apply back-pressure: a
 // full channel makes the cluster wait for its reader, and nothing is
 // dropped or queued beside it (Deliveries says what waits, and how).
 // Close closes them.
@@ -111,9 +114,9 @@ type Config struct {
 	// 256); a full queue makes Cast return an error wrapping
 	// stack.ErrBackpressure.
 	AppQueue int
-	// ChanBuffer bounds each of the channels Deliveries, Views and Losses
-	// return (default 256); a full one makes the cluster wait for its
-	// reader (see Deliveries).
+	// ChanBuffer bounds each of the channels Deliveries, Views, Losses
+	// and Gaps return (default 256); a full one makes the cluster wait
+	// for its reader (see Deliveries).
 	ChanBuffer int
 }
 
@@ -211,6 +214,7 @@ type Cluster struct {
 	onDeliver func(Delivery)
 	onView    func(View)
 	onLoss    func(Loss)
+	onGap     func(Gap)
 
 	cbMu      sync.Mutex // serialises callbacks over UDP
 	mu        sync.Mutex // guards views and delivered
@@ -442,6 +446,7 @@ func (c *Cluster) groupName(g event.GroupID) string {
 // functions, one at a time.
 func (c *Cluster) app(self event.NodeID, now func() event.Time) stack.AppFuncs {
 	return stack.AppFuncs{
+		OnLost: func(l stack.Loss) { c.gap(self, now, l) },
 		OnDeliver: func(d stack.Delivery) {
 			c.mu.Lock()
 			c.delivered++
@@ -624,8 +629,8 @@ func (c *Cluster) Now() time.Duration {
 }
 
 // Close stops every node (over UDP, closes the sockets) and closes the
-// channels Deliveries, Views and Losses return (what they hold can still be
-// read).
+// channels Deliveries, Views, Losses and Gaps return (what they hold can
+// still be read).
 func (c *Cluster) Close() {
 	if c.closed {
 		return
