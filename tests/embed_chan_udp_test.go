@@ -13,7 +13,8 @@ import (
 // embedChanProgram runs cluster's channels over UDP: 3 nodes on their own
 // sockets in one process, a slow reader that must still get every message
 // in order, then a cluster whose reader never reads, which must hold back
-// (the channel stays at its bound) and still stop on Close.
+// (the channel stays at its bound) and still stop on Close; then a node
+// that joins a group and leaves it again.
 const embedChanProgram = `package main
 
 import (
@@ -128,13 +129,53 @@ func main() {
 	if left != size {
 		fail("after Close the channel gave %d, want the %d it held", left, size)
 	}
-	fmt.Println("ok:", want, "delivered and views to a slow reader; an unread channel held at", size)
+
+	// Join and Leave over UDP: node 3 joins "a", gets what 1 casts there,
+	// leaves, and gets nothing more.
+	c3, err := cluster.New("fifo : reliable", cluster.WithUDP("lo"))
+	if err != nil {
+		fail("%v", err)
+	}
+	c3.Group("a", 1, 2)
+	c3.Group("b", 2, 3)
+	d3 := c3.Deliveries()
+	if err := c3.Start(); err != nil {
+		fail("%v", err)
+	}
+	if err := c3.Join(3, "a"); err != nil {
+		fail("join: %v", err)
+	}
+	cast := func(from int) {
+		for i := 0; i < 5; i++ {
+			if err := c3.CastWait(from, "a", []byte("x")); err != nil {
+				fail("cast: %v", err)
+			}
+		}
+		if err := c3.RunUntilQuiet(); err != nil {
+			fail("%v", err)
+		}
+	}
+	cast(1)
+	if err := c3.Leave(3, "a"); err != nil {
+		fail("leave: %v", err)
+	}
+	cast(1)
+	c3.Close()
+	got3 := map[int]int{}
+	for d := range d3 {
+		got3[d.Node]++
+	}
+	if got3[2] != 10 || got3[3] != 5 {
+		fail("join then leave over UDP: node 2 got %d (want 10), node 3 got %d (want the 5 cast while it was a member)", got3[2], got3[3])
+	}
+	fmt.Println("ok:", want, "delivered and views to a slow reader; an unread channel held at", size, "; join and leave over UDP")
 }
 `
 
 // Cluster's channels over UDP, in a network namespace made here: a slow
 // reader gets every message in order, an unread channel holds the nodes
-// back at its bound, and Close ends their wait.
+// back at its bound, and Close ends their wait; Join and Leave work over
+// UDP as in the simulator.
 func TestEmbedChannelsOnUDP(t *testing.T) {
 	ns := newNetns(t)
 	dir, err := os.MkdirTemp("..", "_embedchan")
