@@ -217,7 +217,8 @@ type Cluster struct {
 	onGap     func(Gap)
 
 	cbMu      sync.Mutex // serialises callbacks over UDP
-	mu        sync.Mutex // guards views and delivered
+	joinMu    sync.Mutex // serialises Join and Leave
+	mu        sync.Mutex // guards views, delivered, and groups' members against Join and Leave
 	started   bool
 	closed    bool
 	views     map[viewKey]uint64
@@ -372,8 +373,11 @@ func (c *Cluster) Members(group string) []int {
 	if !ok {
 		return nil
 	}
-	out := make([]int, len(c.groups[g-1]))
-	for i, n := range c.groups[g-1] {
+	c.mu.Lock() // Join and Leave change the members
+	ms := c.groups[g-1]
+	c.mu.Unlock()
+	out := make([]int, len(ms))
+	for i, n := range ms {
 		out[i] = int(n)
 	}
 	return out
@@ -502,7 +506,10 @@ func (c *Cluster) check(from int, group string) (event.NodeID, event.GroupID, er
 		return 0, 0, fmt.Errorf("cluster: no group %q (groups: %s)", group, strings.Join(c.names, ", "))
 	}
 	n := event.NodeID(from)
-	if !slices.Contains(c.groups[g-1], n) {
+	c.mu.Lock() // Join and Leave change the members
+	member := slices.Contains(c.groups[g-1], n)
+	c.mu.Unlock()
+	if !member {
 		return 0, 0, fmt.Errorf("cluster: node %d is not a member of %q (members %v)", from, group, c.Members(group))
 	}
 	c.mu.Lock()

@@ -21,6 +21,10 @@ func (c *Cluster) Join(node int, group string) error { return c.change(node, gro
 func (c *Cluster) Leave(node int, group string) error { return c.change(node, group, false) }
 
 func (c *Cluster) change(node int, group string, join bool) error {
+	// Only change writes groups, one at a time; readers elsewhere take
+	// c.mu, which is never held while a node's goroutine is waited for.
+	c.joinMu.Lock()
+	defer c.joinMu.Unlock()
 	verb := map[bool]string{true: "join", false: "leave"}[join]
 	if !c.started || c.closed {
 		return fmt.Errorf("cluster: %s before Start or after Close; declare the first members with Group", verb)
@@ -50,7 +54,9 @@ func (c *Cluster) change(node int, group string, join bool) error {
 		ms = slices.Delete(slices.Clone(ms), i, i+1)
 	}
 	old := c.groups[g-1]
+	c.mu.Lock()
 	c.groups[g-1] = ms
+	c.mu.Unlock()
 	if c.gms {
 		change := st.Leave
 		if join {
