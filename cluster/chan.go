@@ -73,11 +73,11 @@ func (c *chans) shut() {
 // Deliveries returns a channel that receives every delivery, as OnDeliver
 // does (both may be used; the callback runs first). Each Delivery's Payload
 // is a copy the reader owns. Ask for it before Start, so that nothing is
-// missed; Close closes it once the cluster has stopped.
+// missed; Close closes it (what it holds can still be read).
 //
-// The channel is bounded (Config.ChanBuffer, default 256) and nothing is
-// ever dropped from it or queued beside it: when it is full, the node with
-// a delivery to hand over waits for the reader. That is back-pressure, and
+// The channel is bounded (Config.ChanBuffer, default 256), and while the
+// cluster runs nothing is dropped from it or queued beside it: when it is
+// full, the node with a delivery to hand over waits for the reader. That is back-pressure, and
 // it reaches the network: in the simulator, Run (or Start, CastWait,
 // RunUntilQuiet) stops the simulated clock until the channel is read, so
 // results do not depend on how fast the reader is; over UDP the node's
@@ -88,8 +88,9 @@ func (c *chans) shut() {
 // So read the channels on a goroutine of their own, started before Start.
 // A program that reads them on the goroutine that runs the simulated
 // cluster waits for itself forever once more than ChanBuffer items arrive
-// in one Run. Over UDP, Close ends every wait (what was not yet handed over
-// is dropped) and closes the channels.
+// in one Run. Over UDP, Close may be called from any goroutine: it ends
+// every wait (what a node had not yet handed over, and what comes out of
+// the stacks as they stop, is not sent) and closes the channels.
 func (c *Cluster) Deliveries() <-chan Delivery {
 	c.ch.wantD.Store(true)
 	return c.ch.deliveries
