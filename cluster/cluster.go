@@ -8,6 +8,7 @@
 //	c.Group("prices", 1, 2, 3)           // name a group and its members
 //	c.Group("news", 2, 3, 4)
 //	c.OnDeliver(func(d cluster.Delivery) { /* d.Node, d.Group, d.From, d.Payload */ })
+//	// or: ch := c.Deliveries(), read on a goroutine of its own
 //	err = c.Start()                      // build the nodes, install views (or run gms)
 //	err = c.Cast(1, "prices", []byte("tick"))
 //	err = c.RunUntilQuiet()              // or c.Run(time.Second)
@@ -28,6 +29,44 @@
 // concurrently: on the caller's goroutine inside Run and RunUntilQuiet in
 // the simulator (where a callback may Cast), on the nodes' goroutines over
 // UDP (where a callback must not Cast: hand the work to another goroutine).
+//
+// What a node's stack gave up (messages it will never deliver) comes
+// through OnGap.
+//
+// The same events also come through channels, for a program that would
+// rather range over them on a goroutine of its own: Deliveries, Views,
+// Losses and Gaps. They are bounded (Config.ChanBuffer) and apply back-pressure: a
+// full channel makes the cluster wait for its reader, and nothing is
+// dropped or queued beside it (Deliveries says what waits, and how).
+// Close closes them.
+//
+// # Examples
+//
+// Each is a runnable Example function that `go test ./cluster` compiles,
+// runs and checks against its output; `go test ./cluster -run Example -v`
+// runs them, and `go doc -http` or pkg.go.dev shows them with their code
+// (they live in this package's example_test.go, examples_api_test.go and
+// example_chan_test.go):
+//
+//   - Example: the README's program, 5 nodes in 3 overlapping groups with
+//     2% loss, every member checked to get every message in order
+//   - ExampleNew: building a cluster from a spec, and a spec refused
+//   - ExampleCluster_Group: naming groups and their members
+//   - ExampleCluster_Join: joining a group through gms's service
+//   - ExampleCluster_Cast: casting, and what the errors say
+//   - ExampleCluster_OnDeliver: receiving deliveries and views by callback
+//   - ExampleCluster_Deliveries: receiving them through channels
+//   - ExampleCluster_Run: running for a duration
+//   - ExampleCluster_RunUntilQuiet: running until quiet under loss
+//   - ExampleCluster_Metrics: reading every counter
+//   - ExampleWithUDP: the same on UDP multicast; it needs multicast routed
+//     on lo, so go test only compiles it, and tests/embed_chan_udp_test.go
+//     runs it in a network namespace and checks its output
+//   - ExampleInbox: one node's stack run by hand (as stack.NewNode runs it
+//     over UDP) with its deliveries and views through channels
+//
+// For a program that runs a single node itself, Inbox is the channel form
+// of stack.AppFuncs.
 package cluster
 
 import (
@@ -75,12 +114,16 @@ type Config struct {
 	// 256); a full queue makes Cast return an error wrapping
 	// stack.ErrBackpressure.
 	AppQueue int
+	// ChanBuffer bounds each of the channels Deliveries, Views, Losses
+	// and Gaps return (default 256); a full one makes the cluster wait
+	// for its reader (see Deliveries).
+	ChanBuffer int
 }
 
 // DefaultConfig is a simulated network with no loss and 1ms links.
 func DefaultConfig() Config {
 	return Config{Seed: 1, Loss: "none", Latency: time.Millisecond, Interface: "lo",
-		MulticastPort: 47000, AppQueue: 256}
+		MulticastPort: 47000, AppQueue: 256, ChanBuffer: defaultChanBuffer}
 }
 
 // Option changes one field of the Config.
@@ -113,7 +156,8 @@ func WithUDP(iface string) Option {
 func WithQuiet(d time.Duration) Option { return func(c *Config) { c.Quiet = d } }
 
 // WithConfig replaces the whole Config (options after it still apply);
-// zero Quiet, MaxRun, Interface and AppQueue take their defaults.
+// zero Quiet, MaxRun, Interface, AppQueue and ChanBuffer take their
+// defaults.
 func WithConfig(cfg Config) Option { return func(c *Config) { *c = cfg } }
 
 // Delivery is a message a node delivered.
@@ -122,7 +166,8 @@ type Delivery struct {
 	Node, From int
 	// Group is the group's name ("" for a point-to-point message).
 	Group string
-	// Payload is valid only during the callback: copy it to keep it.
+	// Payload is valid only during the callback: copy it to keep it. A
+	// Delivery received from the Deliveries channel holds its own copy.
 	Payload []byte
 	// RecoveredBy names the mechanism that brought the message back after
 	// a loss ("nak", "lec", ...); empty if it arrived first time.
@@ -183,9 +228,11 @@ type Cluster struct {
 	onView    func(View)
 	onLoss    func(Loss)
 	onBlock   func(Block)
+	onGap     func(Gap)
 
 	cbMu      sync.Mutex // serialises callbacks over UDP
-	mu        sync.Mutex // guards views and delivered
+	joinMu    sync.Mutex // serialises Join and Leave
+	mu        sync.Mutex // guards views, delivered, and groups' members against Join and Leave
 	started   bool
 	closed    bool
 	views     map[viewKey]uint64
@@ -195,6 +242,8 @@ type Cluster struct {
 	stacks   map[event.NodeID]*stack.Stack
 	udpNodes map[event.NodeID]*udpNode
 	service  event.NodeID
+
+	ch *chans // the channels behind Deliveries, Views and Losses
 }
 
 type viewKey struct {
@@ -227,6 +276,9 @@ func New(spec string, opts ...Option) (*Cluster, error) {
 	if cfg.AppQueue <= 0 {
 		cfg.AppQueue = 256
 	}
+	if cfg.ChanBuffer <= 0 {
+		cfg.ChanBuffer = defaultChanBuffer
+	}
 	if cfg.Latency < 0 || cfg.Jitter < 0 {
 		return nil, fmt.Errorf("cluster: latency %v and jitter %v must not be negative", cfg.Latency, cfg.Jitter)
 	}
@@ -244,7 +296,8 @@ func New(spec string, opts ...Option) (*Cluster, error) {
 	if err := compose.Check(sp); err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, spec: sp, ids: map[string]event.GroupID{}, views: map[viewKey]uint64{}}
+	c := &Cluster{cfg: cfg, spec: sp, ids: map[string]event.GroupID{}, views: map[viewKey]uint64{},
+		ch: newChans(cfg.ChanBuffer)}
 	// Build one node's layers now, so a spec that cannot be built fails
 	// here and not at Start, and to learn whether it produces views.
 	entries, err := compose.Build(sp)
@@ -338,8 +391,11 @@ func (c *Cluster) Members(group string) []int {
 	if !ok {
 		return nil
 	}
-	out := make([]int, len(c.groups[g-1]))
-	for i, n := range c.groups[g-1] {
+	c.mu.Lock() // Join and Leave change the members
+	ms := c.groups[g-1]
+	c.mu.Unlock()
+	out := make([]int, len(ms))
+	for i, n := range ms {
 		out[i] = int(n)
 	}
 	return out
@@ -412,30 +468,34 @@ func (c *Cluster) groupName(g event.GroupID) string {
 // functions, one at a time.
 func (c *Cluster) app(self event.NodeID, now func() event.Time) stack.AppFuncs {
 	return stack.AppFuncs{
+		OnLost: func(l stack.Loss) { c.gap(self, now, l) },
 		OnDeliver: func(d stack.Delivery) {
 			c.mu.Lock()
 			c.delivered++
 			c.mu.Unlock()
+			dv := Delivery{Node: int(self), From: int(d.From), Group: c.groupName(d.Group),
+				Payload: d.Payload, RecoveredBy: d.Recovery.By, At: now().Duration()}
 			if c.onDeliver != nil {
-				c.serial(func() {
-					c.onDeliver(Delivery{Node: int(self), From: int(d.From), Group: c.groupName(d.Group),
-						Payload: d.Payload, RecoveredBy: d.Recovery.By, At: now().Duration()})
-				})
+				c.serial(func() { c.onDeliver(dv) })
 			}
+			c.chanDeliver(dv)
 		},
 		OnView: func(v *event.ViewInfo) {
 			c.mu.Lock()
 			c.views[viewKey{self, v.Group}] = v.ID
 			c.mu.Unlock()
-			if c.onView != nil {
-				ms := make([]int, len(v.Members))
-				for i, m := range v.Members {
-					ms[i] = int(m)
-				}
-				c.serial(func() {
-					c.onView(View{Node: int(self), Group: c.groupName(v.Group), ID: v.ID, Members: ms})
-				})
+			if c.onView == nil && !c.ch.wantV.Load() {
+				return
 			}
+			ms := make([]int, len(v.Members))
+			for i, m := range v.Members {
+				ms[i] = int(m)
+			}
+			vw := View{Node: int(self), Group: c.groupName(v.Group), ID: v.ID, Members: ms}
+			if c.onView != nil {
+				c.serial(func() { c.onView(vw) })
+			}
+			c.chanView(vw)
 		},
 		OnBlock: func(g event.GroupID, blocked bool) {
 			if c.onBlock != nil {
@@ -471,7 +531,10 @@ func (c *Cluster) check(from int, group string) (event.NodeID, event.GroupID, er
 		return 0, 0, fmt.Errorf("cluster: no group %q (groups: %s)", group, strings.Join(c.names, ", "))
 	}
 	n := event.NodeID(from)
-	if !slices.Contains(c.groups[g-1], n) {
+	c.mu.Lock() // Join and Leave change the members
+	member := slices.Contains(c.groups[g-1], n)
+	c.mu.Unlock()
+	if !member {
 		return 0, 0, fmt.Errorf("cluster: node %d is not a member of %q (members %v)", from, group, c.Members(group))
 	}
 	c.mu.Lock()
@@ -597,12 +660,15 @@ func (c *Cluster) Now() time.Duration {
 	return 0
 }
 
-// Close stops every node (over UDP, closes the sockets).
+// Close stops every node (over UDP, closes the sockets) and closes the
+// channels Deliveries, Views, Losses and Gaps return (what they hold can
+// still be read).
 func (c *Cluster) Close() {
 	if c.closed {
 		return
 	}
 	c.closed = true
+	c.ch.shut() // ends waits for channel readers, so the nodes can stop
 	for _, st := range c.stacks {
 		st.Close()
 	}

@@ -115,20 +115,36 @@ func ExampleCluster_Join() {
 // The same cluster on real UDP multicast: every node runs in this process on
 // its own socket, with multicast on the loopback interface. It needs a
 // network where multicast is routed on lo (a network namespace: see the
-// README), so it has no Output line and is compiled, not run.
+// README), so go test only compiles it; tests/embed_chan_udp_test.go runs
+// it in a namespace and checks that it prints what its last comment says.
 func ExampleWithUDP() {
 	c, err := cluster.New("fifo : reliable", cluster.WithUDP("lo"))
 	if err != nil {
 		log.Fatal(err)
 	}
 	_ = c.Group("prices", 1, 2, 3)
-	c.OnDeliver(func(d cluster.Delivery) { fmt.Printf("node %d got %q\n", d.Node, d.Payload) })
+	deliveries := c.Deliveries() // or OnDeliver, which runs on the nodes' goroutines over UDP
 	if err := c.Start(); err != nil {
 		log.Fatal(err)
 	}
-	defer c.Close()
-	_ = c.Cast(1, "prices", []byte("tick"))
-	_ = c.RunUntilQuiet()
+	for i := 0; i < 5; i++ {
+		if err := c.CastWait(1, "prices", []byte(fmt.Sprint("tick", i))); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := c.RunUntilQuiet(); err != nil {
+		log.Fatal(err)
+	}
+	c.Close() // the channel holds the 10 deliveries (fewer than its 256) and is closed
+	got := map[int][]string{}
+	for d := range deliveries {
+		got[d.Node] = append(got[d.Node], string(d.Payload))
+	}
+	fmt.Println("node 2:", got[2])
+	fmt.Println("node 3:", got[3])
+	// On UDP it prints:
+	// node 2: [tick0 tick1 tick2 tick3 tick4]
+	// node 3: [tick0 tick1 tick2 tick3 tick4]
 }
 
 // Running for a duration: Run advances the simulated network by exactly

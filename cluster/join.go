@@ -6,11 +6,13 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/stack"
 )
 
 // Join adds node to a group after Start. The node must be a member of some
 // group already (Start built its stack). With static membership the group's
-// next view, and every node's neighbourhood, are installed at once; with gms
+// next view, and every node's neighbourhood, are installed at once (over
+// UDP too, on each node's goroutine, before Join returns); with gms
 // the node asks the service, and its casts to the group fail with "no view"
 // until the service's view has arrived (run the cluster for a while).
 func (c *Cluster) Join(node int, group string) error { return c.change(node, group, true) }
@@ -19,12 +21,13 @@ func (c *Cluster) Join(node int, group string) error { return c.change(node, gro
 func (c *Cluster) Leave(node int, group string) error { return c.change(node, group, false) }
 
 func (c *Cluster) change(node int, group string, join bool) error {
+	// Only change writes groups, one at a time; readers elsewhere take
+	// c.mu, which is never held while a node's goroutine is waited for.
+	c.joinMu.Lock()
+	defer c.joinMu.Unlock()
 	verb := map[bool]string{true: "join", false: "leave"}[join]
 	if !c.started || c.closed {
 		return fmt.Errorf("cluster: %s before Start or after Close; declare the first members with Group", verb)
-	}
-	if c.cfg.UDP {
-		return fmt.Errorf("cluster: %s over UDP is not supported yet; declare the members with Group", verb)
 	}
 	g, ok := c.ids[group]
 	if !ok {
@@ -32,7 +35,7 @@ func (c *Cluster) change(node int, group string, join bool) error {
 	}
 	n := event.NodeID(node)
 	st := c.stacks[n]
-	if st == nil {
+	if st == nil && (!c.cfg.UDP || c.udpNodes[n] == nil) {
 		return fmt.Errorf("cluster: no node %d (nodes: %v): a node is made by naming it in a Group before Start", node, c.Nodes())
 	}
 	ms := c.groups[g-1]
@@ -51,7 +54,9 @@ func (c *Cluster) change(node int, group string, join bool) error {
 		ms = slices.Delete(slices.Clone(ms), i, i+1)
 	}
 	old := c.groups[g-1]
+	c.mu.Lock()
 	c.groups[g-1] = ms
+	c.mu.Unlock()
 	if c.gms {
 		change := st.Leave
 		if join {
@@ -91,7 +96,9 @@ func (c *Cluster) reinstall(g event.GroupID, old []event.NodeID, n event.NodeID,
 	}
 	for _, id := range c.nodes {
 		if slices.Contains(old, id) || id == n {
-			c.stacks[id].InstallView(v)
+			if err := c.on(id, func(st *stack.Stack) { st.InstallView(v) }); err != nil {
+				return err
+			}
 		}
 	}
 	c.mu.Lock()
@@ -107,7 +114,22 @@ func (c *Cluster) reinstall(g event.GroupID, old []event.NodeID, n event.NodeID,
 		if nb == nil {
 			nb = &event.Neighbourhood{Self: id}
 		}
-		c.stacks[id].InstallNeighbourhood(nb)
+		if err := c.on(id, func(st *stack.Stack) { st.InstallNeighbourhood(nb) }); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// on runs fn with node id's stack: at once in the simulator, on the node's
+// goroutine over UDP.
+func (c *Cluster) on(id event.NodeID, fn func(*stack.Stack)) error {
+	if c.cfg.UDP {
+		if err := c.udpNodes[id].node.Do(fn); err != nil {
+			return fmt.Errorf("cluster: node %d: %w", id, err)
+		}
+		return nil
+	}
+	fn(c.stacks[id])
 	return nil
 }

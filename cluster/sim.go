@@ -38,9 +38,14 @@ func (c *Cluster) startSim() error {
 	}
 	c.net = sim.New(sim.Config{Seed: c.cfg.Seed, Latency: c.cfg.Latency, Jitter: c.cfg.Jitter, Loss: loss})
 	c.net.SetDropHook(func(from, to event.NodeID, g event.GroupID, _ []byte, reason string) {
-		if c.onLoss != nil {
-			c.onLoss(Loss{From: int(from), To: int(to), Group: c.groupName(g), Reason: reason, At: c.net.Now().Duration()})
+		if c.onLoss == nil && !c.ch.wantL.Load() {
+			return
 		}
+		l := Loss{From: int(from), To: int(to), Group: c.groupName(g), Reason: reason, At: c.net.Now().Duration()}
+		if c.onLoss != nil {
+			c.onLoss(l)
+		}
+		c.chanLoss(l)
 	})
 	c.stacks = make(map[event.NodeID]*stack.Stack, len(c.nodes))
 	for _, id := range c.nodes {

@@ -31,7 +31,7 @@ func TestExamples(t *testing.T) {
 	}
 	for _, c := range cmds {
 		args := strings.Fields(c)
-		t.Run(args[2], func(t *testing.T) {
+		t.Run(strings.Join(args[2:], " "), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "go", args[1:]...)

@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"sync"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+)
+
+// Inbox hands what comes out of the top of one stack to bounded channels:
+// the channel form of stack.AppFuncs, for a program that runs a single
+// node itself (stack.NewNode on a UDP transport, or stack.New on one it
+// wires) rather than a whole Cluster. Give it as the stack's App; it is a
+// stack.Application and a stack.LossReporter.
+//
+// Each channel is bounded (the size given to NewInbox) and waits for its
+// reader when full, as Cluster.Deliveries explains: the node's goroutine
+// (or, in the simulator, the network's Run) stops there, takes no more
+// packets and lets its Cast calls wait; nothing is dropped or queued
+// beside the channel. So read it on a goroutine of its own, and call the
+// Inbox's Close before the node's: Close ends every wait (what was not yet
+// handed over is dropped) and closes the channels once what they hold is
+// read.
+type Inbox struct {
+	// Deliveries receives every message the stack delivers; each Payload
+	// is a copy the reader owns.
+	Deliveries <-chan stack.Delivery
+	// Views receives every view of a group the node is in.
+	Views <-chan *event.ViewInfo
+	// Losses receives every range of messages a layer gave up on
+	// (event.Lost reaching the top): they will never be delivered.
+	Losses <-chan stack.Loss
+
+	deliveries chan stack.Delivery
+	views      chan *event.ViewInfo
+	losses     chan stack.Loss
+
+	mu     sync.RWMutex // held for reading by every send, for writing by Close
+	closed bool
+	done   chan struct{}
+	once   sync.Once // closes done
+}
+
+var (
+	_ stack.Application  = (*Inbox)(nil)
+	_ stack.LossReporter = (*Inbox)(nil)
+)
+
+// NewInbox makes an Inbox whose channels hold size items each (256 if size
+// is not positive).
+func NewInbox(size int) *Inbox {
+	if size <= 0 {
+		size = defaultChanBuffer
+	}
+	in := &Inbox{deliveries: make(chan stack.Delivery, size), views: make(chan *event.ViewInfo, size),
+		losses: make(chan stack.Loss, size), done: make(chan struct{})}
+	in.Deliveries, in.Views, in.Losses = in.deliveries, in.views, in.losses
+	return in
+}
+
+// inboxPut sends v on ch, waiting while ch is full, unless the inbox is
+// (or gets) closed.
+func inboxPut[T any](in *Inbox, ch chan T, v T) {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	if in.closed {
+		return
+	}
+	select {
+	case ch <- v:
+	case <-in.done:
+	}
+}
+
+// Deliver hands a delivery, with its payload copied, to Deliveries. The
+// stack calls it.
+func (in *Inbox) Deliver(d stack.Delivery) {
+	d.Payload = append([]byte(nil), d.Payload...)
+	inboxPut(in, in.deliveries, d)
+}
+
+// View hands a copy of a view to Views. The stack calls it.
+func (in *Inbox) View(v *event.ViewInfo) {
+	c := *v
+	c.Members = append([]event.NodeID(nil), v.Members...)
+	c.Joined = append([]event.NodeID(nil), v.Joined...)
+	c.Left = append([]event.NodeID(nil), v.Left...)
+	inboxPut(in, in.views, &c)
+}
+
+// Lost hands a loss to Losses. The stack calls it.
+func (in *Inbox) Lost(l stack.Loss) { inboxPut(in, in.losses, l) }
+
+// Flow does nothing: while flow control holds a group off, Cast says so
+// with stack.ErrBackpressure.
+func (in *Inbox) Flow(event.GroupID, bool) {}
+
+// Close ends every wait and closes the channels; what they hold can still
+// be read. Call it before closing the node, from any goroutine; it is safe
+// to call more than once.
+func (in *Inbox) Close() {
+	// done first: a send waiting with the read lock held gives up, so the
+	// write lock below can be had.
+	in.once.Do(func() { close(in.done) })
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.closed {
+		return
+	}
+	in.closed = true
+	close(in.deliveries)
+	close(in.views)
+	close(in.losses)
+}
