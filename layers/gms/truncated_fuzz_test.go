@@ -1,0 +1,67 @@
+package gms
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// FuzzTruncatedCounted cuts one of the seed packets (every kind of
+// membership packet) short of its whole encoding and gives it to both
+// ends of the protocol: the service refuses it with ErrMalformed and
+// counts it, once; a node's gms layer, receiving it from the service,
+// counts it as malformed, once.
+func FuzzTruncatedCounted(f *testing.F) {
+	for i := range byte(9) {
+		f.Add(i, uint16(0))
+		f.Add(i, uint16(7))
+	}
+	views := []*event.ViewInfo{{Group: 1, ID: 2, Members: ids(1, 2, 3), Joined: ids(3)}, {Group: 2, ID: 1, Members: ids(1)}}
+	pkts := [][]byte{
+		mustEncode(&wireMsg{T: msgHeartbeat, Inc: 1, Timeout: int64(time.Second), Interval: int64(100 * time.Millisecond), Settled: true, Phi: 8000}),
+		mustEncode(&wireMsg{T: msgRequest, Inc: 1, Seq: 1, Join: []event.GroupID{1, 2, 3}, Site: 2}),
+		mustEncode(&wireMsg{T: msgAck, Seq: 1, Refused: []event.GroupID{3}}),
+		mustEncode(&wireMsg{T: msgUpdate, Seq: 1, Views: views, FullRegions: true,
+			Regions: []*event.RegionView{{Region: 1, ID: 1, Groups: []event.GroupID{1, 2}, Members: ids(1)}}}),
+		mustEncode(&wireMsg{T: msgUpdate, Seq: 1, Views: views, HasSites: true, Sites: []event.SiteView{{Site: 1, ID: 1, Members: ids(1, 2)}}}),
+		mustEncode(&wireMsg{T: msgRemoved, Seq: 1}),
+		mustEncode(&wireMsg{T: msgProbe}),
+		mustEncode(&wireMsg{T: msgPingReq, Peers: ids(2, 3)}),
+		mustEncode(&wireMsg{T: msgAlive, Inc: 1, Peers: ids(2)}),
+	}
+	f.Fuzz(func(t *testing.T, which byte, cut uint16) {
+		full := pkts[int(which)%len(pkts)]
+		b := full[:int(cut)%len(full)]
+
+		svc, err := NewService(ServiceConfig{FDTimeout: 500 * time.Millisecond, ViewInterval: 20 * time.Millisecond,
+			MaxNodes: 4, MaxGroupsPerNode: 8, MaxGroups: 16, MaxRequest: 64, MaxEntries: 16,
+			Send: func(event.NodeID, []byte) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Receive(0, 1, b); !errors.Is(err, ErrMalformed) || svc.Stats().Malformed != 1 {
+			t.Fatalf("service: Receive(%x, %d bytes of %d) = %v, malformed counted %d times, want ErrMalformed and 1", b, len(b), len(full), err, svc.Stats().Malformed)
+		}
+
+		net := sim.New(sim.Config{Seed: 1, Latency: time.Millisecond})
+		nd := net.AddNode(1)
+		l := New(Config{Heartbeat: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
+		st, err := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Seed: 1, Layers: []stack.Entry{{Name: "gms", Layer: l}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.Attach(st)
+		st.Join(1)
+		before := l.c.Malformed.Value()
+		msg := event.NewMessage()
+		msg.SetPayload(b)
+		st.Inject(0, true, event.Event{Kind: event.Membership, Peer: ServiceNode, Msg: msg})
+		if got := l.c.Malformed.Value() - before; got != 1 {
+			t.Fatalf("layer: packet %x (%d bytes of %d) counted malformed %d times, want 1", b, len(b), len(full), got)
+		}
+	})
+}

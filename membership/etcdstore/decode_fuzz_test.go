@@ -1,0 +1,59 @@
+package etcdstore
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/layercast/layercast/membership"
+)
+
+// allocated is how many bytes fn allocates (the process's total: run it
+// where nothing else runs, a test or a fuzz worker).
+func allocated(fn func()) uint64 {
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	fn()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// FuzzDecodeRoundTrip decodes arbitrary bytes as a saved membership state:
+// refused with ErrMalformed, or accepted and then saved and loaded again to
+// the same bytes. Decoding allocates at most 4 MB plus 64 bytes per input
+// byte, however many nodes, groups or views the state claims. Seeds:
+// testdata/fuzz/FuzzDecodeRoundTrip.
+func FuzzDecodeRoundTrip(f *testing.F) {
+	b, err := Encode(sampleState())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var st *membership.ServiceState
+		var err error
+		n := allocated(func() { st, err = Decode(b) })
+		if bound := 4<<20 + 64*uint64(len(b)); n > bound {
+			t.Fatalf("decoding %d bytes allocated %d bytes, bound %d", len(b), n, bound)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Decode: %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		enc, err := Encode(st)
+		if err != nil {
+			return // over MaxStateBytes once re-encoded (a shorter input form)
+		}
+		back, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("re-decoding %+v: %v", st, err)
+		}
+		again, err := Encode(back)
+		if err != nil || !bytes.Equal(again, enc) {
+			t.Fatalf("%+v saves as %x, then as %x (%v)", st, enc, again, err)
+		}
+	})
+}
