@@ -25,9 +25,12 @@ var readmeShownElsewhere = map[string]string{
 	"go doc ./cluster":                  "TestPackageDocListsTheExamples",
 	"go test ./cluster -run Example -v": "TestPackageDocListsTheExamples",
 	"sudo stacktool bench 'fifo : reliable : pack(size=60KB)' --receivers 3 --messages 200000 --netns": "TestBenchInNetns",
-	"scripts/setup-ci.sh":    "not a test: CI runs it (.ci/run) to install iproute2 and etcd",
-	"scripts/bench-peers.sh": "not a test: it installs JGroups, NORM and a JDK with apt-get",
-	"go doc -http ./cluster": "not a test: it downloads pkgsite the first time",
+	"scripts/setup-ci.sh":     "not a test: CI runs it (.ci/run) to install iproute2 and etcd",
+	"scripts/bench-peers.sh":  "not a test: it installs JGroups, NORM and a JDK with apt-get",
+	"go doc -http ./cluster":  "not a test: it downloads pkgsite the first time",
+	"stacktool soak":          "TestSoakDeterministic",
+	"stacktool node --site S": "TestNodeSiteNetns",
+	"scripts/spread-rates.sh": "not a test: a long measurement, the highest rate each Spread stack sustains",
 }
 
 // readmeShownCommands returns every command README.md shows: lines of its
