@@ -568,3 +568,16 @@ func keyNames() []string {
 	}
 	return slices.Clip(out)
 }
+
+// Clear empties the list a repeatable key collects (fault, site, wan), so
+// that values given again replace the file's; other keys are left alone.
+func (sc *Scenario) Clear(key string) {
+	switch key {
+	case "fault":
+		sc.Faults = nil
+	case "site":
+		sc.Sites = nil
+	case "wan":
+		sc.WAN = nil
+	}
+}

@@ -150,7 +150,7 @@ func parseCommand(c *cli.Context, extra, repeated []string, check bool) (*option
 			continue
 		}
 		if k.Repeatable {
-			sc.Faults = nil // flags replace the file's list
+			sc.Clear(k.Name) // flags replace the file's list of this key only
 			for _, v := range vs {
 				if err := sc.Set(k.Name, v); err != nil {
 					return nil, fmt.Errorf("--%v", err)

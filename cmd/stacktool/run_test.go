@@ -101,3 +101,19 @@ func TestRunJSONAndRepeatable(t *testing.T) {
 		t.Errorf("compare table: %v\n%s", err, tab)
 	}
 }
+
+// Repeatable flags replace the scenario file's list of their own key only:
+// --site once cleared every --fault given before it, so a crash asked for
+// on the command line silently did not happen.
+func TestRepeatableFlagsKeepEachOthersLists(t *testing.T) {
+	out, err := runCLI(t, "run", "fifo:reliable", "--nodes", "4", "--group-size", "2", "--groups-per-node", "1",
+		"--duration", "300ms", "--no-wall", "--fault", "crash:1@100ms", "--site", "1=1-2", "--site", "2=3-4")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	for _, want := range []string{"fault=crash:1@100ms", "site=1=1-2 site=2=3-4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scenario line lacks %q:\n%s", want, out)
+		}
+	}
+}
