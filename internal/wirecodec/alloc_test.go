@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
-	"runtime"
 	"testing"
+
+	"github.com/layercast/layercast/internal/alloctest"
 )
 
 // wide has a field of every container kind the layers' wire types use.
@@ -24,21 +25,6 @@ type wideEntry struct {
 	A uint32   `codec:"a"`
 	L []uint64 `codec:"l"`
 }
-
-// allocated is how many bytes fn allocates: the process's total, so run it
-// where nothing else runs (a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
-
-// allocBound is what decoding n bytes may allocate, whatever lengths the
-// bytes claim: a container is allocated at most MaxInitLen elements ahead
-// of its data (a few levels deep), otherwise in proportion to the input.
-func allocBound(n int) uint64 { return 4<<20 + 64*uint64(n) }
 
 // claim is a body whose field key claims a container of 2^32-1 elements
 // (or bytes) with marker, then ends.
@@ -65,12 +51,12 @@ func TestClaimedLengthsAllocateLittle(t *testing.T) {
 	for name, b := range cases {
 		var w wide
 		var err error
-		n := allocated(func() { err = c.Decode(b, &w) })
+		n := alloctest.Bytes(func() { err = c.Decode(b, &w) })
 		if !errors.Is(err, errBad) {
 			t.Errorf("%s: Decode(% x) = %v, want an error wrapping errBad", name, b, err)
 		}
-		if n > allocBound(len(b)) {
-			t.Errorf("%s: decoding %d bytes allocated %d bytes, bound %d", name, len(b), n, allocBound(len(b)))
+		if n > alloctest.DecodeBound(len(b)) {
+			t.Errorf("%s: decoding %d bytes allocated %d bytes, bound %d", name, len(b), n, alloctest.DecodeBound(len(b)))
 		}
 	}
 }
@@ -90,8 +76,8 @@ func FuzzDecodeAllocs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var w wide
 		var err error
-		if n := allocated(func() { err = c.Decode(b, &w) }); n > allocBound(len(b)) {
-			t.Fatalf("decoding %d bytes allocated %d bytes, bound %d", len(b), n, allocBound(len(b)))
+		if n := alloctest.Bytes(func() { err = c.Decode(b, &w) }); n > alloctest.DecodeBound(len(b)) {
+			t.Fatalf("decoding %d bytes allocated %d bytes, bound %d", len(b), n, alloctest.DecodeBound(len(b)))
 		}
 		if err != nil {
 			if !errors.Is(err, errBad) {

@@ -3,19 +3,10 @@ package frag
 import (
 	"bytes"
 	"errors"
-	"runtime"
 	"testing"
-)
 
-// allocated is how many bytes fn allocates (the process's total: run it
-// where nothing else runs, a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
+	"github.com/layercast/layercast/internal/alloctest"
+)
 
 // FuzzHeader decodes arbitrary bytes as a fragment header: it decodes only
 // from all HeaderLen bytes (every prefix is refused with ErrMalformed) and
@@ -46,7 +37,7 @@ func FuzzHeader(f *testing.F) {
 		var r Reassembly
 		var msg []byte
 		var done bool
-		n := allocated(func() { msg, done, err = r.Add(h, body, 1<<31) })
+		n := alloctest.Bytes(func() { msg, done, err = r.Add(h, body, 1<<31) })
 		if bound := 1024 + 2*uint64(len(body)); n > bound {
 			t.Fatalf("a %d-byte fragment of a %d-byte message allocated %d bytes, bound %d", len(body), h.Total, n, bound)
 		}

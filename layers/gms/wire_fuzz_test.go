@@ -3,23 +3,10 @@ package gms
 import (
 	"bytes"
 	"errors"
-	"runtime"
 	"testing"
+
+	"github.com/layercast/layercast/internal/alloctest"
 )
-
-// allocated is how many bytes fn allocates (the process's total: run it
-// where nothing else runs, a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
-
-// allocBound is what decoding n bytes may allocate whatever lengths they
-// claim: the codec allocates at most MaxInitLen elements ahead of the data.
-func allocBound(n int) uint64 { return 4<<20 + 64*uint64(n) }
 
 // FuzzWireRoundTrip decodes arbitrary bytes as a membership packet (what
 // both the layer and the service receive): refused with ErrMalformed, or
@@ -32,8 +19,8 @@ func FuzzWireRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m wireMsg
 		var err error
-		if n := allocated(func() { err = c.decode(b, &m) }); n > allocBound(len(b)) {
-			t.Fatalf("decoding a %d-byte packet allocated %d bytes, bound %d", len(b), n, allocBound(len(b)))
+		if n := alloctest.Bytes(func() { err = c.decode(b, &m) }); n > alloctest.DecodeBound(len(b)) {
+			t.Fatalf("decoding a %d-byte packet allocated %d bytes, bound %d", len(b), n, alloctest.DecodeBound(len(b)))
 		}
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {

@@ -3,22 +3,12 @@ package hop
 import (
 	"bytes"
 	"errors"
-	"runtime"
 	"slices"
 	"testing"
 
+	"github.com/layercast/layercast/internal/alloctest"
 	"github.com/layercast/layercast/internal/wirecodec"
 )
-
-// allocated is how many bytes fn allocates (the process's total: run it
-// where nothing else runs, a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 // FuzzNack decodes arbitrary bytes as a nack body with the codec the layer
 // uses: refused with errMalformed, or accepted and then encoded and decoded
@@ -29,7 +19,7 @@ func FuzzNack(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var body nackBody
 		var err error
-		n := allocated(func() { err = codec.Decode(b, &body) })
+		n := alloctest.Bytes(func() { err = codec.Decode(b, &body) })
 		if bound := 4<<20 + 64*uint64(len(b)); n > bound {
 			t.Fatalf("decoding a %d-byte nack allocated %d bytes, bound %d", len(b), n, bound)
 		}

@@ -4,28 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/alloctest"
 	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
-
-// allocated is how many bytes fn allocates (the process's total: run it
-// where nothing else runs, a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
-
-// allocBound is what decoding n bytes may allocate whatever lengths they
-// claim: the codec allocates at most MaxInitLen elements ahead of the data.
-func allocBound(n int) uint64 { return 4<<20 + 64*uint64(n) }
 
 // FuzzWire decodes arbitrary bytes as a data header and as a NAK body. A
 // data header decodes only from all its bytes (every shorter prefix is
@@ -55,8 +41,8 @@ func FuzzWire(f *testing.F) {
 
 		var m nakMsg
 		var err error
-		if n := allocated(func() { err = wc.Decode(b, &m) }); n > allocBound(len(b)) {
-			t.Fatalf("decoding a %d-byte NAK allocated %d bytes, bound %d", len(b), n, allocBound(len(b)))
+		if n := alloctest.Bytes(func() { err = wc.Decode(b, &m) }); n > alloctest.DecodeBound(len(b)) {
+			t.Fatalf("decoding a %d-byte NAK allocated %d bytes, bound %d", len(b), n, alloctest.DecodeBound(len(b)))
 		}
 		if err != nil {
 			if !errors.Is(err, errMalformed) {

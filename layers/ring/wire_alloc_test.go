@@ -2,19 +2,10 @@ package ring
 
 import (
 	"errors"
-	"runtime"
 	"testing"
-)
 
-// allocated is how many bytes fn allocates (the process's total: run it
-// where nothing else runs, a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
+	"github.com/layercast/layercast/internal/alloctest"
+)
 
 // TestTokenClaimsAllocateLittle: a token whose lists claim 2^32-1 entries
 // (and carry one) is refused as malformed, and decoding it allocates at
@@ -38,7 +29,7 @@ func TestTokenClaimsAllocateLittle(t *testing.T) {
 	for name, b := range cases {
 		var tk token
 		var err error
-		n := allocated(func() { err = decodeToken(wc, b, &tk, 256) })
+		n := alloctest.Bytes(func() { err = decodeToken(wc, b, &tk, 256) })
 		if !errors.Is(err, errMalformed) {
 			t.Errorf("%s: decodeToken(% x) = %v, want errMalformed", name, b, err)
 		}

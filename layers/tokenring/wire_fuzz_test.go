@@ -3,23 +3,10 @@ package tokenring
 import (
 	"bytes"
 	"errors"
-	"runtime"
 	"testing"
+
+	"github.com/layercast/layercast/internal/alloctest"
 )
-
-// allocated is how many bytes fn allocates (the process's total: run it
-// where nothing else runs, a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
-
-// allocBound is what decoding n bytes may allocate whatever lengths they
-// claim: the codec allocates at most MaxInitLen elements ahead of the data.
-func allocBound(n int) uint64 { return 4<<20 + 64*uint64(n) }
 
 // FuzzWire decodes arbitrary bytes as each of tokenring's packets: the
 // fixed headers (data, ACK, point-to-point) decode only from all their
@@ -66,8 +53,8 @@ func FuzzWire(f *testing.F) {
 
 		var tk tokenMsg
 		var err error
-		if n := allocated(func() { err = wc.Decode(b, &tk) }); n > allocBound(len(b)) {
-			t.Fatalf("decoding a %d-byte token allocated %d bytes, bound %d", len(b), n, allocBound(len(b)))
+		if n := alloctest.Bytes(func() { err = wc.Decode(b, &tk) }); n > alloctest.DecodeBound(len(b)) {
+			t.Fatalf("decoding a %d-byte token allocated %d bytes, bound %d", len(b), n, alloctest.DecodeBound(len(b)))
 		}
 		if err == nil {
 			err = tk.check(cfg.MaxSenders, cfg.MaxRanges, maxParts)

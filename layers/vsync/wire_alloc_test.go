@@ -2,19 +2,10 @@ package vsync
 
 import (
 	"errors"
-	"runtime"
 	"testing"
-)
 
-// allocated is how many bytes fn allocates (the process's total: run it
-// where nothing else runs, a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
+	"github.com/layercast/layercast/internal/alloctest"
+)
 
 // TestClaimedEntriesAllocateLittle: a report or a stability gossip whose
 // entry list claims 2^32-1 entries (and carries one) is refused as
@@ -28,7 +19,7 @@ func TestClaimedEntriesAllocateLittle(t *testing.T) {
 		"stable": func() error { _, err := decodeStable(wc, b); return err },
 	} {
 		var err error
-		n := allocated(func() { err = decode() })
+		n := alloctest.Bytes(func() { err = decode() })
 		if !errors.Is(err, errMalformed) {
 			t.Errorf("%s of % x: %v, want errMalformed", name, b, err)
 		}

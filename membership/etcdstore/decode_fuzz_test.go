@@ -3,21 +3,11 @@ package etcdstore
 import (
 	"bytes"
 	"errors"
-	"runtime"
 	"testing"
 
+	"github.com/layercast/layercast/internal/alloctest"
 	"github.com/layercast/layercast/membership"
 )
-
-// allocated is how many bytes fn allocates (the process's total: run it
-// where nothing else runs, a test or a fuzz worker).
-func allocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
 
 // FuzzDecodeRoundTrip decodes arbitrary bytes as a saved membership state:
 // refused with ErrMalformed, or accepted and then saved and loaded again to
@@ -33,7 +23,7 @@ func FuzzDecodeRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var st *membership.ServiceState
 		var err error
-		n := allocated(func() { st, err = Decode(b) })
+		n := alloctest.Bytes(func() { st, err = Decode(b) })
 		if bound := 4<<20 + 64*uint64(len(b)); n > bound {
 			t.Fatalf("decoding %d bytes allocated %d bytes, bound %d", len(b), n, bound)
 		}
