@@ -66,7 +66,7 @@ func init() {
 			{Name: "loss_hinted", Doc: "losses a layer below reported (event.LossHint: lec's repairs) before a gap or digest showed them"},
 			{Name: "hints_unmapped", Doc: "loss hints not mapped to a sequence number (no anchor from that sender yet)"},
 			{Name: "digest_repairs", Doc: "messages resent unasked (also counted in retransmissions) because a member's digest showed it lacked them nak_slow after we last sent them: its NAKs were lost, or it could not know of a lost tail"},
-			{Name: "unplaced_asks", Doc: "NAKs for everything a sender holds, nak_delay after a loss hint named it while nothing of its stream had come (its first casts lost)"},
+			{Name: "unplaced_asks", Doc: "NAKs for everything a sender holds, nak_delay after a loss hint named it while nothing of its stream had come (its first casts lost), and each retry of such a NAK (with back-off, at most nak_max_tries in all)"},
 		},
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
