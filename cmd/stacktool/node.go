@@ -238,6 +238,15 @@ func nodeCmd(c *cli.Context) error {
 			}
 			log.Info("view", "group", name(v.Group), "id", v.ID, "members", nodes(v.Members), "joined", nodes(v.Joined), "left", nodes(v.Left))
 		},
+		// A view-synchronous stack (vsync) holds casts between Block and
+		// the next view; the log shows when, so a pause has a cause.
+		OnBlock: func(g event.GroupID, blocked bool) {
+			if blocked {
+				log.Info("block", "group", name(g))
+			} else {
+				log.Info("unblock", "group", name(g))
+			}
+		},
 	}
 	nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
 		Self: self, Layers: entries, Transport: tr, App: app, Seed: seed, Site: site,
