@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,8 +65,9 @@ var ErrNotLeader = errors.New("etcdstore: no longer the leader")
 // Encode returns st's saved form (Magic, then msgpack), or an error if it
 // exceeds MaxStateBytes.
 func Encode(st *membership.ServiceState) ([]byte, error) {
-	c := wirecodec.New(wirecodec.Options{Name: "etcdstore", Malformed: ErrMalformed})
-	b := append([]byte(Magic), c.Encode(st)...)
+	c := codecs.Get().(*wirecodec.Codec)
+	b := append([]byte(Magic), c.Encode(st)...) // a copy: c's buffer goes back to the pool
+	codecs.Put(c)
 	if len(b) > MaxStateBytes {
 		return nil, fmt.Errorf("etcdstore: membership state of %d bytes exceeds %d (etcd's request limit)", len(b), MaxStateBytes)
 	}
@@ -82,13 +84,21 @@ func Decode(b []byte) (*membership.ServiceState, error) {
 	if !bytes.HasPrefix(b, []byte(Magic)) {
 		return nil, fmt.Errorf("%w: no %q header (another program's key, or a newer format)", ErrMalformed, strings.TrimSpace(Magic))
 	}
-	c := wirecodec.New(wirecodec.Options{Name: "etcdstore", Malformed: ErrMalformed})
+	c := codecs.Get().(*wirecodec.Codec)
+	defer codecs.Put(c)
 	st := &membership.ServiceState{}
 	if err := c.Decode(b[len(Magic):], st); err != nil {
 		return nil, err
 	}
 	return st, nil
 }
+
+// codecs holds reusable codecs: Encode and Decode may run on several
+// goroutines (the leader's saves, a standby's loads), and a Codec is not
+// safe for concurrent use.
+var codecs = sync.Pool{New: func() any {
+	return wirecodec.New(wirecodec.Options{Name: "etcdstore", Malformed: ErrMalformed})
+}}
 
 // Config sets up a replicated service instance.
 type Config struct {
