@@ -33,22 +33,38 @@ var (
 // only grow (the first view after the failover is numbered one past the
 // last before it), and every message cast before a moment after the
 // failover is delivered at every other node.
-func TestEtcdFailover(t *testing.T) {
+func TestEtcdFailover(t *testing.T) { etcdFailover(t, false) }
+
+// TestEtcdFailoverAuth is TestEtcdFailover with authenticated groups: the
+// nodes run auth under gms and the service instances `--key-file`, so the
+// new leader's membership packets must verify at the nodes (its sequence
+// numbers above the dead leader's) and the nodes' at the new leader.
+func TestEtcdFailoverAuth(t *testing.T) { etcdFailover(t, true) }
+
+func etcdFailover(t *testing.T, auth bool) {
 	etcdtest.Binary(t)
 	ns := newNetns(t)
 	bin := stacktool(t)
 	srv := etcdtest.Start(t, ns.command, 2379, 2380)
 	const svcAddr = "127.0.0.1:7400"
+	spec := "../specs/gms.stack"
+	var keyArgs []string
+	if auth {
+		key := authKeyFile(t, authKeyA)
+		spec = `fifo : reliable : gms(heartbeat=100ms, fd_timeout=500ms, view_interval=100ms) : auth(key_file="` + key + `")`
+		keyArgs = []string{"--key-file", key}
+	}
 	var svcs []*proc
 	for i := range 3 {
-		svcs = append(svcs, start(t, fmt.Sprintf("gms%d", i+1), ns.command(bin, "gms", "--listen", svcAddr,
-			"--etcd", strings.TrimPrefix(srv.Endpoint, "http://"), "--etcd-ttl", "2", "--view-interval", "100ms", "--fd-timeout", "1s")))
+		args := append([]string{"gms", "--listen", svcAddr, "--etcd", strings.TrimPrefix(srv.Endpoint, "http://"),
+			"--etcd-ttl", "2", "--view-interval", "100ms", "--fd-timeout", "1s"}, keyArgs...)
+		svcs = append(svcs, start(t, fmt.Sprintf("gms%d", i+1), ns.command(bin, args...)))
 		if i == 0 {
 			svcs[0].waitFor(t, listeningRe, 10*time.Second, "the first instance leading")
 		}
 	}
 	leader := svcs[0]
-	nodes := startMembers(t, ns, bin, "../specs/gms.stack", svcAddr, "news,sports", 4, 7400)
+	nodes := startMembers(t, ns, bin, spec, svcAddr, "news,sports", 4, 7400)
 	time.Sleep(time.Second) // casting under the first leader
 	before := lastIDs(nodes[1])
 
@@ -76,7 +92,7 @@ func TestEtcdFailover(t *testing.T) {
 
 	// A node that joins after the failover is admitted, in the view
 	// numbered one past the last before.
-	nodes[5] = start(t, "node5", ns.command(bin, "node", "--spec", "../specs/gms.stack", "--gms", svcAddr,
+	nodes[5] = start(t, "node5", ns.command(bin, "node", "--spec", spec, "--gms", svcAddr,
 		"--join", "news", "--id", "5", "--listen", "127.0.0.1:7405", "--report", "200ms"))
 	with5 := viewRe("news", "n1 n2 n3 n4 n5", `joined=n5 left=""`)
 	for i := 1; i <= 5; i++ {

@@ -168,8 +168,17 @@ func (g *gmsServer) serve(ctx context.Context, st *membership.ServiceState, stor
 		return err
 	}
 	if store != nil {
-		d, ok := entries[0].Layer.(membership.Durable)
-		if !ok || len(entries) != 1 {
+		// The service layer keeps the membership; a layer below it (auth_service
+		// with --key-file) keeps nothing a new leader needs: its sequence
+		// numbers start from the clock, above the dead leader's.
+		var d membership.Durable
+		for _, e := range entries {
+			if x, ok := e.Layer.(membership.Durable); ok {
+				d = x
+				break
+			}
+		}
+		if d == nil {
 			return fmt.Errorf("spec %s: the service layer cannot keep its state in etcd", g.spec)
 		}
 		d.UseStore(store, st)
