@@ -20,6 +20,14 @@
 // auth_service: compose adds it to the service's spec when a member's spec
 // holds auth (LayerInfo.ServiceToo), and `stacktool gms --key-file` adds it
 // over UDP.
+//
+// The GCM nonce is the sender's node id and its sequence number, so it is
+// unique under one key only while node ids are: two processes running with
+// the same id and key would reuse nonces, which breaks GCM. A process that
+// restarts under its old id is safe, because its sequence numbers start from
+// the clock (nanoseconds), above what it sent before; so is a replicated
+// membership service (`stacktool gms --etcd --key-file`), whose instances
+// send one at a time, each new leader from the clock.
 package auth
 
 import (
