@@ -149,8 +149,7 @@ func TestGMSOverUDP(t *testing.T) {
 	ns := newNetns(t)
 	bin := stacktool(t)
 	const svcAddr = "127.0.0.1:7400"
-	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s"))
-	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
+	svc := startGMS(t, ns, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s")
 	nodes := startMembers(t, ns, bin, "../specs/gms.stack", svcAddr, "news,sports", 4, 7400)
 	// Let traffic flow, then kill node 4 outright.
 	time.Sleep(500 * time.Millisecond)
@@ -184,6 +183,15 @@ func TestGMSOverUDP(t *testing.T) {
 		}
 	}
 	stopCleanly(t, svc, nodes)
+}
+
+// startGMS starts `stacktool gms --listen addr` with args in ns and waits
+// for its listening record.
+func startGMS(t *testing.T, ns *netns, bin, addr string, args ...string) *proc {
+	t.Helper()
+	svc := start(t, "gms", ns.command(bin, append([]string{"gms", "--listen", addr}, args...)...))
+	svc.waitFor(t, regexp.MustCompile(`msg=listening`), 10*time.Second, "listening record")
+	return svc
 }
 
 // stopCleanly stops nodes 1..3 with SIGTERM and the service with SIGINT,
@@ -244,8 +252,7 @@ func TestGMSBadInput(t *testing.T) {
 	// A malformed membership packet to a running service: counted and
 	// reported, the service keeps serving.
 	const svcAddr = "127.0.0.1:7501"
-	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr))
-	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
+	svc := startGMS(t, ns, bin, svcAddr)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash to send a raw UDP packet")
 	}

@@ -37,8 +37,7 @@ func TestHopUDPNetns(t *testing.T) {
 	ns := newNetns(t)
 	bin := stacktool(t)
 	const svcAddr, nodes, count = "127.0.0.1:7600", 4, 100
-	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr, "--view-interval", "100ms", "--fd-timeout", "2s"))
-	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
+	startGMS(t, ns, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "2s")
 	kids := make([]*proc, nodes)
 	stdins := make([]io.WriteCloser, nodes)
 	for i := range kids {
