@@ -89,6 +89,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	queue "github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/rtt"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
@@ -171,12 +172,12 @@ type Layer struct {
 	// txAt is when each copy of the kept token was sent (txN so far):
 	// an acknowledgement names the copy it answers, so every one times
 	// the round trip, retransmitted or not.
-	txAt         [maxTx]event.Time
-	txN          int
-	backoff      uint          // doublings of token_retransmit before any round trip is measured
-	srtt, rttvar time.Duration // the successor's acknowledgement round trip
-	lastVisit    event.Time    // when the token was last in hand
-	srot         time.Duration // the smoothed time of a rotation, from visit to visit
+	txAt      [maxTx]event.Time
+	txN       int
+	backoff   uint          // doublings of token_retransmit before any round trip is measured
+	rtt       rtt.Estimator // the successor's acknowledgement round trip
+	lastVisit event.Time    // when the token was last in hand
+	srot      time.Duration // the smoothed time of a rotation, from visit to visit
 
 	c counters
 }
