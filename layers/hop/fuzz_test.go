@@ -101,16 +101,24 @@ func FuzzHopReceive(f *testing.F) {
 		f.Add(append([]byte{0, probeSize}, pb[:]...)) // a Send from n2, site 1's representative
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c := layertest.New(t, sim.Config{Seed: 1, Latency: 1e6}, 3, layertest.Registered(nil, "hop"))
-		c.Lax = true
-		v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}}
-		sites := []event.SiteView{{Site: 0, ID: 1, Members: []event.NodeID{1}}, {Site: 1, ID: 1, Members: []event.NodeID{2}}, {Site: 2, ID: 1, Members: []event.NodeID{3}}}
-		for _, id := range c.All() {
-			st := c.Stacks[id]
-			st.InstallView(v)
-			nb := &event.Neighbourhood{Self: id, Groups: []event.GroupID{1}, Views: map[event.GroupID]*event.ViewInfo{1: v}, Own: -1, Sites: sites, OwnSite: int(id - 1)}
-			st.InstallNeighbourhood(nb)
-		}
-		c.Script(in)
+		fuzzSites(t).Script(in)
 	})
+}
+
+// fuzzSites is the cluster the fuzz targets feed: three nodes, each its
+// own site (n1 in site 0, n2 in 1, n3 in 2), all in group 1, lax about
+// what the fuzzer makes them deliver.
+func fuzzSites(t *testing.T) *layertest.Cluster {
+	t.Helper()
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: 1e6}, 3, layertest.Registered(nil, "hop"))
+	c.Lax = true
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}}
+	sites := []event.SiteView{{Site: 0, ID: 1, Members: []event.NodeID{1}}, {Site: 1, ID: 1, Members: []event.NodeID{2}}, {Site: 2, ID: 1, Members: []event.NodeID{3}}}
+	for _, id := range c.All() {
+		st := c.Stacks[id]
+		st.InstallView(v)
+		nb := &event.Neighbourhood{Self: id, Groups: []event.GroupID{1}, Views: map[event.GroupID]*event.ViewInfo{1: v}, Own: -1, Sites: sites, OwnSite: int(id - 1)}
+		st.InstallNeighbourhood(nb)
+	}
+	return c
 }

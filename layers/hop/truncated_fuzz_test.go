@@ -5,7 +5,6 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/transport/sim"
 )
 
 // FuzzTruncatedCounted cuts a valid packet of each of hop's types short of
@@ -35,15 +34,7 @@ func FuzzTruncatedCounted(f *testing.F) {
 	f.Fuzz(func(t *testing.T, typ byte, cut uint16) {
 		p := layertest.PickCut(packets, typ)
 		b, kind := p.Input(cut, false)
-		c := layertest.New(t, sim.Config{Seed: 1, Latency: 1e6}, 3, layertest.Registered(nil, "hop"))
-		c.Lax = true
-		v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}}
-		sites := []event.SiteView{{Site: 0, ID: 1, Members: []event.NodeID{1}}, {Site: 1, ID: 1, Members: []event.NodeID{2}}, {Site: 2, ID: 1, Members: []event.NodeID{3}}}
-		for _, id := range c.All() {
-			st := c.Stacks[id]
-			st.InstallView(v)
-			st.InstallNeighbourhood(&event.Neighbourhood{Self: id, Groups: []event.GroupID{1}, Views: map[event.GroupID]*event.ViewInfo{1: v}, Own: -1, Sites: sites, OwnSite: int(id - 1)})
-		}
+		c := fuzzSites(t)
 		before := c.Counter("hop", "malformed", 1)
 		c.Stacks[1].Inject(c.Stacks[1].NumLayers()-1, true, event.Event{Kind: kind, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
 		layertest.CountedOnce(t, c.Counter("hop", "malformed", 1)-before, kind, b, len(p.B))
