@@ -381,12 +381,7 @@ func (l *Layer) pullForward() bool {
 // pullUp answers a pull with the cached packets it names (at most
 // max_push).
 func (l *Layer) pullUp(ev *event.Event) {
-	var m rangeMsg
-	err := l.wc.Decode(ev.Msg.Bytes()[1:], &m)
-	ev.Msg.Release()
-	if err == nil {
-		err = m.check(l.cfg.MaxRanges)
-	}
+	m, err := l.decodeRanges(ev)
 	if err != nil {
 		l.c.Malformed.Inc()
 		return
