@@ -13,18 +13,19 @@ import (
 	"github.com/layercast/layercast/internal/alloctest"
 )
 
-// Header checks a fixed header of size bytes on arbitrary bytes b: when
-// parse accepts b, put encodes what it read back to b's first size bytes
-// and parse refuses every shorter prefix; when it refuses b, its error
-// wraps malformed. name is the parser's, for the messages.
-func Header[H any](t testing.TB, name string, b []byte, size int, parse func([]byte) (H, error), put func([]byte, H), malformed error) {
+// Header checks a fixed header of size bytes on arbitrary bytes b, and
+// returns what parse read and whether it accepted b: when it does, put
+// encodes the header back to b's first size bytes and parse refuses every
+// shorter prefix as malformed; when it refuses b, its error wraps
+// malformed. name is the parser's, for the messages.
+func Header[H any](t testing.TB, name string, b []byte, size int, parse func([]byte) (H, error), put func([]byte, H), malformed error) (H, bool) {
 	t.Helper()
 	h, err := parse(b)
 	if err != nil {
 		if !errors.Is(err, malformed) {
 			t.Fatalf("%s: %v does not wrap %v", name, err, malformed)
 		}
-		return
+		return h, false
 	}
 	out := make([]byte, size)
 	put(out, h)
@@ -32,10 +33,11 @@ func Header[H any](t testing.TB, name string, b []byte, size int, parse func([]b
 		t.Fatalf("%s(%x) = %+v, which encodes as %x", name, b[:size], h, out)
 	}
 	for k := range size {
-		if _, err := parse(b[:k]); err == nil {
-			t.Fatalf("%s accepted a %d-byte prefix of %x", name, k, b[:size])
+		if _, err := parse(b[:k]); !errors.Is(err, malformed) {
+			t.Fatalf("%s of a %d-byte prefix of %x: %v, want %v", name, k, b[:size], err, malformed)
 		}
 	}
+	return h, true
 }
 
 // Decoded runs decode (which decodes b) and says whether it accepted b. It

@@ -7,6 +7,7 @@ import (
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/internal/wirecodec"
+	"github.com/layercast/layercast/internal/wiretest"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -38,13 +39,7 @@ func FuzzHopHeaders(f *testing.F) {
 	f.Add(pb[:])
 	codec := wirecodec.New(wirecodec.Options{Name: "hop", Malformed: errMalformed, MaxInitLen: 256})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if h, err := parseData(in); err == nil {
-			var out [dataHdrSize]byte
-			h.put(out[:])
-			if !bytes.Equal(out[:], in[:dataHdrSize]) {
-				t.Fatalf("parseData(%x) = %+v, which encodes as %x", in[:dataHdrSize], h, out)
-			}
-		}
+		wiretest.Header(t, "parseData", in, dataHdrSize, parseData, func(b []byte, h dataHdr) { h.put(b) }, errMalformed)
 		if aru, hi, err := parseAck(in); err == nil {
 			var out [ackHdrSize]byte
 			putAck(out[:], aru, hi)
