@@ -272,20 +272,19 @@ func (l *Layer) Up(ev *event.Event) {
 
 // packetUp dispatches a packet by its type byte.
 func (l *Layer) packetUp(ev *event.Event) {
-	b, err := ev.Msg.Peek(1)
-	if err != nil {
-		l.drop(ev)
+	t, ok := l.Ctx.PacketType(ev, l.c.Malformed)
+	if !ok {
 		return
 	}
 	switch {
-	case b[0] == tPass:
+	case t == tPass:
 		_, _ = ev.Msg.Consume(1)
 		l.Ctx.Up(ev)
-	case b[0] == tData && ev.Kind == event.Cast:
+	case t == tData && ev.Kind == event.Cast:
 		l.dataUp(ev)
-	case b[0] == tToken && ev.Kind == event.Send:
+	case t == tToken && ev.Kind == event.Send:
 		l.tokenUp(ev)
-	case b[0] == tTokenAck && ev.Kind == event.Send:
+	case t == tTokenAck && ev.Kind == event.Send:
 		l.tokenAckUp(ev)
 	default:
 		l.drop(ev)
