@@ -29,10 +29,8 @@ func (c *Context) PacketType(ev *event.Event, n *Counter) (t byte, ok bool) {
 // TakePacketType is PacketType for a layer that strips its type byte
 // before it reads the rest: the byte is consumed.
 func (c *Context) TakePacketType(ev *event.Event, n *Counter) (t byte, ok bool) {
-	b, err := ev.Msg.Consume(1)
-	if err != nil {
-		c.DropMalformed(ev, n)
-		return 0, false
+	if t, ok = c.PacketType(ev, n); ok {
+		_, _ = ev.Msg.Consume(1)
 	}
-	return b[0], true
+	return t, ok
 }
