@@ -37,8 +37,7 @@ func TestHopUDPNetns(t *testing.T) {
 	ns := newNetns(t)
 	bin := stacktool(t)
 	const svcAddr, nodes, count = "127.0.0.1:7600", 4, 100
-	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr, "--view-interval", "100ms", "--fd-timeout", "2s"))
-	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
+	ns.startService(t, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "2s")
 	got := runChildren(t, ns, "TestHopUDPProcess", nodes, func(i int) []string {
 		return []string{fmt.Sprintf("LAYERCAST_HOP_NODE=%d", i+1), fmt.Sprintf("LAYERCAST_HOP_SITE=%d", i/2+1),
 			fmt.Sprintf("LAYERCAST_HOP_NODES=%d", nodes), fmt.Sprintf("LAYERCAST_HOP_COUNT=%d", count), "LAYERCAST_HOP_GMS=" + svcAddr}

@@ -32,8 +32,7 @@ func TestUDPNodesAndWorkerShareGroup(t *testing.T) {
 	// test is about who hears whom, not about failure detection.
 	const spec = "fifo : reliable : gms(heartbeat=100ms, fd_timeout=3s)"
 	const svcAddr = "127.0.0.1:7600"
-	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr, "--view-interval", "100ms"))
-	svc.waitFor(t, regexp.MustCompile(`msg=listening`), 10*time.Second, "listening record")
+	svc := ns.startService(t, bin, svcAddr, "--view-interval", "100ms")
 	// The worker joins a running group (what it casts in a view of its
 	// own, before the others joined, would be owed to nobody).
 	nodes := startMembers(t, ns, bin, spec, svcAddr, "news", 3, 7600)
@@ -170,8 +169,7 @@ func TestUDPNodeLogLevels(t *testing.T) {
 	bin := stacktool(t)
 	const svcAddr = "127.0.0.1:7700"
 	const spec = "fifo : reliable : gms(heartbeat=100ms, fd_timeout=3s)"
-	svc := start(t, "gms", ns.command(bin, "gms", "--listen", svcAddr))
-	svc.waitFor(t, regexp.MustCompile(`msg=listening`), 10*time.Second, "listening record")
+	ns.startService(t, bin, svcAddr)
 	level := map[int]string{1: "info", 2: "debug"}
 	nodes := map[int]*proc{}
 	for i := 1; i <= 2; i++ {
