@@ -1,9 +1,6 @@
 package cluster
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // defaultChanBuffer is Config.ChanBuffer's default.
 const defaultChanBuffer = 256
@@ -25,49 +22,27 @@ type chans struct {
 	// asked for.
 	wantD, wantV, wantL, wantG atomic.Bool
 
-	// mu is held for reading by every send, and for writing by shut, so
-	// the channels are never closed while a send is in flight.
-	mu     sync.RWMutex
-	closed bool
-	done   chan struct{} // closed by shut: a waiting send gives up
-	once   sync.Once     // closes done
+	gate // no channel is closed while a send is in flight
 }
 
 func newChans(size int) *chans {
 	return &chans{deliveries: make(chan Delivery, size), views: make(chan View, size),
-		losses: make(chan Loss, size), gaps: make(chan Gap, size), done: make(chan struct{})}
+		losses: make(chan Loss, size), gaps: make(chan Gap, size), gate: newGate()}
 }
 
 // put sends v on ch, waiting while ch is full, unless the cluster is (or
 // gets) closed.
-func put[T any](c *chans, ch chan T, v T) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed {
-		return
-	}
-	select {
-	case ch <- v:
-	case <-c.done:
-	}
-}
+func put[T any](c *chans, ch chan T, v T) { gatedPut(&c.gate, ch, v) }
 
 // shut ends every waiting send and closes the channels; what they hold can
 // still be read.
 func (c *chans) shut() {
-	// done first: a send waiting with the read lock held gives up, so the
-	// write lock below can be had.
-	c.once.Do(func() { close(c.done) })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	c.closed = true
-	close(c.deliveries)
-	close(c.views)
-	close(c.losses)
-	close(c.gaps)
+	c.gate.shut(func() {
+		close(c.deliveries)
+		close(c.views)
+		close(c.losses)
+		close(c.gaps)
+	})
 }
 
 // Deliveries returns a channel that receives every delivery, as OnDeliver

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"sync"
-
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/stack"
 )
@@ -35,10 +33,7 @@ type Inbox struct {
 	views      chan *event.ViewInfo
 	losses     chan stack.Loss
 
-	mu     sync.RWMutex // held for reading by every send, for writing by Close
-	closed bool
-	done   chan struct{}
-	once   sync.Once // closes done
+	gate // no channel is closed while a send is in flight
 }
 
 var (
@@ -53,30 +48,16 @@ func NewInbox(size int) *Inbox {
 		size = defaultChanBuffer
 	}
 	in := &Inbox{deliveries: make(chan stack.Delivery, size), views: make(chan *event.ViewInfo, size),
-		losses: make(chan stack.Loss, size), done: make(chan struct{})}
+		losses: make(chan stack.Loss, size), gate: newGate()}
 	in.Deliveries, in.Views, in.Losses = in.deliveries, in.views, in.losses
 	return in
-}
-
-// inboxPut sends v on ch, waiting while ch is full, unless the inbox is
-// (or gets) closed.
-func inboxPut[T any](in *Inbox, ch chan T, v T) {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	if in.closed {
-		return
-	}
-	select {
-	case ch <- v:
-	case <-in.done:
-	}
 }
 
 // Deliver hands a delivery, with its payload copied, to Deliveries. The
 // stack calls it.
 func (in *Inbox) Deliver(d stack.Delivery) {
 	d.Payload = append([]byte(nil), d.Payload...)
-	inboxPut(in, in.deliveries, d)
+	gatedPut(&in.gate, in.deliveries, d)
 }
 
 // View hands a copy of a view to Views. The stack calls it.
@@ -85,11 +66,11 @@ func (in *Inbox) View(v *event.ViewInfo) {
 	c.Members = append([]event.NodeID(nil), v.Members...)
 	c.Joined = append([]event.NodeID(nil), v.Joined...)
 	c.Left = append([]event.NodeID(nil), v.Left...)
-	inboxPut(in, in.views, &c)
+	gatedPut(&in.gate, in.views, &c)
 }
 
 // Lost hands a loss to Losses. The stack calls it.
-func (in *Inbox) Lost(l stack.Loss) { inboxPut(in, in.losses, l) }
+func (in *Inbox) Lost(l stack.Loss) { gatedPut(&in.gate, in.losses, l) }
 
 // Flow does nothing: while flow control holds a group off, Cast says so
 // with stack.ErrBackpressure.
@@ -99,16 +80,9 @@ func (in *Inbox) Flow(event.GroupID, bool) {}
 // be read. Call it before closing the node, from any goroutine; it is safe
 // to call more than once.
 func (in *Inbox) Close() {
-	// done first: a send waiting with the read lock held gives up, so the
-	// write lock below can be had.
-	in.once.Do(func() { close(in.done) })
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.closed {
-		return
-	}
-	in.closed = true
-	close(in.deliveries)
-	close(in.views)
-	close(in.losses)
+	in.gate.shut(func() {
+		close(in.deliveries)
+		close(in.views)
+		close(in.losses)
+	})
 }

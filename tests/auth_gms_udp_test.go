@@ -20,7 +20,7 @@ func TestAuthGMSOverUDP(t *testing.T) {
 		return `fifo : reliable : gms(heartbeat=100ms, fd_timeout=500ms) : auth(key_file="` + key + `")`
 	}
 	const svcAddr = "127.0.0.1:7500"
-	svc := startGMS(t, ns, bin, svcAddr, "--view-interval", "100ms", "--key-file", good)
+	svc := ns.startService(t, bin, svcAddr, "--view-interval", "100ms", "--key-file", good)
 	nodes := startMembers(t, ns, bin, spec(good), svcAddr, "news", 3, 7500)
 	// A node with the wrong key: its join requests and heartbeats fail the
 	// service's check, so no view ever names it.

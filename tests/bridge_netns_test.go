@@ -63,8 +63,7 @@ func TestBridgedNamespaces(t *testing.T) {
 	b := newBridged(t, 4)
 	bin := stacktool(t)
 	const spec = "fifo : reliable : pack : gms(heartbeat=100ms, fd_timeout=1s)"
-	svc := start(t, "gms", b.ns[0].command(bin, "gms", "--listen", "10.77.0.1:7000", "--view-interval", "100ms", "--fd-timeout", "1s"))
-	svc.waitFor(t, regexp.MustCompile(`listening`), 10*time.Second, "listening line")
+	b.ns[0].startService(t, bin, "10.77.0.1:7000", "--view-interval", "100ms", "--fd-timeout", "1s")
 	joins := []string{"a,b", "b,c", "a,c"}
 	nodes := make([]*proc, 3)
 	for i := range nodes {

@@ -1,10 +1,7 @@
 package tests
 
 import (
-	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -178,23 +175,8 @@ func main() {
 // UDP as in the simulator.
 func TestEmbedChannelsOnUDP(t *testing.T) {
 	ns := newNetns(t)
-	dir, err := os.MkdirTemp("..", "_embedchan")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(embedChanProgram), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "embedchan")
-	build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir))
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns.name, bin).CombinedOutput()
+	bin := buildProgram(t, "_embedchan", "the channels program", embedChanProgram)
+	out, err := ns.run(bin, 90*time.Second)
 	if err != nil || !strings.HasPrefix(string(out), "ok:") {
 		t.Fatalf("channels on UDP: %v\n%s", err, out)
 	}
@@ -230,23 +212,8 @@ func TestExampleWithUDPRuns(t *testing.T) {
 		imports = append(imports, `"time"`)
 	}
 	prog := "package main\n\nimport (\n\t" + strings.Join(imports, "\n\t") + "\n)\n\nfunc main() {\n" + code + "\n}\n"
-	dir, err := os.MkdirTemp("..", "_exampleudp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "exampleudp")
-	build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir))
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build of ExampleWithUDP as a program: %v\n%s\n%s", err, out, prog)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns.name, bin).CombinedOutput()
+	bin := buildProgram(t, "_exampleudp", "ExampleWithUDP as a program", prog)
+	out, err := ns.run(bin, 60*time.Second)
 	if err != nil {
 		t.Fatalf("ExampleWithUDP on UDP: %v\n%s", err, out)
 	}

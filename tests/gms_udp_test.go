@@ -149,7 +149,7 @@ func TestGMSOverUDP(t *testing.T) {
 	ns := newNetns(t)
 	bin := stacktool(t)
 	const svcAddr = "127.0.0.1:7400"
-	svc := startGMS(t, ns, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s")
+	svc := ns.startService(t, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s")
 	nodes := startMembers(t, ns, bin, "../specs/gms.stack", svcAddr, "news,sports", 4, 7400)
 	// Let traffic flow, then kill node 4 outright.
 	time.Sleep(500 * time.Millisecond)
@@ -183,15 +183,6 @@ func TestGMSOverUDP(t *testing.T) {
 		}
 	}
 	stopCleanly(t, svc, nodes)
-}
-
-// startGMS starts `stacktool gms --listen addr` with args in ns and waits
-// for its listening record.
-func startGMS(t *testing.T, ns *netns, bin, addr string, args ...string) *proc {
-	t.Helper()
-	svc := start(t, "gms", ns.command(bin, append([]string{"gms", "--listen", addr}, args...)...))
-	svc.waitFor(t, regexp.MustCompile(`msg=listening`), 10*time.Second, "listening record")
-	return svc
 }
 
 // stopCleanly stops nodes 1..3 with SIGTERM and the service with SIGINT,
@@ -252,7 +243,7 @@ func TestGMSBadInput(t *testing.T) {
 	// A malformed membership packet to a running service: counted and
 	// reported, the service keeps serving.
 	const svcAddr = "127.0.0.1:7501"
-	svc := startGMS(t, ns, bin, svcAddr)
+	svc := ns.startService(t, bin, svcAddr)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash to send a raw UDP packet")
 	}
@@ -286,4 +277,13 @@ func startMembers(t *testing.T, ns *netns, bin, spec, svcAddr, groups string, n,
 		nodes[i].waitFor(t, full, 15*time.Second, fmt.Sprintf("view with all %d members", n))
 	}
 	return nodes
+}
+
+// startService starts `stacktool gms --listen addr args...` in the
+// namespace and waits until it says it is listening.
+func (ns *netns) startService(t *testing.T, bin, addr string, args ...string) *proc {
+	t.Helper()
+	svc := start(t, "gms", ns.command(bin, append([]string{"gms", "--listen", addr}, args...)...))
+	svc.waitFor(t, regexp.MustCompile(`msg=listening`), 10*time.Second, "listening record")
+	return svc
 }

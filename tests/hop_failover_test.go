@@ -20,18 +20,12 @@ func TestHopRepresentativeFailover(t *testing.T) {
 		"site", "1=1-2", "site", "2=3",
 		"wan", "1-2 latency=30ms bandwidth=250KB queue=64KB loss=uniform:1%",
 		"fault", "crash:1@2s")
-	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
-		t.Errorf("delivered_all %v, missing %d, duplicates %d, broken %q", rep.DeliveredAll, rep.Missing, rep.Duplicates, rep.Broken)
-	}
+	wantHopAgreedAll(t, rep)
 	if rep.DeliveriesOfExpected < 400 {
 		t.Errorf("%d owed deliveries made, want those of n2 and n3 over 5 s (about 500)", rep.DeliveriesOfExpected)
 	}
 	if rep.Layers["hop"]["resent"] == 0 {
 		t.Errorf("layers.hop.resent = 0: the new link got nothing of what site 1 lacked")
-	}
-	f, _ := hopJSON(t, rep)
-	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
-		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
 	}
 }
 
@@ -46,16 +40,9 @@ func TestHopRepresentativeCrashSiteKeepsItsOwed(t *testing.T) {
 	rep, _ := simRun(t, "../specs/spread.stack", "",
 		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "9",
 		"site", "1=1-3", "site", "2=4-5", "fault", "crash:1@2s")
-	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
-		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
-			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
-	}
+	wantHopAgreedAll(t, rep)
 	if rep.Layers["hop"]["resent"] == 0 {
 		t.Errorf("layers.hop.resent = 0: n2 sent site 2 nothing of what it lacked")
-	}
-	f, _ := hopJSON(t, rep)
-	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
-		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
 	}
 }
 
@@ -73,14 +60,7 @@ func TestHopRepresentativeCrashNoNumberReused(t *testing.T) {
 		"site", "1=1-2", "site", "2=3-4", "site", "3=5-6",
 		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
 		"fault", "crash:3@5.9s")
-	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
-		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
-			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
-	}
-	f, _ := hopJSON(t, rep)
-	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
-		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
-	}
+	wantHopAgreedAll(t, rep)
 }
 
 // TestHopRepresentativeCrashDeliversWhatItsSiteHas: site 1 has three nodes
@@ -94,14 +74,7 @@ func TestHopRepresentativeCrashDeliversWhatItsSiteHas(t *testing.T) {
 	rep, _ := simRun(t, "../specs/spread.stack", "",
 		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "20", "duration", "6s", "drain", "4s",
 		"site", "1=1-3", "site", "2=4-5", "fault", "crash:1@1.0s")
-	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
-		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
-			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
-	}
-	f, _ := hopJSON(t, rep)
-	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
-		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
-	}
+	wantHopAgreedAll(t, rep)
 }
 
 // TestHopRepresentativeCrashFarSitesKeepWhatItLacked: three sites, and
@@ -115,12 +88,5 @@ func TestHopRepresentativeCrashFarSitesKeepWhatItLacked(t *testing.T) {
 	rep, _ := simRun(t, "../specs/spread.stack", "",
 		"nodes", "7", "groups-per-node", "1", "group-size", "7", "seed", "43", "duration", "6s", "drain", "4s",
 		"site", "1=1-2", "site", "2=3-5", "site", "3=6-7", "fault", "crash:1@4.3s")
-	if !rep.DeliveredAll || len(rep.Broken) != 0 || rep.Duplicates != 0 {
-		t.Errorf("delivered_all %v, missing %d of %d owed, duplicates %d, broken %q",
-			rep.DeliveredAll, rep.Missing, rep.DeliveriesExpected, rep.Duplicates, rep.Broken)
-	}
-	f, _ := hopJSON(t, rep)
-	if f.AgreedViolations == nil || *f.AgreedViolations != 0 {
-		t.Errorf("agreed_violations = %v, want 0", f.AgreedViolations)
-	}
+	wantHopAgreedAll(t, rep)
 }

@@ -22,7 +22,7 @@ func TestNodeSiteNetns(t *testing.T) {
 	ns := newNetns(t)
 	bin := stacktool(t)
 	const svcAddr, statAddr, port, n = "127.0.0.1:7680", "127.0.0.1:7689", 7680, 4
-	startGMS(t, ns, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "2s")
+	ns.startService(t, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "2s")
 	nodes := map[int]*proc{}
 	for i := 1; i <= n; i++ {
 		args := []string{"node", "--spec", hopUDPSpec, "--gms", svcAddr, "--join", "g",

@@ -37,32 +37,12 @@ func TestHopUDPNetns(t *testing.T) {
 	ns := newNetns(t)
 	bin := stacktool(t)
 	const svcAddr, nodes, count = "127.0.0.1:7600", 4, 100
-	startGMS(t, ns, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "2s")
-	kids := make([]*proc, nodes)
-	stdins := make([]io.WriteCloser, nodes)
-	for i := range kids {
-		cmd := ns.command(os.Args[0], "-test.run=^TestHopUDPProcess$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("LAYERCAST_HOP_NODE=%d", i+1), fmt.Sprintf("LAYERCAST_HOP_SITE=%d", i/2+1),
-			fmt.Sprintf("LAYERCAST_HOP_NODES=%d", nodes), fmt.Sprintf("LAYERCAST_HOP_COUNT=%d", count), "LAYERCAST_HOP_GMS="+svcAddr)
-		var err error
-		if stdins[i], err = cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		kids[i] = start(t, fmt.Sprintf("node%d", i+1), cmd)
-	}
-	for _, k := range kids {
-		k.waitFor(t, regexp.MustCompile(`^DONE$`), 60*time.Second, "every message delivered")
-	}
-	for _, w := range stdins {
-		w.Close() // every node has everything: they may stop
-	}
-	got := make([][]string, nodes) // "from seq", in delivery order
-	for i, k := range kids {
-		for _, l := range k.lines() {
-			if d, ok := strings.CutPrefix(l, "D "); ok {
-				got[i] = append(got[i], d)
-			}
-		}
+	ns.startService(t, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "2s")
+	got := runChildren(t, ns, "TestHopUDPProcess", nodes, func(i int) []string {
+		return []string{fmt.Sprintf("LAYERCAST_HOP_NODE=%d", i+1), fmt.Sprintf("LAYERCAST_HOP_SITE=%d", i/2+1),
+			fmt.Sprintf("LAYERCAST_HOP_NODES=%d", nodes), fmt.Sprintf("LAYERCAST_HOP_COUNT=%d", count), "LAYERCAST_HOP_GMS=" + svcAddr}
+	})
+	for i := range got {
 		if len(got[i]) != (nodes-1)*count {
 			t.Errorf("node %d delivered %d messages, want %d", i+1, len(got[i]), (nodes-1)*count)
 		}
@@ -82,6 +62,42 @@ func TestHopUDPNetns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runChildren runs n nodes as copies of this test binary in ns, each
+// running the test named run (a ...Process test) with what env(i) adds to
+// the environment of node i+1; it waits until each has printed DONE (every
+// message delivered), closes their standard input so they may stop, and
+// returns each node's deliveries in order ("from seq", from its lines
+// "D from seq").
+func runChildren(t *testing.T, ns *netns, run string, n int, env func(i int) []string) [][]string {
+	t.Helper()
+	kids := make([]*proc, n)
+	stdins := make([]io.WriteCloser, n)
+	for i := range kids {
+		cmd := ns.command(os.Args[0], "-test.run=^"+run+"$")
+		cmd.Env = append(os.Environ(), env(i)...)
+		var err error
+		if stdins[i], err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		kids[i] = start(t, fmt.Sprintf("node%d", i+1), cmd)
+	}
+	for _, k := range kids {
+		k.waitFor(t, regexp.MustCompile(`^DONE$`), 60*time.Second, "every message delivered")
+	}
+	for _, w := range stdins {
+		w.Close() // every node has everything: they may stop
+	}
+	got := make([][]string, n)
+	for i, k := range kids {
+		for _, l := range k.lines() {
+			if d, ok := strings.CutPrefix(l, "D "); ok {
+				got[i] = append(got[i], d)
+			}
+		}
+	}
+	return got
 }
 
 // checkNumbered reports the first delivery ("from seq") of a node that is

@@ -14,7 +14,7 @@ func TestNodeLogsBlockUnblock(t *testing.T) {
 	ns := newNetns(t)
 	bin := stacktool(t)
 	const svcAddr = "127.0.0.1:7480"
-	svc := startGMS(t, ns, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s")
+	svc := ns.startService(t, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s")
 	nodes := startMembers(t, ns, bin, "../specs/vsync.stack", svcAddr, "news", 3, 7480)
 	time.Sleep(300 * time.Millisecond)
 	if err := nodes[3].Cmd.Process.Signal(syscall.SIGKILL); err != nil {

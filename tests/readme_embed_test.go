@@ -1,10 +1,7 @@
 package tests
 
 import (
-	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,25 +72,8 @@ func TestREADMEEmbedOnUDP(t *testing.T) {
 		t.Fatalf("README's program should name %s once, the line the README says to change", from)
 	}
 	prog = strings.Replace(prog, from, to, 1)
-	// Inside the module (so it builds with its go.mod), in a directory
-	// that ./... skips.
-	dir, err := os.MkdirTemp("..", "_embedudp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "embed")
-	build := exec.Command("go", "build", "-o", bin, "./"+filepath.Base(dir))
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build of README's program on UDP: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns.name, bin).CombinedOutput()
+	bin := buildProgram(t, "_embedudp", "README's program on UDP", prog)
+	out, err := ns.run(bin, 60*time.Second)
 	if err != nil {
 		t.Fatalf("README's program on UDP: %v\n%s", err, out)
 	}

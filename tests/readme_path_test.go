@@ -185,17 +185,10 @@ func TestREADMEEmbedRuns(t *testing.T) {
 	if !strings.Contains(string(b), "`hello/main.go`") || !strings.Contains(string(b), "    go run ./hello\n") {
 		t.Fatal("README.md no longer says to save the program as hello/main.go and go run ./hello")
 	}
-	dir, err := os.MkdirTemp("..", "_hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(readmeEmbedProgram(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pkg := writeProgram(t, "_hello", readmeEmbedProgram(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "run", "./"+filepath.Base(dir))
+	cmd := exec.CommandContext(ctx, "go", "run", pkg)
 	cmd.Dir = ".."
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -1,16 +1,11 @@
 package tests
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,67 +22,12 @@ import (
 func TestRingUDPNetns(t *testing.T) {
 	ns := newNetns(t)
 	const nodes, count = 4, 200
-	type child struct {
-		cmd   *exec.Cmd
-		stdin io.WriteCloser
-		mu    sync.Mutex
-		got   []string // "from seq", in delivery order
-		done  chan struct{}
-		out   strings.Builder
-	}
-	kids := make([]*child, nodes)
-	for i := range kids {
-		c := &child{done: make(chan struct{})}
-		c.cmd = exec.Command("ip", "netns", "exec", ns.name, os.Args[0], "-test.run=^TestRingUDPProcess$")
-		c.cmd.Env = append(os.Environ(), fmt.Sprintf("LAYERCAST_RING_NODE=%d", i+1),
-			fmt.Sprintf("LAYERCAST_RING_NODES=%d", nodes), fmt.Sprintf("LAYERCAST_RING_COUNT=%d", count))
-		var err error
-		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		r, w := io.Pipe()
-		c.cmd.Stdout, c.cmd.Stderr = w, w
-		if err := c.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			sc := bufio.NewScanner(r)
-			once := sync.OnceFunc(func() { close(c.done) })
-			for sc.Scan() {
-				line := sc.Text()
-				c.mu.Lock()
-				switch {
-				case strings.HasPrefix(line, "D "):
-					c.got = append(c.got, line[2:])
-				case line == "DONE":
-					once()
-				default:
-					c.out.WriteString(line + "\n")
-				}
-				c.mu.Unlock()
-			}
-		}()
-		go func() { _ = c.cmd.Wait(); w.Close() }()
-		t.Cleanup(func() { c.cmd.Process.Kill() }) // our own child, by PID
-		kids[i] = c
-	}
-	deadline := time.After(60 * time.Second)
-	for i, c := range kids {
-		select {
-		case <-c.done:
-		case <-deadline:
-			c.mu.Lock()
-			t.Fatalf("node %d delivered %d of %d messages in 60 s\n%s", i+1, len(c.got), nodes*count, c.out.String())
-		}
-	}
-	for _, c := range kids {
-		c.stdin.Close() // every node has everything: they may stop
-	}
-	want := kids[0].got
-	for i, c := range kids {
-		c.mu.Lock()
-		got := slices.Clone(c.got)
-		c.mu.Unlock()
+	got := runChildren(t, ns, "TestRingUDPProcess", nodes, func(i int) []string {
+		return []string{fmt.Sprintf("LAYERCAST_RING_NODE=%d", i+1),
+			fmt.Sprintf("LAYERCAST_RING_NODES=%d", nodes), fmt.Sprintf("LAYERCAST_RING_COUNT=%d", count)}
+	})
+	want := got[0]
+	for i, got := range got {
 		if len(got) != nodes*count {
 			t.Errorf("node %d delivered %d messages, want %d", i+1, len(got), nodes*count)
 		}

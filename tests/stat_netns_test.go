@@ -18,7 +18,7 @@ func TestStatRunningNode(t *testing.T) {
 	bin := stacktool(t)
 	const spec = "fifo : reliable : pack : gms(heartbeat=100ms, fd_timeout=3s)"
 	const svc, statAddr = "127.0.0.1:7650", "127.0.0.1:7659"
-	startGMS(t, ns, bin, svc, "--view-interval", "100ms")
+	ns.startService(t, bin, svc, "--view-interval", "100ms")
 	rx := start(t, "receiver", ns.command(bin, "node", "--spec", spec, "--gms", svc, "--join", "news",
 		"--id", "1", "--listen", "127.0.0.1:7651", "--report", "200ms", "--stat", statAddr))
 	tx := start(t, "sender", ns.command(bin, "node", "--spec", spec, "--gms", svc, "--join", "news",

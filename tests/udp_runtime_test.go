@@ -32,7 +32,7 @@ func TestUDPNodesAndWorkerShareGroup(t *testing.T) {
 	// test is about who hears whom, not about failure detection.
 	const spec = "fifo : reliable : gms(heartbeat=100ms, fd_timeout=3s)"
 	const svcAddr = "127.0.0.1:7600"
-	svc := startGMS(t, ns, bin, svcAddr, "--view-interval", "100ms")
+	svc := ns.startService(t, bin, svcAddr, "--view-interval", "100ms")
 	// The worker joins a running group (what it casts in a view of its
 	// own, before the others joined, would be owed to nobody).
 	nodes := startMembers(t, ns, bin, spec, svcAddr, "news", 3, 7600)
@@ -169,7 +169,7 @@ func TestUDPNodeLogLevels(t *testing.T) {
 	bin := stacktool(t)
 	const svcAddr = "127.0.0.1:7700"
 	const spec = "fifo : reliable : gms(heartbeat=100ms, fd_timeout=3s)"
-	startGMS(t, ns, bin, svcAddr)
+	ns.startService(t, bin, svcAddr)
 	level := map[int]string{1: "info", 2: "debug"}
 	nodes := map[int]*proc{}
 	for i := 1; i <= 2; i++ {

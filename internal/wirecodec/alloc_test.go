@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/internal/alloctest"
+	"github.com/layercast/layercast/internal/wiretest"
 )
 
 // wide has a field of every container kind the layers' wire types use.
@@ -75,14 +76,7 @@ func FuzzDecodeAllocs(f *testing.F) {
 	f.Add(claim("b", 0xc6))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var w wide
-		var err error
-		if n := alloctest.Bytes(func() { err = c.Decode(b, &w) }); n > alloctest.DecodeBound(len(b)) {
-			t.Fatalf("decoding %d bytes allocated %d bytes, bound %d", len(b), n, alloctest.DecodeBound(len(b)))
-		}
-		if err != nil {
-			if !errors.Is(err, errBad) {
-				t.Fatalf("error %v does not wrap errBad", err)
-			}
+		if !wiretest.Decoded(t, "body", b, func() error { return c.Decode(b, &w) }, errBad) {
 			return
 		}
 		var w2 wide

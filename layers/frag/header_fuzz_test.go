@@ -2,10 +2,10 @@ package frag
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 
 	"github.com/layercast/layercast/internal/alloctest"
+	"github.com/layercast/layercast/internal/wiretest"
 )
 
 // FuzzHeader decodes arbitrary bytes as a fragment header: it decodes only
@@ -16,27 +16,15 @@ import (
 // header claims (up to 2 GB). Seeds: testdata/fuzz/FuzzHeader.
 func FuzzHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := ParseHeader(b)
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("ParseHeader: %v does not wrap ErrMalformed", err)
-			}
+		h, ok := wiretest.Header(t, "ParseHeader", b, HeaderLen, ParseHeader, putHeader, ErrMalformed)
+		if !ok {
 			return
-		}
-		out := make([]byte, HeaderLen)
-		putHeader(out, h)
-		if !bytes.Equal(out, b[:HeaderLen]) {
-			t.Fatalf("ParseHeader(%x) = %+v, which encodes as %x", b[:HeaderLen], h, out)
-		}
-		for k := range HeaderLen {
-			if _, err := ParseHeader(b[:k]); !errors.Is(err, ErrMalformed) {
-				t.Fatalf("ParseHeader of a %d-byte prefix: %v, want ErrMalformed", k, err)
-			}
 		}
 		body := b[HeaderLen:]
 		var r Reassembly
 		var msg []byte
 		var done bool
+		var err error
 		n := alloctest.Bytes(func() { msg, done, err = r.Add(h, body, 1<<31) })
 		if bound := 1024 + 2*uint64(len(body)); n > bound {
 			t.Fatalf("a %d-byte fragment of a %d-byte message allocated %d bytes, bound %d", len(body), h.Total, n, bound)

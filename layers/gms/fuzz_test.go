@@ -71,18 +71,42 @@ func fuzzSeeds(f *testing.F) {
 	f.Add(all)
 }
 
+// fuzzService is a membership service with small bounds, as the fuzz
+// targets feed it packets (what it sends goes nowhere).
+func fuzzService(t *testing.T) *Service {
+	t.Helper()
+	svc, err := NewService(ServiceConfig{FDTimeout: 500 * time.Millisecond, ViewInterval: 20 * time.Millisecond,
+		MaxNodes: 4, MaxGroupsPerNode: 8, MaxGroups: 16, MaxRequest: 64, MaxEntries: 16,
+		Send: func(event.NodeID, []byte) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// fuzzLayer is node 1's gms layer alone in its stack on a simulated
+// network, joined to group 1, as the fuzz targets feed it packets.
+func fuzzLayer(t *testing.T) (*Layer, *stack.Stack, *sim.Network) {
+	t.Helper()
+	net := sim.New(sim.Config{Seed: 1, Latency: time.Millisecond})
+	nd := net.AddNode(1)
+	l := New(Config{Heartbeat: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
+	st, err := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Seed: 1, Layers: []stack.Entry{{Name: "gms", Layer: l}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd.Attach(st)
+	st.Join(1)
+	return l, st, net
+}
+
 // FuzzServiceReceive feeds the service sequences of raw packets from a few
 // nodes, with time passing between them: it must never panic, and its
 // tables stay within their bounds.
 func FuzzServiceReceive(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		svc, err := NewService(ServiceConfig{FDTimeout: 500 * time.Millisecond, ViewInterval: 20 * time.Millisecond,
-			MaxNodes: 4, MaxGroupsPerNode: 8, MaxGroups: 16, MaxRequest: 64, MaxEntries: 16,
-			Send: func(event.NodeID, []byte) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		svc := fuzzService(t)
 		now := event.Time(0)
 		fuzzOps(b, func(from byte, step time.Duration, pkt []byte) {
 			now = now.Add(step)
@@ -131,15 +155,7 @@ func FuzzServiceReceive(f *testing.F) {
 func FuzzLayerUp(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		net := sim.New(sim.Config{Seed: 1, Latency: time.Millisecond})
-		nd := net.AddNode(1)
-		l := New(Config{Heartbeat: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
-		st, err := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Seed: 1, Layers: []stack.Entry{{Name: "gms", Layer: l}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd.Attach(st)
-		st.Join(1)
+		l, st, net := fuzzLayer(t)
 		st.Join(2)
 		fuzzOps(b, func(from byte, step time.Duration, pkt []byte) {
 			peer := ServiceNode

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/stack"
-	"github.com/layercast/layercast/transport/sim"
 )
 
 // FuzzTruncatedCounted cuts one of the seed packets (every kind of
@@ -37,25 +35,12 @@ func FuzzTruncatedCounted(f *testing.F) {
 		full := pkts[int(which)%len(pkts)]
 		b := full[:int(cut)%len(full)]
 
-		svc, err := NewService(ServiceConfig{FDTimeout: 500 * time.Millisecond, ViewInterval: 20 * time.Millisecond,
-			MaxNodes: 4, MaxGroupsPerNode: 8, MaxGroups: 16, MaxRequest: 64, MaxEntries: 16,
-			Send: func(event.NodeID, []byte) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		svc := fuzzService(t)
 		if err := svc.Receive(0, 1, b); !errors.Is(err, ErrMalformed) || svc.Stats().Malformed != 1 {
 			t.Fatalf("service: Receive(%x, %d bytes of %d) = %v, malformed counted %d times, want ErrMalformed and 1", b, len(b), len(full), err, svc.Stats().Malformed)
 		}
 
-		net := sim.New(sim.Config{Seed: 1, Latency: time.Millisecond})
-		nd := net.AddNode(1)
-		l := New(Config{Heartbeat: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
-		st, err := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Seed: 1, Layers: []stack.Entry{{Name: "gms", Layer: l}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd.Attach(st)
-		st.Join(1)
+		l, st, _ := fuzzLayer(t)
 		before := l.c.Malformed.Value()
 		msg := event.NewMessage()
 		msg.SetPayload(b)

@@ -7,6 +7,7 @@ import (
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/internal/wirecodec"
+	"github.com/layercast/layercast/internal/wiretest"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -38,13 +39,7 @@ func FuzzHopHeaders(f *testing.F) {
 	f.Add(pb[:])
 	codec := wirecodec.New(wirecodec.Options{Name: "hop", Malformed: errMalformed, MaxInitLen: 256})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if h, err := parseData(in); err == nil {
-			var out [dataHdrSize]byte
-			h.put(out[:])
-			if !bytes.Equal(out[:], in[:dataHdrSize]) {
-				t.Fatalf("parseData(%x) = %+v, which encodes as %x", in[:dataHdrSize], h, out)
-			}
-		}
+		wiretest.Header(t, "parseData", in, dataHdrSize, parseData, func(b []byte, h dataHdr) { h.put(b) }, errMalformed)
 		if aru, hi, err := parseAck(in); err == nil {
 			var out [ackHdrSize]byte
 			putAck(out[:], aru, hi)
@@ -101,16 +96,24 @@ func FuzzHopReceive(f *testing.F) {
 		f.Add(append([]byte{0, probeSize}, pb[:]...)) // a Send from n2, site 1's representative
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c := layertest.New(t, sim.Config{Seed: 1, Latency: 1e6}, 3, layertest.Registered(nil, "hop"))
-		c.Lax = true
-		v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}}
-		sites := []event.SiteView{{Site: 0, ID: 1, Members: []event.NodeID{1}}, {Site: 1, ID: 1, Members: []event.NodeID{2}}, {Site: 2, ID: 1, Members: []event.NodeID{3}}}
-		for _, id := range c.All() {
-			st := c.Stacks[id]
-			st.InstallView(v)
-			nb := &event.Neighbourhood{Self: id, Groups: []event.GroupID{1}, Views: map[event.GroupID]*event.ViewInfo{1: v}, Own: -1, Sites: sites, OwnSite: int(id - 1)}
-			st.InstallNeighbourhood(nb)
-		}
-		c.Script(in)
+		fuzzSites(t).Script(in)
 	})
+}
+
+// fuzzSites is the cluster the fuzz targets feed: three nodes, each its
+// own site (n1 in site 0, n2 in 1, n3 in 2), all in group 1, lax about
+// what the fuzzer makes them deliver.
+func fuzzSites(t *testing.T) *layertest.Cluster {
+	t.Helper()
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: 1e6}, 3, layertest.Registered(nil, "hop"))
+	c.Lax = true
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}}
+	sites := []event.SiteView{{Site: 0, ID: 1, Members: []event.NodeID{1}}, {Site: 1, ID: 1, Members: []event.NodeID{2}}, {Site: 2, ID: 1, Members: []event.NodeID{3}}}
+	for _, id := range c.All() {
+		st := c.Stacks[id]
+		st.InstallView(v)
+		nb := &event.Neighbourhood{Self: id, Groups: []event.GroupID{1}, Views: map[event.GroupID]*event.ViewInfo{1: v}, Own: -1, Sites: sites, OwnSite: int(id - 1)}
+		st.InstallNeighbourhood(nb)
+	}
+	return c
 }

@@ -253,17 +253,16 @@ func (l *Layer) Down(ev *event.Event) {
 func (l *Layer) Up(ev *event.Event) {
 	switch ev.Kind {
 	case event.Cast, event.Send:
-		h, err := ev.Msg.Consume(1)
-		if err != nil {
-			l.drop(ev)
+		t, ok := l.Ctx.TakePacketType(ev, l.c.Malformed)
+		if !ok {
 			return
 		}
 		switch {
-		case h[0] == tagPass:
+		case t == tagPass:
 			l.Ctx.Up(ev)
-		case h[0] == tagData && ev.Kind == event.Cast:
+		case t == tagData && ev.Kind == event.Cast:
 			l.received(ev)
-		case h[0] == tagAck && ev.Kind == event.Send:
+		case t == tagAck && ev.Kind == event.Send:
 			a, err := parseAck(ev.Msg.Bytes())
 			ev.Msg.Release()
 			if err != nil {

@@ -162,9 +162,9 @@ func (l *Layer) askTimer() {
 		p := l.paths[a.n]
 		nk.G, nk.R, nk.T = uint32(a.g), append(nk.R[:0], 1, maxSeq), 0
 		rto := l.cfg.NakRetry
-		if p != nil && p.srtt > 0 {
-			nk.T = uint32(min(p.srtt, l.cfg.NakSlow) / time.Microsecond)
-			rto = max(l.cfg.NakRetryMin, p.srtt+4*p.rttvar)
+		if p != nil && p.SRTT() > 0 {
+			nk.T = uint32(min(p.SRTT(), l.cfg.NakSlow) / time.Microsecond)
+			rto = max(l.cfg.NakRetryMin, p.RTO())
 		}
 		l.c.unplacedAsks.Inc()
 		l.sendNak(a.n)

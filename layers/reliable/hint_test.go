@@ -37,6 +37,35 @@ func (p *lowerProbe) Down(ev *event.Event) {
 	ev.Msg.Release()
 }
 
+// hintPair is the two-node cluster the hint tests share (seed 3, 1 ms
+// latency, group 1 of nodes 1 and 2, view installed): a packet to a node
+// in rx is lost while lost holds at the network's time, and reliable runs
+// with params.
+func hintPair(t *testing.T, rx []event.NodeID, lost func(now event.Time) bool, params map[string]string) (*layertest.Cluster, *event.ViewInfo) {
+	t.Helper()
+	var net *sim.Network
+	drop := map[event.NodeID]bool{}
+	for _, id := range rx {
+		drop[id] = true
+	}
+	loss := layertest.DropWhen{Rx: drop, On: func() bool { return lost(net.Now()) }}
+	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
+		layertest.Registered(map[string]map[string]string{"reliable": params}, "reliable"))
+	net = c.Net
+	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
+	c.Install(v)
+	return c, v
+}
+
+// giveHint runs the network until at and hands node 2's reliable a loss
+// hint from below: r of sender 1's casts to group 1, anchored by msg (nil:
+// no anchor).
+func giveHint(c *layertest.Cluster, at event.Time, msg *event.Message, r event.LostRange) {
+	c.Net.RunUntil(at)
+	c.Net.Node(2).Now() // the network reschedules the timers this sets
+	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1, Msg: msg, Lost: &r})
+}
+
 // A loss hint from below (lec read a repair naming the lost tail) makes
 // reliable NAK the tail nak_delay later, without waiting for a digest
 // (here 10 s apart) or the sender's next cast; the lower layer's numbers
@@ -70,9 +99,7 @@ func TestLossHintNAKsAtOnce(t *testing.T) {
 		t.Fatalf("node 2 got %d casts before the hint, want 5", len(p.up))
 	}
 	anchor := event.DefaultPool.FromBytes(p.up[4]) // our seq 5, its 105
-	c.Net.Node(2).Now()                            // the network reschedules the timers this sets
-	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1, Msg: anchor,
-		Lost: &event.LostRange{First: 106, End: 107, Bounded: true}})
+	giveHint(c, hintAt, anchor, event.LostRange{First: 106, End: 107, Bounded: true})
 	c.Net.Run(time.Second)
 	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
 	if bound := hintAt + event.Time(25*time.Millisecond); c.ByNak != 1 || c.LastDel > bound {
@@ -91,31 +118,61 @@ func TestLossHintNAKsAtOnce(t *testing.T) {
 }
 
 // A hint about a sender nothing has come from yet (its first cast lost)
-// cannot be mapped; nak_delay later the receiver asks that sender for
-// everything it holds, which places the stream, rather than wait for a
-// digest (here 10 s apart).
-func TestLossHintBeforeFirstContactAsks(t *testing.T) {
-	var net *sim.Network
-	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool { return net.Now() < event.Time(time.Millisecond) }}
-	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
-		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "20ms"}}, "reliable"))
-	net = c.Net
-	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
-	c.Install(v)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 1, time.Millisecond, 10, sent) // one cast, lost at node 2
+// cannot be mapped: nak_delay after the hint the receiver asks that sender
+// for everything it holds, which places the stream, rather than wait for a
+// digest (here 10 s apart). Each case casts from node 1 and hints at 5 ms
+// that its first cast is lost at node 2:
+//   - first contact: one cast; the ask recovers it a round trip on.
+//   - asked again: the first ask is lost at the sender; the ask is repeated
+//     nak_retry later, as any NAK (before, it went once, and the first cast
+//     waited for the digest or the sender's next cast).
+//   - placed first: the sender's second cast places the stream 45 ms after
+//     the hint, and the gap it shows is NAKed nak_delay after the hint, not
+//     after its placement (before, 100 ms after that); no ask is made.
+func TestLossHintUnplacedAsks(t *testing.T) {
 	hintAt := event.Time(5 * time.Millisecond)
-	c.Net.RunUntil(hintAt)
-	c.Net.Node(2).Now()
-	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
-		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
-	c.Net.Run(time.Second)
-	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
-	if bound := hintAt + event.Time(25*time.Millisecond); c.LastDel > bound {
-		t.Errorf("first cast recovered at %v, want by %v (hint + nak_delay + a round trip)", c.LastDel, bound)
-	}
-	if got := c.Counter("reliable", "unplaced_asks", 2); got != 1 {
-		t.Errorf("unplaced_asks = %d, want 1", got)
+	firstAsk := hintAt + event.Time(20*time.Millisecond) // nak_delay on
+	for _, tc := range []struct {
+		name   string
+		rx     []event.NodeID
+		lost   func(now event.Time) bool
+		params map[string]string
+		casts  int
+		gap    time.Duration
+		by     event.Time // the first cast recovered by then
+		byWhy  string
+		asks   int64 // unplaced_asks at node 2
+		asksOf string
+	}{{
+		name: "first contact", rx: []event.NodeID{2}, lost: func(now event.Time) bool { return now < event.Time(time.Millisecond) },
+		params: map[string]string{"stable_interval": "10s", "nak_delay": "20ms"}, casts: 1, gap: time.Millisecond,
+		by: hintAt + event.Time(25*time.Millisecond), byWhy: "hint + nak_delay + a round trip", asks: 1, asksOf: "the one ask",
+	}, {
+		name: "asked again", rx: []event.NodeID{1, 2}, lost: func(now event.Time) bool {
+			return now < event.Time(time.Millisecond) || // the cast, at node 2
+				now >= firstAsk && now < firstAsk+event.Time(2*time.Millisecond) // the ask, at node 1
+		},
+		params: map[string]string{"stable_interval": "10s", "nak_delay": "20ms", "nak_retry": "20ms"}, casts: 1, gap: time.Millisecond,
+		by: firstAsk + event.Time(25*time.Millisecond), byWhy: "the lost ask + nak_retry + a round trip", asks: 2, asksOf: "the lost one and its retry",
+	}, {
+		name: "placed first", rx: []event.NodeID{2}, lost: func(now event.Time) bool { return now < event.Time(time.Millisecond) },
+		params: map[string]string{"stable_interval": "10s", "nak_delay": "100ms"}, casts: 2, gap: 50 * time.Millisecond,
+		by: hintAt + event.Time(105*time.Millisecond), byWhy: "hint + nak_delay + a round trip", asks: 0, asksOf: "the stream was placed before the ask was due",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, v := hintPair(t, tc.rx, tc.lost, tc.params)
+			sent := map[event.GroupID]map[event.NodeID]uint32{}
+			c.CastLoop(1, 1, tc.casts, tc.gap, 10, sent) // the first lost at node 2
+			giveHint(c, hintAt, nil, event.LostRange{First: 1, End: 2, Bounded: true})
+			c.Net.Run(time.Second)
+			c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+			if c.LastDel == 0 || c.LastDel > tc.by {
+				t.Errorf("first cast recovered at %v, want by %v (%s)", c.LastDel, tc.by, tc.byWhy)
+			}
+			if got := c.Counter("reliable", "unplaced_asks", 2); got != tc.asks {
+				t.Errorf("unplaced_asks = %d, want %d (%s)", got, tc.asks, tc.asksOf)
+			}
+		})
 	}
 }
 
@@ -135,100 +192,26 @@ func FuzzLossHint(f *testing.F) {
 		c.Install(v)
 		sent := map[event.GroupID]map[event.NodeID]uint32{}
 		c.CastLoop(1, 1, 3, time.Millisecond, 8, sent)
-		c.Net.RunUntil(event.Time(10 * time.Millisecond))
 		var m *event.Message
 		if len(anchor) > 0 {
 			m = event.DefaultPool.FromBytes(anchor)
 		}
-		c.Net.Node(2).Now()
-		c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1, Msg: m,
-			Lost: &event.LostRange{First: first, End: end, Bounded: bounded}})
+		giveHint(c, event.Time(10*time.Millisecond), m, event.LostRange{First: first, End: end, Bounded: bounded})
 		c.Net.Run(time.Second)
 		c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
 	})
 }
 
-// An ask for a sender's first casts is repeated until it is answered, as
-// any NAK: here the first ask is lost at the sender, and the sender's next
-// digest is 10 s away. Before, the ask went once, and the first cast
-// waited for that digest (or the sender's next cast).
-func TestLossHintBeforeFirstContactAsksAgain(t *testing.T) {
-	var net *sim.Network
-	hintAt := event.Time(5 * time.Millisecond)
-	firstAsk := hintAt + event.Time(20*time.Millisecond) // nak_delay on
-	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 2: true}, On: func() bool {
-		now := net.Now()
-		return now < event.Time(time.Millisecond) || // the cast, at node 2
-			now >= firstAsk && now < firstAsk+event.Time(2*time.Millisecond) // the ask, at node 1
-	}}
-	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
-		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "20ms", "nak_retry": "20ms"}}, "reliable"))
-	net = c.Net
-	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
-	c.Install(v)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 1, time.Millisecond, 10, sent) // one cast, lost at node 2
-	c.Net.RunUntil(hintAt)
-	c.Net.Node(2).Now()
-	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
-		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
-	c.Net.Run(time.Second)
-	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
-	if bound := firstAsk + event.Time(25*time.Millisecond); c.LastDel == 0 || c.LastDel > bound {
-		t.Errorf("first cast recovered at %v, want by %v (the lost ask + nak_retry + a round trip)", c.LastDel, bound)
-	}
-	if got := c.Counter("reliable", "unplaced_asks", 2); got != 2 {
-		t.Errorf("unplaced_asks = %d, want 2 (the lost one and its retry)", got)
-	}
-}
-
 // A stream that a hint named before it was placed is NAKed nak_delay after
-// the hint, not after its placement: the gap that places it is the one
-// the hint found. Here the sender's second cast places the stream 45 ms
-// after the hint; before, the first cast was NAKed 100 ms after that.
-func TestLossHintBeforePlacementKeepsItsTime(t *testing.T) {
-	var net *sim.Network
-	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool { return net.Now() < event.Time(time.Millisecond) }}
-	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
-		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "100ms"}}, "reliable"))
-	net = c.Net
-	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
-	c.Install(v)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 2, 50*time.Millisecond, 10, sent) // the first lost at node 2
-	hintAt := event.Time(5 * time.Millisecond)
-	c.Net.RunUntil(hintAt)
-	c.Net.Node(2).Now()
-	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
-		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
-	c.Net.Run(time.Second)
-	c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
-	if bound := hintAt + event.Time(105*time.Millisecond); c.LastDel == 0 || c.LastDel > bound {
-		t.Errorf("first cast recovered at %v, want by %v (hint + nak_delay + a round trip)", c.LastDel, bound)
-	}
-	if got := c.Counter("reliable", "unplaced_asks", 2); got != 0 {
-		t.Errorf("unplaced_asks = %d, want 0 (the stream was placed before the ask was due)", got)
-	}
-}
-
 // The asks for an unplaced stream are bounded: each can cost the sender
 // max_nak_retrans retransmissions, so after nak_max_tries unanswered ones
 // (here the sender hears nothing) the stream waits for the sender's digest.
 func TestLossHintAsksBounded(t *testing.T) {
-	var net *sim.Network
-	loss := layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 2: true}, On: func() bool {
-		return net.Now() < event.Time(time.Millisecond) || net.Now() > event.Time(2*time.Millisecond)
-	}}
-	c := layertest.New(t, sim.Config{Seed: 3, Latency: time.Millisecond, Loss: loss}, 2,
-		layertest.Registered(map[string]map[string]string{"reliable": {"stable_interval": "10s", "nak_delay": "20ms", "nak_max_tries": "4"}}, "reliable"))
-	net = c.Net
-	v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}}
-	c.Install(v)
+	c, _ := hintPair(t, []event.NodeID{1, 2}, func(now event.Time) bool {
+		return now < event.Time(time.Millisecond) || now > event.Time(2*time.Millisecond)
+	}, map[string]string{"stable_interval": "10s", "nak_delay": "20ms", "nak_max_tries": "4"})
 	c.Caster(1, 1)(1)
-	c.Net.RunUntil(event.Time(5 * time.Millisecond))
-	c.Net.Node(2).Now()
-	c.Stacks[2].Inject(0, true, event.Event{Kind: event.LossHint, Group: 1, Peer: 1,
-		Lost: &event.LostRange{First: 1, End: 2, Bounded: true}})
+	giveHint(c, event.Time(5*time.Millisecond), nil, event.LostRange{First: 1, End: 2, Bounded: true})
 	c.Net.RunUntil(event.Time(5 * time.Second))
 	if got := c.Counter("reliable", "unplaced_asks", 2); got != 4 {
 		t.Errorf("unplaced_asks = %d, want nak_max_tries (4)", got)

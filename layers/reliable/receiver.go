@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/rtt"
 	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/stack"
 )
@@ -61,7 +62,7 @@ type recvState struct {
 // lost, and three in a row took a message 541 ms to recover; with the
 // path's timeout, about 130 ms).
 type path struct {
-	srtt, rttvar time.Duration
+	rtt.Estimator
 }
 
 // pathTo returns the round-trip state towards a sender.
@@ -355,7 +356,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 		}
 		rs.recoveredAtNak = rs.recovered
 		rs.asked = asked
-		nk.T = uint32(min(rs.path.srtt, l.cfg.NakSlow) / time.Microsecond)
+		nk.T = uint32(min(rs.path.SRTT(), l.cfg.NakSlow) / time.Microsecond)
 		l.sendNak(rs.from)
 		// every epoch NAKed now is due again one retry interval on
 		nextDue = min(nextDue, now.Add(l.retryAfter(rs)))
@@ -419,12 +420,12 @@ const maxBackoff = 6
 // row brought nothing.
 func (l *Layer) retryAfter(rs *recvState) time.Duration {
 	rto := l.cfg.NakRetry
-	if p := rs.path; p.srtt > 0 {
+	if p := rs.path; p.SRTT() > 0 {
 		// measured: the path's own timeout, not a guess for every path
 		// (on a loopback or a LAN, nak_retry was ten rounds of the
 		// sender's answer, and recovery at 10% loss held the sender's
 		// window that long)
-		rto = max(l.cfg.NakRetryMin, p.srtt+4*p.rttvar)
+		rto = max(l.cfg.NakRetryMin, p.RTO())
 	}
 	d := min(rto<<min(rs.stalls, maxBackoff), max(l.cfg.NakSlow, 2*rto))
 	if rs.stalls >= l.cfg.NakMaxTries {
@@ -452,7 +453,7 @@ func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
 		return // not NAKed by us (another member's ask, re-multicast)
 	}
 	p := rs.path
-	if p.srtt != 0 && (e.tries > 1 || rs.stalls > 0) {
+	if p.SRTT() != 0 && (e.tries > 1 || rs.stalls > 0) {
 		// several NAKs asked for it, or rounds went unanswered (an
 		// outage: the answer measures it, not the path)
 		return
@@ -471,17 +472,7 @@ func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
 		return
 	}
 	rs.sampled = at
-	r := time.Duration(now - at)
-	if p.srtt == 0 {
-		p.srtt, p.rttvar = r, r/2
-		return
-	}
-	dev := p.srtt - r
-	if dev < 0 {
-		dev = -dev
-	}
-	p.rttvar += (dev - p.rttvar) / 4
-	p.srtt += (r - p.srtt) / 8
+	p.Sample(time.Duration(now - at))
 }
 
 // unstall ends a stream's backoff when a retransmission from its sender

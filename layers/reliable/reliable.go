@@ -230,12 +230,11 @@ func (l *Layer) Up(ev *event.Event) {
 // packetUp dispatches a packet by its header type.
 func (l *Layer) packetUp(ev *event.Event) {
 	m := ev.Msg
-	b, err := m.Peek(1)
-	if err != nil {
-		l.drop(ev)
+	t, ok := l.Ctx.PacketType(ev, l.c.malformed)
+	if !ok {
 		return
 	}
-	switch t := b[0]; {
+	switch {
 	case t == tData && ev.Kind == event.Cast:
 		l.dataUp(ev)
 	case t == tPass && ev.Kind == event.Cast:

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wiretest"
 	"github.com/layercast/layercast/transport/sim"
 )
 
-// FuzzParseData: any bytes decode to a data header or an error, never a
-// panic, and a decoded header encodes back to the same bytes.
+// FuzzParseData: any bytes decode to a data header or an error wrapping
+// errMalformed, never a panic; a decoded header encodes back to the same
+// bytes, and no shorter prefix of them decodes.
 func FuzzParseData(f *testing.F) {
 	b := make([]byte, dataHeaderSize)
 	putData(b, dataHeader{flags: flagRetrans, ring: 7, seq: 12, siteSeq: 12, lts: 30, origin: 3})
@@ -21,15 +23,7 @@ func FuzzParseData(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(make([]byte, dataHeaderSize))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := parseData(b)
-		if err != nil {
-			return
-		}
-		out := make([]byte, dataHeaderSize)
-		putData(out, h)
-		if !bytes.Equal(out, b[:dataHeaderSize]) {
-			t.Fatalf("round trip: %x -> %+v -> %x", b[:dataHeaderSize], h, out)
-		}
+		wiretest.Header(t, "parseData", b, dataHeaderSize, parseData, putData, errMalformed)
 	})
 }
 

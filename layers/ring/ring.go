@@ -89,6 +89,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	queue "github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/rtt"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
@@ -171,12 +172,12 @@ type Layer struct {
 	// txAt is when each copy of the kept token was sent (txN so far):
 	// an acknowledgement names the copy it answers, so every one times
 	// the round trip, retransmitted or not.
-	txAt         [maxTx]event.Time
-	txN          int
-	backoff      uint          // doublings of token_retransmit before any round trip is measured
-	srtt, rttvar time.Duration // the successor's acknowledgement round trip
-	lastVisit    event.Time    // when the token was last in hand
-	srot         time.Duration // the smoothed time of a rotation, from visit to visit
+	txAt      [maxTx]event.Time
+	txN       int
+	backoff   uint          // doublings of token_retransmit before any round trip is measured
+	rtt       rtt.Estimator // the successor's acknowledgement round trip
+	lastVisit event.Time    // when the token was last in hand
+	srot      time.Duration // the smoothed time of a rotation, from visit to visit
 
 	c counters
 }
@@ -271,20 +272,19 @@ func (l *Layer) Up(ev *event.Event) {
 
 // packetUp dispatches a packet by its type byte.
 func (l *Layer) packetUp(ev *event.Event) {
-	b, err := ev.Msg.Peek(1)
-	if err != nil {
-		l.drop(ev)
+	t, ok := l.Ctx.PacketType(ev, l.c.Malformed)
+	if !ok {
 		return
 	}
 	switch {
-	case b[0] == tPass:
+	case t == tPass:
 		_, _ = ev.Msg.Consume(1)
 		l.Ctx.Up(ev)
-	case b[0] == tData && ev.Kind == event.Cast:
+	case t == tData && ev.Kind == event.Cast:
 		l.dataUp(ev)
-	case b[0] == tToken && ev.Kind == event.Send:
+	case t == tToken && ev.Kind == event.Send:
 		l.tokenUp(ev)
-	case b[0] == tTokenAck && ev.Kind == event.Send:
+	case t == tTokenAck && ev.Kind == event.Send:
 		l.tokenAckUp(ev)
 	default:
 		l.drop(ev)

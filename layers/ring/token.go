@@ -354,8 +354,8 @@ func (l *Layer) transmitToken() {
 // a rotation (and the ring's throughput) near its loss-free figure.
 func (l *Layer) rto() time.Duration {
 	d := l.cfg.TokenRetransmit << l.backoff
-	if l.srtt != 0 {
-		d = max(rtoMin, l.srtt+4*l.rttvar)
+	if l.rtt.SRTT() != 0 {
+		d = max(rtoMin, l.rtt.RTO())
 	}
 	return min(d, l.lossTimeout()/2)
 }
@@ -392,27 +392,13 @@ func (l *Layer) sampleRotation(now event.Time) {
 // rtoMin is the least token retransmission timeout.
 const rtoMin = 500 * time.Microsecond
 
-// sampleRTT folds one acknowledgement's round trip into the estimate.
-func (l *Layer) sampleRTT(d time.Duration) {
-	if l.srtt == 0 {
-		l.srtt, l.rttvar = d, d/2
-		return
-	}
-	dev := l.srtt - d
-	if dev < 0 {
-		dev = -dev
-	}
-	l.rttvar += (dev - l.rttvar) / 4
-	l.srtt += (d - l.srtt) / 8
-}
-
 // retransmitToken: the successor has not acknowledged the token.
 func (l *Layer) retransmitToken() {
 	if l.cur == nil || l.rtxLeft <= 0 {
 		return
 	}
 	l.rtxLeft--
-	if l.srtt == 0 {
+	if l.rtt.SRTT() == 0 {
 		l.backoff = min(l.backoff+1, maxBackoff)
 	}
 	l.c.TokenRetrans.Inc()
@@ -430,7 +416,7 @@ func (l *Layer) tokenAckUp(ev *event.Event) {
 	if l.cur != nil && ring == l.cur.id && seq == l.sentTokSeq && ev.Peer == l.sentTo {
 		if l.rtx.Stop() && int(tx) < min(l.txN, maxTx) {
 			// The copy acknowledged is known, retransmitted or not.
-			l.sampleRTT(l.Ctx.Now().Sub(l.txAt[tx]))
+			l.rtt.Sample(l.Ctx.Now().Sub(l.txAt[tx]))
 			l.backoff = 0
 		}
 	}

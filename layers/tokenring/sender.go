@@ -237,12 +237,7 @@ func (l *Layer) ackUp(ev *event.Event) {
 // nakUp retransmits, on the region's channel, what a partition lost as a
 // whole (at most max_retrans packets per NAK).
 func (l *Layer) nakUp(ev *event.Event) {
-	var m rangeMsg
-	err := l.wc.Decode(ev.Msg.Bytes()[1:], &m)
-	ev.Msg.Release()
-	if err == nil {
-		err = m.check(l.cfg.MaxRanges)
-	}
+	m, err := l.decodeRanges(ev)
 	if err != nil || m.S != uint32(l.self) {
 		l.c.Malformed.Inc()
 		return
@@ -254,6 +249,18 @@ func (l *Layer) nakUp(ev *event.Event) {
 	}
 	l.c.NaksRecv.Inc()
 	l.retransmit(o, &m)
+}
+
+// decodeRanges reads a range list (a collective NAK or a pull) after its
+// type byte and checks it; the packet is released either way.
+func (l *Layer) decodeRanges(ev *event.Event) (rangeMsg, error) {
+	var m rangeMsg
+	err := l.wc.Decode(ev.Msg.Bytes()[1:], &m)
+	ev.Msg.Release()
+	if err == nil {
+		err = m.check(l.cfg.MaxRanges)
+	}
+	return m, err
 }
 
 // retransmit multicasts again what a collective NAK names (at most

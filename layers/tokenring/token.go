@@ -88,9 +88,8 @@ func (l *Layer) tokenUp(ev *event.Event) {
 		l.c.Malformed.Inc()
 		return
 	}
-	r := l.own
-	if r == nil || event.RegionID(t.R) != r.id || !r.has(ev.Peer) {
-		l.c.Foreign.Inc()
+	r := l.ownFrom(t.R, ev.Peer)
+	if r == nil {
 		return
 	}
 	h := int(t.H)
@@ -378,22 +377,28 @@ func (l *Layer) pullForward() bool {
 	return l.fwdQ.Len() > 0
 }
 
+// ownFrom is our own region when a token or pull names it (id)
+// and comes from one of its members; otherwise it counts the packet as
+// foreign and is nil.
+func (l *Layer) ownFrom(id uint32, from event.NodeID) *region {
+	r := l.own
+	if r == nil || event.RegionID(id) != r.id || !r.has(from) {
+		l.c.Foreign.Inc()
+		return nil
+	}
+	return r
+}
+
 // pullUp answers a pull with the cached packets it names (at most
 // max_push).
 func (l *Layer) pullUp(ev *event.Event) {
-	var m rangeMsg
-	err := l.wc.Decode(ev.Msg.Bytes()[1:], &m)
-	ev.Msg.Release()
-	if err == nil {
-		err = m.check(l.cfg.MaxRanges)
-	}
+	m, err := l.decodeRanges(ev)
 	if err != nil {
 		l.c.Malformed.Inc()
 		return
 	}
-	r := l.own
-	if r == nil || event.RegionID(m.R) != r.id || !r.has(ev.Peer) {
-		l.c.Foreign.Inc()
+	r := l.ownFrom(m.R, ev.Peer)
+	if r == nil {
 		return
 	}
 	s := r.streams[event.NodeID(m.S)]

@@ -243,13 +243,12 @@ func (l *Layer) Up(ev *event.Event) {
 // packetUp dispatches a packet by its type byte.
 func (l *Layer) packetUp(ev *event.Event) {
 	m := ev.Msg
-	b, err := m.Peek(1)
-	if err != nil {
-		l.drop(ev)
+	t, ok := l.Ctx.PacketType(ev, l.c.Malformed)
+	if !ok {
 		return
 	}
 	cast := ev.Kind == event.Cast
-	switch t := b[0]; {
+	switch {
 	case t == tData:
 		l.dataUp(ev)
 	case t == tPass && cast:

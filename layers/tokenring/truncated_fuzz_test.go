@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 )
 
 // FuzzTruncatedCounted cuts a valid packet of each of tokenring's types
@@ -11,10 +12,6 @@ import (
 // body), and checks node 1 drops it and counts it as malformed, exactly
 // once. Packets come from node 2, a member of the region.
 func FuzzTruncatedCounted(f *testing.F) {
-	for typ := range byte(7) {
-		f.Add(typ, uint16(0))
-		f.Add(typ, uint16(5))
-	}
 	l := New(fuzzConfig())
 	ack := make([]byte, ackSize)
 	putAck(ack, ackMsg{Region: 1, View: 1, Stable: 1, Rate: 1000})
@@ -22,31 +19,22 @@ func FuzzTruncatedCounted(f *testing.F) {
 	putP2P(p2p, p2pHeader{typ: tP2P, seq: 1, floor: 1, session: 1})
 	pa := make([]byte, p2pHeaderSize)
 	putP2P(pa, p2pHeader{typ: tP2PAck, seq: 1, session: 1})
-	packets := []struct {
-		b    []byte
-		kind event.Kind
-		min  int // shorter than this is malformed (-1: any strict prefix)
-	}{
-		{seedData(), event.Cast, dataHeaderSize},
-		{seedToken(l), event.Send, -1},
-		{ack, event.Send, ackSize},
-		{seedRanges(l, tNak), event.Send, -1},
-		{seedRanges(l, tPull), event.Send, -1},
-		{p2p, event.Send, p2pHeaderSize},
-		{pa, event.Send, p2pHeaderSize},
+	packets := []layertest.Cut{
+		{B: seedData(), Kind: event.Cast, Min: dataHeaderSize},
+		{B: seedToken(l), Kind: event.Send, Min: -1},
+		{B: ack, Kind: event.Send, Min: ackSize},
+		{B: seedRanges(l, tNak), Kind: event.Send, Min: -1},
+		{B: seedRanges(l, tPull), Kind: event.Send, Min: -1},
+		{B: p2p, Kind: event.Send, Min: p2pHeaderSize},
+		{B: pa, Kind: event.Send, Min: p2pHeaderSize},
 	}
+	layertest.SeedCuts(f, len(packets), 5, false)
 	f.Fuzz(func(t *testing.T, typ byte, cut uint16) {
-		p := packets[int(typ)%len(packets)]
-		n := p.min
-		if n < 0 {
-			n = len(p.b)
-		}
-		b := p.b[:int(cut)%n]
+		p := layertest.PickCut(packets, typ)
+		b, kind := p.Input(cut, false)
 		fn := newFuzzNode(t)
 		before := fn.l.c.Malformed.Value()
-		fn.packet(p.kind, 2, b)
-		if got := fn.l.c.Malformed.Value() - before; got != 1 {
-			t.Fatalf("%v packet %x (%d bytes of %d): malformed counted %d times, want 1", p.kind, b, len(b), len(p.b), got)
-		}
+		fn.packet(kind, 2, b)
+		layertest.CountedOnce(t, fn.l.c.Malformed.Value()-before, kind, b, len(p.B))
 	})
 }
