@@ -21,11 +21,15 @@ func FuzzHeader(f *testing.F) {
 			return
 		}
 		body := b[HeaderLen:]
-		var r Reassembly
 		var msg []byte
 		var done bool
 		var err error
-		n := alloctest.Bytes(func() { msg, done, err = r.Add(h, body, 1<<31) })
+		// The least of three: the bound is tight enough for the fuzz
+		// worker's own allocations to cross it now and then.
+		n := alloctest.MinBytes(3, func() {
+			var r Reassembly
+			msg, done, err = r.Add(h, body, 1<<31)
+		})
 		if bound := 1024 + 2*uint64(len(body)); n > bound {
 			t.Fatalf("a %d-byte fragment of a %d-byte message allocated %d bytes, bound %d", len(body), h.Total, n, bound)
 		}
