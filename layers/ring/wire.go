@@ -162,6 +162,17 @@ type token struct {
 	// on its last visit (Totem's backlog): a member's share of a full
 	// rotation follows its share of the backlog, so none is starved.
 	Backlog uint32 `codec:"bl"`
+	// RotSent and RotBacklog count this rotation so far: the packets sent
+	// and the casts waiting at each member visited since the leader's last
+	// visit, the leader's own included. At the end of each rotation the
+	// leader makes them the FlowControl and Backlog (their true value
+	// then) and starts them again from zero. FlowControl and Backlog are
+	// running sums that each member corrects only by its own share, so
+	// without this an excess no member put in (a corrupt or forged token)
+	// never drained: FlowControl at ring_limit stopped every member
+	// sending for good. An excess now lasts at most two rotations.
+	RotSent    uint32 `codec:"fr"`
+	RotBacklog uint32 `codec:"br"`
 	// Rtr lists the link_seq values members ask to be retransmitted.
 	Rtr []uint32 `codec:"rtr"`
 	// Age counts, for each request in Rtr, the members in a row that
