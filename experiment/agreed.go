@@ -34,16 +34,35 @@ func (o *orderLog) record(g event.GroupID, rx, tx event.NodeID, index uint64) {
 	}
 }
 
-// violations counts deliveries out of agreed order: per group, the
-// receiver that delivered most is the reference, and a delivery at another
-// receiver is a violation when it comes after one that the reference
-// delivered later (messages the reference did not deliver are not
-// judged).
-func (o *orderLog) violations() int64 {
+// violations counts deliveries out of agreed order. Per group the
+// reference is the order of the receiver that delivered most among those
+// not crashed at the end (crashed says which crashed; nil: none): the
+// survivors' order. Every receiver, crashed or not, is judged against it:
+// a delivery is a violation when it comes after one that the reference
+// delivered later. Messages the reference did not deliver are not judged
+// (a gap is no violation).
+//
+// A crashed receiver's deliveries must be a subsequence of the survivors'
+// order up to where it stopped; what only it delivered (its own last
+// casts, which no survivor received and the survivors skipped) is not
+// judged. It is never the reference: a member that crashed after
+// delivering more than any survivor would have made its own order the
+// yardstick, so that a disagreement of its own counted once per survivor,
+// and what the survivors delivered after it crashed (not in its list) was
+// never compared among them at all. Only when every receiver of the group
+// crashed is the one that delivered most the reference.
+func (o *orderLog) violations(crashed func(event.NodeID) bool) int64 {
 	if !o.on {
 		return 0
 	}
-	by := map[uint32][][]uint64{}
+	if crashed == nil {
+		crashed = func(event.NodeID) bool { return false }
+	}
+	type rxList struct {
+		crashed bool
+		l       []uint64
+	}
+	by := map[uint32][]rxList{}
 	keys := make([][2]uint32, 0, len(o.seqs))
 	for k := range o.seqs {
 		keys = append(keys, k)
@@ -55,27 +74,38 @@ func (o *orderLog) violations() int64 {
 		return int(a[1]) - int(b[1])
 	})
 	for _, k := range keys {
-		by[k[0]] = append(by[k[0]], o.seqs[k])
+		by[k[0]] = append(by[k[0]], rxList{crashed(event.NodeID(k[1])), o.seqs[k]})
 	}
 	var n int64
 	for _, lists := range by {
-		ref := lists[0]
-		for _, l := range lists[1:] {
-			if len(l) > len(ref) {
-				ref = l
+		ref := -1
+		for i, x := range lists {
+			switch {
+			case ref < 0:
+				ref = i
+			case x.crashed != lists[ref].crashed:
+				if !x.crashed {
+					ref = i // a survivor over any crashed receiver
+				}
+			case len(x.l) > len(lists[ref].l):
+				ref = i
 			}
 		}
-		pos := make(map[uint64]int, len(ref))
-		for i, m := range ref {
-			pos[m] = i
+		pos := make(map[uint64]int, len(lists[ref].l))
+		for i, m := range lists[ref].l {
+			if _, dup := pos[m]; !dup {
+				pos[m] = i // a copy delivered again (a duplicate, counted apart) keeps its first place
+			}
 		}
-		for _, l := range lists {
+		for _, x := range lists {
 			hi := -1
-			for _, m := range l {
+			seen := make(map[uint64]bool, len(x.l))
+			for _, m := range x.l {
 				p, ok := pos[m]
-				if !ok {
-					continue
+				if !ok || seen[m] {
+					continue // not judged, or a duplicate (counted apart)
 				}
+				seen[m] = true
 				if p < hi {
 					n++
 				}

@@ -28,13 +28,75 @@ func TestOrderLogViolations(t *testing.T) {
 				o.record(7, rx, 1, i)
 			}
 		}
-		if got := o.violations(); got != c.want {
+		if got := o.violations(nil); got != c.want {
 			t.Errorf("%s: violations() = %d, want %d", c.name, got, c.want)
 		}
 	}
 	var off orderLog
 	off.record(7, 2, 1, 1)
-	if off.violations() != 0 {
+	if off.violations(nil) != 0 {
 		t.Errorf("an orderLog that is off counted violations")
+	}
+}
+
+// TestOrderLogCrashedReceivers: a receiver crashed at the end is judged
+// against the survivors' order and is never the reference. What only it
+// delivered (its own last casts, which the survivors skipped) is no
+// violation; delivering what the survivors delivered in another order is.
+// Before, a crashed receiver that delivered most was the reference: the
+// survivors' disagreement after it crashed went unseen (0 counted), and
+// its own disagreement counted once per survivor.
+func TestOrderLogCrashedReceivers(t *testing.T) {
+	const (
+		s1  = event.NodeID(2) // survivors
+		s2  = event.NodeID(3)
+		c   = event.NodeID(4) // crashed
+		own = 100             // c's last casts: indexes from sender c no survivor received
+	)
+	type d struct {
+		tx event.NodeID
+		i  uint64
+	}
+	cases := []struct {
+		name  string
+		lists map[event.NodeID][]d
+		want  int64
+	}{
+		{"crashed delivered a prefix, then its own last casts", map[event.NodeID][]d{
+			s1: {{1, 1}, {1, 2}, {1, 3}},
+			s2: {{1, 1}, {1, 2}, {1, 3}},
+			c:  {{1, 1}, {c, own}, {1, 2}, {c, own + 1}, {c, own + 2}, {c, own + 3}},
+		}, 0},
+		{"survivors disagree after the crash; crashed delivered most", map[event.NodeID][]d{
+			s1: {{1, 1}, {1, 2}, {1, 3}},
+			s2: {{1, 1}, {1, 3}, {1, 2}},
+			c:  {{1, 1}, {c, own}, {c, own + 1}, {c, own + 2}, {c, own + 3}},
+		}, 1},
+		{"crashed delivered common messages out of order", map[event.NodeID][]d{
+			s1: {{1, 1}, {1, 2}, {1, 3}},
+			s2: {{1, 1}, {1, 2}, {1, 3}},
+			c:  {{1, 2}, {1, 1}, {c, own}, {c, own + 1}, {c, own + 2}},
+		}, 1},
+		{"every receiver crashed: the one that delivered most is the reference", map[event.NodeID][]d{
+			c:     {{1, 1}, {1, 2}, {1, 3}},
+			c + 1: {{1, 2}, {1, 1}},
+		}, 1},
+		{"a duplicate is counted apart, not as out of order", map[event.NodeID][]d{
+			s1: {{1, 1}, {1, 2}, {1, 3}},
+			s2: {{1, 1}, {1, 2}, {1, 1}, {1, 3}},
+		}, 0},
+	}
+	crashed := func(n event.NodeID) bool { return n >= c }
+	for _, tc := range cases {
+		var o orderLog
+		o.on, o.seqs = true, map[[2]uint32][]uint64{}
+		for rx, l := range tc.lists {
+			for _, x := range l {
+				o.record(7, rx, x.tx, x.i)
+			}
+		}
+		if got := o.violations(crashed); got != tc.want {
+			t.Errorf("%s: violations(crashed) = %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }

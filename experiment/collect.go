@@ -916,7 +916,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 	if c.self > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries of a node's own messages (not counted)", c.self))
 	}
-	rep.AgreedViolations = c.order.violations()
+	rep.AgreedViolations = c.order.violations(es.crashed)
 	c.finishVsync(rep)
 	rep.Broken = brokenPromises(rep)
 

@@ -108,6 +108,7 @@ const (
 	SoakTimeout    = "timeout"         // the run hit its wall-time cap
 	SoakDuplicates = "duplicates"      // a message delivered twice
 	SoakFIFO       = "fifo"            // a FIFO violation where the stack gives FIFO
+	SoakAgreed     = "agreed"          // two members delivered messages in different orders, where the stack gives agreed order
 	SoakMissing    = "missing"         // an owed delivery missing with nothing to explain it, where the stack gives reliability
 	SoakMemory     = "memory"          // a layer held more than the bound its parameters set (compose.LayerInfo.BufferBound)
 	SoakLost       = "lost"            // overload: an owed delivery missing or a message given up (no fault explains any there)
@@ -116,7 +117,7 @@ const (
 )
 
 // SoakKinds lists every failure kind in the order summaries print them.
-var SoakKinds = []string{SoakPanic, SoakError, SoakTimeout, SoakDuplicates, SoakFIFO, SoakMissing, SoakMemory, SoakLost, SoakNoPressure, SoakVsync}
+var SoakKinds = []string{SoakPanic, SoakError, SoakTimeout, SoakDuplicates, SoakFIFO, SoakAgreed, SoakMissing, SoakMemory, SoakLost, SoakNoPressure, SoakVsync}
 
 // OverloadScenario is the overload run of a seed: senders faster than the
 // receivers can take (every receiver capacity-limited to a fraction of what
@@ -152,8 +153,10 @@ type SoakFailure struct {
 
 // SoakCheck lists the invariants a finished run broke (kinds above): no
 // duplicate, no FIFO violation where the stack gives FIFO order, no
-// unexplained missing owed delivery where it gives reliable delivery, no
-// view-synchrony violation (counted only where the stack gives it).
+// delivery out of agreed order where it gives agreed order (crashed
+// members judged against the survivors' order, see orderLog.violations),
+// no unexplained missing owed delivery where it gives reliable delivery,
+// no view-synchrony violation (counted only where the stack gives it).
 func SoakCheck(rep *Report) (kinds []string, detail string) {
 	var parts []string
 	if rep.Duplicates > 0 {
@@ -163,6 +166,10 @@ func SoakCheck(rep *Report) (kinds []string, detail string) {
 	if rep.FIFOViolations > 0 && slices.Contains(rep.Promises, string(compose.FIFO)) {
 		kinds = append(kinds, SoakFIFO)
 		parts = append(parts, fmt.Sprintf("%d FIFO violations", rep.FIFOViolations))
+	}
+	if rep.AgreedViolations > 0 && slices.Contains(rep.Promises, string(agreedOrder)) {
+		kinds = append(kinds, SoakAgreed)
+		parts = append(parts, fmt.Sprintf("%d deliveries out of agreed order", rep.AgreedViolations))
 	}
 	if rep.MissingUnexplained > 0 && slices.Contains(rep.Promises, string(compose.Reliable)) {
 		kinds = append(kinds, SoakMissing)

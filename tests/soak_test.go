@@ -74,10 +74,16 @@ func TestSoakCheckCatches(t *testing.T) {
 		t.Errorf("explained missing deliveries flagged: %v %s", k, d)
 	}
 	bad := *ok
-	bad.Duplicates, bad.FIFOViolations, bad.MissingUnexplained = 1, 2, 3
+	bad.Duplicates, bad.FIFOViolations, bad.MissingUnexplained, bad.AgreedViolations = 1, 2, 3, 4
 	k, d := experiment.SoakCheck(&bad)
 	if !slices.Equal(k, []string{experiment.SoakDuplicates, experiment.SoakFIFO, experiment.SoakMissing}) {
-		t.Errorf("broken report: kinds %v (%s), want duplicates, fifo, missing", k, d)
+		t.Errorf("broken report: kinds %v (%s), want duplicates, fifo, missing (agreed order not promised)", k, d)
+	}
+	agreed := bad
+	agreed.Promises = []string{"agreed", "fifo", "reliable"}
+	k, d = experiment.SoakCheck(&agreed)
+	if !slices.Equal(k, []string{experiment.SoakDuplicates, experiment.SoakFIFO, experiment.SoakAgreed, experiment.SoakMissing}) {
+		t.Errorf("broken report of an agreed stack: kinds %v (%s), want duplicates, fifo, agreed, missing", k, d)
 	}
 	bad.Promises = nil // a stack that promises neither order nor reliability
 	if k, _ := experiment.SoakCheck(&bad); !slices.Equal(k, []string{experiment.SoakDuplicates}) {

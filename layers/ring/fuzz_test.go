@@ -33,7 +33,7 @@ func FuzzParseData(f *testing.F) {
 func FuzzDecodeToken(f *testing.F) {
 	wc := newWireCodec()
 	for _, tk := range []token{
-		{Ring: 9, Seq: 4, LinkSeq: 100, LinkAru: 90, FlowControl: 12, Backlog: 300, Rtr: []uint32{91, 95}, Age: []uint32{0, 3}, Lost: []uint32{80}, SiteSeq: 100, SiteLTS: 120, SiteAru: 110, Modifier: 3},
+		{Ring: 9, Seq: 4, LinkSeq: 100, LinkAru: 90, FlowControl: 12, Backlog: 300, RotSent: 7, RotBacklog: 40, Rtr: []uint32{91, 95}, Age: []uint32{0, 3}, Lost: []uint32{80}, SiteSeq: 100, SiteLTS: 120, SiteAru: 110, Modifier: 3},
 		{Ring: 9, Type: tokRecovery, Seq: 1, Busy: true, Old: []oldRing{{Ring: 4, High: 50, Rtr: []rtrReq{{Seq: 7, Passed: 2}}, Lost: []uint32{9}}}},
 		{Ring: 1, Type: tokQuiet, Seq: 1 << 40, LinkSeq: 5, LinkAru: 5},
 	} {

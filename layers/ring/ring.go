@@ -28,8 +28,12 @@
 // flow_control + what it sent last time) packets per visit, retransmissions
 // included, and, when others have casts waiting too, no more than its share
 // of ring_limit in proportion to its share of the token's backlog (Totem's
-// rule: a full ring starves nobody). A full pending queue (max_pending) holds the application off
-// (event.HoldOff) until half of it has gone (event.Resume).
+// rule: a full ring starves nobody). Both sums are running ones that each
+// member corrects by its own share only; the leader resets them each
+// rotation to what the members counted during it (token.RotSent), so a
+// corrupt or forged value cannot stop the ring for good. A full pending
+// queue (max_pending) holds the application off (event.HoldOff) until half
+// of it has gone (event.Resume).
 //
 // A token going astray: the successor acknowledges each copy of a token it
 // gets, naming the copy, and the sender sends it again until it does (for

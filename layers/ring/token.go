@@ -72,6 +72,10 @@ func (l *Layer) handleToken(fresh bool) {
 		// A rotation is complete.
 		l.c.Rotations.Inc()
 		l.loss.Stop()
+		// The flow-control sums are what the members counted during
+		// this rotation, whatever the token claimed (see token.RotSent).
+		tok.FlowControl, tok.RotSent = tok.RotSent, 0
+		tok.Backlog, tok.RotBacklog = tok.RotBacklog, 0
 		switch {
 		case tok.Type == tokQuiet:
 			tok.Type = tokRegular
@@ -172,7 +176,10 @@ func (l *Layer) regularStep() bool {
 	sent += newSent
 	l.c.Sent.Add(int64(newSent))
 	l.c.VisitMax.Max(int64(sent))
-	tok.FlowControl = uint32(rest + sent)
+	tok.FlowControl = uint32(min(rest+sent, maxSeq))
+	// A second step in one visit (sendWhileHolding) follows an idle one,
+	// which sent nothing: adding is exact.
+	tok.RotSent = uint32(min(uint64(tok.RotSent)+uint64(sent), maxSeq))
 	l.lastSent = uint32(sent)
 	l.c.RotationMax.Max(int64(tok.FlowControl))
 	// Ask for what this member misses.
@@ -213,6 +220,8 @@ func (l *Layer) fairShare(quiet bool) int {
 	total := tok.Backlog - min(tok.Backlog, l.lastBacklog)
 	total = min(total+cur, maxSeq)
 	tok.Backlog, l.lastBacklog = total, cur
+	// As for RotSent, an idle first step of the visit counted nothing.
+	tok.RotBacklog = uint32(min(uint64(tok.RotBacklog)+uint64(cur), maxSeq))
 	if cur == 0 || total == 0 {
 		return l.cfg.RingLimit
 	}
@@ -455,7 +464,7 @@ func (l *Layer) tokenLost() {
 		tok := &l.tok
 		tok.Ring, tok.Type, tok.Seq = r.id, tokQuiet, seq
 		tok.Rtr, tok.Age, tok.Lost, tok.Old = tok.Rtr[:0], tok.Age[:0], tok.Lost[:0], tok.Old[:0]
-		tok.FlowControl, tok.Backlog = 0, 0
+		tok.FlowControl, tok.Backlog, tok.RotSent, tok.RotBacklog = 0, 0, 0, 0
 		tok.LinkSeq = max(tok.LinkSeq, r.sentSeq, r.win.aru)
 		tok.SiteSeq = max(tok.SiteSeq, r.siteSeq)
 		tok.SiteLTS = max(tok.SiteLTS, r.siteLTS)

@@ -162,6 +162,17 @@ type token struct {
 	// on its last visit (Totem's backlog): a member's share of a full
 	// rotation follows its share of the backlog, so none is starved.
 	Backlog uint32 `codec:"bl"`
+	// RotSent and RotBacklog count this rotation so far: the packets sent
+	// and the casts waiting at each member visited since the leader's last
+	// visit, the leader's own included. At the end of each rotation the
+	// leader makes them the FlowControl and Backlog (their true value
+	// then) and starts them again from zero. FlowControl and Backlog are
+	// running sums that each member corrects only by its own share, so
+	// without this an excess no member put in (a corrupt or forged token)
+	// never drained: FlowControl at ring_limit stopped every member
+	// sending for good. An excess now lasts at most two rotations.
+	RotSent    uint32 `codec:"fr"`
+	RotBacklog uint32 `codec:"br"`
 	// Rtr lists the link_seq values members ask to be retransmitted.
 	Rtr []uint32 `codec:"rtr"`
 	// Age counts, for each request in Rtr, the members in a row that
@@ -227,7 +238,8 @@ func newWireCodec() *wirecodec.Codec {
 
 // decodeToken parses a token body into t and checks its bounds: at most
 // maxRtr retransmission requests (in each list), maxOldRings old rings,
-// sequence numbers within maxSeq and an aru not above its sequence.
+// sequence numbers and flow-control counts within maxSeq and an aru not
+// above its sequence.
 func decodeToken(wc *wirecodec.Codec, b []byte, t *token, maxRtr int) error {
 	*t = token{Rtr: t.Rtr[:0], Age: t.Age[:0], Lost: t.Lost[:0], Old: t.Old[:0]}
 	if err := wc.Decode(b, t); err != nil {
@@ -245,6 +257,9 @@ func (t *token) check(maxRtr int) error {
 		return fmt.Errorf("%w: token sequence 0", errMalformed)
 	case t.LinkSeq > maxSeq || t.SiteSeq > maxSeq || t.SiteLTS > maxSeq:
 		return fmt.Errorf("%w: token sequence fields beyond %d", errMalformed, maxSeq)
+	case t.FlowControl > maxSeq || t.Backlog > maxSeq || t.RotSent > maxSeq || t.RotBacklog > maxSeq:
+		// (so that adding a member's count to any of them never wraps)
+		return fmt.Errorf("%w: token flow-control counts beyond %d", errMalformed, maxSeq)
 	case t.LinkAru > t.LinkSeq || t.SiteAru > t.SiteLTS:
 		return fmt.Errorf("%w: token aru %d/%d above its sequence %d/%d", errMalformed, t.LinkAru, t.SiteAru, t.LinkSeq, t.SiteLTS)
 	case len(t.Rtr) > maxRtr || len(t.Lost) > maxRtr:

@@ -15,7 +15,7 @@ func (l *Layer) viewUp(v *event.ViewInfo) {
 	if l.Ctx.Logging() {
 		l.Ctx.Logf("view %v %d members %v joined %v left %v (flushing: %v)", v.Group, v.ID, v.Members, v.Joined, v.Left, g.target != nil)
 	}
-	if last := g.latest(); last != nil && v.ID <= last.ID {
+	if last := g.latest(); last != nil && v.ID <= last.ID && !readmits(last, v, l.self) {
 		l.c.OldViews.Inc()
 		return
 	}
@@ -32,6 +32,17 @@ func (l *Layer) viewUp(v *event.ViewInfo) {
 		g.later = append(g.later, v)
 		l.recheck(g)
 	}
+}
+
+// readmits reports whether v is the view that readmits self after last,
+// the view that removed it, under the same number. Told by the service
+// that it was removed, gms hands up a view of its own one past the view
+// it held (without self); when the service removed and readmitted the node
+// in one view, that view has the same number. Dropped as old, the node
+// never got a view again, and its casts waited in the layer for good (soak
+// seed 488).
+func readmits(last, v *event.ViewInfo, self event.NodeID) bool {
+	return v.ID == last.ID && !last.Has(self) && v.Has(self)
 }
 
 // latest is the newest view the group has seen (installed or waiting).

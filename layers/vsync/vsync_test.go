@@ -185,3 +185,34 @@ func TestFlushOneResender(t *testing.T) {
 		t.Errorf("n1, n3, n4 re-sent %d, want 0 (n2 does)", r)
 	}
 }
+
+// A node the service removed and readmitted in one view gets that view
+// under the number gms gave the view it handed up on learning of the
+// removal (one past the view it held): n3 sees view 2 without itself,
+// then view 2 with itself (Joined and Left), as n1 and n2 see it. It takes
+// the second as its new view, and its casts go out and are delivered
+// (soak seed 488: the second was dropped as no newer than the first, and
+// the node's casts waited in the layer for good).
+func TestReadmittedUnderTheNumberOfItsRemoval(t *testing.T) {
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, vsyncStack())
+	c.Install(v1)
+	c.Net.Run(10 * time.Millisecond)
+	c.Stacks[3].InstallView(&event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2}, Left: []event.NodeID{3}})
+	c.Net.Run(10 * time.Millisecond)
+	c.Install(&event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{3}, Left: []event.NodeID{3}})
+	c.Net.Run(100 * time.Millisecond)
+	if vs := c.Views[3]; len(vs) == 0 || !vs[len(vs)-1].Has(3) {
+		t.Fatalf("n3's last view is not the one that readmits it (views %v)", vs)
+	}
+	c.Caster(3, 1)(5)
+	c.Caster(1, 1)(5)
+	c.Net.Run(time.Second)
+	for _, id := range []event.NodeID{1, 2} {
+		if got := len(c.Got[id][1][3]); got != 5 {
+			t.Errorf("n%d delivered %d of n3's 5 casts after its readmission, want 5", id, got)
+		}
+	}
+	if got := len(c.Got[3][1][1]); got != 5 {
+		t.Errorf("n3 delivered %d of n1's 5 casts after its readmission, want 5", got)
+	}
+}
