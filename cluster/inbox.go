@@ -73,7 +73,10 @@ func (in *Inbox) View(v *event.ViewInfo) {
 func (in *Inbox) Lost(l stack.Loss) { gatedPut(&in.gate, in.losses, l) }
 
 // Flow does nothing: while flow control holds a group off, Cast says so
-// with stack.ErrBackpressure.
+// with stack.ErrBackpressure, and a node made with
+// stack.NodeConfig.BlockOnBackpressure waits in Cast instead, until the
+// stack takes the payload. (A channel of flow changes would stop the node
+// whenever the program did not read it.)
 func (in *Inbox) Flow(event.GroupID, bool) {}
 
 // Close ends every wait and closes the channels; what they hold can still
