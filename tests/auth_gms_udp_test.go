@@ -48,7 +48,7 @@ func TestAuthGMSOverUDP(t *testing.T) {
 	if m := intruder.lastMatch(regexp.MustCompile(`msg=view `)); m != nil {
 		t.Errorf("the intruder installed a view: %s", m[0])
 	}
-	stopCleanly(t, svc, nodes)
+	stopCleanly(t, svc, nodes, 3)
 	// The service's final counters: the intruder's packets refused.
 	svc.waitFor(t, regexp.MustCompile(`msg=stopped .*bad_tag=[1-9]`), 5*time.Second, "bad tags counted at stop")
 }

@@ -146,22 +146,7 @@ func viewRe(groups, members, rest string) *regexp.Regexp {
 // node processes over UDP in a network namespace; one node is killed with
 // SIGKILL; the others install the view without it and keep delivering.
 func TestGMSOverUDP(t *testing.T) {
-	ns := newNetns(t)
-	bin := stacktool(t)
-	const svcAddr = "127.0.0.1:7400"
-	svc := ns.startService(t, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s")
-	nodes := startMembers(t, ns, bin, "../specs/gms.stack", svcAddr, "news,sports", 4, 7400)
-	// Let traffic flow, then kill node 4 outright.
-	time.Sleep(500 * time.Millisecond)
-	if err := nodes[4].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill node4 (pid %d): %v", nodes[4].Cmd.Process.Pid, err)
-	}
-	killed := time.Now()
-	without := viewRe("news|sports", "n1 n2 n3", `.*left=n4$`)
-	for i := 1; i <= 3; i++ {
-		nodes[i].waitFor(t, without, 10*time.Second, "view without n4")
-	}
-	t.Logf("survivors installed the view without n4 %v after SIGKILL (specs/gms.stack: heartbeat 100ms, fd_timeout 500ms; service view_interval 100ms)", time.Since(killed).Round(time.Millisecond))
+	svc, nodes := killOneMember(t, "../specs/gms.stack", "news,sports", 4, 7400)
 	svc.waitFor(t, regexp.MustCompile(`n4 failed`), time.Second, "failure report")
 	// They keep delivering: each survivor's delivery count grows.
 	before := map[int]int{}
@@ -182,18 +167,81 @@ func TestGMSOverUDP(t *testing.T) {
 			t.Errorf("node%d delivered %d messages in the second after the view change, want at least 50", i, after-before[i])
 		}
 	}
-	stopCleanly(t, svc, nodes)
+	stopCleanly(t, svc, nodes, 3)
 }
 
-// stopCleanly stops nodes 1..3 with SIGTERM and the service with SIGINT,
-// and checks that each exits cleanly within 5 s.
-func stopCleanly(t *testing.T, svc *proc, nodes map[int]*proc) {
+// killOneMember starts a membership service and n members of groups (a
+// comma-separated list) running spec in a new namespace, with ports from
+// port; lets them cast for a moment, kills member n with SIGKILL and waits
+// until every survivor has installed the views without it.
+func killOneMember(t *testing.T, spec, groups string, n, port int) (*proc, map[int]*proc) {
 	t.Helper()
-	for i := 1; i <= 3; i++ {
+	ns := newNetns(t)
+	bin := stacktool(t)
+	svcAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	svc := ns.startService(t, bin, svcAddr, "--view-interval", "100ms", "--fd-timeout", "1s")
+	nodes := startMembers(t, ns, bin, spec, svcAddr, groups, n, port)
+	// Let traffic flow, then kill the last node outright.
+	time.Sleep(500 * time.Millisecond)
+	if err := nodes[n].Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill node%d (pid %d): %v", n, nodes[n].Cmd.Process.Pid, err)
+	}
+	killed := time.Now()
+	var rest []string
+	for i := 1; i < n; i++ {
+		rest = append(rest, fmt.Sprintf("n%d", i))
+	}
+	without := viewRe(strings.ReplaceAll(groups, ",", "|"), strings.Join(rest, " "), fmt.Sprintf(`.*left=n%d$`, n))
+	for i := 1; i < n; i++ {
+		nodes[i].waitFor(t, without, 10*time.Second, fmt.Sprintf("view without n%d", n))
+	}
+	t.Logf("survivors installed the view without n%d %v after SIGKILL (%s; service view_interval 100ms)", n, time.Since(killed).Round(time.Millisecond), spec)
+	return svc, nodes
+}
+
+// TestNodeLogsBlockUnblock: `stacktool node` over a view-synchronous stack
+// (specs/vsync.stack) logs vsync's Block before the view that removes a
+// killed member and Unblock after it, so an operator sees why casts paused.
+func TestNodeLogsBlockUnblock(t *testing.T) {
+	svc, nodes := killOneMember(t, "../specs/vsync.stack", "news", 3, 7480)
+	without := viewRe("news", "n1 n2", `.*left=n3$`)
+	block := regexp.MustCompile(`level=INFO msg=block node=\S+ group=news$`)
+	unblock := regexp.MustCompile(`level=INFO msg=unblock node=\S+ group=news$`)
+	for i := 1; i <= 2; i++ {
+		nodes[i].waitFor(t, unblock, 5*time.Second, "unblock after the view")
+		// The order in the log: the last block before the view, the
+		// first unblock after it.
+		b, v, u := -1, -1, -1
+		for k, l := range nodes[i].lines() {
+			switch {
+			case v < 0 && block.MatchString(l):
+				b = k
+			case v < 0 && without.MatchString(l):
+				v = k
+			case v >= 0 && u < 0 && unblock.MatchString(l):
+				u = k
+			}
+		}
+		if b < 0 || v < 0 || u < 0 || !(b < v && v < u) {
+			t.Errorf("node%d: want block < view without n3 < unblock in its log, got lines %d, %d, %d", i, b, v, u)
+		}
+	}
+	stopCleanly(t, svc, nodes, 2)
+}
+
+// stopCleanly stops nodes 1..live with SIGTERM and the service with
+// SIGINT, and checks that each exits cleanly within 5 s.
+func stopCleanly(t *testing.T, svc *proc, nodes map[int]*proc, live int) {
+	t.Helper()
+	for i := 1; i <= live; i++ {
 		nodes[i].Cmd.Process.Signal(syscall.SIGTERM)
 	}
 	svc.Cmd.Process.Signal(syscall.SIGINT)
-	for name, p := range map[string]*proc{"node1": nodes[1], "node2": nodes[2], "node3": nodes[3], "gms": svc} {
+	stopping := map[string]*proc{"gms": svc}
+	for i := 1; i <= live; i++ {
+		stopping[fmt.Sprintf("node%d", i)] = nodes[i]
+	}
+	for name, p := range stopping {
 		select {
 		case <-p.Done:
 			if p.Err != nil {

@@ -157,7 +157,7 @@ func TestUDPNodesAndWorkerShareGroup(t *testing.T) {
 	}
 	t.Logf("worker n4 delivered %v (by sender); transport learned %d addresses", got, rep.Transport.Learned)
 
-	stopCleanly(t, svc, nodes)
+	stopCleanly(t, svc, nodes, 3)
 }
 
 // TestUDPNodeLogLevels: at the default level a node logs views and
