@@ -3,6 +3,7 @@ package udp
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -18,14 +19,28 @@ import (
 // network namespace.
 func TestMegabyteOverUDPNetns(t *testing.T) { inNetns(t, "TestMegabyteOverUDPInside") }
 
-// TestMegabyteOverUDPInside: three nodes on UDP multicast with
-// frag : fifo : reliable : pack; 1 MB messages from node 1 reach nodes 2
+// TestMegabyteOverUDPInside: three nodes on UDP with frag : fifo :
+// reliable (alone and over pack), on both networks: IP multicast and the
+// unicast fan-out (Config.Fanout); 1 MB messages from node 1 reach nodes 2
 // and 3 intact, in order, each once.
 func TestMegabyteOverUDPInside(t *testing.T) {
 	if os.Getenv("LC_UDP_NETNS") == "" {
 		t.Skip("runs only inside the namespace TestMegabyteOverUDPNetns creates")
 	}
-	sp, err := compose.Parse("frag : fifo : reliable : pack")
+	port := 47300
+	for _, spec := range []string{"frag : fifo : reliable", "frag : fifo : reliable : pack"} {
+		for _, fanout := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/fanout=%v", spec, fanout), func(t *testing.T) { megabyteOverUDP(t, spec, fanout, port) })
+			port += 10
+		}
+	}
+}
+
+// megabyteOverUDP sends three 1 MB messages from node 1 to nodes 2 and 3
+// through spec over UDP (multicast, or unicast fan-out) and checks every
+// byte of each, the order, and that each arrived once.
+func megabyteOverUDP(t *testing.T, spec string, fanout bool, port int) {
+	sp, err := compose.Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +59,7 @@ func TestMegabyteOverUDPInside(t *testing.T) {
 	view := &event.ViewInfo{Group: 3, ID: 1, Members: []event.NodeID{1, 2, 3}}
 	trs := map[event.NodeID]*Transport{}
 	for id := event.NodeID(1); id <= 3; id++ {
-		trs[id] = open(t, Config{Self: id, MulticastPort: 47300}, nil)
+		trs[id] = open(t, Config{Self: id, MulticastPort: port, Fanout: fanout}, nil)
 	}
 	for id, tr := range trs { // the address book: NAKs and repairs go by unicast
 		for peer, o := range trs {
