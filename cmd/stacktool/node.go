@@ -230,6 +230,11 @@ func nodeCmd(c *cli.Context) error {
 	var fullAt atomic.Int64                        // when every joined group's view reached --cast-members (unix ns)
 	app := stack.AppFuncs{
 		OnDeliver: func(d stack.Delivery) { delivered[d.From]++; total++ },
+		// Messages the stack gave up on are a broken promise unless their
+		// sender failed; either way the log says so (tests read it).
+		OnLost: func(l stack.Loss) {
+			log.Warn("lost", "group", name(l.Group), "from", l.From.String(), "first", l.Range.First, "end", l.Range.End, "bounded", l.Range.Bounded)
+		},
 		OnView: func(v *event.ViewInfo) {
 			views.View(v)
 			current[v.Group] = v
