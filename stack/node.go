@@ -39,6 +39,14 @@ type Flusher interface {
 	Flush()
 }
 
+// Waker is implemented by transports that can wake the node's goroutine
+// on time for short timers (transport/udp: a timerfd; the Go runtime alone
+// fires a timer up to a millisecond late). Node calls WakeIn on its
+// goroutine each time it re-arms its timer, d from now.
+type Waker interface {
+	WakeIn(d time.Duration)
+}
+
 // NodeConfig builds a Node.
 type NodeConfig struct {
 	// Stack configures the stack; its Clock is ignored and replaced by the
@@ -87,6 +95,7 @@ type Node struct {
 	armed     event.Time
 	timer     *time.Timer
 	flush     Flusher // the transport, if it batches
+	waker     Waker   // the transport, if it wakes on time
 }
 
 type callKind uint8
@@ -125,6 +134,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	n.st = st
 	n.flush, _ = sc.Transport.(Flusher)
+	n.waker, _ = sc.Transport.(Waker)
 	in, calls := cfg.Inbox, cfg.Calls
 	if in <= 0 {
 		in = 16
@@ -381,7 +391,11 @@ func (n *Node) arm() {
 		n.timer.Stop()
 		return
 	}
-	n.timer.Reset(time.Duration(next - n.now()))
+	d := time.Duration(next - n.now())
+	n.timer.Reset(d)
+	if n.waker != nil {
+		n.waker.WakeIn(d)
+	}
 }
 
 // SlogLogger routes a stack's log lines (Context.Logf) to l at level, as

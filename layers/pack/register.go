@@ -18,7 +18,7 @@ func init() {
 		Params: []compose.Param{
 			{Name: "size", Type: compose.Size, Default: "8KB", Doc: "most bytes of messages (with 2 bytes each) one datagram packs", Min: 16, Max: MaxEntry},
 			{Name: "delay", Type: compose.Duration, Default: "0", Doc: "longest a message waits for others to share its datagram; 0: none, what is cast while the stack is busy (one step, the casts queued behind it) shares a datagram and leaves as soon as the stack is done. " +
-				"Over UDP a timer shorter than a millisecond fires after about one (the Go runtime's poller), so a 300us delay cost every lone message 1.1 ms", Min: 0, Max: 1},
+				"Over UDP the node wakes for it on time (transport/udp arms a timerfd for short timers; the Go runtime alone fired a 300us timer after about 1.1 ms)", Min: 0, Max: 1},
 			{Name: "max_pending", Type: compose.Int, Default: "64", Doc: "destinations with messages held at once (one more flushes the oldest)", Min: 1, Max: 1 << 16},
 		},
 		Counters:  compose.CountersOf(counters{}),

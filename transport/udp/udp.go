@@ -154,6 +154,7 @@ type Transport struct {
 	wpkts, wbyts int64       // counted by flushFn, added to the atomics once
 	full         atomic.Bool // a send was refused lately (see Writable)
 	resume       *time.Timer
+	alarm        *alarm   // see WakeIn; nil until first used
 	chans        sync.Map // event.ChannelID -> *syscall.SockaddrInet4 (see ChannelAddr)
 
 	// The address book: read for every send and, when learning, for every
@@ -621,6 +622,30 @@ func (t *Transport) unpause() {
 	}
 }
 
+// WakeIn implements stack.Waker: the node's next timer is due in d.
+// Timers due within alarmBelow get a timerfd beside them, so they fire on
+// time rather than up to a millisecond late (see alarm); the pack layer's
+// flush deadline of a few hundred microseconds is one. Only the node's
+// goroutine calls it.
+func (t *Transport) WakeIn(d time.Duration) {
+	if d >= alarmBelow {
+		return
+	}
+	if t.alarm == nil {
+		if t.alarm = newAlarm(); t.alarm == nil {
+			t.alarm = &alarm{fd: -1}
+		}
+	}
+	if t.alarm.fd >= 0 {
+		t.alarm.set(d)
+	}
+}
+
+// alarmBelow is the longest timer WakeIn arms the timerfd for: the
+// runtime's lateness (under a millisecond) matters to short timers only,
+// and each arming is a system call.
+const alarmBelow = 5 * time.Millisecond
+
 // PauseFor is how long the transport reports itself not writable after a
 // send was refused.
 const PauseFor = 200 * time.Microsecond
@@ -809,6 +834,9 @@ func (t *Transport) Close() error {
 	for _, g := range gs {
 		g.conn.Close()
 	}
+	if t.alarm != nil && t.alarm.f != nil {
+		t.alarm.close()
+	}
 	err := t.uc.Close()
 	t.wg.Wait()
 	return err
@@ -819,6 +847,7 @@ var (
 	_ stack.Pacer     = (*Transport)(nil)
 	_ stack.Channels  = (*Transport)(nil)
 	_ stack.Flusher   = (*Transport)(nil)
+	_ stack.Waker     = (*Transport)(nil)
 )
 
 // ipMulticastAll is Linux's IP_MULTICAST_ALL (missing from package syscall).
