@@ -18,6 +18,7 @@ type alarm struct {
 	f  *os.File // keeps the descriptor open and registered with the poller
 	fd int
 	ts unix.ItimerSpec
+	at time.Duration // when it rings, since alarmEpoch
 }
 
 // newAlarm makes the timerfd, or returns nil where the kernel has none
@@ -30,6 +31,21 @@ func newAlarm() *alarm {
 	// A non-blocking descriptor given to os.NewFile joins the poller.
 	return &alarm{f: os.NewFile(uintptr(fd), "alarm"), fd: fd}
 }
+
+// wakeIn makes the alarm ring between d and d+alarmSlack from now: an
+// alarm already set within that span is kept (no system call), else it is
+// set for d+alarmSlack/2.
+func (a *alarm) wakeIn(d time.Duration) {
+	now := time.Since(alarmEpoch)
+	if at := now + d; a.at >= at && a.at <= at+alarmSlack {
+		return
+	}
+	a.at = now + d + alarmSlack/2
+	a.set(d + alarmSlack/2)
+}
+
+// alarmEpoch is time zero of alarm.at (a monotonic reading).
+var alarmEpoch = time.Now()
 
 // set arms the alarm d from now (replacing any earlier setting).
 func (a *alarm) set(d time.Duration) {

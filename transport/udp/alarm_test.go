@@ -8,14 +8,19 @@ import (
 )
 
 // TestWakeInArmsAlarm: WakeIn arms the timerfd for a timer due within
-// alarmBelow (the runtime alone would fire it up to a millisecond late)
-// and leaves longer ones to the runtime; Close closes the descriptor.
+// alarmBelow (the runtime alone would fire it up to a millisecond late),
+// never before the deadline and at most alarmSlack after it; it leaves
+// longer timers and timers already due to the runtime, keeps an alarm
+// that still rings in time (a busy node re-arms every step), and Close
+// closes the descriptor.
 func TestWakeInArmsAlarm(t *testing.T) {
 	tr := open(t, Config{Self: 1}, nil)
 	tr.WakeIn(10 * time.Millisecond)
+	tr.WakeIn(0)
 	if tr.alarm != nil {
-		t.Fatalf("WakeIn(10ms) made an alarm; want none above %v", alarmBelow)
+		t.Fatalf("WakeIn(10ms) and WakeIn(0) made an alarm; want none")
 	}
+	before := time.Now()
 	tr.WakeIn(300 * time.Microsecond)
 	if tr.alarm == nil || tr.alarm.fd < 0 {
 		t.Fatalf("WakeIn(300us) made no timerfd: %+v", tr.alarm)
@@ -24,8 +29,20 @@ func TestWakeInArmsAlarm(t *testing.T) {
 	if err := unix.TimerfdGettime(tr.alarm.fd, &cur); err != nil {
 		t.Fatal(err)
 	}
-	if left := time.Duration(cur.Value.Nano()); left <= 0 || left > 300*time.Microsecond {
-		t.Errorf("timerfd due in %v, want within (0, 300us]", left)
+	left := time.Duration(cur.Value.Nano())
+	if spent := time.Since(before); left <= 0 || left+spent < 300*time.Microsecond || left > 300*time.Microsecond+alarmSlack {
+		t.Errorf("timerfd due in %v (%v after WakeIn), want 300us to 300us+%v after it", left, spent, alarmSlack)
+	}
+	at := tr.alarm.at
+	// A deadline the alarm still rings in time for (alarmSlack/2 before
+	// it): kept.
+	tr.WakeIn(at - time.Since(alarmEpoch) - alarmSlack/2)
+	if tr.alarm.at != at {
+		t.Errorf("WakeIn for the same deadline re-armed the alarm (%v -> %v)", at, tr.alarm.at)
+	}
+	tr.WakeIn(200 * time.Microsecond) // earlier: must ring sooner
+	if tr.alarm.at >= at {
+		t.Errorf("WakeIn for an earlier deadline kept the later alarm")
 	}
 	tr.Close()
 	if err := unix.TimerfdGettime(tr.alarm.fd, &cur); err == nil {

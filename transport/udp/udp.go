@@ -625,10 +625,13 @@ func (t *Transport) unpause() {
 // WakeIn implements stack.Waker: the node's next timer is due in d.
 // Timers due within alarmBelow get a timerfd beside them, so they fire on
 // time rather than up to a millisecond late (see alarm); the pack layer's
-// flush deadline of a few hundred microseconds is one. Only the node's
-// goroutine calls it.
+// flush deadline of a few hundred microseconds is one. A timer already
+// due needs none (the runtime runs it before it sleeps), and an alarm
+// already set for up to alarmSlack after the deadline is kept: a busy
+// node re-arms its timer every step, and a system call each time cost the
+// sender a fifth of its CPU. Only the node's goroutine calls it.
 func (t *Transport) WakeIn(d time.Duration) {
-	if d >= alarmBelow {
+	if d <= 0 || d >= alarmBelow {
 		return
 	}
 	if t.alarm == nil {
@@ -637,14 +640,18 @@ func (t *Transport) WakeIn(d time.Duration) {
 		}
 	}
 	if t.alarm.fd >= 0 {
-		t.alarm.set(d)
+		t.alarm.wakeIn(d)
 	}
 }
 
 // alarmBelow is the longest timer WakeIn arms the timerfd for: the
-// runtime's lateness (under a millisecond) matters to short timers only,
-// and each arming is a system call.
+// runtime's lateness (under a millisecond) matters to short timers only.
 const alarmBelow = 5 * time.Millisecond
+
+// alarmSlack is how much later than a timer's deadline its alarm may
+// ring: set alarmSlack/2 late, an alarm is kept while the deadline moves
+// by less than that either way.
+const alarmSlack = 50 * time.Microsecond
 
 // PauseFor is how long the transport reports itself not writable after a
 // send was refused.
