@@ -26,12 +26,13 @@ func HeldCost(n int) int64 { return int64(max(n, heldRoom)) + heldOverhead }
 func Oversized(n, c int) bool { return c > max(n, heldRoom)+heldSlack }
 
 // Compact returns m, or, when m's buffer is larger than HeldCost accounts
-// for, a copy of it in a buffer of its own size, releasing m. Only held
-// messages in oversized buffers pay the copy; the copy is not pooled and is
-// freed with its last reference.
+// for (or m is a Slice of a larger message, which it would keep alive), a
+// copy of it in a buffer of its own size, releasing m. Only held messages
+// in oversized buffers pay the copy; the copy is not pooled and is freed
+// with its last reference.
 func (m *Message) Compact() *Message {
 	b := m.Bytes()
-	if !Oversized(len(b), cap(b)) {
+	if m.parent == nil && !Oversized(len(b), cap(b)) {
 		return m
 	}
 	c := new(Message)

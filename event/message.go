@@ -40,6 +40,11 @@ type Message struct {
 	room int // headroom reserved when the message was made (0: Headroom)
 	refs int32
 	pool *Pool
+	// A slice of another message (Slice) shares parent's buffer and holds
+	// a reference to it; own is the pooled buffer it had, restored when
+	// the slice goes back to the pool.
+	parent *Message
+	own    []byte
 
 	// Recovery is set by the layer that recovered the message.
 	Recovery Recovery
@@ -167,9 +172,39 @@ func (m *Message) Release() {
 	if m.refs < 0 {
 		panic("event: Message released more often than retained")
 	}
+	if p := m.parent; p != nil {
+		m.parent, m.buf, m.own = nil, m.own, nil
+		p.Release()
+	}
 	if m.pool != nil {
 		m.pool.put(m)
 	}
+}
+
+// Slice returns a message whose bytes are m.Bytes()[from:to], sharing m's
+// buffer instead of copying it (a pack's messages going up): m keeps one
+// more reference until the slice is released. The slice has no headroom
+// and no spare capacity, so a header prepended or bytes appended move it
+// to a buffer of its own; the bytes it has are its own to change. A layer
+// that holds it keeps Compact's result, which copies a slice, so a held
+// slice never pins the buffer it came from. It panics if from:to is out
+// of range.
+func (m *Message) Slice(from, to int) *Message {
+	b := m.Bytes()[from:to:to]
+	p := m.pool
+	if p == nil {
+		p = DefaultPool
+	}
+	v, _ := p.p.Get().(*Message)
+	if v == nil {
+		v = &Message{}
+	}
+	v.own, v.buf = v.buf[:0], b
+	v.off, v.room, v.refs, v.pool = 0, m.room, 1, p
+	v.parent = m
+	v.Recovery, v.Stamp = Recovery{}, 0
+	m.refs++
+	return v
 }
 
 // Clone returns a new message (from the same pool, with the same headroom)

@@ -255,8 +255,8 @@ func (l *Layer) Up(ev *event.Event) {
 	if len(b) == 0 {
 		l.c.Malformed.Inc()
 	}
-	for len(b) > 0 {
-		msg, rest, err := Next(b)
+	for at := 0; at < len(b); {
+		msg, _, err := Next(b[at:])
 		if err != nil {
 			l.c.Malformed.Inc() // the entries before the bad one went up
 			if l.Ctx.Logging() {
@@ -265,9 +265,12 @@ func (l *Layer) Up(ev *event.Event) {
 			break
 		}
 		l.c.Unpacked.Inc()
-		up.Msg = l.Ctx.MessageFrom(msg)
+		// Each message goes up as a slice of the pack, uncopied (a layer
+		// that holds one compacts it into a buffer of its own).
+		at += entryHead
+		up.Msg = m.Slice(at, at+len(msg))
 		l.Ctx.Up(&up)
-		b = rest
+		at += len(msg)
 	}
 	m.Release()
 }
