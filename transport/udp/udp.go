@@ -167,6 +167,10 @@ type Transport struct {
 	mu     sync.Mutex
 	groups map[event.ChannelID]*groupSock // subscribed channels
 	closed bool
+	// closing is closed by Close: a reader waiting for a batch the node
+	// will never give back (a closed Node drops what its inbox held)
+	// stops waiting.
+	closing chan struct{}
 	wg     sync.WaitGroup
 
 	packetsSent, bytesSent, sendDrops, sendErrors atomic.Int64
@@ -273,7 +277,7 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 		return nil, fmt.Errorf("udp: node %v: %v", cfg.Self, err)
 	}
 	t := &Transport{cfg: cfg, ifi: ifi, sink: sink, uc: uc, groups: map[event.ChannelID]*groupSock{},
-		book: map[event.NodeID]*bookEntry{}}
+		book: map[event.NodeID]*bookEntry{}, closing: make(chan struct{})}
 	t.pc = ipv4.NewPacketConn(uc)
 	setBuffers(uc, cfg.SocketBuffer)
 	if err := t.pc.SetMulticastInterface(ifi); err != nil {
@@ -777,7 +781,12 @@ func (t *Transport) read(rc syscall.RawConn) {
 	}
 	var drops uint32 // the socket's drop counter as last seen
 	for {
-		b := <-free
+		var b *stack.Batch
+		select {
+		case b = <-free:
+		case <-t.closing:
+			return
+		}
 		slab := bufs[b]
 		for i := range bs {
 			m.set(i, slab[i*mp:(i+1)*mp])
@@ -846,6 +855,7 @@ func (t *Transport) Close() error {
 		return nil
 	}
 	t.closed = true
+	close(t.closing)
 	gs := t.groups
 	t.groups = map[event.ChannelID]*groupSock{}
 	t.mu.Unlock()
