@@ -94,8 +94,9 @@ type Node struct {
 	pending   []*nodeCall // blocked casts waiting for the stack to take them
 	armed     event.Time
 	timer     *time.Timer
-	flush     Flusher // the transport, if it batches
-	waker     Waker   // the transport, if it wakes on time
+	flush     Flusher    // the transport, if it batches
+	waker     Waker      // the transport, if it wakes on time
+	woken     event.Time // the deadline the waker was last told of
 }
 
 type callKind uint8
@@ -380,21 +381,22 @@ func (n *Node) retry() {
 	}
 }
 
-// arm resets the one timer to the stack's next deadline.
+// arm resets the one timer to the stack's next deadline, and tells a
+// Waker transport of it when the node is about to sleep (nothing queued):
+// a busy node moves its deadline every step and needs no wake-up.
 func (n *Node) arm() {
 	next := n.st.Next()
-	if next == n.armed {
-		return
+	if next != n.armed {
+		n.armed = next
+		if next == event.Never {
+			n.timer.Stop()
+			return
+		}
+		n.timer.Reset(time.Duration(next - n.now()))
 	}
-	n.armed = next
-	if next == event.Never {
-		n.timer.Stop()
-		return
-	}
-	d := time.Duration(next - n.now())
-	n.timer.Reset(d)
-	if n.waker != nil {
-		n.waker.WakeIn(d)
+	if n.waker != nil && next != event.Never && next != n.woken && len(n.in) == 0 && len(n.calls) == 0 {
+		n.woken = next
+		n.waker.WakeIn(time.Duration(next - n.now()))
 	}
 }
 
