@@ -171,7 +171,7 @@ type Transport struct {
 	// will never give back (a closed Node drops what its inbox held)
 	// stops waiting.
 	closing chan struct{}
-	wg     sync.WaitGroup
+	wg      sync.WaitGroup
 
 	packetsSent, bytesSent, sendDrops, sendErrors atomic.Int64
 	packetsRecv, bytesRecv, truncated, batches    atomic.Int64
