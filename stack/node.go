@@ -42,7 +42,8 @@ type Flusher interface {
 // Waker is implemented by transports that can wake the node's goroutine
 // on time for short timers (transport/udp: a timerfd; the Go runtime alone
 // fires a timer up to a millisecond late). Node calls WakeIn on its
-// goroutine each time it re-arms its timer, d from now.
+// goroutine with its next deadline, d from now, when that deadline is new
+// and the node is about to wait (nothing queued).
 type Waker interface {
 	WakeIn(d time.Duration)
 }
