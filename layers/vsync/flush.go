@@ -290,7 +290,10 @@ func sameEntries(a, b []entry) bool {
 // re-sends what this node must, delivers what waited for the cut, and
 // installs the target once this node delivered up to the cut and every
 // survivor not gone says (in its latest report) that it delivered exactly
-// the same: a survivor that re-sent a sender's messages does not install
+// the same counting the same survivors gone, or installed the target
+// already: a member told of a removal before another would otherwise
+// install the view while the other still takes the removed survivor's
+// report and delivers more. A survivor that re-sent a sender's messages does not install
 // the view before the others have them, so should it be removed meanwhile
 // (frozen, partitioned), nobody installs the view with more than the
 // others. A member whose delivery changed during the flush reports again.
