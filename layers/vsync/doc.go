@@ -47,7 +47,9 @@
 // that has them does. The view goes up after the old view's last
 // deliveries (the stack hands the application the top layer's events in
 // order). flush_timeout bounds a flush whose survivors stop answering
-// without being removed.
+// without being removed; a flush given up that way installs the view with
+// what the member has, which may differ from what another delivered
+// (counted in flush_timeouts): the one way left to break view synchrony.
 //
 // Whether a survivor is gone is learned from views, which reach members at
 // different times. A member that already leaves a removed survivor out of
@@ -62,9 +64,11 @@
 // cut over the same members' reports, so none of them delivers past what
 // the others reported: the one told of a removal later waits for the
 // others' next reports, and takes what they delivered meanwhile (re-sent
-// by whoever has it) into its cut. This holds as long as each member
-// learns the removals in the order of the views; a member handed a later
-// view without an earlier one (gms skipping a view) is not covered.
+// by whoever has it) into its cut. What this rests on: during a flush a
+// member's set of gone survivors only grows, and a member delivers an
+// old-view cast only up to a cut taken over the reports of survivors it
+// counts; so once every member a member counts has reported the same
+// delivery counting the same survivors, none of them can deliver more.
 //
 // A node readmitted after being removed (a freeze past the failure
 // detector's timeout, a partition) keeps, per sender, the highest number it
