@@ -2,6 +2,7 @@ package vsync_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -306,5 +307,83 @@ func TestFlushRemovalLearnedAfterPartnerInstalled(t *testing.T) {
 	}
 	if n := c.Counter("vsync", "flush_timeouts", 1, 2); n != 0 {
 		t.Errorf("%d flushes given up after flush_timeout, want 0", n)
+	}
+}
+
+// The same race on random schedules: n5's last casts reach a random few
+// of n1..n4 before n5 crashes; v2 (without n5) reaches each of them at a
+// random time, and v3, which removes a random survivor r (crashed at a
+// random time), reaches the others at random times after v2; in half the
+// runs v4 removes a second survivor r2 the same way. Every two
+// members that install v1 then v2 delivered the same of n5's casts, and
+// no flush is given up after flush_timeout (before the fix, seeds 92 and
+// 195 broke both; 16 of 1500 seeds did).
+func TestFlushRemovalsLearnedAtRandomTimes(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 15))
+		dropping := false
+		drop := map[event.NodeID]bool{}
+		for id := event.NodeID(1); id <= 4; id++ {
+			drop[id] = rng.IntN(2) == 0
+		}
+		c := layertest.New(t, sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond,
+			Loss: layertest.DropWhen{Rx: drop, On: func() bool { return dropping }}}, 5, vsyncStack())
+		all := []event.NodeID{1, 2, 3, 4, 5}
+		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
+		c.Net.Run(10 * time.Millisecond)
+		cast := c.Caster(5, 1)
+		cast(5)
+		c.Net.Run(10 * time.Millisecond)
+		dropping = true
+		cast(5)
+		c.Net.Run(2 * time.Millisecond)
+		c.Net.Crash(5)
+		dropping = false
+		// r is removed in v3, r2 (when not 0) in v4
+		perm := rng.Perm(4)
+		r, r2 := event.NodeID(1+perm[0]), event.NodeID(0)
+		if rng.IntN(2) == 0 {
+			r2 = event.NodeID(1 + perm[1])
+		}
+		w2 := &event.ViewInfo{Group: 1, ID: 2, Members: all[:4], Left: []event.NodeID{5}}
+		w3 := &event.ViewInfo{Group: 1, ID: 3, Members: slices.DeleteFunc(slices.Clone(all[:4]), func(id event.NodeID) bool { return id == r }), Left: []event.NodeID{r}}
+		w4 := &event.ViewInfo{Group: 1, ID: 4, Members: slices.DeleteFunc(slices.Clone(w3.Members), func(id event.NodeID) bool { return id == r2 }), Left: []event.NodeID{r2}}
+		now := c.Net.Now()
+		for _, id := range all[:4] {
+			st := c.Stacks[id]
+			at := now.Add(time.Duration(rng.IntN(3000)) * time.Microsecond)
+			c.Net.At(at, func() { st.InstallView(w2) })
+			if id == r {
+				continue
+			}
+			at = at.Add(time.Duration(rng.IntN(150)) * time.Millisecond)
+			c.Net.At(at, func() { st.InstallView(w3) })
+			if r2 != 0 && id != r2 {
+				c.Net.At(at.Add(time.Duration(rng.IntN(150))*time.Millisecond), func() { st.InstallView(w4) })
+			}
+		}
+		removed := []event.NodeID{r}
+		c.Net.At(now.Add(time.Duration(rng.IntN(100))*time.Millisecond), func() { c.Net.Crash(r) })
+		if r2 != 0 {
+			removed = append(removed, r2)
+			c.Net.At(now.Add(time.Duration(rng.IntN(200))*time.Millisecond), func() { c.Net.Crash(r2) })
+		}
+		c.Net.Run(10 * time.Second)
+
+		var movers []event.NodeID // installed v1 then v2
+		for _, id := range all[:4] {
+			vs := c.Views[id]
+			if i := slices.IndexFunc(vs, func(v *event.ViewInfo) bool { return v.ID == 2 }); i >= 1 && vs[i-1].ID == 1 {
+				movers = append(movers, id)
+			}
+		}
+		for _, id := range movers[1:] {
+			if a, b := len(c.Got[movers[0]][1][5]), len(c.Got[id][1][5]); a != b {
+				t.Errorf("seed %d (%v removed later): n%d and n%d installed v1 then v2 having delivered %d and %d of n5's casts", seed, removed, movers[0], id, a, b)
+			}
+		}
+		if n := c.Counter("vsync", "flush_timeouts", all[:4]...); n != 0 {
+			t.Errorf("seed %d (%v removed later): %d flushes given up after flush_timeout, want 0", seed, removed, n)
+		}
 	}
 }
