@@ -97,6 +97,7 @@ func FuzzUp(f *testing.F) {
 	putResend(rs[:], 3, 1, 2)
 	f.Add(rs[:], byte(1))
 	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 1, Target: 2, Entries: []entry{{1, 5}, {3, 9}}})...), byte(2))
+	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 1, Target: 2, Entries: []entry{{1, 5}, {3, 9}}, Gone: []uint32{3}})...), byte(2))
 	f.Add(append([]byte{tStable}, wc.Encode(&stable{View: 1, Entries: []entry{{1, 5}}})...), byte(3))
 	f.Add([]byte{tPass, 1, 2}, byte(4))
 	f.Fuzz(func(t *testing.T, b []byte, when byte) {
