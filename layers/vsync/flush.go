@@ -293,10 +293,11 @@ func sameEntries(a, b []entry) bool {
 // the same counting the same survivors gone, or installed the target
 // already: a member told of a removal before another would otherwise
 // install the view while the other still takes the removed survivor's
-// report and delivers more. A survivor that re-sent a sender's messages does not install
-// the view before the others have them, so should it be removed meanwhile
-// (frozen, partitioned), nobody installs the view with more than the
-// others. A member whose delivery changed during the flush reports again.
+// report and delivers more. A survivor that re-sent a sender's messages
+// does not install the view before the others have them, so should it be
+// removed meanwhile (frozen, partitioned), nobody installs the view with
+// more than the others. A member whose delivery or gone survivors changed
+// during the flush reports again.
 func (l *Layer) tryInstall(g *group) {
 	if g.target == nil {
 		return
