@@ -22,7 +22,8 @@
 //	every survivor's report ──> cut per sender = the most a survivor delivered
 //	             ──> the lowest survivor with the cut re-sends what another lacks
 //	             ──> deliver up to the cut; a member whose delivery changed reports again
-//	every survivor's latest report says what we delivered
+//	every survivor's latest report says what we delivered, counting the
+//	survivors we count (or it installed the view already)
 //	             ──> View up, Unblock, the waiting casts go
 //
 // Survivors are the members of both views that the new view does not list
@@ -46,14 +47,28 @@
 // that has them does. The view goes up after the old view's last
 // deliveries (the stack hands the application the top layer's events in
 // order). flush_timeout bounds a flush whose survivors stop answering
-// without being removed.
+// without being removed; a flush given up that way installs the view with
+// what the member has, which may differ from what another delivered
+// (counted in flush_timeouts): the one way left to break view synchrony.
 //
-// Known limit: whether a survivor is gone is learned from views, which
-// reach members at different times. A member that already counts a
-// survivor as removed may install the view while another, not yet told,
-// still takes that survivor's report and receives what only it had; the
-// second then cannot agree and waits for flush_timeout. Soak seeds 1 to 800
-// show no flush_timeout.
+// Whether a survivor is gone is learned from views, which reach members at
+// different times. A member that already leaves a removed survivor out of
+// its cut must not install the view while another, not yet told, still
+// takes that survivor's report and delivers what only it had (they would
+// move to the view having delivered different sets). So a report also
+// names the survivors its sender no longer counts, and a member installs
+// the view only once every survivor it counts has reported the same
+// delivery while counting the same survivors, or has installed the view
+// already (a report of its from that view or a newer one says so: what it
+// delivered is final). Members that count the same survivors compute their
+// cut over the same members' reports, so none of them delivers past what
+// the others reported: the one told of a removal later waits for the
+// others' next reports, and takes what they delivered meanwhile (re-sent
+// by whoever has it) into its cut. What this rests on: during a flush a
+// member's set of gone survivors only grows, and a member delivers an
+// old-view cast only up to a cut taken over the reports of survivors it
+// counts; so once every member a member counts has reported the same
+// delivery counting the same survivors, none of them can deliver more.
 //
 // A node readmitted after being removed (a freeze past the failure
 // detector's timeout, a partition) keeps, per sender, the highest number it

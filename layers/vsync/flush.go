@@ -140,10 +140,11 @@ func (l *Layer) startFlush(g *group, v *event.ViewInfo) {
 }
 
 // sendReport casts this node's flush report for the current target: how
-// far it delivered every member's stream in its view. It reports again
-// whenever that changed during the flush.
+// far it delivered every member's stream in its view, and which survivors
+// it no longer counts. It reports again whenever either changed during
+// the flush.
 func (l *Layer) sendReport(g *group) {
-	r := report{Old: g.view.ID, Target: g.target.ID, Entries: l.state(g)}
+	r := report{Old: g.view.ID, Target: g.target.ID, Entries: l.state(g), Gone: l.goneList(g)}
 	rr := r
 	g.setReport(l.self, &rr)
 	l.castReport(g, &r)
@@ -185,12 +186,26 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 	}
 	g.setReport(from, r)
 	if l.Ctx.Logging() {
-		l.Ctx.Logf("%v report from %v: %d->%d %v", g.id, from, r.Old, r.Target, r.Entries)
+		l.Ctx.Logf("%v report from %v: %d->%d %v gone %v", g.id, from, r.Old, r.Target, r.Entries, r.Gone)
 	}
 	if g.target != nil {
 		l.recheck(g)
 		l.tryInstall(g)
 	}
+}
+
+// goneList is, in increasing order, the survivors this node no longer
+// counts in its cut (gone).
+func (l *Layer) goneList(g *group) []uint32 {
+	var gs []uint32
+	l.survivors(g, func(s event.NodeID) bool {
+		if g.gone(s) {
+			gs = append(gs, uint32(s))
+		}
+		return true
+	})
+	slices.Sort(gs)
+	return gs
 }
 
 // survivors calls f for every member that moves with this node from its
@@ -275,10 +290,14 @@ func sameEntries(a, b []entry) bool {
 // re-sends what this node must, delivers what waited for the cut, and
 // installs the target once this node delivered up to the cut and every
 // survivor not gone says (in its latest report) that it delivered exactly
-// the same: a survivor that re-sent a sender's messages does not install
-// the view before the others have them, so should it be removed meanwhile
-// (frozen, partitioned), nobody installs the view with more than the
-// others. A member whose delivery changed during the flush reports again.
+// the same counting the same survivors gone, or installed the target
+// already: a member told of a removal before another would otherwise
+// install the view while the other still takes the removed survivor's
+// report and delivers more. A survivor that re-sent a sender's messages
+// does not install the view before the others have them, so should it be
+// removed meanwhile (frozen, partitioned), nobody installs the view with
+// more than the others. A member whose delivery or gone survivors changed
+// during the flush reports again.
 func (l *Layer) tryInstall(g *group) {
 	if g.target == nil {
 		return
@@ -321,8 +340,8 @@ func (l *Layer) tryInstallOnce(g *group) {
 			return // a survivor not gone has them and re-sends them
 		}
 	}
-	my := l.state(g)
-	if own := g.reportFor(l.self); own == nil || !sameEntries(own.Entries, my) {
+	my, myGone := l.state(g), l.goneList(g)
+	if own := g.reportFor(l.self); own == nil || !sameEntries(own.Entries, my) || !slices.Equal(own.Gone, myGone) {
 		l.sendReport(g)
 		g.again = true // it may make this node the one to re-send
 		return
@@ -333,7 +352,7 @@ func (l *Layer) tryInstallOnce(g *group) {
 			return true
 		}
 		r := g.reportFor(s)
-		agreed = r != nil && (r.Old != g.view.ID || sameEntries(r.Entries, my))
+		agreed = r != nil && (r.Old != g.view.ID || sameEntries(r.Entries, my) && (slices.Equal(r.Gone, myGone) || g.installed(s)))
 		return agreed
 	})
 	if !agreed {
@@ -621,6 +640,15 @@ func (g *group) reportFor(from event.NodeID) *report {
 		}
 	}
 	return nil
+}
+
+// installed reports whether from installed the target: it reported from
+// it (or a newer view) since. Its latest report for the target was then
+// its last (FIFO) and says what it delivered for good, whatever survivors
+// it counted.
+func (g *group) installed(from event.NodeID) bool {
+	rs := g.reports[from]
+	return len(rs) > 0 && rs[len(rs)-1].Old >= g.target.ID
 }
 
 // newest is the target of from's latest report (0: none).

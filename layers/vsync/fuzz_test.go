@@ -3,6 +3,7 @@ package vsync
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,6 +24,8 @@ func FuzzDecode(f *testing.F) {
 	putResend(rs[:], 4, 3, 9)
 	f.Add(rs[:])
 	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 2, Target: 3, Entries: []entry{{1, 5}, {2, 0}}})...))
+	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 2, Target: 3, Entries: []entry{{1, 5}, {2, 0}}, Gone: []uint32{2, 4}})...))
+	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 2, Target: 3, Gone: []uint32{4, 2}})...))
 	f.Add(append([]byte{tStable}, wc.Encode(&stable{View: 3, Entries: []entry{{1, 5}}})...))
 	f.Add([]byte{tReport, 0xdf, 0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{})
@@ -53,7 +56,7 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("decodeReport: %v does not wrap errMalformed", err)
 			}
 		} else {
-			if len(r.Entries) > maxEntries || r.Old >= r.Target {
+			if len(r.Entries) > maxEntries || r.Old >= r.Target || !slices.IsSorted(r.Gone) || slices.Contains(r.Gone, 0) {
 				t.Fatalf("decodeReport accepted %+v", r)
 			}
 			body := append([]byte(nil), wc.Encode(&r)...)
@@ -75,6 +78,9 @@ func sameReport(a, b report) bool {
 	if len(a.Entries) == 0 && len(b.Entries) == 0 {
 		a.Entries, b.Entries = nil, nil
 	}
+	if len(a.Gone) == 0 && len(b.Gone) == 0 {
+		a.Gone, b.Gone = nil, nil
+	}
 	return reflect.DeepEqual(a, b)
 }
 
@@ -91,6 +97,7 @@ func FuzzUp(f *testing.F) {
 	putResend(rs[:], 3, 1, 2)
 	f.Add(rs[:], byte(1))
 	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 1, Target: 2, Entries: []entry{{1, 5}, {3, 9}}})...), byte(2))
+	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 1, Target: 2, Entries: []entry{{1, 5}, {3, 9}}, Gone: []uint32{3}})...), byte(2))
 	f.Add(append([]byte{tStable}, wc.Encode(&stable{View: 1, Entries: []entry{{1, 5}}})...), byte(3))
 	f.Add([]byte{tPass, 1, 2}, byte(4))
 	f.Fuzz(func(t *testing.T, b []byte, when byte) {

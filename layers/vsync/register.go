@@ -23,7 +23,7 @@ func init() {
 			"delivered each old-view sender's stream (FIFO, so a count is a cut); the cut is the most any survivor delivered, " +
 			"and for each sender the lowest-numbered survivor that has it sends the others what they lack (whoever has it, not " +
 			"only the sender). Each survivor delivers up to the cut and reports again if that changed; once every survivor's " +
-			"latest report says it delivered the same, it discards old-view casts past the cut, passes the view up and Unblock " +
+			"latest report says it delivered the same, counting the same survivors (a removal learned during the flush is reported again), it discards old-view casts past the cut, passes the view up and Unblock " +
 			"(the application hears Block and Unblock through stack.BlockReporter). A node readmitted to a group is told exactly which casts it missed (event.Lost per sender).",
 		Params: []compose.Param{
 			{Name: "max_bytes", Type: compose.Size, Default: "16MB", Doc: "bytes held per node: delivered messages kept until stable (every member delivered them) for re-sending in a flush, and casts waiting for a flush or a view; past it the oldest kept message is let go (counter unkept)", Min: 1 << 10, Max: 1 << 40},

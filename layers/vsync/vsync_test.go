@@ -2,6 +2,7 @@ package vsync_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -214,5 +215,175 @@ func TestReadmittedUnderTheNumberOfItsRemoval(t *testing.T) {
 	}
 	if got := len(c.Got[3][1][1]); got != 5 {
 		t.Errorf("n3 delivered %d of n1's 5 casts after its readmission, want 5", got)
+	}
+}
+
+// Members that learn of a survivor's removal at different times still
+// move to the next view having delivered the same. n1..n4 are in v1; the
+// last 5 of n4's 10 casts reach only n3, and n4 crashes. v2 drops n4; v3,
+// which drops n3, reaches n1 together with v2, and n2 only after n3
+// crashed. n1 leaves n3 out of its cut at once and takes n2's first
+// report (5 of n4's, like its own) as agreement; n2, not yet told, takes
+// n3's report (10) and n3's re-sends of the last 5. Both install v2 after v1, so they
+// must have delivered the same of n4's casts, and without flush_timeout
+// (before the fix, n1 installed v2 with 5 and n2, after flush_timeout,
+// with 10).
+func TestFlushRemovalLearnedAtDifferentTimes(t *testing.T) {
+	dropping := false
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
+		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 2: true}, On: func() bool { return dropping }}}, 4, vsyncStack())
+	all := []event.NodeID{1, 2, 3, 4}
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
+	c.Net.Run(10 * time.Millisecond)
+	cast := c.Caster(4, 1)
+	cast(5)
+	c.Net.Run(10 * time.Millisecond)
+	dropping = true
+	cast(5)
+	c.Net.Run(2 * time.Millisecond) // n3 has 10 of n4's casts, n1 and n2 have 5
+	c.Net.Crash(4)
+	dropping = false
+	w2 := &event.ViewInfo{Group: 1, ID: 2, Members: all[:3], Left: []event.NodeID{4}}
+	w3 := &event.ViewInfo{Group: 1, ID: 3, Members: all[:2], Left: []event.NodeID{3}}
+	c.Stacks[1].InstallView(w2)
+	c.Stacks[1].InstallView(w3)
+	c.Stacks[2].InstallView(w2)
+	c.Stacks[3].InstallView(w2)
+	// n1 has n2's report (5) after 1 ms; n3 has n1's and n2's, re-sends
+	// n4's last 5 and n2 delivers them; n3 waits for n1 to have them
+	c.Net.Run(100 * time.Millisecond)
+	c.Net.Crash(3)
+	c.Net.Run(50 * time.Millisecond)
+	c.Stacks[2].InstallView(w3)
+	c.Net.Run(10 * time.Second)
+
+	for _, id := range all[:2] {
+		vs := c.Views[id]
+		i := slices.IndexFunc(vs, func(v *event.ViewInfo) bool { return v.ID == 2 })
+		if i < 1 || vs[i-1].ID != 1 {
+			t.Fatalf("n%d did not install view 2 right after view 1 (views %v)", id, vs)
+		}
+	}
+	if got1, got2 := len(c.Got[1][1][4]), len(c.Got[2][1][4]); got1 != got2 {
+		t.Errorf("n1 and n2 installed views 1 then 2 having delivered %d and %d of n4's casts: view synchrony broken", got1, got2)
+	}
+	if n := c.Counter("vsync", "flush_timeouts", 1, 2); n != 0 {
+		t.Errorf("%d flushes given up after flush_timeout, want 0", n)
+	}
+}
+
+// A member that learns of a survivor's removal after its partner
+// installed the view does not wait for flush_timeout: the partner's last
+// report for the view (sent before it counted the survivor as gone) says
+// what it delivered for good, which its report for the next view shows.
+// n1, n2, n3 flush to v2 (n4 crashed); n2 installs v2 on n1's and n3's
+// first reports; v3, dropping n3, reaches n1 before n2's report, and n2
+// only 100 ms later.
+func TestFlushRemovalLearnedAfterPartnerInstalled(t *testing.T) {
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 4, vsyncStack())
+	all := []event.NodeID{1, 2, 3, 4}
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
+	c.Net.Run(10 * time.Millisecond)
+	c.Caster(4, 1)(5)
+	c.Caster(1, 1)(5)
+	c.Net.Run(10 * time.Millisecond)
+	c.Net.Crash(4)
+	w2 := &event.ViewInfo{Group: 1, ID: 2, Members: all[:3], Left: []event.NodeID{4}}
+	w3 := &event.ViewInfo{Group: 1, ID: 3, Members: all[:2], Left: []event.NodeID{3}}
+	c.Install(w2)
+	c.Net.Run(500 * time.Microsecond)
+	c.Stacks[1].InstallView(w3)
+	c.Net.Run(100 * time.Millisecond)
+	c.Stacks[2].InstallView(w3)
+	c.Net.Run(time.Second)
+	for _, id := range all[:2] {
+		vs := c.Views[id]
+		if len(vs) != 3 || vs[1].ID != 2 || vs[2].ID != 3 {
+			t.Fatalf("n%d installed views %v, want 1, 2, 3", id, vs)
+		}
+		if got := len(c.Got[id][1][4]); got != 5 {
+			t.Errorf("n%d delivered %d of n4's casts, want 5", id, got)
+		}
+	}
+	if n := c.Counter("vsync", "flush_timeouts", 1, 2); n != 0 {
+		t.Errorf("%d flushes given up after flush_timeout, want 0", n)
+	}
+}
+
+// The same race on random schedules: n5's last casts reach a random few
+// of n1..n4 before n5 crashes; v2 (without n5) reaches each of them at a
+// random time, and v3, which removes a random survivor r (crashed at a
+// random time), reaches the others at random times after v2; in half the
+// runs v4 removes a second survivor r2 the same way. Every two
+// members that install v1 then v2 delivered the same of n5's casts, and
+// no flush is given up after flush_timeout (before the fix, seeds 92 and
+// 195 broke both; 16 of 1500 seeds did).
+func TestFlushRemovalsLearnedAtRandomTimes(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 15))
+		dropping := false
+		drop := map[event.NodeID]bool{}
+		for id := event.NodeID(1); id <= 4; id++ {
+			drop[id] = rng.IntN(2) == 0
+		}
+		c := layertest.New(t, sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond,
+			Loss: layertest.DropWhen{Rx: drop, On: func() bool { return dropping }}}, 5, vsyncStack())
+		all := []event.NodeID{1, 2, 3, 4, 5}
+		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
+		c.Net.Run(10 * time.Millisecond)
+		cast := c.Caster(5, 1)
+		cast(5)
+		c.Net.Run(10 * time.Millisecond)
+		dropping = true
+		cast(5)
+		c.Net.Run(2 * time.Millisecond)
+		c.Net.Crash(5)
+		dropping = false
+		// r is removed in v3, r2 (when not 0) in v4
+		perm := rng.Perm(4)
+		r, r2 := event.NodeID(1+perm[0]), event.NodeID(0)
+		if rng.IntN(2) == 0 {
+			r2 = event.NodeID(1 + perm[1])
+		}
+		w2 := &event.ViewInfo{Group: 1, ID: 2, Members: all[:4], Left: []event.NodeID{5}}
+		w3 := &event.ViewInfo{Group: 1, ID: 3, Members: slices.DeleteFunc(slices.Clone(all[:4]), func(id event.NodeID) bool { return id == r }), Left: []event.NodeID{r}}
+		w4 := &event.ViewInfo{Group: 1, ID: 4, Members: slices.DeleteFunc(slices.Clone(w3.Members), func(id event.NodeID) bool { return id == r2 }), Left: []event.NodeID{r2}}
+		now := c.Net.Now()
+		for _, id := range all[:4] {
+			st := c.Stacks[id]
+			at := now.Add(time.Duration(rng.IntN(3000)) * time.Microsecond)
+			c.Net.At(at, func() { st.InstallView(w2) })
+			if id == r {
+				continue
+			}
+			at = at.Add(time.Duration(rng.IntN(150)) * time.Millisecond)
+			c.Net.At(at, func() { st.InstallView(w3) })
+			if r2 != 0 && id != r2 {
+				c.Net.At(at.Add(time.Duration(rng.IntN(150))*time.Millisecond), func() { st.InstallView(w4) })
+			}
+		}
+		removed := []event.NodeID{r}
+		c.Net.At(now.Add(time.Duration(rng.IntN(100))*time.Millisecond), func() { c.Net.Crash(r) })
+		if r2 != 0 {
+			removed = append(removed, r2)
+			c.Net.At(now.Add(time.Duration(rng.IntN(200))*time.Millisecond), func() { c.Net.Crash(r2) })
+		}
+		c.Net.Run(10 * time.Second)
+
+		var movers []event.NodeID // installed v1 then v2
+		for _, id := range all[:4] {
+			vs := c.Views[id]
+			if i := slices.IndexFunc(vs, func(v *event.ViewInfo) bool { return v.ID == 2 }); i >= 1 && vs[i-1].ID == 1 {
+				movers = append(movers, id)
+			}
+		}
+		for _, id := range movers[1:] {
+			if a, b := len(c.Got[movers[0]][1][5]), len(c.Got[id][1][5]); a != b {
+				t.Errorf("seed %d (%v removed later): n%d and n%d installed v1 then v2 having delivered %d and %d of n5's casts", seed, removed, movers[0], id, a, b)
+			}
+		}
+		if n := c.Counter("vsync", "flush_timeouts", all[:4]...); n != 0 {
+			t.Errorf("seed %d (%v removed later): %d flushes given up after flush_timeout, want 0", seed, removed, n)
+		}
 	}
 }

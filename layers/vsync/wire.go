@@ -110,11 +110,15 @@ type entry struct {
 // Old (the view its application has, 0 if none) to view Target: for every
 // member of Old, the highest sequence number of that member's casts it
 // delivered in Old (0: none). Sent as a sequenced cast, so it reaches
-// every member after the reporter's own casts in Old (FIFO).
+// every member after the reporter's own casts in Old (FIFO). Gone lists,
+// in increasing order, the survivors the reporter no longer counts in its
+// cut (a newer view removes them): a member installs Target only once
+// every survivor it counts reports the same delivery and the same Gone.
 type report struct {
-	Old     uint64  `codec:"o"`
-	Target  uint64  `codec:"t"`
-	Entries []entry `codec:"e"`
+	Old     uint64   `codec:"o"`
+	Target  uint64   `codec:"t"`
+	Entries []entry  `codec:"e"`
+	Gone    []uint32 `codec:"g"`
 
 	// first is, at the receiver, the member's first report for Target
 	// when this one replaced it (not on the wire).
@@ -162,6 +166,14 @@ func (r *report) check() error {
 	}
 	if r.Target == 0 || r.Old >= r.Target {
 		return fmt.Errorf("%w: report from view %d to view %d", errMalformed, r.Old, r.Target)
+	}
+	if len(r.Gone) > maxEntries {
+		return fmt.Errorf("%w: %d gone survivors, at most %d", errMalformed, len(r.Gone), maxEntries)
+	}
+	for i, n := range r.Gone {
+		if n == 0 || i > 0 && n <= r.Gone[i-1] {
+			return fmt.Errorf("%w: gone survivors %v not increasing node ids", errMalformed, r.Gone)
+		}
 	}
 	return nil
 }
