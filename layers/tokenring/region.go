@@ -18,10 +18,10 @@ type region struct {
 	joinView uint64 // the first view of the region this node held
 	members  []event.NodeID
 	groups   map[event.GroupID]bool
-	// p partitions; this node is in partition part. parts[j] is partition
-	// j's members, leader first.
-	p, part uint32
-	parts   [][]event.NodeID
+	// p partitions; this node is in partition part, at position pos of
+	// it. parts[j] is partition j's members, leader first.
+	p, part, pos uint32
+	parts        [][]event.NodeID
 	// path is one round of the token: each partition's members in order,
 	// then its leader again (where the partition's loop ends). hopPart[h]
 	// is the partition of hop h; start[j] and finish[j] are partition j's
@@ -106,10 +106,10 @@ func (l *Layer) setView(r *region, rv *event.RegionView) {
 	r.p = uint32(p)
 	r.parts = make([][]event.NodeID, p)
 	for k, m := range rv.Members {
-		r.parts[k%p] = append(r.parts[k%p], m)
 		if m == l.self {
-			r.part = uint32(k % p)
+			r.part, r.pos = uint32(k%p), uint32(len(r.parts[k%p]))
 		}
+		r.parts[k%p] = append(r.parts[k%p], m)
 	}
 	r.path, r.hopPart = r.path[:0], r.hopPart[:0]
 	r.start, r.finish = make([]int, p), make([]int, p)

@@ -165,9 +165,13 @@ type Layer struct {
 	// reuse its earlier sessions).
 	sessions uint32
 
-	tok     tokenMsg // decode target, reused
-	scratch []uint32
-	c       counters
+	tok tokenMsg // decode target, reused
+	// holdCtl: a token visit is running; the control packets it makes wait
+	// in ctlLater until the token has gone (holdCtlDuring).
+	holdCtl  bool
+	ctlLater []ctlOut
+	scratch  []uint32
+	c        counters
 }
 
 type queued struct {
@@ -305,10 +309,48 @@ func (l *Layer) sendBody(to event.NodeID, typ byte, v any) int {
 	b[0] = typ
 	copy(b[1:], body)
 	n := len(b)
+	if l.holdCtl && typ != tToken {
+		l.ctlLater = append(l.ctlLater, ctlOut{to: to, msg: m})
+		return n
+	}
+	l.sendReliably(to, m)
+	return n
+}
+
+// ctlOut is a control packet held back while the token is at this node.
+type ctlOut struct {
+	to  event.NodeID
+	msg *event.Message
+}
+
+// sendReliably sends one of tokenring's own control packets to one node
+// through the reliable point-to-point path.
+func (l *Layer) sendReliably(to event.NodeID, m *event.Message) {
 	if !l.p2pQueue(to, m, tP2PCtl, true, event.NoGroup) {
 		l.sendCtl(to, m) // no peer state for it: best effort
 	}
-	return n
+}
+
+// holdCtlDuring runs fn (a token visit) with the control packets it
+// makes (pulls, collective NAKs, keep-alives) held back, and sends them
+// after it: the token goes out first. In front of it they cost the next
+// hop up to one packet time on the wire each (a node pulls from its
+// predecessor and from every other partition), and the token's round is
+// the region's feedback loop (QSM 2008 section 3: tokens are the traffic
+// most sensitive to waiting behind other packets).
+func (l *Layer) holdCtlDuring(fn func()) {
+	if l.holdCtl {
+		fn()
+		return
+	}
+	l.holdCtl = true
+	fn()
+	l.holdCtl = false
+	for i, c := range l.ctlLater {
+		l.sendReliably(c.to, c.msg)
+		l.ctlLater[i] = ctlOut{}
+	}
+	l.ctlLater = l.ctlLater[:0]
 }
 
 // Close releases every buffered message (the stack is closing).
