@@ -305,7 +305,7 @@ func (l *Layer) pullPred(r *region, s *stream, rec *recMsg, mine []uint32, ml ui
 		return !b.full
 	})
 	if len(b.r) > 0 {
-		l.sendBody(pred, tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: r.part, G: b.r})
+		l.sendPull(pred, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: r.part, G: b.r})
 		l.c.PullsSent.Inc()
 	}
 }
@@ -342,7 +342,7 @@ func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
 		}
 		l.scratch = b.r
 		if len(b.r) > 0 {
-			l.sendBody(l.pullPeer(r, j, s.sender), tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
+			l.sendPull(l.pullPeer(r, j, s.sender), &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
 			l.c.PullsSent.Inc()
 		}
 	}
