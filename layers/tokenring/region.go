@@ -193,7 +193,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 			delete(l.resume, rv.Region)
 			o = &outRegion{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)),
 				view: rv.ID, members: rv.Members, next: next, vbase: next, acked: next - 1, fresh: next > 1,
-				gvbase: map[event.GroupID]uint32{}}
+				gvbase: map[event.GroupID]uint32{}, sview: uint32(rv.ID)}
 			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
 			l.out[rv.Region] = o
 		case o.view != rv.ID || slices.ContainsFunc(rv.Members, func(m event.NodeID) bool { return rejoined[m] }):
@@ -204,9 +204,14 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				// 162: its stream began at the old view base, and fifo
 				// waited for casts from before its readmission).
 				if !slices.Contains(o.members, m) || rejoined[m] {
+					if o.next > o.vbase { // the stretch ending had packets: it is the previous one now
+						o.pview, o.pvbase, o.pgvbase = o.sview, o.vbase, o.gvbase
+						o.gvbase = map[event.GroupID]uint32{}
+					}
 					o.vbase = o.next // a newcomer is owed what is sent from here on
 					clear(o.gvbase)  // and of each group, from the next packet
-					o.fresh = false  // the packets below vbase are still owed to the others
+					o.sview = uint32(rv.ID)
+					o.fresh = false // the packets below vbase are still owed to the others
 					// The front cast, if it went here in the old view, goes
 					// again: the newcomer (moved from a region the cast had
 					// not reached) is owed it; the others' fifo drops the
@@ -339,6 +344,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 	floor, gfloor := h.seq, h.gseq
 	if uint64(h.view) >= r.joinView {
 		floor, gfloor = h.vbase, h.gvbase
+		if h.pview != 0 && uint64(h.pview) >= r.joinView {
+			// The stretch before this packet's began in or after the view
+			// this node joined in: it is owed that stretch as well (the
+			// packets of it all missed this node, and another view brought
+			// members before the first packet came).
+			floor, gfloor = h.pvbase, h.pgvbase
+		}
 	}
 	st := l.stream(r, s, floor)
 	if h.flags&flagFresh != 0 && st.next < h.vbase {
