@@ -43,7 +43,7 @@ var qsm = Paper{
 		// puller's counterpart in the caching partition, never to the
 		// stream's sender); and a loss is repaired once where the one ring
 		// both pushes and pulls it. The sender's NIC then carries more data:
-		// 0.1 to 2% more here, not the paper's almost 20%, which comes
+		// 0.3 to 2% more here, not the paper's almost 20%, which comes
 		// from what the model leaves out (caching cost, losses correlated
 		// along the ring). Measured before: a whole-run figure of 2 to 3 s
 		// was mostly the rate controller's climb from rate_min (9,586

@@ -22,6 +22,9 @@ type region struct {
 	// it. parts[j] is partition j's members, leader first.
 	p, part, pos uint32
 	parts        [][]event.NodeID
+	// rot[j] moves this node's pulls from partition j on to the next
+	// member (pullPeer).
+	rot []int
 	// path is one round of the token: each partition's members in order,
 	// then its leader again (where the partition's loop ends). hopPart[h]
 	// is the partition of hop h; start[j] and finish[j] are partition j's
@@ -105,6 +108,7 @@ func (l *Layer) setView(r *region, rv *event.RegionView) {
 	p := max(1, n/l.cfg.Replicas)
 	r.p = uint32(p)
 	r.parts = make([][]event.NodeID, p)
+	r.rot = make([]int, p)
 	for k, m := range rv.Members {
 		if m == l.self {
 			r.part, r.pos = uint32(k%p), uint32(len(r.parts[k%p]))

@@ -305,7 +305,7 @@ func (l *Layer) pullPred(r *region, s *stream, rec *recMsg, mine []uint32, ml ui
 		return !b.full
 	})
 	if len(b.r) > 0 {
-		l.sendPull(pred, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: r.part, G: b.r})
+		l.sendBody(pred, tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: r.part, G: b.r})
 		l.c.PullsSent.Inc()
 	}
 }
@@ -341,15 +341,32 @@ func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
 			}
 		}
 		l.scratch = b.r
-		if len(b.r) > 0 {
-			l.sendPull(l.pullPeer(r, j, s.sender), &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
-			l.c.PullsSent.Inc()
+		if len(b.r) == 0 {
+			continue
 		}
+		a := s.asked[j]
+		if a.first == b.r[0] {
+			a.misses++
+		} else {
+			a = pullAsk{first: b.r[0]}
+		}
+		if a.misses >= 2 {
+			// The first packet asked for stayed missing two visits running:
+			// not a lost pull or answer (one visit) but a member that does
+			// not answer (crashed, which only the nodes next to it on the
+			// ring learn): ask the next member from now on.
+			r.rot[j]++
+			a.misses = 0
+		}
+		s.asked[j] = a
+		l.sendPull(l.pullPeer(r, j, s.sender), &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
+		l.c.PullsSent.Inc()
 	}
 }
 
 // pullPeer is the member of partition j this node pulls from: the one at
-// its own position in its partition (modulo j's size), or the next after
+// its own position in its partition (modulo j's size; moved on by one each
+// time a pull there went unanswered, pullOthers), or the next after
 // it that the token does not pass over. QSM 2005 section 2.3.3 sends every
 // pull to the partition's leader and names a node chosen in each
 // partition as the alternative; QSM 2008 section 2.2 has nodes "send pull
@@ -368,7 +385,7 @@ func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
 // control it handles per data packet (QSM Figure 10).
 func (l *Layer) pullPeer(r *region, j uint32, sender event.NodeID) event.NodeID {
 	ms := r.parts[j]
-	k := int(r.pos) % len(ms)
+	k := (int(r.pos) + r.rot[j]) % len(ms)
 	if ms[k] == sender && len(ms) > 1 {
 		// The sender's pullers go to different members (one from each
 		// partition), so that no member answers twice its share.
