@@ -126,7 +126,7 @@ type counters struct {
 	Retransmissions *stack.Counter `counter:"retransmissions" doc:"packets senders sent again for a collective NAK"`
 	Probes          *stack.Counter `counter:"probes" doc:"last packets senders sent again because ACKs stopped moving"`
 	Pushes          *stack.Counter `counter:"pushes" doc:"cached packets pushed to a predecessor that lacked them"`
-	PullsSent       *stack.Counter `counter:"pulls_sent" doc:"pull requests sent (to the predecessor or this node's counterpart in another partition), best effort"`
+	PullsSent       *stack.Counter `counter:"pulls_sent" doc:"pull requests sent (to the predecessor, or best effort to this node's counterpart in another partition)"`
 	Pulled          *stack.Counter `counter:"pulled" doc:"cached packets sent in answer to pulls"`
 	FwdDropped      *stack.Counter `counter:"forwards_dropped" doc:"pushes and pull answers dropped because 4096 already waited to be sent (asked again next round)"`
 	AcksSent        *stack.Counter `counter:"acks_sent" role:"ack" doc:"regional ACKs region leaders sent (one per sender per round)"`
