@@ -23,8 +23,9 @@
 // predecessor lacks and pulls from it what it lacks itself; it pulls packets
 // cached in other partitions from its counterpart there (the member at its
 // own position, never the packet's sender) once the token says they are
-// stable on their caching replicas (best effort, after the token). A partition leader sends the sender the
-// intersection (the collective NAK), and the region leader sends each sender
+// stable on their caching replicas (best effort, after the token). A
+// partition leader sends the sender the intersection (the collective NAK),
+// and the region leader sends each sender
 // one ACK: the highest sequence number stable on the caching replicas. The
 // next token carries it and how far every node has received, to purge
 // caches.
