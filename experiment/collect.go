@@ -101,6 +101,9 @@ type viewRec struct {
 type rxStat struct {
 	n    int64
 	last event.Time
+	// steady counts the deliveries in the steady-state window
+	// (Scenario.Warmup).
+	steady int64
 }
 
 // bitset is a growable set of message indexes.
@@ -337,6 +340,9 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 	r := &c.rx[rx-1]
 	r.n++
 	r.last = now
+	if c.sc.Warmup > 0 && now >= c.start.Add(c.sc.Warmup) && now <= c.start.Add(c.sc.Duration) {
+		r.steady++
+	}
 	c.lat.add(now.Sub(st.Sent))
 	// Recovered is counted over the same set as dropped: a delivery of a
 	// message whose packet to this receiver was dropped, whatever a layer
@@ -920,7 +926,8 @@ func (c *Collector) Finish(o Outcome) *Report {
 	c.finishVsync(rep)
 	rep.Broken = brokenPromises(rep)
 
-	// Throughput: mean over receivers of deliveries per second.
+	// Throughput: mean over receivers of deliveries per second (with a
+	// warm-up, in the steady-state window only).
 	var tp float64
 	var nrx int
 	for i := range c.rx {
@@ -928,7 +935,11 @@ func (c *Collector) Finish(o Outcome) *Report {
 		if r.n == 0 || r.last <= c.start {
 			continue
 		}
-		tp += float64(r.n) / r.last.Sub(c.start).Seconds()
+		if w := c.sc.Duration - c.sc.Warmup; c.sc.Warmup > 0 && w > 0 {
+			tp += float64(r.steady) / w.Seconds()
+		} else {
+			tp += float64(r.n) / r.last.Sub(c.start).Seconds()
+		}
 		nrx++
 	}
 	if nrx > 0 {

@@ -43,6 +43,10 @@ func ParseFault(s string) (Fault, error) { return sim.ParseFault(s) }
 //	SIZE      bytes per second (e.g. 100MB, 1GB)
 //	buf=N     receive buffer in packets; arrivals beyond it are dropped
 //	          (the datacenter loss the papers describe)
+//	unicast-first
+//	          packets sent to the node alone wait in a buffer of their own
+//	          that the node empties before the multicast one (QSM's second
+//	          socket and priority queues; sim.Capacity.UnicastFirst)
 //
 // for example "20000pps", "20000pps,100MB,buf=512". "", none and unlimited
 // mean no limit.
@@ -61,6 +65,8 @@ func ParseCapacity(s string) (sim.Capacity, error) {
 				return c, fmt.Errorf("capacity %q: receive buffer %q must be a number of packets in [1, 16M]", s, item)
 			}
 			c.RecvBuffer = n
+		case item == "unicast-first":
+			c.UnicastFirst = true
 		case strings.HasSuffix(item, "pps"):
 			n, err := strconv.ParseFloat(strings.TrimSuffix(item, "pps"), 64)
 			if err != nil || n <= 0 || n > 1e9 {
@@ -70,7 +76,7 @@ func ParseCapacity(s string) (sim.Capacity, error) {
 		default:
 			n, err := compose.ParseSize(item)
 			if err != nil || n <= 0 {
-				return c, fmt.Errorf("capacity %q: %q is neither Npps, a byte rate such as 100MB, nor buf=N", s, item)
+				return c, fmt.Errorf("capacity %q: %q is neither Npps, a byte rate such as 100MB, buf=N nor unicast-first", s, item)
 			}
 			c.SendBps, c.RecvBps = float64(n), float64(n)
 		}

@@ -81,7 +81,8 @@ type Report struct {
 	Promises []string `json:"promises"`
 	Broken   []string `json:"broken_promises"`
 	// ThroughputMsgsPerS is the mean over receivers of messages delivered
-	// per second of virtual time (from the start to its last delivery).
+	// per second of virtual time (from the start to its last delivery; with
+	// a warm-up, from the warm-up's end to the end of sending).
 	ThroughputMsgsPerS float64 `json:"throughput_msgs_per_s"`
 	// OfferedMsgsPerS is what the senders cast per second of sending time.
 	OfferedMsgsPerS float64    `json:"offered_msgs_per_s"`

@@ -44,6 +44,13 @@ type Scenario struct {
 	MsgSize int
 	// Duration is the virtual sending time.
 	Duration time.Duration
+	// Warmup, when positive, makes throughput a steady-state figure: the
+	// deliveries from Warmup after sending starts to the end of sending,
+	// per second of that window. It leaves out a rate controller's climb
+	// from its lowest rate and the drain's recovery tail, both of which
+	// the whole-run figure (Warmup 0: from the start to the last delivery)
+	// counts.
+	Warmup time.Duration
 	// Drain is extra virtual time after the last send for recovery; the run
 	// ends early once every expected message is delivered and the network
 	// is quiet.
@@ -106,11 +113,12 @@ var Keys = []Key{
 	{Name: "rate", Usage: "messages per second per sender node, over all its groups, or 'max' (as fast as stack and network allow)"},
 	{Name: "msg-size", Usage: "application payload bytes per message (min 24: sender, group, index, send time)"},
 	{Name: "duration", Usage: "virtual sending time, e.g. 10s"},
+	{Name: "warmup", Usage: "count throughput from this long after sending starts to the end of sending (steady state: a rate controller's climb and the drain left out); 0 = from the start to the last delivery"},
 	{Name: "drain", Usage: "extra virtual time after the last send for recovery (the run stops early once all is delivered)"},
 	{Name: "loss", Usage: "loss model: none, uniform:P, bursty:P,b, markov:P,m (e.g. uniform:5%)"},
 	{Name: "latency", Usage: "one-way link latency, e.g. 1ms"},
 	{Name: "jitter", Usage: "extra uniform random delay per packet in [0, jitter)"},
-	{Name: "capacity", Usage: "per-node send and receive capacity: Npps, bytes/s (100MB), buf=N receive buffer packets, comma-separated, e.g. 20000pps,buf=512; empty = unlimited"},
+	{Name: "capacity", Usage: "per-node send and receive capacity: Npps, bytes/s (100MB), buf=N receive buffer packets, unicast-first (unicast taken before queued multicast, QSM's second socket), comma-separated, e.g. 20000pps,buf=512; empty = unlimited"},
 	{Name: "seed", Usage: "random seed: same seed, same run"},
 	{Name: "fault", Usage: "fault, repeatable: crash:NODE@TIME, freeze:NODE@TIME+DURATION, partition:1,2|3,4@TIME, heal@TIME", Repeatable: true},
 	{Name: "max-burst", Usage: "at rate max with unlimited capacity: sends per sender per 500µs step"},
@@ -147,6 +155,8 @@ func (sc *Scenario) Set(key, value string) error {
 		sc.MsgSize = int(n)
 	case "duration":
 		sc.Duration, err = posDuration(v, false)
+	case "warmup":
+		sc.Warmup, err = posDuration(v, true)
 	case "drain":
 		sc.Drain, err = posDuration(v, true)
 	case "latency":
@@ -408,6 +418,8 @@ func (sc *Scenario) Check() error {
 		return fmt.Errorf("scenario: msg-size %d is below the %d-byte payload header", sc.MsgSize, PayloadHeader)
 	case sc.Duration <= 0:
 		return fmt.Errorf("scenario: duration must be positive")
+	case sc.Warmup >= sc.Duration:
+		return fmt.Errorf("scenario: warmup %v leaves nothing of the %v of sending to measure", sc.Warmup, sc.Duration)
 	}
 	if (n*d)%s != 0 {
 		return fmt.Errorf("scenario: %d nodes x %d groups per node = %d memberships, not divisible by group size %d%s",
@@ -489,11 +501,16 @@ func (sc *Scenario) Describe() string {
 		"rate=" + sc.RateText(),
 		fmt.Sprintf("msg-size=%d", sc.MsgSize),
 		"duration=" + sc.Duration.String(),
-		"drain=" + sc.Drain.String(),
-		"loss=" + orNone(sc.Loss),
-		"latency=" + sc.Latency.String(),
-		"jitter=" + sc.Jitter.String(),
 	}
+	if sc.Warmup > 0 {
+		parts = append(parts, "warmup="+sc.Warmup.String())
+	}
+	parts = append(parts,
+		"drain="+sc.Drain.String(),
+		"loss="+orNone(sc.Loss),
+		"latency="+sc.Latency.String(),
+		"jitter="+sc.Jitter.String(),
+	)
 	if sc.Capacity != "" {
 		parts = append(parts, "capacity="+sc.Capacity)
 	}
@@ -523,11 +540,16 @@ func (sc *Scenario) Flags() [][2]string {
 		{"--rate", sc.RateText()},
 		{"--msg-size", strconv.Itoa(sc.MsgSize)},
 		{"--duration", sc.Duration.String()},
+	}
+	if sc.Warmup > 0 {
+		out = append(out, [2]string{"--warmup", sc.Warmup.String()})
+	}
+	out = append(out, [][2]string{
 		{"--drain", sc.Drain.String()},
 		{"--loss", orNone(sc.Loss)},
 		{"--latency", sc.Latency.String()},
 		{"--jitter", sc.Jitter.String()},
-	}
+	}...)
 	if sc.Capacity != "" {
 		out = append(out, [2]string{"--capacity", sc.Capacity})
 	}

@@ -157,17 +157,25 @@ func TestTokenringPaperRecoveryTable(t *testing.T) {
 }
 
 // QSM Figure 12: partitions of 5 against one partition of 25 under loss
-// in a 25-node region. Logged, not asserted: in this simulator (independent
-// 1% loss, a FIFO receive buffer per node) one ring of 25 does better;
-// specs/qsm-partitions.scenario says why, with the measurements.
+// in a 25-node region: the sustained rate (the scenario's warmup), mean
+// over seeds 1 to 3, is higher with partitions of 5.
+// specs/qsm-partitions.scenario says why, and why by 1% and not the
+// paper's 20%.
 func TestTokenringPaperPartitions(t *testing.T) {
 	paperOnly(t)
+	mean := map[string]float64{}
 	for _, r := range []string{"5", "25"} {
 		spec := "fifo(max_reorder=65536, max_reorder_bytes=64MB) : tokenring(replicas=" + r + ")"
-		rep := trRun(t, spec, "qsm-partitions.scenario")
-		keptPromises(t, spec, rep)
-		x := rep.LayerRatios["tokenring"]
-		t.Logf("replicas=%s: %.1f msgs/s per receiver, recovery %.2f rounds, ACK %.2f rounds, pending peak %.0f",
-			r, rep.ThroughputMsgsPerS, x["recovery_rounds_mean"], x["ack_rounds_mean"], x["pending_peak"])
+		for _, seed := range []string{"1", "2", "3"} {
+			rep := trRun(t, spec, "qsm-partitions.scenario", "seed", seed)
+			keptPromises(t, spec, rep)
+			x := rep.LayerRatios["tokenring"]
+			t.Logf("replicas=%s seed %s: %.1f msgs/s per receiver, recovery %.2f rounds, ACK %.2f rounds, pending peak %.0f",
+				r, seed, rep.ThroughputMsgsPerS, x["recovery_rounds_mean"], x["ack_rounds_mean"], x["pending_peak"])
+			mean[r] += rep.ThroughputMsgsPerS / 3
+		}
+	}
+	if mean["5"] <= mean["25"] {
+		t.Errorf("sustained throughput: %.1f msgs/s with partitions of 5, %.1f with one of 25; want partitions of 5 higher", mean["5"], mean["25"])
 	}
 }

@@ -45,7 +45,7 @@ func scenarioFlags() []cli.Flag {
 	defaults := map[string]string{
 		"nodes": fmt.Sprint(def.Nodes), "groups-per-node": fmt.Sprint(def.GroupsPerNode),
 		"group-size": fmt.Sprint(def.GroupSize), "senders": "all", "rate": def.RateText(),
-		"msg-size": fmt.Sprint(def.MsgSize), "duration": def.Duration.String(), "drain": def.Drain.String(),
+		"msg-size": fmt.Sprint(def.MsgSize), "duration": def.Duration.String(), "warmup": "0s", "drain": def.Drain.String(),
 		"loss": def.Loss, "latency": def.Latency.String(), "jitter": def.Jitter.String(),
 		"seed": fmt.Sprint(def.Seed), "max-burst": fmt.Sprint(def.MaxBurst),
 	}

@@ -1,8 +1,13 @@
 package reproduce
 
+import (
+	"fmt"
+	"strings"
+)
+
 // qsm is issue 10's "What must hold" as a table; it runs once layers/tokenring
 // and its specs (specs/qsm.stack, specs/qsm-groups.scenario,
-// specs/qsm-recovery.scenario) exist. Control traffic at the sender as the
+// specs/qsm-recovery.scenario, specs/qsm-partitions.scenario) exist. Control traffic at the sender as the
 // region grows is left to the layer's tests: the report has no per-node
 // figure to read it from.
 var qsm = Paper{
@@ -28,14 +33,46 @@ var qsm = Paper{
 				{Metric: "regional ACK, token rounds", Field: "layers.tokenring.ack_rounds_mean", Paper: "1 to 3.5 rounds", Rule: Rule{Kind: Between, A: 1, B: 3.5}},
 			},
 		},
+		// Partitions (QSM 2005 section 3.4, Figures 12 and 13): the
+		// sustained rate (warmup in the scenario), over 3 seeds, with
+		// nodes taking unicast before queued multicast (QSM 2008 section
+		// 3); specs/qsm-partitions.scenario says why each. With 5
+		// partitions the sender, which caches every packet in one
+		// partition of 25 and repairs both ring neighbours' losses, caches
+		// a fifth and is not asked by other partitions (a pull goes to the
+		// puller's counterpart in the caching partition, never to the
+		// stream's sender); and a loss is repaired once where the one ring
+		// both pushes and pulls it. The sender's NIC then carries more data:
+		// 0.3 to 2% more here, not the paper's almost 20%, which comes
+		// from what the model leaves out (caching cost, losses correlated
+		// along the ring). Measured before: a whole-run figure of 2 to 3 s
+		// was mostly the rate controller's climb from rate_min (9,586
+		// against 10,573 msgs/s at seed 1, the order flipping from seed to
+		// seed), and every node pulled other partitions' packets from their
+		// leaders, whose receive queues held the tokens at line rate.
 		{
-			ID: "partitions", Title: "25-node region under 1% loss: partitions of 5 against one partition of 25",
-			Stacks: []string{"qsm.stack"}, Scenario: "qsm-groups.scenario",
-			Set: []string{"loss=uniform:1%", "groups-per-node=1"}, Quick: []string{"duration=2s"},
+			ID: "partitions", Title: "25-node region under 1% loss: partitions of 5 against one partition of 25 (sustained rate)",
+			Stacks: []string{"qsm.stack"}, Scenario: "qsm-partitions.scenario", Seeds: 3,
+			Quick: []string{"duration=4s", "warmup=2500ms"},
 			Param: "tokenring.replicas=25,5",
 			Measures: []Measure{
-				{Metric: "throughput per receiver", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "partitions of 5 beat one of 25", Rule: Rule{Kind: Rises, A: 0}},
+				{Metric: "throughput per receiver", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "partitions of 5 beat one of 25 (almost 20% higher)", Rule: Rule{Kind: Rises, A: 0},
+					Why: whyPartitions},
 			},
 		},
 	},
+}
+
+// whyPartitions sets, per run, what decides the sustained rate: the token
+// rounds, the repairs (duplicates are losses repaired twice) and what the
+// sender's NIC spent on other than data.
+func whyPartitions(runs []Run) string {
+	var parts []string
+	for _, r := range runs {
+		rounds := r.get("layers.tokenring.rounds_timed")
+		parts = append(parts, fmt.Sprintf("%s: rounds of %.1f ms, %.0f repairs (%.0f duplicates) for %.0f losses, %.0f control packets sent",
+			r.Point, r.get("layers.tokenring.round_ns")/1e6/max(rounds, 1), r.get("layers.tokenring.pushes")+r.get("layers.tokenring.pulled"),
+			r.get("layers.tokenring.duplicates"), r.get("loss.dropped"), r.get("net.control_packets_sent")))
+	}
+	return "partitions of 5 gain only by what the sender and the receivers spend on repairs and control (" + strings.Join(parts, "; ") + ")"
 }

@@ -69,6 +69,7 @@ var scenarioAxes = map[string]string{
 	"rate":            "rate per sender (msgs/s)",
 	"msg-size":        "message size (bytes)",
 	"duration":        "sending time (s)",
+	"warmup":          "warm-up (s)",
 	"drain":           "drain time (s)",
 	"latency":         "link latency (ms)",
 	"jitter":          "jitter (ms)",

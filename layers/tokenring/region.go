@@ -18,10 +18,13 @@ type region struct {
 	joinView uint64 // the first view of the region this node held
 	members  []event.NodeID
 	groups   map[event.GroupID]bool
-	// p partitions; this node is in partition part. parts[j] is partition
-	// j's members, leader first.
-	p, part uint32
-	parts   [][]event.NodeID
+	// p partitions; this node is in partition part, at position pos of
+	// it. parts[j] is partition j's members, leader first.
+	p, part, pos uint32
+	parts        [][]event.NodeID
+	// rot[j] moves this node's pulls from partition j on to the next
+	// member (pullPeer).
+	rot []int
 	// path is one round of the token: each partition's members in order,
 	// then its leader again (where the partition's loop ends). hopPart[h]
 	// is the partition of hop h; start[j] and finish[j] are partition j's
@@ -105,11 +108,12 @@ func (l *Layer) setView(r *region, rv *event.RegionView) {
 	p := max(1, n/l.cfg.Replicas)
 	r.p = uint32(p)
 	r.parts = make([][]event.NodeID, p)
+	r.rot = make([]int, p)
 	for k, m := range rv.Members {
-		r.parts[k%p] = append(r.parts[k%p], m)
 		if m == l.self {
-			r.part = uint32(k % p)
+			r.part, r.pos = uint32(k%p), uint32(len(r.parts[k%p]))
 		}
+		r.parts[k%p] = append(r.parts[k%p], m)
 	}
 	r.path, r.hopPart = r.path[:0], r.hopPart[:0]
 	r.start, r.finish = make([]int, p), make([]int, p)
@@ -193,7 +197,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 			delete(l.resume, rv.Region)
 			o = &outRegion{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)),
 				view: rv.ID, members: rv.Members, next: next, vbase: next, acked: next - 1, fresh: next > 1,
-				gvbase: map[event.GroupID]uint32{}}
+				gvbase: map[event.GroupID]uint32{}, sview: uint32(rv.ID)}
 			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
 			l.out[rv.Region] = o
 		case o.view != rv.ID || slices.ContainsFunc(rv.Members, func(m event.NodeID) bool { return rejoined[m] }):
@@ -204,9 +208,14 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				// 162: its stream began at the old view base, and fifo
 				// waited for casts from before its readmission).
 				if !slices.Contains(o.members, m) || rejoined[m] {
+					if o.next > o.vbase { // the stretch ending had packets: it is the previous one now
+						o.pview, o.pvbase, o.pgvbase = o.sview, o.vbase, o.gvbase
+						o.gvbase = map[event.GroupID]uint32{}
+					}
 					o.vbase = o.next // a newcomer is owed what is sent from here on
 					clear(o.gvbase)  // and of each group, from the next packet
-					o.fresh = false  // the packets below vbase are still owed to the others
+					o.sview = uint32(rv.ID)
+					o.fresh = false // the packets below vbase are still owed to the others
 					// The front cast, if it went here in the old view, goes
 					// again: the newcomer (moved from a region the cast had
 					// not reached) is owed it; the others' fifo drops the
@@ -339,6 +348,13 @@ func (l *Layer) dataUp(ev *event.Event) {
 	floor, gfloor := h.seq, h.gseq
 	if uint64(h.view) >= r.joinView {
 		floor, gfloor = h.vbase, h.gvbase
+		if h.pview != 0 && uint64(h.pview) >= r.joinView {
+			// The stretch before this packet's began in or after the view
+			// this node joined in: it is owed that stretch as well (the
+			// packets of it all missed this node, and another view brought
+			// members before the first packet came).
+			floor, gfloor = h.pvbase, h.pgvbase
+		}
 	}
 	st := l.stream(r, s, floor)
 	if h.flags&flagFresh != 0 && st.next < h.vbase {

@@ -14,7 +14,7 @@ func init() {
 			"across all groups, so recovery costs the same for 1 group or thousands. Each region is split into partitions " +
 			"of about replicas nodes that cache every p-th packet; a token made every interval by the region leader goes " +
 			"round each partition and then the next, carrying per sender the cutoff and bounded NAK sets: neighbours push " +
-			"and pull, nodes pull other partitions' packets from their leaders once stable, partition leaders send the " +
+			"and pull, nodes pull other partitions' packets from their counterparts there once stable, partition leaders send the " +
 			"sender collective NAKs and the region leader one ACK. Senders keep packets until ACKed, hold the application " +
 			"off at hi_wmark pending, and send at the rate the slowest receiver takes (section 2.4).",
 		Params: []compose.Param{
@@ -126,7 +126,7 @@ type counters struct {
 	Retransmissions *stack.Counter `counter:"retransmissions" doc:"packets senders sent again for a collective NAK"`
 	Probes          *stack.Counter `counter:"probes" doc:"last packets senders sent again because ACKs stopped moving"`
 	Pushes          *stack.Counter `counter:"pushes" doc:"cached packets pushed to a predecessor that lacked them"`
-	PullsSent       *stack.Counter `counter:"pulls_sent" doc:"pull requests sent (to the predecessor or another partition's leader)"`
+	PullsSent       *stack.Counter `counter:"pulls_sent" doc:"pull requests sent (to the predecessor, or best effort to this node's counterpart in another partition)"`
 	Pulled          *stack.Counter `counter:"pulled" doc:"cached packets sent in answer to pulls"`
 	FwdDropped      *stack.Counter `counter:"forwards_dropped" doc:"pushes and pull answers dropped because 4096 already waited to be sent (asked again next round)"`
 	AcksSent        *stack.Counter `counter:"acks_sent" role:"ack" doc:"regional ACKs region leaders sent (one per sender per round)"`

@@ -26,7 +26,13 @@ type outRegion struct {
 	// packet of each group sent here since the view last brought members
 	// (a group absent from it: the next one sent).
 	gvbase map[event.GroupID]uint32
-	acked  uint32 // every packet up to it is ACKed
+	// sview is the region view the current stretch (from vbase) began in;
+	// pview, pvbase and pgvbase are the previous stretch's (pview 0:
+	// none). Packets carry them: a newcomer whose first packet came after
+	// another view brought more members starts at the previous bases.
+	sview, pview, pvbase uint32
+	pgvbase              map[event.GroupID]uint32
+	acked                uint32 // every packet up to it is ACKed
 	// buf holds acked+1 .. next-1 in order.
 	buf        ring.Ring[sentPkt]
 	probe      *stack.Timer
@@ -153,13 +159,21 @@ func (l *Layer) sendRegional(o *outRegion, g event.GroupID, gseq, gview uint32, 
 			o.gvbase[g] = gseq
 		}
 	}
+	var pvbase, pgvbase uint32
+	if o.pview != 0 {
+		pvbase, pgvbase = o.pvbase, o.pgvbase[g]
+		if pgvbase == 0 || pgvbase > gvbase {
+			pgvbase = gvbase // none of g in the previous stretch
+		}
+	}
 	m := msg.Clone()
 	var flags byte
 	if o.fresh {
 		flags = flagFresh
 	}
 	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, region: uint32(o.id), sender: uint32(l.self), seq: seq,
-		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase, gview: gview})
+		view: uint32(o.view), vbase: o.vbase, group: uint32(g), gseq: gseq, gvbase: gvbase, gview: gview,
+		pview: o.pview, pvbase: pvbase, pgvbase: pgvbase})
 	now := l.Ctx.Now()
 	o.buf.Push(sentPkt{msg: m, at: now})
 	l.unacked++

@@ -26,6 +26,16 @@ type stream struct {
 	// by maxLost; losses beyond it are recovered but not timed).
 	lost    map[uint32]event.Time
 	lastGap int
+	// asked holds, per other partition, the first packet this node last
+	// pulled from it and for how many visits in a row (pullOthers).
+	asked map[uint32]pullAsk
+}
+
+// pullAsk is the first packet of the last pull to a partition, and how
+// many visits running it was asked for again.
+type pullAsk struct {
+	first  uint32
+	misses int
 }
 
 // maxLost bounds the losses a stream times.
@@ -41,7 +51,7 @@ const (
 )
 
 func newStream(sender event.NodeID, floor uint32, window int) *stream {
-	s := &stream{sender: sender, next: floor, high: floor - 1, cacheBase: floor, lost: map[uint32]event.Time{}}
+	s := &stream{sender: sender, next: floor, high: floor - 1, cacheBase: floor, lost: map[uint32]event.Time{}, asked: map[uint32]pullAsk{}}
 	s.win = seqwin.NewBitmap(window)
 	s.size = uint32(s.win.Size())
 	s.cache.Max = 2 * int(s.size)

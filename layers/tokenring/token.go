@@ -109,8 +109,13 @@ func (l *Layer) tokenUp(ev *event.Event) {
 }
 
 // visit processes the token at this node (as many hops in a row as are
-// this node's) and passes it on, or completes the round.
+// this node's) and passes it on, or completes the round; the pulls and
+// NAKs it makes go after the token.
 func (l *Layer) visit(r *region, t *tokenMsg) {
+	l.holdCtlDuring(func() { l.visitHops(r, t) })
+}
+
+func (l *Layer) visitHops(r *region, t *tokenMsg) {
 	for {
 		h := int(t.H)
 		l.visitOnce(r, t, h)
@@ -304,12 +309,13 @@ func (l *Layer) pullPred(r *region, s *stream, rec *recMsg, mine []uint32, ml ui
 	}
 }
 
-// pullOthers asks other partitions' leaders for the packets they cache
-// that this node lacks, once they are on every member of their partition
-// (so a pull is answered at once): up to where the partition's union of
-// NAK sets is complete and outside it. A partition the token went round
-// earlier in this round says so in U; for the others, AU has what the last
-// round found.
+// pullOthers asks other partitions for the packets they cache that this
+// node lacks, once they are on every member of their partition (so a pull
+// is answered at once): up to where the partition's union of NAK sets is
+// complete and outside it. A partition the token went round earlier in
+// this round says so in U; for the others, AU has what the last round
+// found. Each pull goes to this node's counterpart in the partition
+// (pullPeer), not to its leader, nor to the stream's sender.
 func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
 	if r.p <= 1 {
 		return
@@ -334,11 +340,62 @@ func (l *Layer) pullOthers(r *region, s *stream, rec *recMsg) {
 			}
 		}
 		l.scratch = b.r
-		if len(b.r) > 0 {
-			l.sendBody(r.parts[j][0], tPull, &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
-			l.c.PullsSent.Inc()
+		if len(b.r) == 0 {
+			continue
+		}
+		a := s.asked[j]
+		if a.first == b.r[0] {
+			a.misses++
+		} else {
+			a = pullAsk{first: b.r[0]}
+		}
+		if a.misses >= 2 {
+			// The first packet asked for stayed missing two visits running:
+			// not a lost pull or answer (one visit) but a member that does
+			// not answer (crashed, which only the nodes next to it on the
+			// ring learn): ask the next member from now on.
+			r.rot[j]++
+			a.misses = 0
+		}
+		s.asked[j] = a
+		l.sendPull(l.pullPeer(r, j, s.sender), &rangeMsg{R: uint32(r.id), S: uint32(s.sender), Mod: r.p, Part: j, G: b.r})
+		l.c.PullsSent.Inc()
+	}
+}
+
+// pullPeer is the member of partition j this node pulls from: the one at
+// its own position in its partition (modulo j's size; moved on by one each
+// time a pull there went unanswered, pullOthers), or the next after
+// it that the token does not pass over. QSM 2005 section 2.3.3 sends every
+// pull to the partition's leader and names a node chosen in each
+// partition as the alternative; QSM 2008 section 2.2 has nodes "send pull
+// requests to nodes in those partitions". Any member serves, since a
+// packet is pulled only once every member of its partition has it. Pairing
+// positions spreads the serving evenly: with partitions of equal size each
+// member answers one member of every other partition. Sent to the
+// leaders, the pulls and their answers made every leader's receive and
+// send load a few percent above the others'; at the per-node capacity the
+// sender runs at, the tokens then waited in the leaders' queues and the
+// rounds grew from 36 to 146 ms.
+//
+// The stream's sender is passed over too (unless it is the partition's
+// only member): it "participates in recovery only if an entire region
+// drops a packet" (QSM 2005 section 2.3), and the pulls would add to the
+// control it handles per data packet (QSM Figure 10).
+func (l *Layer) pullPeer(r *region, j uint32, sender event.NodeID) event.NodeID {
+	ms := r.parts[j]
+	k := (int(r.pos) + r.rot[j]) % len(ms)
+	if ms[k] == sender && len(ms) > 1 {
+		// The sender's pullers go to different members (one from each
+		// partition), so that no member answers twice its share.
+		k = (k + 1 + int(r.part)%(len(ms)-1)) % len(ms)
+	}
+	for i := range ms {
+		if n := ms[(k+i)%len(ms)]; n != sender && !l.silent(n) {
+			return n
 		}
 	}
+	return ms[k]
 }
 
 // forward sends a copy of a cached packet to one peer.

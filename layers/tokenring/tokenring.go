@@ -21,9 +21,11 @@
 // passed the token (a bounded range list), and the intersection of its
 // partition's NAK sets. Each node pushes to its predecessor what the
 // predecessor lacks and pulls from it what it lacks itself; it pulls packets
-// cached in other partitions from their leaders once the token says they are
-// stable on their caching replicas. A partition leader sends the sender the
-// intersection (the collective NAK), and the region leader sends each sender
+// cached in other partitions from its counterpart there (the member at its
+// own position, never the packet's sender) once the token says they are
+// stable on their caching replicas (best effort, after the token). A
+// partition leader sends the sender the intersection (the collective NAK),
+// and the region leader sends each sender
 // one ACK: the highest sequence number stable on the caching replicas. The
 // next token carries it and how far every node has received, to purge
 // caches.
@@ -165,9 +167,13 @@ type Layer struct {
 	// reuse its earlier sessions).
 	sessions uint32
 
-	tok     tokenMsg // decode target, reused
-	scratch []uint32
-	c       counters
+	tok tokenMsg // decode target, reused
+	// holdCtl: a token visit is running; the control packets it makes wait
+	// in ctlLater until the token has gone (holdCtlDuring).
+	holdCtl  bool
+	ctlLater []ctlOut
+	scratch  []uint32
+	c        counters
 }
 
 type queued struct {
@@ -298,16 +304,83 @@ func (l *Layer) sendCtl(to event.NodeID, m *event.Message) {
 // reliably (QSM passes control by a TCP-like unicast), and returns its
 // size.
 func (l *Layer) sendBody(to event.NodeID, typ byte, v any) int {
+	return l.sendEncoded(to, typ, v, true)
+}
+
+// sendPull sends a pull to another partition best effort: its answer
+// acknowledges it (TCP piggybacks the ACK on the reply), and a pull lost,
+// or answered by packets lost, is asked again at the next token visit,
+// since the token's unions still name what the node lacks (QSM 2005
+// section 2.3.3: the same packet requested in different rounds); asked
+// two visits running, it goes to the partition's next member (a crashed
+// counterpart, pullOthers). Sent reliably, each cost a point-to-point ACK
+// too, at up to p-1 such pulls per node per round: with 5 partitions at
+// line rate the nodes took more packets than they could and the rounds
+// grew. A pull to the predecessor stays reliable: its give-up is how a
+// node learns that its neighbour on the ring is gone (sent best effort,
+// qsm.stack soak seed 101, with two crashes under static membership, lost
+// 293 owed deliveries).
+func (l *Layer) sendPull(to event.NodeID, m *rangeMsg) {
+	l.sendEncoded(to, tPull, m, false)
+}
+
+func (l *Layer) sendEncoded(to event.NodeID, typ byte, v any, reliable bool) int {
 	body := l.wc.Encode(v)
 	m := l.Ctx.NewMessage()
 	b := m.Append(1 + len(body))
 	b[0] = typ
 	copy(b[1:], body)
 	n := len(b)
+	switch {
+	case l.holdCtl && typ != tToken:
+		l.ctlLater = append(l.ctlLater, ctlOut{to: to, msg: m, reliable: reliable})
+	case reliable:
+		l.sendReliably(to, m)
+	default:
+		l.sendCtl(to, m)
+	}
+	return n
+}
+
+// ctlOut is a control packet held back while the token is at this node.
+type ctlOut struct {
+	to       event.NodeID
+	msg      *event.Message
+	reliable bool
+}
+
+// sendReliably sends one of tokenring's own control packets to one node
+// through the reliable point-to-point path.
+func (l *Layer) sendReliably(to event.NodeID, m *event.Message) {
 	if !l.p2pQueue(to, m, tP2PCtl, true, event.NoGroup) {
 		l.sendCtl(to, m) // no peer state for it: best effort
 	}
-	return n
+}
+
+// holdCtlDuring runs fn (a token visit) with the control packets it
+// makes (pulls, collective NAKs, keep-alives) held back, and sends them
+// after it: the token goes out first. In front of it they cost the next
+// hop up to one packet time on the wire each (a node pulls from its
+// predecessor and from every other partition), and the token's round is
+// the region's feedback loop (QSM 2008 section 3: tokens are the traffic
+// most sensitive to waiting behind other packets).
+func (l *Layer) holdCtlDuring(fn func()) {
+	if l.holdCtl {
+		fn()
+		return
+	}
+	l.holdCtl = true
+	fn()
+	l.holdCtl = false
+	for i, c := range l.ctlLater {
+		if c.reliable {
+			l.sendReliably(c.to, c.msg)
+		} else {
+			l.sendCtl(c.to, c.msg)
+		}
+		l.ctlLater[i] = ctlOut{}
+	}
+	l.ctlLater = l.ctlLater[:0]
 }
 
 // Close releases every buffered message (the stack is closing).

@@ -54,17 +54,25 @@ const (
 //	            in the group since the region's view last brought members
 //	bytes 34-37 group view: the id of the sender's view of the group when
 //	            it numbered the cast
+//	bytes 38-41 previous stretch's view: the region view in which the
+//	            stretch before the view base's began (0: none)
+//	bytes 42-45 previous view base: that stretch's first sequence number
+//	bytes 46-49 previous group view base: its first group sequence number
+//	            in the group (the group view base if it had none)
 //
 // A receiver that joined the region in the view the header names starts
 // the sender's stream at the view base, and the group's at the group view
 // base (event.Event Seq and Start: compose.Sequenced, what fifo orders by).
+// If the previous stretch began in the view it joined in or later, it is
+// owed that stretch too (its first packet from the sender came after
+// another view brought more members): it starts at the previous bases.
 // The group view tells a receiver which membership the packet belongs to
 // (views.go): one cast in a view it has not installed yet is not handed up
 // (the layers above would take a readmitted sender's cast for the old
 // membership's and drop it with that membership's state when the view
 // comes), and one cast before the sender's or its own (re)admission is not
 // owed to it.
-const dataHeaderSize = 38
+const dataHeaderSize = 50
 
 // ackSize is tAck, region, the region view the ACK was computed over, the
 // stable sequence number, and the fair rate (packets/s, equation 1; 0:
@@ -109,6 +117,9 @@ type dataHeader struct {
 	gseq, gvbase uint32
 	// gview is the sender's view of group when it numbered the cast.
 	gview uint32
+	// pview, pvbase and pgvbase are the previous stretch's: the region
+	// view it began in (0: none), its view base and group view base.
+	pview, pvbase, pgvbase uint32
 }
 
 func putData(b []byte, h dataHeader) {
@@ -123,6 +134,9 @@ func putData(b []byte, h dataHeader) {
 	binary.BigEndian.PutUint32(b[26:], h.gseq)
 	binary.BigEndian.PutUint32(b[30:], h.gvbase)
 	binary.BigEndian.PutUint32(b[34:], h.gview)
+	binary.BigEndian.PutUint32(b[38:], h.pview)
+	binary.BigEndian.PutUint32(b[42:], h.pvbase)
+	binary.BigEndian.PutUint32(b[46:], h.pgvbase)
 }
 
 // parseData decodes a whole data header (type byte included).
@@ -131,21 +145,29 @@ func parseData(b []byte) (dataHeader, error) {
 		return dataHeader{}, fmt.Errorf("%w: data header of %d bytes", errMalformed, len(b))
 	}
 	h := dataHeader{
-		flags:  b[1],
-		region: binary.BigEndian.Uint32(b[2:]),
-		sender: binary.BigEndian.Uint32(b[6:]),
-		seq:    binary.BigEndian.Uint32(b[10:]),
-		view:   binary.BigEndian.Uint32(b[14:]),
-		vbase:  binary.BigEndian.Uint32(b[18:]),
-		group:  binary.BigEndian.Uint32(b[22:]),
-		gseq:   binary.BigEndian.Uint32(b[26:]),
-		gvbase: binary.BigEndian.Uint32(b[30:]),
-		gview:  binary.BigEndian.Uint32(b[34:]),
+		flags:   b[1],
+		region:  binary.BigEndian.Uint32(b[2:]),
+		sender:  binary.BigEndian.Uint32(b[6:]),
+		seq:     binary.BigEndian.Uint32(b[10:]),
+		view:    binary.BigEndian.Uint32(b[14:]),
+		vbase:   binary.BigEndian.Uint32(b[18:]),
+		group:   binary.BigEndian.Uint32(b[22:]),
+		gseq:    binary.BigEndian.Uint32(b[26:]),
+		gvbase:  binary.BigEndian.Uint32(b[30:]),
+		gview:   binary.BigEndian.Uint32(b[34:]),
+		pview:   binary.BigEndian.Uint32(b[38:]),
+		pvbase:  binary.BigEndian.Uint32(b[42:]),
+		pgvbase: binary.BigEndian.Uint32(b[46:]),
 	}
 	if h.seq == 0 || h.seq > maxSeq || h.vbase == 0 || h.vbase > h.seq || h.sender == 0 || h.group == 0 ||
 		h.gseq == 0 || h.gseq > maxSeq || h.gvbase == 0 || h.gvbase > h.gseq {
 		return dataHeader{}, fmt.Errorf("%w: seq %d view base %d group seq %d group base %d sender %d",
 			errMalformed, h.seq, h.vbase, h.gseq, h.gvbase, h.sender)
+	}
+	if h.pview == 0 && (h.pvbase != 0 || h.pgvbase != 0) ||
+		h.pview != 0 && (h.pvbase == 0 || h.pvbase > h.vbase || h.pgvbase == 0 || h.pgvbase > h.gvbase) {
+		return dataHeader{}, fmt.Errorf("%w: previous stretch of view %d, base %d, group base %d (view base %d, group base %d)",
+			errMalformed, h.pview, h.pvbase, h.pgvbase, h.vbase, h.gvbase)
 	}
 	return h, nil
 }

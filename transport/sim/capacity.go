@@ -31,6 +31,16 @@ type Capacity struct {
 	// when packets come faster than RecvPPS/RecvBps, or while the node is
 	// frozen.
 	RecvBuffer, RecvBufferBytes int
+	// UnicastFirst gives packets sent to the node alone a receive buffer
+	// of their own (bounded like the other) that the node empties before
+	// it takes the next multicast: a host with a second socket for
+	// unicast whose event loop processes all unicast I/O before multicast,
+	// as QSM does (QSM 2008, sections 2.1 and 3: one socket for all
+	// incoming multicasts and a second for unicast; incoming I/O sorted
+	// into priority queues, "first we process all the unicast traffic,
+	// which represents the control layer, followed by the multicast").
+	// Off, every packet waits in one buffer in arrival order.
+	UnicastFirst bool
 }
 
 func (c *Capacity) sendLimited() bool { return c.SendPPS > 0 || c.SendBps > 0 }
@@ -217,7 +227,8 @@ func (p *bufPool) put(pb *pktBuf) {
 // pairs, for scenario files and flags:
 //
 //	send_pps=20000, send_bps=125MB, send_queue=512, high_water=256,
-//	recv_pps=10000, recv_bps=50MB, recv_buffer=1000, recv_buffer_bytes=2MiB
+//	recv_pps=10000, recv_bps=50MB, recv_buffer=1000, recv_buffer_bytes=2MiB,
+//	unicast_first=on
 //
 // Rates in bytes per second and buffer bytes take the units B, KB, MB, GB,
 // KiB, MiB, GiB. Keys left out stay unlimited; "unlimited" alone is the zero
@@ -262,12 +273,21 @@ func ParseCapacity(text string) (Capacity, error) {
 			default:
 				c.RecvBuffer = n
 			}
+		case "unicast_first":
+			switch v {
+			case "on", "true", "1":
+				c.UnicastFirst = true
+			case "off", "false", "0":
+				c.UnicastFirst = false
+			default:
+				err = fmt.Errorf("%q is not on or off", v)
+			}
 		case "recv_buffer_bytes":
 			var f float64
 			f, err = parseBytes(v)
 			c.RecvBufferBytes = int(f)
 		default:
-			return Capacity{}, fmt.Errorf("capacity %q: unknown key %q; use send_pps, send_bps, send_queue, high_water, recv_pps, recv_bps, recv_buffer or recv_buffer_bytes", s, k)
+			return Capacity{}, fmt.Errorf("capacity %q: unknown key %q; use send_pps, send_bps, send_queue, high_water, recv_pps, recv_bps, recv_buffer, recv_buffer_bytes or unicast_first", s, k)
 		}
 		if err != nil {
 			return Capacity{}, fmt.Errorf("capacity %q: %s: %v", s, k, err)

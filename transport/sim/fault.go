@@ -25,15 +25,17 @@ func (n *Network) Crash(id event.NodeID) {
 		}
 		n.pool.put(it.pb)
 	}
-	for {
-		it, ok := nd.rx.pop()
-		if !ok {
-			break
+	for _, q := range []*ring[rxItem]{&nd.rx, &nd.rxu} {
+		for {
+			it, ok := q.pop()
+			if !ok {
+				break
+			}
+			n.stats.DownDrops++
+			n.pool.put(it.pb)
 		}
-		n.stats.DownDrops++
-		n.pool.put(it.pb)
 	}
-	nd.rxBytes = 0
+	nd.rxBytes, nd.rxuBytes = 0, 0
 	if n.trace != nil {
 		n.emit(TraceEvent{Kind: TraceFault, To: id, Reason: "crash"})
 	}

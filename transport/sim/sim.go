@@ -197,6 +197,12 @@ type Node struct {
 	stats            NodeStats
 	rx               ring[rxItem]
 	rxBytes          int
+	// rxu and rxuBytes are the unicast receive buffer when the capacity
+	// reads unicast first (Capacity.UnicastFirst); rxHeadU says the packet
+	// being taken out came from it.
+	rxu      ring[rxItem]
+	rxuBytes int
+	rxHeadU  bool
 
 	cap    Capacity
 	thawAt event.Time
@@ -458,38 +464,53 @@ func (n *Network) link(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 		d += time.Duration(n.rng.Int64N(int64(jit)))
 	}
 	pb.refs++
-	n.push(simEvent{at: at.Add(d), kind: evArrive, node: dst, pb: pb, arg: uint32(src.id)})
+	n.push(simEvent{at: at.Add(d), kind: evArrive, node: dst, pb: pb, arg: uint32(src.id), uni: g == 0})
 }
 
-// arrive puts a packet into the receiver's buffer, or drops it.
-func (n *Network) arrive(nd *Node, pb *pktBuf, from event.NodeID) {
+// arrive puts a packet into the receiver's buffer, or drops it. uni: the
+// packet was sent to this node alone (with Capacity.UnicastFirst it waits
+// in the unicast buffer).
+func (n *Network) arrive(nd *Node, pb *pktBuf, from event.NodeID, uni bool) {
 	if nd.down || nd.st == nil {
 		n.stats.DownDrops++
 		n.traceDrop(from, nd.id, event.NoGroup, pb, DropDown)
 		n.pool.put(pb)
 		return
 	}
-	if !nd.frozen && !nd.recvLim && nd.rx.len() == 0 {
+	if !nd.frozen && !nd.recvLim && nd.rx.len() == 0 && nd.rxu.len() == 0 {
 		n.deliver(nd, pb, from)
 		return
 	}
 	c := &nd.cap
-	if c.RecvBuffer > 0 && nd.rx.len() >= c.RecvBuffer || c.RecvBufferBytes > 0 && nd.rxBytes+len(pb.b) > c.RecvBufferBytes {
+	q, qb := &nd.rx, &nd.rxBytes
+	if uni && c.UnicastFirst {
+		q, qb = &nd.rxu, &nd.rxuBytes
+	}
+	if c.RecvBuffer > 0 && q.len() >= c.RecvBuffer || c.RecvBufferBytes > 0 && *qb+len(pb.b) > c.RecvBufferBytes {
 		n.stats.OverflowDrops++
 		nd.stats.OverflowDrops++
 		n.traceDrop(from, nd.id, event.NoGroup, pb, DropOverflow)
 		n.pool.put(pb)
 		return
 	}
-	nd.rx.push(rxItem{pb: pb, from: from})
-	nd.rxBytes += len(pb.b)
-	if l := nd.rx.len(); l > nd.stats.PeakRecvPackets {
+	q.push(rxItem{pb: pb, from: from})
+	*qb += len(pb.b)
+	if l := nd.rx.len() + nd.rxu.len(); l > nd.stats.PeakRecvPackets {
 		nd.stats.PeakRecvPackets = l
 	}
-	if nd.rxBytes > nd.stats.PeakRecvBytes {
-		nd.stats.PeakRecvBytes = nd.rxBytes
+	if b := nd.rxBytes + nd.rxuBytes; b > nd.stats.PeakRecvBytes {
+		nd.stats.PeakRecvBytes = b
 	}
 	n.startRecv(nd)
+}
+
+// recvNext returns the buffer the node takes its next packet from: the
+// unicast one while it holds a packet, else the (multicast, or only) one.
+func (nd *Node) recvNext() (*ring[rxItem], *int, bool) {
+	if nd.rxu.len() > 0 {
+		return &nd.rxu, &nd.rxuBytes, true
+	}
+	return &nd.rx, &nd.rxBytes, false
 }
 
 // startRecv begins taking the head packet out of the receive buffer.
@@ -497,37 +518,44 @@ func (n *Network) startRecv(nd *Node) {
 	if nd.rxBusy || nd.frozen || nd.down {
 		return
 	}
-	h, ok := nd.rx.peek()
+	q, _, uni := nd.recvNext()
+	h, ok := q.peek()
 	if !ok {
 		return
 	}
 	if !nd.recvLim {
-		// unlimited: catch up at once, in arrival order
+		// unlimited: catch up at once (unicast first, then in arrival
+		// order)
 		for !nd.frozen && !nd.down {
-			it, ok := nd.rx.pop()
+			q, qb, _ := nd.recvNext()
+			it, ok := q.pop()
 			if !ok {
 				break
 			}
-			nd.rxBytes -= len(it.pb.b)
+			*qb -= len(it.pb.b)
 			n.deliver(nd, it.pb, it.from)
 		}
 		return
 	}
-	nd.rxBusy = true
+	nd.rxBusy, nd.rxHeadU = true, uni
 	n.push(simEvent{at: n.now.Add(nd.cap.recvTime(len(h.pb.b))), kind: evRecvDone, node: nd})
 }
 
-// recvDone hands the head packet of the receive buffer to the stack.
+// recvDone hands the packet being taken out to the stack.
 func (n *Network) recvDone(nd *Node) {
 	nd.rxBusy = false
 	if nd.frozen || nd.down {
 		return // the packet stays; thaw starts it again
 	}
-	it, ok := nd.rx.pop()
+	q, qb := &nd.rx, &nd.rxBytes
+	if nd.rxHeadU {
+		q, qb = &nd.rxu, &nd.rxuBytes
+	}
+	it, ok := q.pop()
 	if !ok {
 		return
 	}
-	nd.rxBytes -= len(it.pb.b)
+	*qb -= len(it.pb.b)
 	n.deliver(nd, it.pb, it.from)
 	n.startRecv(nd)
 }
@@ -673,7 +701,7 @@ func (n *Network) handle(e *simEvent) {
 	}
 	switch e.kind {
 	case evArrive:
-		n.arrive(e.node, e.pb, event.NodeID(e.arg))
+		n.arrive(e.node, e.pb, event.NodeID(e.arg), e.uni)
 	case evRecvDone:
 		n.recvDone(e.node)
 	case evSendDone:
@@ -772,4 +800,5 @@ type simEvent struct {
 	pb   *pktBuf
 	arg  uint32 // evArrive: the sender; evFunc: index into fns
 	kind evKind
+	uni  bool // evArrive: sent to this node alone (not a multicast)
 }
