@@ -11,7 +11,11 @@
 // into repair bins. Repairs travel point-to-point as Control sends: QSM's
 // control-before-data lets them overtake queued data, which is what keeps
 // recovery in milliseconds, and a repair is never wrong to process early (a
-// packet it rebuilds that then arrives is dropped as a duplicate).
+// packet it rebuilds that then arrives is dropped as a duplicate). They go
+// best effort (event.Event.BestEffort), as Ricochet's UDP repairs do: a
+// layer below that makes Sends reliable (tokenring) sends each once, since
+// a repair sent again is late and its flood would hold that layer's own
+// control back.
 //
 // Counters: data_in, data_sent, xors (two-input XORs into bins; XORs per
 // data packet, Figure 11, is xors/data_in), repairs_built, repairs_sent,

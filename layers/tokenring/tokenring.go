@@ -52,7 +52,9 @@
 // a leader that does not. Point-to-
 // point Sends from the layers above are made reliable (per-peer sequence
 // numbers, cumulative ACKs, retransmission on a timeout), as fifo's floor
-// requests and mflow's credit need; control casts pass through.
+// requests and mflow's credit need; control casts pass through, and so do
+// Sends marked best effort (lec's repairs: numbered and retransmitted in
+// order with the token's own control, their flood held the tokens back).
 package tokenring
 
 import (
@@ -216,6 +218,12 @@ func (l *Layer) Down(ev *event.Event) {
 		}
 		l.castDown(ev)
 	case event.Send:
+		if ev.BestEffort {
+			// once, unnumbered: a lost one is not sent again
+			ev.Msg.Prepend(1)[0] = tPass
+			l.Ctx.Down(ev)
+			return
+		}
 		l.p2pDown(ev)
 	case event.Join, event.Leave:
 		l.left[ev.Group] = ev.Kind == event.Leave
@@ -252,7 +260,7 @@ func (l *Layer) packetUp(ev *event.Event) {
 	switch t := b[0]; {
 	case t == tData:
 		l.dataUp(ev)
-	case t == tPass && cast:
+	case t == tPass:
 		_, _ = m.Consume(1)
 		l.Ctx.Up(ev)
 	case t == tToken && !cast:
