@@ -28,9 +28,11 @@ func infs(p uint32) []uint32 {
 // per active sender carrying the last round's cutoff, ACK and purge point.
 //
 // Elsewhere it is a watchdog: a member with data not yet purged that has
-// seen no token for a few intervals sends the leader a keep-alive; if the
-// leader does not answer, the first member on the path that does acts for
-// it (a crashed leader that a static membership keeps).
+// seen no token for a few intervals sends the member it takes for acting
+// (the leader, or the first after those that went silent) a keep-alive;
+// one that does not answer goes silent, and the first member on the path
+// that answers acts (crashed members that a static membership keeps, the
+// leader and the next ones alike).
 func (l *Layer) makeToken(r *region) {
 	if r != l.own {
 		return
@@ -38,7 +40,7 @@ func (l *Layer) makeToken(r *region) {
 	if l.acting(r) != l.self {
 		if l.unstable(r) {
 			if l.Ctx.Now().Sub(r.tokenAt) > 3*l.cfg.Interval {
-				l.keepAlive(r, r.leader())
+				l.keepAlive(r, l.acting(r))
 			}
 			r.timer.Reset(l.cfg.Interval)
 		}

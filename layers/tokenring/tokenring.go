@@ -48,8 +48,8 @@
 // a frozen member finds what it lacks when it is back, and the senders to
 // a crashed member a static membership keeps hold off. A member that sees
 // no token for a few intervals while it has data not yet purged sends the
-// leader a keep-alive; the first member on the path that answers acts for
-// a leader that does not. Point-to-
+// leader (or whoever it takes for acting) a keep-alive; the first member
+// on the path that answers acts for those that do not. Point-to-
 // point Sends from the layers above are made reliable (per-peer sequence
 // numbers, cumulative ACKs, retransmission on a timeout), as fifo's floor
 // requests and mflow's credit need; control casts pass through, and so do
