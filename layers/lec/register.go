@@ -131,6 +131,7 @@ type counters struct {
 	Duplicates       *stack.Counter `counter:"duplicates" doc:"data packets received twice"`
 	Malformed        *stack.Counter `counter:"malformed" doc:"packets whose lec header did not decode"`
 	DataUntracked    *stack.Counter `counter:"data_untracked" doc:"data packets from senders without a receive window (outside the views, or max_streams reached)"`
+	DataLate         *stack.Counter `counter:"data_late" doc:"data packets the layer below recovered after their number left the receive window (2048 numbers per sender and group), not rebuilt by lec: passed up without LEC state"`
 	StreamsPruned    *stack.Counter `counter:"streams_pruned" doc:"receive windows dropped when their sender left"`
 	StreamsFull      *stack.Counter `counter:"streams_full" doc:"senders refused a receive window because max_streams was reached"`
 	LostEvicted      *stack.Counter `counter:"lost_evicted" doc:"remembered losses dropped by the bounds"`
