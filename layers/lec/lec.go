@@ -104,8 +104,8 @@ type Config struct {
 	// Window is how long received data is kept for XORing repairs, and how
 	// long unusable repairs and discovered losses are remembered.
 	Window time.Duration
-	// MaxHeld bounds the data packets kept, and the discovered losses
-	// remembered.
+	// MaxHeld bounds the data packets kept, the discovered losses
+	// remembered, and the rebuilt packets remembered.
 	MaxHeld int
 	// MaxUnusable bounds the unusable repairs kept.
 	MaxUnusable int
