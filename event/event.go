@@ -23,6 +23,12 @@ type Event struct {
 	// tokens) rather than application data. Control traffic is framed as such
 	// on the wire and processed first on arrival.
 	Control bool
+	// BestEffort, on a Send going down, says the sender needs no delivery
+	// guarantee for it (lec's repairs: worth something for milliseconds,
+	// harmful when retransmitted behind newer traffic). A layer that makes
+	// point-to-point sends reliable (tokenring) passes it once, unnumbered;
+	// a loss of it is not recovered. The receiver sees an ordinary Send.
+	BestEffort bool
 	// Channel, on a Cast going down with no Peer, is the multicast channel
 	// to send it on (Context.Channel); zero means the group's own channel.
 	// The packet still carries Group.

@@ -225,6 +225,6 @@ func (l *Layer) sendRepair(in *instance) {
 			msg = m.Clone()
 		}
 		l.c.RepairsSent.Inc()
-		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: d, Control: true, Msg: msg})
+		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: d, Control: true, BestEffort: true, Msg: msg})
 	}
 }

@@ -80,13 +80,15 @@ func (hn *hardNode) repair(from event.NodeID, ids []id, xorLen int) {
 // state is what lec keeps, in counts and bytes.
 type state struct {
 	streams, remote, words, held, heldQ, unusable, unusableQ, byMissing, lost, lostQ int
+	rebuilt, rebuiltQ                                                                int
 	heldBytes, unBytes                                                               int64
 }
 
 func (l *Layer) state() state {
 	s := state{streams: len(l.streams), remote: l.remote, held: len(l.held), heldQ: l.heldCount(),
 		unusable: l.unCount, unusableQ: len(l.unusable) - l.unHead, byMissing: len(l.byMissing),
-		lost: len(l.lostAt), lostQ: len(l.lostQ) - l.lostHd, heldBytes: l.heldBytes, unBytes: l.unBytes}
+		lost: len(l.lostAt), lostQ: len(l.lostQ) - l.lostHd, heldBytes: l.heldBytes, unBytes: l.unBytes,
+		rebuilt: len(l.rebuilt), rebuiltQ: len(l.rebuiltQ) - l.rebuiltHd}
 	for _, st := range l.streams {
 		s.words += len(st.bits)
 	}
@@ -113,6 +115,9 @@ func within(t *testing.T, what string, s state, cfg Config, ownStreams int) {
 	}
 	if s.lost > cfg.MaxHeld || s.lostQ > cfg.MaxHeld {
 		t.Errorf("%s: %d discovered losses remembered (queue %d), bound %d", what, s.lost, s.lostQ, cfg.MaxHeld)
+	}
+	if s.rebuilt > cfg.MaxHeld || s.rebuiltQ > cfg.MaxHeld {
+		t.Errorf("%s: %d rebuilt packets remembered (queue %d), bound %d", what, s.rebuilt, s.rebuiltQ, cfg.MaxHeld)
 	}
 	// The index of unusable repairs holds at most 255 ids per repair.
 	if s.byMissing > 255*cfg.MaxUnusable {

@@ -11,7 +11,11 @@
 // into repair bins. Repairs travel point-to-point as Control sends: QSM's
 // control-before-data lets them overtake queued data, which is what keeps
 // recovery in milliseconds, and a repair is never wrong to process early (a
-// packet it rebuilds that then arrives is dropped as a duplicate).
+// packet it rebuilds that then arrives is dropped as a duplicate). They go
+// best effort (event.Event.BestEffort), as Ricochet's UDP repairs do: a
+// layer below that makes Sends reliable (tokenring) sends each once, since
+// a repair sent again is late and its flood would hold that layer's own
+// control back.
 //
 // Counters: data_in, data_sent, xors (two-input XORs into bins; XORs per
 // data packet, Figure 11, is xors/data_in), repairs_built, repairs_sent,
@@ -22,7 +26,9 @@
 // no group with this one, or naming a packet of a group or sender outside its
 // views), duplicates, malformed, peak_buffer_bytes (held data plus unusable
 // repairs), data_untracked (data from a sender outside the node's views, or
-// beyond max_streams, passed up without LEC state), streams_pruned (windows
+// beyond max_streams, passed up without LEC state), data_late (data the
+// layer below recovered after its number left the receive window, passed
+// up without LEC state unless lec rebuilt it), streams_pruned (windows
 // of senders that left the views), streams_full (windows refused at
 // max_streams: counted per packet), lost_evicted (discovered losses
 // forgotten at max_held), loss_hints (losses told to the layer above when
@@ -98,8 +104,8 @@ type Config struct {
 	// Window is how long received data is kept for XORing repairs, and how
 	// long unusable repairs and discovered losses are remembered.
 	Window time.Duration
-	// MaxHeld bounds the data packets kept, and the discovered losses
-	// remembered.
+	// MaxHeld bounds the data packets kept, the discovered losses
+	// remembered, and the rebuilt packets remembered.
 	MaxHeld int
 	// MaxUnusable bounds the unusable repairs kept.
 	MaxUnusable int
@@ -166,6 +172,15 @@ type Layer struct {
 	lostAt map[id]event.Time
 	lostQ  []lostEntry
 	lostHd int
+
+	// Packets lec rebuilt whose copy has not come from below yet: a layer
+	// below that recovers losses itself (tokenring) hands every one up
+	// again, possibly seconds later, when its number is before the receive
+	// window and the window cannot tell it from a packet never passed up.
+	// At most MaxHeld, the oldest go first.
+	rebuilt   map[id]event.Time
+	rebuiltQ  []lostEntry
+	rebuiltHd int
 
 	work    []id // newly present ids whose waiting repairs must be rechecked
 	batch   []id // the ids one intermittent check works through
@@ -241,6 +256,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.held = map[id]*heldPkt{}
 	l.byMissing = map[id][]*repair{}
 	l.lostAt = map[id]event.Time{}
+	l.rebuilt = map[id]event.Time{}
 	ctx.BindCounters(&l.c)
 	l.checkTm = ctx.NewTimer(l.check)
 	l.flushTm = ctx.NewTimer(l.flush)
@@ -347,8 +363,19 @@ func (l *Layer) onData(ev *event.Event, seq uint32) {
 		l.Ctx.Up(ev)
 		return
 	}
+	if st.before(seq) && !l.forgetRebuilt(k) {
+		// Older than the receive window, and not one lec rebuilt: the
+		// layer below recovered it late (tokenring, seconds after the
+		// loss, while the sender went on). Taken as a duplicate, it was
+		// lost for good (qsm-lec soak seed 591). Passed up without LEC
+		// state.
+		l.c.DataLate.Inc()
+		l.Ctx.Up(ev)
+		return
+	}
 	if st.has(seq) {
 		// Already recovered (or a network duplicate).
+		l.forgetRebuilt(k)
 		l.c.Duplicates.Inc()
 		ev.Msg.Release()
 		return
@@ -521,6 +548,35 @@ func (l *Layer) discover(k id, now event.Time) bool {
 	return true
 }
 
+// rememberRebuilt notes that lec rebuilt k, so that its copy from below is
+// dropped however late it comes.
+func (l *Layer) rememberRebuilt(k id, now event.Time) {
+	l.rebuilt[k] = now
+	l.rebuiltQ = append(l.rebuiltQ, lostEntry{k, now})
+	for len(l.rebuiltQ)-l.rebuiltHd > l.cfg.MaxHeld {
+		e := l.rebuiltQ[l.rebuiltHd]
+		if t, ok := l.rebuilt[e.id]; ok && t == e.at {
+			delete(l.rebuilt, e.id)
+		}
+		l.rebuiltHd++
+	}
+	if l.rebuiltHd > 1024 && l.rebuiltHd*2 > len(l.rebuiltQ) {
+		n := copy(l.rebuiltQ, l.rebuiltQ[l.rebuiltHd:])
+		l.rebuiltQ = l.rebuiltQ[:n]
+		l.rebuiltHd = 0
+	}
+}
+
+// forgetRebuilt reports whether lec rebuilt k (and its copy had not come
+// yet), forgetting it: this is the copy.
+func (l *Layer) forgetRebuilt(k id) bool {
+	if _, ok := l.rebuilt[k]; !ok {
+		return false
+	}
+	delete(l.rebuilt, k)
+	return true
+}
+
 func (l *Layer) compactLost() {
 	if l.lostHd > 1024 && l.lostHd*2 > len(l.lostQ) {
 		n := copy(l.lostQ, l.lostQ[l.lostHd:])
@@ -561,6 +617,10 @@ func (s *stream) offset(seq uint32) int {
 	}
 	return int(d)
 }
+
+// before reports whether seq is before the window (has takes it as present
+// without knowing).
+func (s *stream) before(seq uint32) bool { return s.started && s.offset(seq) < 0 }
 
 func (s *stream) has(seq uint32) bool {
 	if !s.started {

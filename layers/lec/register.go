@@ -25,7 +25,7 @@ func init() {
 			{Name: "c", Type: compose.Float, Default: "5", Doc: "repairs per received packet sent to its group, on average", Min: 0, Max: 1000},
 			{Name: "stagger", Type: compose.Int, Default: "1", Doc: "instances of each repair bin, filled round robin (burst tolerance)", Min: 1, Max: 64},
 			{Name: "window", Type: compose.Duration, Default: "2s", Doc: "how long received data, unusable repairs and discovered losses are kept", Min: 0.001, Max: 3600},
-			{Name: "max_held", Type: compose.Int, Default: "16384", Doc: "most data packets kept for XORing repairs, and most discovered losses remembered", Min: 16, Max: 1 << 24},
+			{Name: "max_held", Type: compose.Int, Default: "16384", Doc: "most data packets kept for XORing repairs, most discovered losses remembered, and most rebuilt packets remembered until their copy comes from below", Min: 16, Max: 1 << 24},
 			{Name: "max_unusable", Type: compose.Int, Default: "2048", Doc: "most repairs kept while two or more of their packets are missing", Min: 0, Max: 1 << 24},
 			{Name: "max_unusable_bytes", Type: compose.Size, Default: "8MiB", Doc: "most bytes of those repairs kept (the oldest go first)", Min: 1, Max: 1 << 40},
 			{Name: "max_held_bytes", Type: compose.Size, Default: "64MiB", Doc: "most bytes of data packets kept for XORing repairs, each counted with its buffer (at least 1.5 KB and headers; the oldest go first)", Min: 1, Max: 1 << 40},
@@ -131,6 +131,7 @@ type counters struct {
 	Duplicates       *stack.Counter `counter:"duplicates" doc:"data packets received twice"`
 	Malformed        *stack.Counter `counter:"malformed" doc:"packets whose lec header did not decode"`
 	DataUntracked    *stack.Counter `counter:"data_untracked" doc:"data packets from senders without a receive window (outside the views, or max_streams reached)"`
+	DataLate         *stack.Counter `counter:"data_late" doc:"data packets the layer below recovered after their number left the receive window (2048 numbers per sender and group), not rebuilt by lec: passed up without LEC state"`
 	StreamsPruned    *stack.Counter `counter:"streams_pruned" doc:"receive windows dropped when their sender left"`
 	StreamsFull      *stack.Counter `counter:"streams_full" doc:"senders refused a receive window because max_streams was reached"`
 	LostEvicted      *stack.Counter `counter:"lost_evicted" doc:"remembered losses dropped by the bounds"`

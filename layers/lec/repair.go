@@ -120,6 +120,7 @@ func (l *Layer) deliverRecovered(k id, data []byte, by string, xor2 bool) {
 	}
 	st.mark(k.seq)
 	now := l.Ctx.Now()
+	l.rememberRebuilt(k, now)
 	disc, ok := l.lostAt[k]
 	if !ok {
 		disc = now

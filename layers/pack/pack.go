@@ -47,6 +47,7 @@ type dest struct {
 	channel event.ChannelID
 	control bool
 	one     bool
+	best    bool // event.Event.BestEffort: kept apart so it stays so below
 }
 
 // held is the messages held for one destination.
@@ -102,7 +103,7 @@ func (l *Layer) Down(ev *event.Event) {
 		l.Ctx.Down(ev)
 		return
 	}
-	to := dest{kind: ev.Kind, group: ev.Group, peer: ev.Peer, channel: ev.Channel, control: ev.Control, one: ev.OneMember}
+	to := dest{kind: ev.Kind, group: ev.Group, peer: ev.Peer, channel: ev.Channel, control: ev.Control, one: ev.OneMember, best: ev.BestEffort}
 	m := ev.Msg
 	h := l.find(to)
 	if to.control || m.Len()+1+entryHead > l.cfg.Size || m.Len() > MaxEntry {
@@ -210,7 +211,7 @@ func (l *Layer) single(to dest, m *event.Message) {
 
 func (l *Layer) send(to dest, m *event.Message) {
 	ev := event.Event{Kind: to.kind, Group: to.group, Peer: to.peer, Channel: to.channel,
-		Control: to.control, OneMember: to.one, Msg: m}
+		Control: to.control, OneMember: to.one, BestEffort: to.best, Msg: m}
 	l.Ctx.Down(&ev)
 }
 

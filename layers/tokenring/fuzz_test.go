@@ -170,6 +170,7 @@ func seedCorpus(f *testing.F) {
 	f.Add(append(record(1, 0, seedToken(l)), record(1, 1, seedRanges(l, tPull))...))
 	f.Add(append(append([]byte{2 | 40<<2, 0}, record(1, 0, ack)...), record(1, 0, seedRanges(l, tNak))...))
 	f.Add(append(record(1, 3, p2p), []byte{3, 0x3}...))
+	f.Add(record(1, 2, []byte{tPass, 'x'})) // a best-effort Send from a layer above
 }
 
 // FuzzData feeds regional data packets (parseData and the receive path).

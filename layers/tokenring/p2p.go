@@ -278,12 +278,15 @@ func (l *Layer) silent(n event.NodeID) bool {
 	return p != nil && p.silent
 }
 
-// keepAlive sends a silent member of region r an empty pull, reliably,
-// unless something to it is unacknowledged already: its acknowledgement
-// says it is back (a frozen node thawed, a partition healed), and the
-// token goes through it again.
+// keepAlive sends a member of region r an empty pull, reliably, unless
+// something to it is unacknowledged already. To a silent member: its
+// acknowledgement says it is back (a frozen node thawed, a partition
+// healed), and the token goes through it again. To the member taken for
+// acting: if it never answers, it goes silent and the next acts. The peer
+// state is made if there was none (a member that never sent the leader
+// anything must still find it silent).
 func (l *Layer) keepAlive(r *region, n event.NodeID) {
-	if p := l.peers[n]; p != nil && p.unacked.Len() == 0 {
+	if p := l.peerOf(n); p != nil && p.unacked.Len() == 0 {
 		l.sendBody(n, tPull, &rangeMsg{R: uint32(r.id), S: uint32(l.self), Mod: r.p, Part: r.part})
 	}
 }

@@ -50,11 +50,13 @@
 // a frozen member finds what it lacks when it is back, and the senders to
 // a crashed member a static membership keeps hold off. A member that sees
 // no token for a few intervals while it has data not yet purged sends the
-// leader a keep-alive; the first member on the path that answers acts for
-// a leader that does not. Point-to-
+// leader (or whoever it takes for acting) a keep-alive; the first member
+// on the path that answers acts for those that do not. Point-to-
 // point Sends from the layers above are made reliable (per-peer sequence
 // numbers, cumulative ACKs, retransmission on a timeout), as fifo's floor
-// requests and mflow's credit need; control casts pass through.
+// requests and mflow's credit need; control casts pass through, and so do
+// Sends marked best effort (lec's repairs: numbered and retransmitted in
+// order with the token's own control, their flood held the tokens back).
 package tokenring
 
 import (
@@ -222,6 +224,12 @@ func (l *Layer) Down(ev *event.Event) {
 		}
 		l.castDown(ev)
 	case event.Send:
+		if ev.BestEffort {
+			// once, unnumbered: a lost one is not sent again
+			ev.Msg.Prepend(1)[0] = tPass
+			l.Ctx.Down(ev)
+			return
+		}
 		l.p2pDown(ev)
 	case event.Join, event.Leave:
 		l.left[ev.Group] = ev.Kind == event.Leave
@@ -257,7 +265,7 @@ func (l *Layer) packetUp(ev *event.Event) {
 	switch {
 	case t == tData:
 		l.dataUp(ev)
-	case t == tPass && cast:
+	case t == tPass:
 		_, _ = m.Consume(1)
 		l.Ctx.Up(ev)
 	case t == tToken && !cast:

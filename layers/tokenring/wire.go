@@ -14,7 +14,8 @@ const (
 	// tData is a regional data packet (the first multicast, a sender's
 	// retransmission, or a peer's push or pull answer); dataHeaderSize.
 	tData byte = 1
-	// tPass is a control cast from a layer above, passed unsequenced.
+	// tPass is a control cast or a best-effort Send (event.Event.BestEffort)
+	// from a layer above, passed unsequenced.
 	tPass byte = 2
 	// tToken is the region's token (msgpack tokenMsg).
 	tToken byte = 3
