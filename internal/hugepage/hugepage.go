@@ -13,14 +13,18 @@
 // page of each region, its resident memory.
 package hugepage
 
-// Prepare grows the Go heap by about n bytes of address space that the
-// operating system is asked to back with huge pages once touched, and
-// hands it back to the heap, where the allocations that follow find it. It
-// costs one garbage collection (call it before building a large
-// simulation, when the heap is small). It does nothing where huge pages
-// cannot be requested.
+// Prepare grows the Go heap by about n bytes (at most MaxPrepare) of
+// address space that the operating system is asked to back with huge pages
+// once touched, and hands it back to the heap, where the allocations that
+// follow find it. It costs one garbage collection (call it before building
+// a large simulation, when the heap is small). It does nothing where huge
+// pages cannot be requested.
 func Prepare(n int) {
 	if n > 0 {
-		prepare(n)
+		prepare(min(n, MaxPrepare))
 	}
 }
+
+// MaxPrepare bounds what Prepare asks for: address space only, but one
+// allocation the system could refuse on a small machine.
+const MaxPrepare = 1 << 30
