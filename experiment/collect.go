@@ -154,6 +154,7 @@ func NewCollector(sc Scenario, asg *Assignment) *Collector {
 	c.resets = make([][]uint64, slots)
 	c.drops = make([][]uint64, slots)
 	c.vsync.sets = make([][]*vset, slots)
+	c.vsync.cur = make([][]vcount, slots)
 	c.rx = make([]rxStat, len(asg.Nodes))
 	return c
 }
@@ -373,8 +374,9 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 
 // warm asks the CPU to start loading what Delivered will read for a
 // delivery at rx of a cast of g from tx, one link a stage (stack.Warmer):
-// the group's members, then the stream and the sender's slots, then the
-// stream's word of delivered indexes and the sender's epochs. It changes
+// the group's members, then the stream, the sender's slots and the
+// receiver's view counts, then the stream's word of delivered indexes, the
+// sender's epochs and the receiver's count of the sender. It changes
 // nothing.
 func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stage int) {
 	if g == event.NoGroup || int(g) > len(c.groups) {
@@ -395,11 +397,15 @@ func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stag
 		prefetch.Lines(unsafe.Pointer(s), 1)
 		prefetch.Lines(unsafe.Pointer(&c.sent[k]), 1)
 		prefetch.Lines(unsafe.Pointer(&c.epochs[k]), 1)
+		prefetch.Lines(unsafe.Pointer(&c.vsync.cur[c.off[g-1]+rr]), 1)
 	case 2:
 		if w := s.hi / 64; w < uint64(len(s.got)) {
 			prefetch.Lines(unsafe.Pointer(&s.got[w]), 1)
 		}
 		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(c.epochs[k])), 1)
+		if e := c.vsync.cur[c.off[g-1]+rr]; tr < len(e) {
+			prefetch.Lines(unsafe.Pointer(&e[tr]), 1)
+		}
 	}
 }
 

@@ -18,8 +18,15 @@ const viewSynchrony = compose.Property("view-synchrony")
 // FIFO per sender, so a count and an order-free hash of the indexes name
 // the set; memory is one pair per member per view, whatever the traffic.
 type vset struct {
-	n []uint32
-	h []uint64
+	e []vcount // by sender rank
+}
+
+// vcount is what a node delivered of one sender in one view: n messages
+// whose mixed indexes sum to h. Kept together, one delivery touches one
+// line.
+type vcount struct {
+	h uint64
+	n uint32
 }
 
 // vsyncLog records, per (group, node) slot, a vset per view the node's
@@ -27,6 +34,10 @@ type vset struct {
 // Collector.views.
 type vsyncLog struct {
 	sets [][]*vset
+	// cur is, per slot, the counts of the slot's last view (nil if none
+	// or the node is not in it): a delivery reaches them in two loads
+	// rather than through the view history.
+	cur [][]vcount
 }
 
 // vsyncAlways makes Finish count vsync_violations whatever the stack
@@ -39,8 +50,10 @@ func (l *vsyncLog) viewSeen(k, size int, in bool) {
 		return
 	}
 	var s *vset
+	l.cur[k] = nil
 	if in {
-		s = &vset{n: make([]uint32, size), h: make([]uint64, size)}
+		s = &vset{e: make([]vcount, size)}
+		l.cur[k] = s.e
 	}
 	l.sets[k] = append(l.sets[k], s)
 }
@@ -48,15 +61,12 @@ func (l *vsyncLog) viewSeen(k, size int, in bool) {
 // delivered records a delivery at node slot k of message index from the
 // sender of rank tr, in the view the node's application has.
 func (l *vsyncLog) delivered(k, tr int, index uint64) {
-	if l.sets == nil || len(l.sets[k]) == 0 {
+	if l.cur == nil || l.cur[k] == nil {
 		return
 	}
-	s := l.sets[k][len(l.sets[k])-1]
-	if s == nil {
-		return
-	}
-	s.n[tr]++
-	s.h[tr] += mix64(index)
+	e := &l.cur[k][tr]
+	e.n++
+	e.h += mix64(index)
 }
 
 // mix64 is splitmix64's finaliser: a sum of mixed indexes tells sets of
@@ -111,11 +121,11 @@ func (c *Collector) vsyncViolations() (n int64, first string) {
 						if tx == a.node || tx == b.node {
 							continue
 						}
-						if a.set.n[t] != b.set.n[t] || a.set.h[t] != b.set.h[t] {
+						if a.set.e[t] != b.set.e[t] {
 							n++
 							if first == "" {
 								first = fmt.Sprintf("%v and %v moved together from view %d to %d of g%d but delivered %d and %d of %v's messages in view %d",
-									a.node, b.node, kk.from, kk.to, gi+1, a.set.n[t], b.set.n[t], tx, kk.from)
+									a.node, b.node, kk.from, kk.to, gi+1, a.set.e[t].n, b.set.e[t].n, tx, kk.from)
 							}
 							break
 						}

@@ -88,22 +88,24 @@ type Stack struct {
 	// room is the headroom of every message the stack makes: its layers'
 	// declared header sizes and the frame.
 	room int
+	log  Logger // nil: logging off (layers ask, Context.Logging, per packet)
 	// Ready feeds (feed.go); the application queue is appFeed, a data feed.
 	ctrlFeeds, dataFeeds feedQueue
 	// cur is the item being dispatched. It lives in the Stack, not on the
 	// run loop's frame, because layers receive a pointer to its event and
 	// a local would escape to the heap once per step. Layers must not keep
 	// the *event.Event past the call.
-	cur item
-	app Application
-	tr  Transport
-	net NetStats
+	cur   item
+	app   Application
+	tr    Transport
+	net   NetStats
+	nwarm int // warm's length
 	// hints are what Prefetch asks the CPU to load: the objects behind
-	// the layers (bottom first), the application and the transport.
+	// the layers (bottom first), the application and the transport, the
+	// layers' contexts.
 	hints [maxHints]unsafe.Pointer
 	// warm are the layers that implement Warmer, bottom first (Warm).
-	warm  [maxWarmers]Warmer
-	nwarm int
+	warm [maxWarmers]Warmer
 
 	site   event.SiteID
 	ctxs   []*Context
@@ -111,7 +113,6 @@ type Stack struct {
 	pacer  Pacer
 	lost   LossReporter  // app, if it implements it
 	block  BlockReporter // app, if it implements it
-	log    Logger
 	maxPay int
 
 	apps    appQueue
@@ -198,8 +199,12 @@ func New(cfg Config) (*Stack, error) {
 	s.chtr, _ = cfg.Transport.(Channels)
 	s.timers.st = s
 	s.now = s.clock.Now()
+	// The contexts side by side: a step reads the context of every layer
+	// it passes (Now, Down), one or two lines for all of them.
+	ctxs := make([]Context, len(cfg.Layers))
 	for i, e := range cfg.Layers {
-		ctx := &Context{
+		ctx := &ctxs[i]
+		*ctx = Context{
 			st: s, idx: i, name: e.Name,
 			rng: rand.New(rand.NewPCG(cfg.Seed^uint64(cfg.Self)*0x9e3779b97f4a7c15, uint64(i)+1)),
 		}
@@ -220,24 +225,27 @@ func New(cfg Config) (*Stack, error) {
 }
 
 // maxHints bounds Stack.hints.
-const maxHints = 6
+const maxHints = 8
 
 // setHints notes the objects behind the stack's interfaces for Prefetch:
-// the layers bottom first, then the application and the transport, as
-// many as fit.
+// the layers bottom first, then the application and the transport, then
+// the layers' contexts, as many as fit.
 func (s *Stack) setHints() {
 	k := 0
-	add := func(v any) {
+	add := func(p unsafe.Pointer) {
 		if k < maxHints {
-			s.hints[k] = dataOf(v)
+			s.hints[k] = p
 			k++
 		}
 	}
 	for i := len(s.layers) - 1; i >= 0; i-- {
-		add(s.layers[i].Layer)
+		add(dataOf(s.layers[i].Layer))
 	}
-	add(s.app)
-	add(s.tr)
+	add(dataOf(s.app))
+	add(dataOf(s.tr))
+	for i := len(s.ctxs) - 1; i >= 0; i-- {
+		add(unsafe.Pointer(s.ctxs[i]))
+	}
 }
 
 // dataOf is the data word of an interface value: the pointer to the

@@ -3,8 +3,10 @@ package reliable
 import (
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/prefetch"
 	"github.com/layercast/layercast/internal/ring"
 	"github.com/layercast/layercast/stack"
 )
@@ -18,6 +20,10 @@ type group struct {
 	view    *event.ViewInfo // nil until the first view arrives
 	tag     uint32          // view tag of view
 	members map[event.NodeID]*member
+	// ranked is members by view rank (nil for us), rebuilt with the pair
+	// table (reindex; use rankedOf): the per-member loops of gossip walk
+	// it rather than looking each member up.
+	ranked []*member
 
 	// own stream
 	next     uint32 // next sequence number to send
@@ -315,8 +321,8 @@ func (l *Layer) advanceStability(g *group) {
 		return
 	}
 	st := g.next - 1
-	for _, id := range g.view.Members {
-		if _, m := l.lookup(g.id, id); m != nil && m.acked < st {
+	for _, m := range l.rankedOf(g) {
+		if m != nil && m.acked < st {
 			st = m.acked
 		}
 	}
@@ -468,8 +474,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 	d := &l.digest
 	d.G, d.V, d.U, d.H = uint32(g.id), g.tag, unstable, g.held
 	d.E = append(d.E[:0], uint32(l.self), g.next-1, 0)
-	for _, id := range g.view.Members {
-		_, m := l.lookup(g.id, id)
+	for _, m := range l.rankedOf(g) {
 		if m == nil {
 			continue
 		}
@@ -477,7 +482,7 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 		if m.rs != nil {
 			c = m.rs.next - 1
 		}
-		d.E = append(d.E, uint32(id), c, m.floor)
+		d.E = append(d.E, uint32(m.id), c, m.floor)
 	}
 	msg := l.Ctx.NewMessage()
 	b := msg.Append(1 + digestSize(d))
@@ -551,15 +556,34 @@ func (l *Layer) digestUp(ev *event.Event) {
 		}
 	}
 	l.repairLagging(g, fm)
+	ranked := l.rankedOf(g)
+	for _, m := range ranked {
+		// every stream the entries name, asked for at once rather than
+		// one cold load after another (thousands of simulated nodes)
+		if m != nil && m.rs != nil {
+			prefetch.Lines(unsafe.Pointer(m.rs), 1)
+		}
+	}
 	if fm.rs != nil {
 		l.announce(fm.rs, highest)
 	}
+	r := 0 // the sender lists the members in view order, as ranked
 	for i := 3; i < len(d.E); i += 3 {
 		n, c := event.NodeID(d.E[i]), d.E[i+1]
 		if n == l.self || n == from {
 			continue
 		}
-		if _, om := l.lookup(g.id, n); om != nil && om.rs != nil {
+		var om *member
+		for r < len(ranked) && g.view.Members[r] != n {
+			r++
+		}
+		if r < len(ranked) {
+			om = ranked[r]
+		} else {
+			_, om = l.lookup(g.id, n)
+			r = 0
+		}
+		if om != nil && om.rs != nil {
 			l.announce(om.rs, c)
 		}
 	}

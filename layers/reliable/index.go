@@ -31,10 +31,24 @@ func (l *Layer) reindex() {
 		for id, m := range g.members {
 			l.hits.Put(g.id, id, hitEntry{g: g, m: m})
 		}
+		g.ranked = g.ranked[:0]
+		for _, id := range g.view.Members {
+			g.ranked = append(g.ranked, g.members[id])
+		}
 		// ourselves, never a member: advanceStability and sendDigest look
 		// every view member up, and a miss would cost two map lookups
 		l.hits.Put(g.id, l.self, hitEntry{g: g})
 	}
+}
+
+// rankedOf is g's members by view rank (nil where we are), as lookup
+// would find them; g must have a view.
+func (l *Layer) rankedOf(g *group) []*member {
+	if l.stale {
+		l.reindex()
+		l.stale = false
+	}
+	return g.ranked
 }
 
 // lookup returns the group (nil if unknown) and the member (nil if not

@@ -19,7 +19,12 @@ type recvState struct {
 	start   uint32 // the join floor: the stream starts here for us
 	next    uint32
 	highest uint32
-	got     seqwin.Bitmap // what arrived in [next, next+window)
+	// hintedAt: a loss hint named this stream before it was placed (its
+	// first casts lost); the gap its placement reveals was discovered
+	// then, and is NAKed nak_delay after it (0: no such hint, or used).
+	// Beside next and highest: every digest reads the three.
+	hintedAt event.Time
+	got      seqwin.Bitmap // what arrived in [next, next+window)
 	// epochs record when gaps were discovered: every missing sequence number
 	// from epochs[i].from up to epochs[i+1].from was found missing at
 	// epochs[i].at. Bounded: the oldest merge when it is full.
@@ -45,10 +50,6 @@ type recvState struct {
 	// stalls counts NAK retry rounds in a row that brought nothing back:
 	// the retry interval doubles with each (exponential backoff)
 	stalls int
-	// hintedAt: a loss hint named this stream before it was placed (its
-	// first casts lost); the gap its placement reveals was discovered
-	// then, and is NAKed nak_delay after it (0: no such hint, or used)
-	hintedAt event.Time
 }
 
 // path is the round trip to one sender as this receiver sees it (NAK to
