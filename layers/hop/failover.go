@@ -39,6 +39,7 @@ type kept struct {
 	h   dataHdr
 	g   event.GroupID
 	msg *event.Message // payload; nil for a skip run
+	at  event.Time     // when kept (kept at least history: state.go)
 }
 
 // keepOwn keeps a copy of a member's unnumbered cast.
@@ -118,12 +119,10 @@ func (l *Layer) takeCast(h *dataHdr, from event.NodeID) bool {
 	return h.Last > n && h.Last-n <= uint32(l.cfg.MaxPending)
 }
 
-// retain keeps a message or skip run of source site h.Site (representative),
-// unless no other live site could ever ask for it.
+// retain keeps a message or skip run of source site h.Site, for a site or
+// member that may need it: a far site whose link is new, a newcomer in my
+// site, or my site after a failover (state.go). freeStable frees it.
 func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
-	if l.live&^(1<<l.me|1<<h.Site) == 0 {
-		return
-	}
 	r := &l.retained[h.Site]
 	if r.Len() >= l.cfg.MaxPending {
 		l.unkeep(r.Pop())
@@ -133,7 +132,7 @@ func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
 		payload.Retain()
 		l.hold(int64(payload.Len()))
 	}
-	r.Push(kept{h: *h, g: g, msg: payload})
+	r.Push(kept{h: *h, g: g, msg: payload, at: l.Ctx.Now()})
 }
 
 // unkeep releases a kept message.
@@ -144,8 +143,10 @@ func (l *Layer) unkeep(k kept) {
 	}
 }
 
-// freeStable drops what every live site holds, by the heartbeats' ARUs.
+// freeStable drops what every live site holds, by the heartbeats' ARUs,
+// this node has delivered, and was kept history ago.
 func (l *Layer) freeStable() {
+	old := l.Ctx.Now().Add(-l.cfg.History)
 	for s := range l.retained {
 		r := &l.retained[s]
 		if r.Len() == 0 {
@@ -157,33 +158,42 @@ func (l *Layer) freeStable() {
 				floor = min(floor, l.arus[x][s])
 			}
 		}
-		for r.Len() > 0 && r.Front().h.end() <= floor {
+		if st := l.streams[s]; st != nil && st.synced {
+			floor = min(floor, st.delivered)
+		}
+		for r.Len() > 0 && r.Front().h.end() <= floor && r.Front().at <= old {
 			l.unkeep(r.Pop())
 		}
 	}
 }
 
-// resend queues on a child link, for source site s, what the child's site
-// does not hold yet (by its ARU) of what this representative keeps.
-func (l *Layer) resend(s event.SiteID, c child) {
+// resend queues on a child link, for source site s, a tStart and what the
+// child's site does not hold yet (by its ARU) of what this representative
+// has (state.go). A child site that is new here (admitted, or readmitted
+// after it was cut off or left the view) gets s's stream from where it
+// stands now: what came before belongs to a configuration it was not in
+// (Spread's extended virtual synchrony), and its ARU is of an old life.
+func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 	lk := l.links[c.site]
 	if lk == nil {
 		return
 	}
-	have := l.arus[c.site][s]
-	r := &l.retained[s]
-	for i := 0; i < r.Len(); i++ {
-		k := r.At(i)
-		if k.h.end() <= have {
-			continue
-		}
-		l.c.Resent.Inc()
-		if k.msg != nil && k.h.Mask&c.subtree != 0 {
-			lk.queue(&k.h, k.g, k.msg)
-		} else {
-			lk.queueSkip(s, k.h.Seq, k.h.end(), k.h.LTS)
-		}
+	lower := l.arus[c.site][s] + 1
+	if st := l.streams[s]; admitted && st != nil {
+		lower = st.contig + 1
 	}
+	l.replay(s, lower, func(h *dataHdr, g event.GroupID, payload *event.Message) {
+		switch {
+		case h.Type == tStart:
+			lk.queueStart(h)
+		case payload != nil && h.Type == tData && h.Mask&c.subtree != 0:
+			l.c.Resent.Inc()
+			lk.queue(h, g, payload)
+		default:
+			l.c.Resent.Inc()
+			lk.queueSkip(s, h.Seq, h.end(), h.LTS)
+		}
+	})
 }
 
 // numberOrWait numbers member from's cast h now, or, while this

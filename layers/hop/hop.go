@@ -93,6 +93,10 @@ type Config struct {
 	// Safe delivers a message only once every site's representative is
 	// known to hold it (safe delivery), still in agreed order.
 	Safe bool
+	// History is how long a node keeps a message at least, even once
+	// every live site holds it, for a site or member admitted meanwhile
+	// (state transfer, state.go).
+	History time.Duration
 }
 
 // Check reports a configuration that cannot work.
@@ -269,6 +273,12 @@ func (l *Layer) Up(ev *event.Event) {
 // links and routes.
 func (l *Layer) install(nb *event.Neighbourhood) {
 	l.views = nb.Views
+	prev := map[event.NodeID]bool{} // my site's members before
+	for n, s := range l.siteOf {
+		if s == l.me {
+			prev[n] = true
+		}
+	}
 	l.siteOf = map[event.NodeID]event.SiteID{}
 	was := l.reps
 	l.reps = [maxSite + 1]event.NodeID{}
@@ -319,16 +329,26 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	}
 	l.rebuild()
 	_ = l.Ctx.Subscribe(l.Ctx.Channel(event.SiteChannel, uint32(l.me)))
+	for n, s := range l.siteOf {
+		if s == l.me && !prev[n] && n != l.Ctx.Self() {
+			// A newcomer in my site: it learns where each stream stands,
+			// and gets what it needs of them (state.go).
+			l.replaySite()
+			break
+		}
+	}
 }
 
 // rebuild recomputes live sites, my role, links and routes.
 func (l *Layer) rebuild() {
+	wasLive := l.live
 	l.live = l.inView &^ l.dead
 	was := l.isRep
 	l.isRep = l.reps[l.me] == l.Ctx.Self() && l.live&(1<<l.me) != 0
 	if l.isRep && !was {
 		// Taking over from a representative that failed: go on with the
 		// site's stream where its numbered casts left it.
+		l.syncOwn()
 		if st := l.streams[l.me]; st != nil {
 			l.siteSeq = max(l.siteSeq, st.contig)
 			l.clock = max(l.clock, st.lastLTS)
@@ -407,10 +427,14 @@ func (l *Layer) rebuild() {
 		}
 	}
 	if l.isRep {
+		l.syncOwn()
+		if st := l.streams[l.me]; st != nil {
+			l.siteSeq = max(l.siteSeq, st.contig)
+		}
 		for src, cs := range l.routes.children {
 			for _, c := range cs {
 				if before[src]&(1<<c.site) == 0 {
-					l.resend(event.SiteID(src), c)
+					l.resend(event.SiteID(src), c, wasLive&(1<<c.site) == 0)
 				}
 			}
 		}
@@ -520,7 +544,7 @@ func (l *Layer) castSite(h *dataHdr, g event.GroupID, payload *event.Message) {
 		m = l.Ctx.NewMessage()
 	}
 	hh := *h
-	hh.LinkSeq, hh.Flags = 0, 0
+	hh.LinkSeq, hh.Flags = 0, h.Flags&flagReplay
 	hh.put(m.Prepend(dataHdrSize))
 	// Not control: ring below orders skips with the data, reliably.
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: m})
@@ -577,7 +601,7 @@ func (l *Layer) receive(ev *event.Event) {
 	}
 	// A cast on the site channel.
 	switch b[0] {
-	case tData, tSkip:
+	case tData, tSkip, tStart:
 		hb, err := m.Consume(dataHdrSize)
 		var h dataHdr
 		if err == nil {
@@ -610,7 +634,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		// Ring hands a member its own casts back, in order: a
 		// representative's numbered ones now go on along the site's tree.
 		switch {
-		case !l.isRep || h.Seq == 0:
+		case !l.isRep || h.Seq == 0 || h.Type == tStart || h.Flags&flagReplay != 0:
 		case h.Site == l.me:
 			l.takeNumbered(h, g, payloadOf(h, m))
 			l.checkHold()
@@ -651,6 +675,12 @@ func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool
 	if st == nil {
 		l.c.Foreign.Inc()
 		return false
+	}
+	if h.Type == tStart {
+		if h.Site == l.me && l.isRep {
+			return false // I number it: nobody tells me where it stands
+		}
+		return l.startIn(st, h)
 	}
 	l.clock = max(l.clock, h.LTS)
 	now := l.Ctx.Now()
