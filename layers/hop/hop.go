@@ -155,6 +155,12 @@ type Layer struct {
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time
+	// farBeat: the last heartbeat of each far site (representative),
+	// cast into the site again every 10 heartbeats: relayed only when it
+	// told something new, one lost in the site left a member's agreed
+	// order waiting on an idle far site for good.
+	farBeat   [maxSite + 1]*beat
+	farBeatAt event.Time
 	// arus[x][s]: up to which site sequence of source s site x's
 	// representative holds s's stream (from x's heartbeats).
 	arus [maxSite + 1][maxSite + 1]uint32
@@ -774,6 +780,17 @@ func (l *Layer) onBeat() {
 		l.lastBeat, l.beatAt = bt, now
 		l.sendBeat(&bt)
 	}
+	if l.peers && now.Sub(l.farBeatAt) >= 10*l.cfg.Heartbeat {
+		l.farBeatAt = now
+		for s, fb := range l.farBeat {
+			if fb != nil && l.live&(1<<s) != 0 && event.SiteID(s) != l.me {
+				fb.Down = l.downs[s] & l.inView // as this node knows it now
+				m := l.Ctx.NewMessage()
+				fb.put(m.Append(fb.size()))
+				l.Ctx.Down(&event.Event{Kind: event.Cast, Channel: l.siteChannel(), Control: true, Msg: m})
+			}
+		}
+	}
 	for _, lk := range l.links {
 		if lk != nil {
 			lk.flushSkips()
@@ -839,6 +856,8 @@ func (l *Layer) onBeatIn(bt *beat, wan, direct bool) {
 	}
 	if wan && l.isRep {
 		l.sendBeat(bt)
+		fb := *bt
+		l.farBeat[bt.Site] = &fb
 	}
 	l.freeStable()
 	l.tryDeliver()
