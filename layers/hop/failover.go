@@ -1,6 +1,8 @@
 package hop
 
 import (
+	"time"
+
 	"github.com/layercast/layercast/event"
 )
 
@@ -203,14 +205,45 @@ func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 // (checkHold), so holding theirs back here holds them back too; numbered
 // at once, every member's casts went onto links that could not carry
 // them, and the link queues overflowed (queue_drops).
+//
+// Casts also wait (at most maxSyncWait) while a far site's stream here does
+// not know where it stands (a site admitted, or this one readmitted, state.go):
+// numbered before this node has the far streams' time stamps, they would
+// carry stamps below what the other sites delivered while this site was
+// out, and sort before those where the stream is known and after them
+// where it was not (agreed order broken).
 func (l *Layer) numberOrWait(h *dataHdr, g event.GroupID, m *event.Message) {
-	if l.waiting.Len() == 0 && !l.congested() {
+	if l.waiting.Len() == 0 && !l.congested() && !l.unsyncedFar() {
 		l.number(h, g, m)
 		return
 	}
 	l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last) // taken: not again
 	m.Retain()
-	l.waiting.Push(kept{h: *h, g: g, msg: m})
+	l.waiting.Push(kept{h: *h, g: g, msg: m, at: l.Ctx.Now()})
+	l.armWait()
+}
+
+// maxSyncWait bounds how long casts wait for far streams to learn where
+// they stand (their feeders send it within a round trip).
+const maxSyncWait = time.Second
+
+// unsyncedFar reports whether a live far site's stream here does not know
+// where it stands yet.
+func (l *Layer) unsyncedFar() bool {
+	for s, st := range l.streams {
+		if st != nil && !st.synced && event.SiteID(s) != l.me && l.live&(1<<s) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// armWait arms the timer that numbers waiting casts once maxSyncWait has
+// passed for the first of them, should nothing else drain them.
+func (l *Layer) armWait() {
+	if l.waiting.Len() > 0 && !l.waitT.Pending() {
+		l.waitT.Reset(max(time.Millisecond, maxSyncWait-l.Ctx.Now().Sub(l.waiting.Front().at)))
+	}
 }
 
 // congested reports whether a link queue, or what this representative
@@ -244,7 +277,7 @@ func (l *Layer) drainWaiting() {
 	}
 	l.draining = true
 	defer func() { l.draining = false }()
-	for l.waiting.Len() > 0 && (!l.isRep || !l.congested()) {
+	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)
@@ -254,6 +287,9 @@ func (l *Layer) drainWaiting() {
 			l.numbered[w.h.Origin] = w.h.Last - 1
 		}
 		w.msg.Release()
+	}
+	if l.isRep {
+		l.armWait()
 	}
 }
 

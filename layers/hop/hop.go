@@ -178,6 +178,7 @@ type Layer struct {
 	// waiting are members' casts a representative took but numbers only
 	// once its links and its site's ring are short again (failover.go).
 	waiting  ring.Ring[kept]
+	waitT    *stack.Timer // drains waiting casts after maxSyncWait
 	draining bool
 
 	// Probes of links declared down (probe.go).
@@ -203,6 +204,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	ctx.BindCounters(&l.c)
 	l.me = ctx.Site()
 	l.beatT = ctx.NewTimer(l.onBeat)
+	l.waitT = ctx.NewTimer(l.checkHold)
 	l.numbered = map[event.NodeID]uint32{}
 	l.resync = map[event.NodeID]bool{}
 	l.belowHeld = map[event.GroupID]bool{}
@@ -486,6 +488,15 @@ func (l *Layer) originate(ev *event.Event) {
 		l.keepOwn(l.oseq, g, ev.Msg.Bytes())
 		h.put(ev.Msg.Prepend(dataHdrSize))
 		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: ev.Msg})
+		l.checkHold()
+		return
+	}
+	if l.waiting.Len() > 0 || l.unsyncedFar() {
+		// After the casts waiting before it, and the far streams' stamps
+		// (numberOrWait).
+		l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
+		l.waiting.Push(kept{h: h, g: g, msg: ev.Msg, at: l.Ctx.Now()})
+		l.armWait()
 		l.checkHold()
 		return
 	}
@@ -925,7 +936,7 @@ func (l *Layer) checkHold() {
 	if !l.isRep {
 		longest = max(longest, l.own.Len())
 	} else {
-		longest = max(longest, l.inRing())
+		longest = max(longest, l.inRing(), l.waiting.Len())
 	}
 	switch {
 	case !l.held && longest >= hi:

@@ -206,6 +206,7 @@ func (l *Layer) startIn(st *stream, h *dataHdr) bool {
 	if !changed {
 		return false
 	}
+	l.clock = max(l.clock, h.LTS)
 	l.c.Starts.Inc()
 	if lost[1] > lost[0] {
 		l.tellLost(lost)
@@ -220,6 +221,7 @@ func (l *Layer) startIn(st *stream, h *dataHdr) bool {
 			}
 		}
 	}
+	l.checkHold() // casts waiting for the far streams' stamps (numberOrWait)
 	l.tryDeliver()
 	return true
 }
