@@ -92,3 +92,30 @@ func TestHopFarBeatRepeatedInSite(t *testing.T) {
 			rep.MissingUnexplained, rep.DeliveriesExpected, rep.Duplicates, rep.Notes)
 	}
 }
+
+// TestHopReadmittedSiteStampsAfterOthers: site 2 (n4 alone) is cut off for
+// 3.3 s, removed and admitted again, and site 1's representative crashes
+// meanwhile. n4's clock stood still while it was out, so its first casts
+// after readmission carried time stamps below what sites 1 and 3 had
+// delivered without it: a node that already had site 2's stream ordered
+// them first, one that had not yet admitted it after (8 deliveries out of
+// agreed order). A representative now numbers nothing while a far site's
+// stream does not know where it stands; the start records carry the far
+// sites' stamps, and its next casts sort after them everywhere.
+func TestHopReadmittedSiteStampsAfterOthers(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "15", "rate", "40",
+		"duration", "6s", "drain", "5s", "loss", "none",
+		"site", "1=1-3", "site", "2=4-4", "site", "3=5-5",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:1@2.5s", "fault", "partition:4@1.5s", "fault", "heal@4.8s")
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil {
+		t.Fatalf("no agreed_violations in the report")
+	}
+	if *f.AgreedViolations != 0 || rep.MissingUnexplained != 0 || rep.Duplicates != 0 {
+		t.Errorf("agreed_violations %d, %d owed deliveries missing unexplained, %d duplicates", *f.AgreedViolations, rep.MissingUnexplained, rep.Duplicates)
+	}
+}
