@@ -183,6 +183,13 @@ func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 	lower := l.arus[c.site][s] + 1
 	if st := l.streams[s]; admitted && st != nil {
 		lower = st.contig + 1
+		if s == l.me && l.isRep {
+			// And past what I numbered that my site's ring has not
+			// handed back yet: numbered before the child was admitted
+			// (maybe while my site was cut off), in a configuration it
+			// was not in.
+			lower = l.siteSeq + 1
+		}
 	}
 	l.replay(s, lower, func(h *dataHdr, g event.GroupID, payload *event.Message) {
 		switch {

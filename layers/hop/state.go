@@ -157,8 +157,11 @@ func (l *Layer) replay(s event.SiteID, lower uint32, emit func(h *dataHdr, g eve
 		first = st.contig + 1
 	}
 	var lts uint64
-	if first == st.contig+1 {
+	switch {
+	case first == st.contig+1:
 		lts = st.lastLTS
+	case s == l.me && l.isRep && first == l.siteSeq+1:
+		lts = l.clock // what I number next has a stamp above it
 	}
 	emit(&dataHdr{Type: tStart, Site: s, Seq: first, LTS: lts}, 0, nil)
 	done := first // the first seq not emitted yet
