@@ -62,9 +62,11 @@ for seed in $(seq "$from" "$to"); do
       echo "fault: heal@4.$(((r / 10) % 10))s" ;;
     esac
   } >"$sc"
-  if ! out=$("$st" run specs/spread.stack --scenario "$sc" 2>&1); then
+  # A run that does not end in 300 s of wall time fails too (a livelock).
+  if ! out=$(timeout 300 "$st" run specs/spread.stack --scenario "$sc" 2>&1); then
     fails=$((fails + 1))
-    echo "seed $seed: $(echo "$out" | grep -E 'PROMISE BROKEN' | head -2 | tr '\n' ' ')(replay: stacktool run specs/spread.stack --scenario $sc)"
+    why=$(echo "$out" | grep -E 'PROMISE BROKEN' | head -2 | tr '\n' ' ')
+    echo "seed $seed: ${why:-no report (timed out or failed)} (replay: stacktool run specs/spread.stack --scenario $sc)"
   fi
 done
 if [ "$fails" = 0 ]; then
