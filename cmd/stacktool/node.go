@@ -45,7 +45,7 @@ func init() {
 			"(loopback by default) to the groups' channels at --mcast-port, as every stacktool command does.\n" +
 			"SIGINT or SIGTERM leave the groups and stop the node. --log-level debug shows every layer's protocol lines.\n" +
 			"--site places the node in a Spread site (specs/spread.stack); give the representatives of other sites with --peer,\n" +
-			"and start every node before the first cast (--cast-members): hop has no state transfer for a late joiner.\n" +
+			"and start every node before the first cast (--cast-members) if every node must get every cast: a late joiner gets what was cast from its join on.\n" +
 			"Example: stacktool node --spec specs/gms.stack --gms 127.0.0.1:7000 --join news,sports --id 1\n" +
 			"Example: stacktool node --spec specs/spread.stack --gms 127.0.0.1:7000 --join g --id 3 --site 2 --listen 127.0.0.1:7003 --peer 1=127.0.0.1:7001",
 		Flags: []cli.Flag{
@@ -61,7 +61,7 @@ func init() {
 			&cli.DurationFlag{Name: "wait", Usage: "how long to wait for the service's first views before giving up", Value: 5 * time.Second},
 			&cli.Float64Flag{Name: "cast", Usage: "messages per second to multicast, over the joined groups in turn (0: none)"},
 			&cli.IntFlag{Name: "cast-members", Usage: "start casting half a second after every joined group's view has at least this many members (0: at once). " +
-				"hop (specs/spread.stack) needs it: a node that joins a site whose stream has already begun never catches up"},
+				"with hop (specs/spread.stack) a node that joins later gets only what is cast from its join on (state transfer)"},
 			&cli.IntFlag{Name: "size", Usage: "payload bytes per message cast (at least the 32-byte stamp)", Value: 100},
 			&cli.DurationFlag{Name: "report", Usage: "interval between delivery count lines", Value: time.Second},
 			&cli.StringFlag{Name: "stat", Usage: "serve live counters over HTTP at this loopback address (read them with stacktool stat ADDR)"},

@@ -1,6 +1,8 @@
 package hop
 
 import (
+	"time"
+
 	"github.com/layercast/layercast/event"
 )
 
@@ -39,6 +41,7 @@ type kept struct {
 	h   dataHdr
 	g   event.GroupID
 	msg *event.Message // payload; nil for a skip run
+	at  event.Time     // when kept (kept at least history: state.go)
 }
 
 // keepOwn keeps a copy of a member's unnumbered cast.
@@ -118,12 +121,10 @@ func (l *Layer) takeCast(h *dataHdr, from event.NodeID) bool {
 	return h.Last > n && h.Last-n <= uint32(l.cfg.MaxPending)
 }
 
-// retain keeps a message or skip run of source site h.Site (representative),
-// unless no other live site could ever ask for it.
+// retain keeps a message or skip run of source site h.Site, for a site or
+// member that may need it: a far site whose link is new, a newcomer in my
+// site, or my site after a failover (state.go). freeStable frees it.
 func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
-	if l.live&^(1<<l.me|1<<h.Site) == 0 {
-		return
-	}
 	r := &l.retained[h.Site]
 	if r.Len() >= l.cfg.MaxPending {
 		l.unkeep(r.Pop())
@@ -133,7 +134,7 @@ func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
 		payload.Retain()
 		l.hold(int64(payload.Len()))
 	}
-	r.Push(kept{h: *h, g: g, msg: payload})
+	r.Push(kept{h: *h, g: g, msg: payload, at: l.Ctx.Now()})
 }
 
 // unkeep releases a kept message.
@@ -144,8 +145,10 @@ func (l *Layer) unkeep(k kept) {
 	}
 }
 
-// freeStable drops what every live site holds, by the heartbeats' ARUs.
+// freeStable drops what every live site holds, by the heartbeats' ARUs,
+// this node has delivered, and was kept history ago.
 func (l *Layer) freeStable() {
+	old := l.Ctx.Now().Add(-l.cfg.History)
 	for s := range l.retained {
 		r := &l.retained[s]
 		if r.Len() == 0 {
@@ -157,33 +160,49 @@ func (l *Layer) freeStable() {
 				floor = min(floor, l.arus[x][s])
 			}
 		}
-		for r.Len() > 0 && r.Front().h.end() <= floor {
+		if st := l.streams[s]; st != nil && st.synced {
+			floor = min(floor, st.delivered)
+		}
+		for r.Len() > 0 && r.Front().h.end() <= floor && r.Front().at <= old {
 			l.unkeep(r.Pop())
 		}
 	}
 }
 
-// resend queues on a child link, for source site s, what the child's site
-// does not hold yet (by its ARU) of what this representative keeps.
-func (l *Layer) resend(s event.SiteID, c child) {
+// resend queues on a child link, for source site s, a tStart and what the
+// child's site does not hold yet (by its ARU) of what this representative
+// has (state.go). A child site that is new here (admitted, or readmitted
+// after it was cut off or left the view) gets s's stream from where it
+// stands now: what came before belongs to a configuration it was not in
+// (Spread's extended virtual synchrony), and its ARU is of an old life.
+func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 	lk := l.links[c.site]
 	if lk == nil {
 		return
 	}
-	have := l.arus[c.site][s]
-	r := &l.retained[s]
-	for i := 0; i < r.Len(); i++ {
-		k := r.At(i)
-		if k.h.end() <= have {
-			continue
-		}
-		l.c.Resent.Inc()
-		if k.msg != nil && k.h.Mask&c.subtree != 0 {
-			lk.queue(&k.h, k.g, k.msg)
-		} else {
-			lk.queueSkip(s, k.h.Seq, k.h.end(), k.h.LTS)
+	lower := l.arus[c.site][s] + 1
+	if st := l.streams[s]; admitted && st != nil {
+		lower = st.contig + 1
+		if s == l.me && l.isRep {
+			// And past what I numbered that my site's ring has not
+			// handed back yet: numbered before the child was admitted
+			// (maybe while my site was cut off), in a configuration it
+			// was not in.
+			lower = l.siteSeq + 1
 		}
 	}
+	l.replay(s, lower, func(h *dataHdr, g event.GroupID, payload *event.Message) {
+		switch {
+		case h.Type == tStart:
+			lk.queueStart(h)
+		case payload != nil && h.Type == tData && h.Mask&c.subtree != 0:
+			l.c.Resent.Inc()
+			lk.queue(h, g, payload)
+		default:
+			l.c.Resent.Inc()
+			lk.queueSkip(s, h.Seq, h.end(), h.LTS)
+		}
+	})
 }
 
 // numberOrWait numbers member from's cast h now, or, while this
@@ -193,14 +212,45 @@ func (l *Layer) resend(s event.SiteID, c child) {
 // (checkHold), so holding theirs back here holds them back too; numbered
 // at once, every member's casts went onto links that could not carry
 // them, and the link queues overflowed (queue_drops).
+//
+// Casts also wait (at most maxSyncWait) while a far site's stream here does
+// not know where it stands (a site admitted, or this one readmitted, state.go):
+// numbered before this node has the far streams' time stamps, they would
+// carry stamps below what the other sites delivered while this site was
+// out, and sort before those where the stream is known and after them
+// where it was not (agreed order broken).
 func (l *Layer) numberOrWait(h *dataHdr, g event.GroupID, m *event.Message) {
-	if l.waiting.Len() == 0 && !l.congested() {
+	if l.waiting.Len() == 0 && !l.congested() && !l.unsyncedFar() {
 		l.number(h, g, m)
 		return
 	}
 	l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last) // taken: not again
 	m.Retain()
-	l.waiting.Push(kept{h: *h, g: g, msg: m})
+	l.waiting.Push(kept{h: *h, g: g, msg: m, at: l.Ctx.Now()})
+	l.armWait()
+}
+
+// maxSyncWait bounds how long casts wait for far streams to learn where
+// they stand (their feeders send it within a round trip).
+const maxSyncWait = time.Second
+
+// unsyncedFar reports whether a live far site's stream here does not know
+// where it stands yet.
+func (l *Layer) unsyncedFar() bool {
+	for s, st := range l.streams {
+		if st != nil && !st.synced && event.SiteID(s) != l.me && l.live&(1<<s) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// armWait arms the timer that numbers waiting casts once maxSyncWait has
+// passed for the first of them, should nothing else drain them.
+func (l *Layer) armWait() {
+	if l.waiting.Len() > 0 && !l.waitT.Pending() {
+		l.waitT.Reset(max(time.Millisecond, maxSyncWait-l.Ctx.Now().Sub(l.waiting.Front().at)))
+	}
 }
 
 // congested reports whether a link queue, or what this representative
@@ -234,7 +284,7 @@ func (l *Layer) drainWaiting() {
 	}
 	l.draining = true
 	defer func() { l.draining = false }()
-	for l.waiting.Len() > 0 && (!l.isRep || !l.congested()) {
+	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)
@@ -244,6 +294,9 @@ func (l *Layer) drainWaiting() {
 			l.numbered[w.h.Origin] = w.h.Last - 1
 		}
 		w.msg.Release()
+	}
+	if l.isRep {
+		l.armWait()
 	}
 }
 

@@ -22,6 +22,9 @@ func FuzzHopHeaders(f *testing.F) {
 	h = dataHdr{Type: tSkip, LinkSeq: 8, Site: 1, Seq: 5, Last: 90, LTS: 40}
 	h.put(b[:])
 	f.Add(b[:])
+	h = dataHdr{Type: tStart, LinkSeq: 9, Site: 2, Seq: 41}
+	h.put(b[:])
+	f.Add(b[:])
 	var a [ackHdrSize]byte
 	putAck(a[:], 3, 9)
 	f.Add(a[:])
@@ -79,6 +82,8 @@ func FuzzHopReceive(f *testing.F) {
 		{Type: tData, LinkSeq: 1, Site: 1, Origin: 2, Seq: 1, Last: 1, LTS: 1, Mask: 7},
 		{Type: tData, LinkSeq: 3, Site: 1, Origin: 2, Seq: 3, Last: 3, LTS: 5, Mask: 7},
 		{Type: tSkip, LinkSeq: 2, Site: 1, Seq: 2, Last: 2, LTS: 2},
+		{Type: tStart, LinkSeq: 4, Site: 1, Seq: 9, LTS: 3},
+		{Type: tStart, LinkSeq: 5, Site: 1, Seq: 1 << 20},
 	} {
 		h.put(b[:])
 		f.Add(append([]byte{0, byte(dataHdrSize + 20)}, append(b[:], make([]byte, 20)...)...))

@@ -93,6 +93,10 @@ type Config struct {
 	// Safe delivers a message only once every site's representative is
 	// known to hold it (safe delivery), still in agreed order.
 	Safe bool
+	// History is how long a node keeps a message at least, even once
+	// every live site holds it, for a site or member admitted meanwhile
+	// (state transfer, state.go).
+	History time.Duration
 }
 
 // Check reports a configuration that cannot work.
@@ -151,6 +155,12 @@ type Layer struct {
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time
+	// farBeat: the last heartbeat of each far site (representative),
+	// cast into the site again every 10 heartbeats: relayed only when it
+	// told something new, one lost in the site left a member's agreed
+	// order waiting on an idle far site for good.
+	farBeat   [maxSite + 1]*beat
+	farBeatAt event.Time
 	// arus[x][s]: up to which site sequence of source s site x's
 	// representative holds s's stream (from x's heartbeats).
 	arus [maxSite + 1][maxSite + 1]uint32
@@ -168,6 +178,7 @@ type Layer struct {
 	// waiting are members' casts a representative took but numbers only
 	// once its links and its site's ring are short again (failover.go).
 	waiting  ring.Ring[kept]
+	waitT    *stack.Timer // drains waiting casts after maxSyncWait
 	draining bool
 
 	// Probes of links declared down (probe.go).
@@ -193,6 +204,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	ctx.BindCounters(&l.c)
 	l.me = ctx.Site()
 	l.beatT = ctx.NewTimer(l.onBeat)
+	l.waitT = ctx.NewTimer(l.checkHold)
 	l.numbered = map[event.NodeID]uint32{}
 	l.resync = map[event.NodeID]bool{}
 	l.belowHeld = map[event.GroupID]bool{}
@@ -269,6 +281,12 @@ func (l *Layer) Up(ev *event.Event) {
 // links and routes.
 func (l *Layer) install(nb *event.Neighbourhood) {
 	l.views = nb.Views
+	prev := map[event.NodeID]bool{} // my site's members before
+	for n, s := range l.siteOf {
+		if s == l.me {
+			prev[n] = true
+		}
+	}
 	l.siteOf = map[event.NodeID]event.SiteID{}
 	was := l.reps
 	l.reps = [maxSite + 1]event.NodeID{}
@@ -319,16 +337,26 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	}
 	l.rebuild()
 	_ = l.Ctx.Subscribe(l.Ctx.Channel(event.SiteChannel, uint32(l.me)))
+	for n, s := range l.siteOf {
+		if s == l.me && !prev[n] && n != l.Ctx.Self() {
+			// A newcomer in my site: it learns where each stream stands,
+			// and gets what it needs of them (state.go).
+			l.replaySite()
+			break
+		}
+	}
 }
 
 // rebuild recomputes live sites, my role, links and routes.
 func (l *Layer) rebuild() {
+	wasLive := l.live
 	l.live = l.inView &^ l.dead
 	was := l.isRep
 	l.isRep = l.reps[l.me] == l.Ctx.Self() && l.live&(1<<l.me) != 0
 	if l.isRep && !was {
 		// Taking over from a representative that failed: go on with the
 		// site's stream where its numbered casts left it.
+		l.syncOwn()
 		if st := l.streams[l.me]; st != nil {
 			l.siteSeq = max(l.siteSeq, st.contig)
 			l.clock = max(l.clock, st.lastLTS)
@@ -407,10 +435,14 @@ func (l *Layer) rebuild() {
 		}
 	}
 	if l.isRep {
+		l.syncOwn()
+		if st := l.streams[l.me]; st != nil {
+			l.siteSeq = max(l.siteSeq, st.contig)
+		}
 		for src, cs := range l.routes.children {
 			for _, c := range cs {
 				if before[src]&(1<<c.site) == 0 {
-					l.resend(event.SiteID(src), c)
+					l.resend(event.SiteID(src), c, wasLive&(1<<c.site) == 0)
 				}
 			}
 		}
@@ -456,6 +488,15 @@ func (l *Layer) originate(ev *event.Event) {
 		l.keepOwn(l.oseq, g, ev.Msg.Bytes())
 		h.put(ev.Msg.Prepend(dataHdrSize))
 		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: ev.Msg})
+		l.checkHold()
+		return
+	}
+	if l.waiting.Len() > 0 || l.unsyncedFar() {
+		// After the casts waiting before it, and the far streams' stamps
+		// (numberOrWait).
+		l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
+		l.waiting.Push(kept{h: h, g: g, msg: ev.Msg, at: l.Ctx.Now()})
+		l.armWait()
 		l.checkHold()
 		return
 	}
@@ -520,7 +561,7 @@ func (l *Layer) castSite(h *dataHdr, g event.GroupID, payload *event.Message) {
 		m = l.Ctx.NewMessage()
 	}
 	hh := *h
-	hh.LinkSeq, hh.Flags = 0, 0
+	hh.LinkSeq, hh.Flags = 0, h.Flags&flagReplay
 	hh.put(m.Prepend(dataHdrSize))
 	// Not control: ring below orders skips with the data, reliably.
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g, Channel: l.siteChannel(), Msg: m})
@@ -577,7 +618,7 @@ func (l *Layer) receive(ev *event.Event) {
 	}
 	// A cast on the site channel.
 	switch b[0] {
-	case tData, tSkip:
+	case tData, tSkip, tStart:
 		hb, err := m.Consume(dataHdrSize)
 		var h dataHdr
 		if err == nil {
@@ -610,7 +651,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		// Ring hands a member its own casts back, in order: a
 		// representative's numbered ones now go on along the site's tree.
 		switch {
-		case !l.isRep || h.Seq == 0:
+		case !l.isRep || h.Seq == 0 || h.Type == tStart || h.Flags&flagReplay != 0:
 		case h.Site == l.me:
 			l.takeNumbered(h, g, payloadOf(h, m))
 			l.checkHold()
@@ -651,6 +692,12 @@ func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool
 	if st == nil {
 		l.c.Foreign.Inc()
 		return false
+	}
+	if h.Type == tStart {
+		if h.Site == l.me && l.isRep {
+			return false // I number it: nobody tells me where it stands
+		}
+		return l.startIn(st, h)
 	}
 	l.clock = max(l.clock, h.LTS)
 	now := l.Ctx.Now()
@@ -744,6 +791,17 @@ func (l *Layer) onBeat() {
 		l.lastBeat, l.beatAt = bt, now
 		l.sendBeat(&bt)
 	}
+	if l.peers && now.Sub(l.farBeatAt) >= 10*l.cfg.Heartbeat {
+		l.farBeatAt = now
+		for s, fb := range l.farBeat {
+			if fb != nil && l.live&(1<<s) != 0 && event.SiteID(s) != l.me {
+				fb.Down = l.downs[s] & l.inView // as this node knows it now
+				m := l.Ctx.NewMessage()
+				fb.put(m.Append(fb.size()))
+				l.Ctx.Down(&event.Event{Kind: event.Cast, Channel: l.siteChannel(), Control: true, Msg: m})
+			}
+		}
+	}
 	for _, lk := range l.links {
 		if lk != nil {
 			lk.flushSkips()
@@ -809,6 +867,8 @@ func (l *Layer) onBeatIn(bt *beat, wan, direct bool) {
 	}
 	if wan && l.isRep {
 		l.sendBeat(bt)
+		fb := *bt
+		l.farBeat[bt.Site] = &fb
 	}
 	l.freeStable()
 	l.tryDeliver()
@@ -876,7 +936,7 @@ func (l *Layer) checkHold() {
 	if !l.isRep {
 		longest = max(longest, l.own.Len())
 	} else {
-		longest = max(longest, l.inRing())
+		longest = max(longest, l.inRing(), l.waiting.Len())
 	}
 	switch {
 	case !l.held && longest >= hi:

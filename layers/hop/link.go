@@ -136,6 +136,17 @@ func (lk *link) flushSkip(site event.SiteID) {
 	lk.pump()
 }
 
+// queueStart queues a stream's tStart (state.go) behind what is queued.
+func (lk *link) queueStart(h *dataHdr) {
+	lk.flushSkip(h.Site)
+	if lk.pend.Len() >= lk.l.cfg.MaxPending {
+		lk.l.c.QueueDrops.Inc()
+		return
+	}
+	lk.pend.Push(slot{h: dataHdr{Type: tStart, Site: h.Site, Seq: h.Seq, LTS: h.LTS}})
+	lk.pump()
+}
+
 func (lk *link) flushSkips() {
 	for s := range lk.skipRuns {
 		lk.flushSkip(event.SiteID(s))
@@ -226,7 +237,11 @@ func (lk *link) transmit(s *slot, retx bool) {
 	if retx {
 		h.Flags = flagRetx
 		l.c.Retx.Inc()
-		lk.retxCtr.Inc()
+		if h.Type == tData {
+			// Repairs of data by link (a stream's tStart or skip
+			// records resent are not the losses the figure is about).
+			lk.retxCtr.Inc()
+		}
 	} else if h.Type == tData {
 		l.c.DataSent.Inc()
 	} else {
@@ -344,7 +359,7 @@ func (lk *link) receive(ev *event.Event) {
 			return
 		}
 		l.onBeatIn(&bt, true, lk.far == bt.Site)
-	case tData, tSkip:
+	case tData, tSkip, tStart:
 		hb, err := m.Consume(dataHdrSize)
 		var h dataHdr
 		if err == nil {

@@ -25,6 +25,11 @@ type stream struct {
 	// was contiguous when it was (ring hands casts back in order).
 	inSite uint32
 	marks  []siteMark
+	// synced: the stream knows where it stands (a tStart set it, or this
+	// node numbers it). Until then contig means nothing, agreed delivery
+	// waits on it, and what arrives is held in early (state.go).
+	synced bool
+	early  []kept
 }
 
 // siteMark is a message cast into the site and the stream's contig then.
@@ -71,6 +76,12 @@ func newStream(s event.SiteID, size int) *stream {
 }
 
 func (st *stream) close() {
+	for _, k := range st.early {
+		if k.msg != nil {
+			k.msg.Release()
+		}
+	}
+	st.early = nil
 	for i := range st.items {
 		if st.items[i].msg != nil {
 			st.items[i].msg.Release()
@@ -82,6 +93,9 @@ func (st *stream) close() {
 // add keeps a data message; fresh is false for a duplicate, full when it
 // was beyond what the stream may hold (dropped).
 func (st *stream) add(h *dataHdr, g event.GroupID, payload *event.Message, now event.Time) (fresh, full bool) {
+	if !st.synced {
+		return st.hold(h, g, payload)
+	}
 	if h.Seq <= st.contig {
 		return false, false
 	}
@@ -105,6 +119,10 @@ func (st *stream) add(h *dataHdr, g event.GroupID, payload *event.Message, now e
 
 // skip marks first..last as pruned away (or this node's own).
 func (st *stream) skip(first, last uint32, lts uint64, now event.Time) bool {
+	if !st.synced {
+		fresh, _ := st.hold(&dataHdr{Type: tSkip, Site: st.site, Seq: first, Last: last, LTS: lts}, 0, nil)
+		return fresh
+	}
 	if last <= st.contig {
 		return false
 	}

@@ -33,13 +33,14 @@ func init() {
 			{Name: "dead_after", Type: compose.Duration, Default: "3s", Doc: "silence of a link after which the far site is declared dead", Min: 0.01, Max: 3600},
 			{Name: "max_queue", Type: compose.Int, Default: "64", Doc: "link queue at which this node's application is held off (a quarter of it; it resumes at an eighth)", Min: 4, Max: 1 << 24},
 			{Name: "max_pending", Type: compose.Int, Default: "8192", Doc: "out-of-order messages held per source site, messages kept per source site until every site has them, and packets queued per link (a power of two)", Min: 1, Max: 1 << 24},
+			{Name: "history", Type: compose.Duration, Default: "1s", Doc: "how long a node keeps a message at least, even once every site holds it, for a site or member admitted meanwhile (state transfer)", Min: 0, Max: 3600},
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once every site's representative holds it (the sites' ARUs in the heartbeats), still in agreed order"},
 		},
 		Gives:     []compose.Property{compose.Reliable, compose.FIFO, compose.Agreed},
 		GivesWith: compose.GivesIfOn("safe", compose.Safe),
 		Counters: append(compose.CountersOf(counters{}),
 			// made at run time, one per link (newLink)
-			compose.CounterDoc{Name: "retransmissions_by_link:<link>", Doc: "retransmissions by the sending end of one link (s3>s4: site 3's representative towards site 4)"},
+			compose.CounterDoc{Name: "retransmissions_by_link:<link>", Doc: "data packets retransmitted by the sending end of one link (s3>s4: site 3's representative towards site 4); skip and start records resent count only in retransmissions"},
 		),
 		Summarize: summarize,
 		New: func(p compose.Params) (stack.Layer, error) {
@@ -49,6 +50,7 @@ func init() {
 				MaxRetries: p.Int("max_retries"), AckShort: p.Duration("ack_short"), AckLong: p.Duration("ack_long"),
 				AckEvery: p.Int("ack_every"), Heartbeat: p.Duration("heartbeat"), DeadAfter: p.Duration("dead_after"),
 				MaxQueue: p.Int("max_queue"), MaxPending: p.Int("max_pending"), Safe: p.Bool("safe"),
+				History: p.Duration("history"),
 			}, New)
 		},
 	})
@@ -119,5 +121,8 @@ type counters struct {
 	KeepDrops   *stack.Counter `counter:"keep_drops" doc:"kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"`
 	Probes      *stack.Counter `counter:"link_probes" doc:"probes sent across links declared down, asking whether they carry traffic again (every dead_after, doubling to 8 x dead_after)"`
 	LinksUp     *stack.Counter `counter:"links_up_again" doc:"links declared down that answered a probe and were brought up again (the trees are rebuilt over them)"`
+	Starts      *stack.Counter `counter:"stream_starts" doc:"streams told where they stand (tStart, state transfer): a newcomer, a readmitted site, or a stream moved past what its feeder no longer has"`
+	ToldLost    *stack.Counter `counter:"told_lost" doc:"site sequence numbers a stream skipped because its feeder no longer had them; the application is told (event.Lost)"`
+	Replayed    *stack.Counter `counter:"replayed" doc:"messages and skip runs a representative cast into its site again for a newcomer (state transfer)"`
 	Resynced    *stack.Counter `counter:"recast_awaited" doc:"members' casts a new representative passed over because an earlier one of the same member was still to come again (numbered when they come again, in order)"`
 }

@@ -31,6 +31,14 @@ const (
 	// tProbe asks, answers or confirms across a link declared down
 	// whether it carries traffic again (probeHdr).
 	tProbe byte = 6
+	// tStart is a stream's state transfer (a dataHdr): for source site
+	// Site, its sender sends everything from site sequence Seq on; what
+	// comes before Seq it cannot give (Spread 3.3: the messages a
+	// configuration change leaves a newcomer or a readmitted site). A
+	// stream that does not know where it stands (a new member, a site
+	// readmitted) waits for one; one that stands below Seq skips to it
+	// and tells the application what it will not get (event.Lost).
+	tStart byte = 7
 )
 
 // Probe stages: a representative that declared its link to a far site down
@@ -79,6 +87,9 @@ const (
 	// flagRecast marks a member's unnumbered cast sent again to a new
 	// representative (failover.go).
 	flagRecast = 2
+	// flagReplay marks what a representative casts into its site again
+	// for a newcomer (state transfer): not to be sent on again.
+	flagReplay = 4
 )
 
 // errMalformed is wrapped by every decoding error.
@@ -131,7 +142,7 @@ func parseData(b []byte) (dataHdr, error) {
 	h.LTS = binary.BigEndian.Uint64(b[19:])
 	h.Mask = binary.BigEndian.Uint64(b[27:])
 	switch {
-	case h.Type != tData && h.Type != tSkip:
+	case h.Type != tData && h.Type != tSkip && h.Type != tStart:
 		return h, fmt.Errorf("%w: type %d is not data", errMalformed, h.Type)
 	case h.Site > maxSite:
 		return h, fmt.Errorf("%w: site %d above %d", errMalformed, h.Site, maxSite)
@@ -139,7 +150,7 @@ func parseData(b []byte) (dataHdr, error) {
 		// unnumbered: a member's cast to its site's representative
 	case h.Seq == 0:
 		return h, fmt.Errorf("%w: site sequence 0", errMalformed)
-	case h.Type == tData:
+	case h.Type == tData, h.Type == tStart:
 	case h.Last < h.Seq:
 		return h, fmt.Errorf("%w: skip run %d..%d", errMalformed, h.Seq, h.Last)
 	case h.Last-h.Seq > maxSkipRun:

@@ -1,0 +1,247 @@
+package hop
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/layercast/layercast/event"
+)
+
+// This file is hop's state transfer (Spread 3.3, and Totem's configuration
+// change: a newcomer learns where each stream stands and gets what the
+// others keep, or is told what it will not get).
+//
+// A stream that does not know where it stands (a node that joins a site
+// after casting started, a site readmitted after a partition, the streams
+// of a node that was itself out of its site) holds what arrives (stream
+// early) and waits for a tStart: "from site sequence F on you get
+// everything". Agreed delivery waits on it meanwhile, so nothing is
+// delivered out of order, and nothing it was sent is lost.
+//
+// Who sends it: whoever feeds the stream. A representative, when its site
+// view gains members, casts into its site, for every stream it knows, a
+// tStart and then every message and skip run from that point on it still
+// has (its stream's undelivered items and what it keeps, failover.go); and
+// on a new child link (a far site readmitted, a new representative, a tree
+// rebuilt) it sends the same from the child's ARU on. F is the first point
+// from which it has everything up to where its own stream is contiguous,
+// so a receiver that knew where it stood and stands below F skips to it
+// and is told what it will not get (event.Lost, told_lost). A
+// representative whose stream moves so passes the tStart on, into its site
+// and down its tree. A representative numbers its own site's stream, so
+// knows where it stands.
+//
+// What a node keeps it keeps at least history after it was numbered or
+// received (kept.at), even when every live site holds it, so a site or a
+// member admitted meanwhile (views reach sites tens of milliseconds apart
+// across a WAN, and a sender may cast to a newcomer before the newcomer's
+// feeder has installed it) still gets it.
+
+// hold keeps a message or skip run of a stream that does not know where it
+// stands yet (replayed by start); fresh is false for a copy, full when
+// early holds as many as the stream may.
+func (st *stream) hold(h *dataHdr, g event.GroupID, payload *event.Message) (fresh, full bool) {
+	for _, k := range st.early {
+		if k.h.Type == h.Type && k.h.Seq == h.Seq {
+			return false, false
+		}
+	}
+	if len(st.early) >= len(st.items) {
+		return true, true
+	}
+	if payload != nil {
+		payload.Retain()
+	}
+	st.early = append(st.early, kept{h: *h, g: g, msg: payload})
+	return true, false
+}
+
+// start takes a tStart: everything from first on comes. A stream that did
+// not know where it stood now does (and takes what it held from first on);
+// one that stood below first skips to it, and lost is what it will not get
+// ([lost[0], lost[1]), empty if nothing). changed is false when the stream
+// already stood at or past first.
+func (st *stream) start(first uint32, lts uint64, now event.Time) (changed bool, lost [2]uint32) {
+	if first == 0 {
+		return false, lost
+	}
+	if !st.synced {
+		st.synced = true
+		st.contig, st.delivered, st.lastLTS = first-1, first-1, lts
+		early := st.early
+		st.early = nil
+		for i := range early {
+			k := &early[i]
+			switch {
+			case k.h.Type == tSkip:
+				if k.h.Last >= first {
+					st.skip(max(k.h.Seq, first), k.h.Last, k.h.LTS, now)
+				}
+			case k.h.Seq >= first:
+				st.add(&k.h, k.g, k.msg, now)
+			}
+			if k.msg != nil {
+				k.msg.Release()
+			}
+		}
+		st.advance(now)
+		return true, lost
+	}
+	if st.contig+1 >= first {
+		return false, lost
+	}
+	lost = [2]uint32{st.contig + 1, first}
+	st.skip(st.contig+1, first-1, lts, now)
+	return true, lost
+}
+
+// syncOwn: a representative numbers its own site's stream, so it knows
+// where it stands: after what it numbered, or what it holds numbered by
+// the representative before it.
+func (l *Layer) syncOwn() {
+	st := l.streams[l.me]
+	if st == nil || st.synced {
+		return
+	}
+	top := l.siteSeq
+	for _, k := range st.early {
+		top = max(top, k.h.end())
+	}
+	st.start(top+1, l.clock, l.Ctx.Now())
+}
+
+// replay emits, for source site s, a tStart and then, in site sequence
+// order, every message and skip run from it on that this node still has:
+// its stream's items not yet delivered, its skip runs, and what it keeps.
+// The tStart is the first point at or after lower from which it has
+// everything up to where its stream is contiguous. It reports false (and
+// emits nothing) when this node's own stream of s does not know where it
+// stands.
+func (l *Layer) replay(s event.SiteID, lower uint32, emit func(h *dataHdr, g event.GroupID, payload *event.Message)) bool {
+	st := l.streams[s]
+	if st == nil || !st.synced {
+		return false
+	}
+	lower = max(lower, 1)
+	var es []kept
+	r := &l.retained[s]
+	for i := 0; i < r.Len(); i++ {
+		if k := r.At(i); k.h.end() >= lower {
+			es = append(es, *k)
+		}
+	}
+	for i := range st.items {
+		if it := &st.items[i]; it.present && it.h.Seq >= lower {
+			es = append(es, kept{h: it.h, g: it.g, msg: it.msg})
+		}
+	}
+	for _, sr := range st.skips {
+		if sr.last >= lower {
+			es = append(es, kept{h: dataHdr{Type: tSkip, Site: s, Seq: sr.first, Last: sr.last, LTS: sr.lts}})
+		}
+	}
+	slices.SortFunc(es, func(a, b kept) int {
+		if c := cmp.Compare(a.h.Seq, b.h.Seq); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.h.Type, b.h.Type) // data before skip
+	})
+	first, next := lower, lower // next: the first seq not covered yet
+	for i := range es {
+		if e := min(es[i].h.Seq-1, st.contig); es[i].h.Seq > next && next <= e {
+			first = e + 1 // next..e is gone here
+		}
+		next = max(next, es[i].h.end()+1)
+	}
+	if next <= st.contig {
+		first = st.contig + 1
+	}
+	var lts uint64
+	switch {
+	case first == st.contig+1:
+		lts = st.lastLTS
+	case s == l.me && l.isRep && first == l.siteSeq+1:
+		lts = l.clock // what I number next has a stamp above it
+	}
+	emit(&dataHdr{Type: tStart, Site: s, Seq: first, LTS: lts}, 0, nil)
+	done := first // the first seq not emitted yet
+	for i := range es {
+		k := es[i]
+		if k.h.end() < done {
+			continue
+		}
+		if k.h.Type == tSkip {
+			k.h.Seq = max(k.h.Seq, done)
+			emit(&k.h, k.g, nil)
+		} else {
+			emit(&k.h, k.g, k.msg)
+		}
+		done = k.h.end() + 1
+	}
+	return true
+}
+
+// replaySite casts into this representative's site, for every stream that
+// knows where it stands, what a newcomer needs (replay from the first
+// message on: the newcomer takes what comes from the tStart on).
+func (l *Layer) replaySite() {
+	if !l.isRep || !l.peers {
+		return
+	}
+	for s := range l.streams {
+		l.replay(event.SiteID(s), 1, func(h *dataHdr, g event.GroupID, payload *event.Message) {
+			hh := *h
+			hh.Flags = flagReplay
+			if hh.Type != tStart {
+				l.c.Replayed.Inc()
+			}
+			l.castSite(&hh, g, payload)
+		})
+	}
+}
+
+// startIn handles a tStart for stream st (from a link, or from this node's
+// representative): take it, tell the application what it will not get,
+// and, at a representative whose stream it moved, pass it on into the site
+// and down the tree. It reports whether it moved the stream.
+func (l *Layer) startIn(st *stream, h *dataHdr) bool {
+	changed, lost := st.start(h.Seq, h.LTS, l.Ctx.Now())
+	if !changed {
+		return false
+	}
+	l.clock = max(l.clock, h.LTS)
+	l.c.Starts.Inc()
+	if lost[1] > lost[0] {
+		l.tellLost(lost)
+	}
+	if l.isRep && h.Site != l.me {
+		hh := *h
+		hh.Flags = 0
+		l.castSite(&hh, 0, nil)
+		for _, c := range l.routes.children[h.Site] {
+			if lk := l.links[c.site]; lk != nil {
+				lk.queueStart(&hh)
+			}
+		}
+	}
+	l.checkHold() // casts waiting for the far streams' stamps (numberOrWait)
+	l.tryDeliver()
+	return true
+}
+
+// tellLost tells the application, in each of its groups, that site
+// sequence numbers lost[0] up to lost[1] of a stream will not come
+// (those of them that were its group's).
+func (l *Layer) tellLost(lost [2]uint32) {
+	l.c.ToldLost.Add(int64(lost[1] - lost[0]))
+	gs := make([]event.GroupID, 0, len(l.views))
+	for g, v := range l.views {
+		if v.Has(l.Ctx.Self()) {
+			gs = append(gs, g)
+		}
+	}
+	slices.Sort(gs)
+	for _, g := range gs {
+		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g, Lost: &event.LostRange{First: lost[0], End: lost[1], Bounded: true}})
+	}
+}

@@ -1,0 +1,147 @@
+package tests
+
+import (
+	"testing"
+
+	"github.com/layercast/layercast/experiment"
+	_ "github.com/layercast/layercast/layers/all"
+)
+
+// hopStateRun runs specs/spread.stack on three sites of two nodes (WAN
+// links of 30 to 60 ms with 1% loss), every node casting at 40/s for 6 s,
+// under the given faults.
+func hopStateRun(t *testing.T, seed string, faults ...string) *experiment.Report {
+	t.Helper()
+	kv := []string{"nodes", "6", "groups-per-node", "1", "group-size", "6", "seed", seed, "rate", "40",
+		"duration", "6s", "drain", "6s", "loss", "none",
+		"site", "1=1-2", "site", "2=3-4", "site", "3=5-6",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"}
+	for _, f := range faults {
+		kv = append(kv, "fault", f)
+	}
+	rep, _ := simRun(t, "../specs/spread.stack", "", kv...)
+	f, _ := hopJSON(t, rep)
+	if rep.MissingUnexplained != 0 || rep.Duplicates != 0 || f.AgreedViolations == nil || *f.AgreedViolations != 0 {
+		t.Errorf("%v: %d of %d owed deliveries missing unexplained, %d duplicates, agreed_violations %v; notes %q",
+			faults, rep.MissingUnexplained, rep.DeliveriesExpected, rep.Duplicates, f.AgreedViolations, rep.Notes)
+	}
+	if rep.Layers["hop"]["stream_starts"] == 0 {
+		t.Errorf("%v: layers.hop.stream_starts = 0: no stream was told where it stands", faults)
+	}
+	return rep
+}
+
+// TestHopReadmittedMemberGetsOwed: n2, a member of site 1, is cut off for
+// 2.5 s, removed by membership and admitted again, as a node that joins a
+// site after casting started. Its streams stood where it left them (or
+// nowhere: a new node's), so it waited on them for good: 282 owed
+// deliveries missing, every cast to it after its readmission. Its
+// representative now casts into the site, for each stream, where it
+// stands (tStart) and what it still has from there (state transfer).
+func TestHopReadmittedMemberGetsOwed(t *testing.T) {
+	rep := hopStateRun(t, "3", "partition:2@2s", "heal@4.5s")
+	if rep.Layers["hop"]["replayed"] == 0 {
+		t.Errorf("layers.hop.replayed = 0: the representative gave the newcomer nothing")
+	}
+	if rep.DeliveriesOfExpected < 5500 {
+		t.Errorf("%d owed deliveries made, want about 6,000", rep.DeliveriesOfExpected)
+	}
+}
+
+// TestHopReadmittedSiteGetsOwed: a whole site is cut off for more than 2 s,
+// removed and admitted again. Every site closed the stream of a site it
+// lost; the stream made anew waited on site sequence 1 for good, and agreed
+// order with it (1,266 and 3,245 owed deliveries missing). A new child
+// link now starts with a tStart and what its parent has from there.
+func TestHopReadmittedSiteGetsOwed(t *testing.T) {
+	for _, c := range []struct {
+		seed   string
+		faults []string
+	}{
+		{"4", []string{"partition:3,4@1.5s", "heal@4s"}},
+		{"3", []string{"partition:1,2@1s", "heal@3.2s"}},
+	} {
+		rep := hopStateRun(t, c.seed, c.faults...)
+		if rep.DeliveriesOfExpected < 5000 {
+			t.Errorf("%v: %d owed deliveries made, want above 5,000 (those cast while the site was out are not owed)", c.faults, rep.DeliveriesOfExpected)
+		}
+	}
+}
+
+// TestHopFarBeatRepeatedInSite: three sites (3, 1 and 5 nodes), 1% loss
+// inside the sites too, and a member of site 1 crashing. At the end of the
+// run n7, a member of site 3, lost its representative's relay of site 1's
+// last heartbeat; a far site's heartbeat was cast into the site only when
+// it told something new, so once site 1 fell idle n7's agreed order waited
+// on it for good (the last casts of n5 and n9, 2 owed deliveries missing).
+// A representative now casts each far site's last heartbeat into its site
+// again every 10 heartbeats, as it does its own.
+func TestHopFarBeatRepeatedInSite(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "9", "groups-per-node", "1", "group-size", "9", "seed", "16", "rate", "40",
+		"duration", "6s", "drain", "5s", "loss", "uniform:1%",
+		"site", "1=1-3", "site", "2=4-4", "site", "3=5-9",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:3@1.4s")
+	if rep.MissingUnexplained != 0 || rep.Duplicates != 0 {
+		t.Errorf("%d of %d owed deliveries missing unexplained, %d duplicates; notes %q",
+			rep.MissingUnexplained, rep.DeliveriesExpected, rep.Duplicates, rep.Notes)
+	}
+}
+
+// TestHopReadmittedSiteStampsAfterOthers: site 2 (n4 alone) is cut off for
+// 3.3 s, removed and admitted again, and site 1's representative crashes
+// meanwhile. n4's clock stood still while it was out, so its first casts
+// after readmission carried time stamps below what sites 1 and 3 had
+// delivered without it: a node that already had site 2's stream ordered
+// them first, one that had not yet admitted it after (8 deliveries out of
+// agreed order). A representative now numbers nothing while a far site's
+// stream does not know where it stands; the start records carry the far
+// sites' stamps, and its next casts sort after them everywhere.
+func TestHopReadmittedSiteStampsAfterOthers(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "15", "rate", "40",
+		"duration", "6s", "drain", "5s", "loss", "none",
+		"site", "1=1-3", "site", "2=4-4", "site", "3=5-5",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:1@2.5s", "fault", "partition:4@1.5s", "fault", "heal@4.8s")
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil {
+		t.Fatalf("no agreed_violations in the report")
+	}
+	if *f.AgreedViolations != 0 || rep.MissingUnexplained != 0 || rep.Duplicates != 0 {
+		t.Errorf("agreed_violations %d, %d owed deliveries missing unexplained, %d duplicates", *f.AgreedViolations, rep.MissingUnexplained, rep.Duplicates)
+	}
+}
+
+// TestHopReadmittedSiteOldNumbersNotSent: site 1 (n1, n2) is cut off for
+// 2.8 s and n2 crashes meanwhile, so site 1's ring held n1's numbered casts
+// until n1's ring formed again, after site 1 was readmitted. n1 then sent
+// them on to sites 2 and 3 with the stamps of the partition, and they were
+// delivered there after what those sites had delivered without site 1 at
+// some nodes and before it at others (16 deliveries out of agreed order).
+// A child site admitted now gets the representative's own stream from past
+// everything it numbered before.
+func TestHopReadmittedSiteOldNumbersNotSent(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "7", "groups-per-node", "1", "group-size", "7", "seed", "3", "rate", "40",
+		"duration", "6s", "drain", "5s", "loss", "none",
+		"site", "1=1-2", "site", "2=3-3", "site", "3=4-7",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:2@2.7s", "fault", "partition:1,2@1.7s", "fault", "heal@4.5s")
+	f, _ := hopJSON(t, rep)
+	if f.AgreedViolations == nil {
+		t.Fatalf("no agreed_violations in the report")
+	}
+	if *f.AgreedViolations != 0 || rep.MissingUnexplained != 0 || rep.Duplicates != 0 {
+		t.Errorf("agreed_violations %d, %d owed deliveries missing unexplained, %d duplicates", *f.AgreedViolations, rep.MissingUnexplained, rep.Duplicates)
+	}
+}
