@@ -177,13 +177,9 @@ func TestHopSitesOfSeveralAtRateMax(t *testing.T) {
 // casts for 56,174 of 233,744 owed deliveries. Hop now holds the
 // application while either holds: everything owed is delivered.
 func TestHopHoldsOffWhileRingLetsGo(t *testing.T) {
-	rep, _ := simRun(t, "../specs/spread.stack", "",
+	rep := spreadThreeSites(t, [3]string{"1=1-3", "2=4", "3=5-9"},
 		"nodes", "9", "groups-per-node", "1", "group-size", "9", "rate", "max", "seed", "16",
 		"duration", "6s", "drain", "5s", "loss", "uniform:1%",
-		"site", "1=1-3", "site", "2=4", "site", "3=5-9",
-		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
 		"fault", "crash:3@1.4s")
 	wantHopAgreedAll(t, rep)
 }

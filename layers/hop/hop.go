@@ -948,7 +948,8 @@ func (l *Layer) checkHold() {
 	}
 }
 
-func (l *Layer) flow(k event.Kind) {
+// myGroups lists, in order, the groups whose views hold this node.
+func (l *Layer) myGroups() []event.GroupID {
 	gs := make([]event.GroupID, 0, len(l.views))
 	for g, v := range l.views {
 		if v.Has(l.Ctx.Self()) {
@@ -956,7 +957,11 @@ func (l *Layer) flow(k event.Kind) {
 		}
 	}
 	slices.Sort(gs)
-	for _, g := range gs {
+	return gs
+}
+
+func (l *Layer) flow(k event.Kind) {
+	for _, g := range l.myGroups() {
 		if !l.belowHeld[g] { // else held already, and until ring lets it go
 			l.Ctx.Up(&event.Event{Kind: k, Group: g})
 		}

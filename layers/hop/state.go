@@ -234,14 +234,7 @@ func (l *Layer) startIn(st *stream, h *dataHdr) bool {
 // (those of them that were its group's).
 func (l *Layer) tellLost(lost [2]uint32) {
 	l.c.ToldLost.Add(int64(lost[1] - lost[0]))
-	gs := make([]event.GroupID, 0, len(l.views))
-	for g, v := range l.views {
-		if v.Has(l.Ctx.Self()) {
-			gs = append(gs, g)
-		}
-	}
-	slices.Sort(gs)
-	for _, g := range gs {
+	for _, g := range l.myGroups() {
 		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g, Lost: &event.LostRange{First: lost[0], End: lost[1], Bounded: true}})
 	}
 }
