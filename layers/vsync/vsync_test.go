@@ -155,20 +155,7 @@ func TestFlushResenderLostBeforeOthersHaveThem(t *testing.T) {
 // re-send them to n4 as well (every member picks the re-sender from the
 // first reports).
 func TestFlushOneResender(t *testing.T) {
-	dropping := false
-	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
-		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 4: true}, On: func() bool { return dropping }}}, 5, vsyncStack())
-	all := []event.NodeID{1, 2, 3, 4, 5}
-	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
-	c.Net.Run(10 * time.Millisecond)
-	cast := c.Caster(5, 1)
-	cast(5)
-	c.Net.Run(10 * time.Millisecond)
-	dropping = true
-	cast(5)
-	c.Net.Run(2 * time.Millisecond)
-	c.Net.Crash(5)
-	dropping = false
+	c, all := lastCastsMissed(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 5, map[event.NodeID]bool{1: true, 4: true})
 	c.Install(&event.ViewInfo{Group: 1, ID: 2, Members: all[:4], Left: []event.NodeID{5}})
 	c.Net.Run(time.Second)
 	for _, id := range all[:4] {
@@ -229,20 +216,8 @@ func TestReadmittedUnderTheNumberOfItsRemoval(t *testing.T) {
 // (before the fix, n1 installed v2 with 5 and n2, after flush_timeout,
 // with 10).
 func TestFlushRemovalLearnedAtDifferentTimes(t *testing.T) {
-	dropping := false
-	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
-		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{1: true, 2: true}, On: func() bool { return dropping }}}, 4, vsyncStack())
-	all := []event.NodeID{1, 2, 3, 4}
-	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
-	c.Net.Run(10 * time.Millisecond)
-	cast := c.Caster(4, 1)
-	cast(5)
-	c.Net.Run(10 * time.Millisecond)
-	dropping = true
-	cast(5)
-	c.Net.Run(2 * time.Millisecond) // n3 has 10 of n4's casts, n1 and n2 have 5
-	c.Net.Crash(4)
-	dropping = false
+	// n3 has 10 of n4's casts, n1 and n2 have 5.
+	c, all := lastCastsMissed(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 4, map[event.NodeID]bool{1: true, 2: true})
 	w2 := &event.ViewInfo{Group: 1, ID: 2, Members: all[:3], Left: []event.NodeID{4}}
 	w3 := &event.ViewInfo{Group: 1, ID: 3, Members: all[:2], Left: []event.NodeID{3}}
 	c.Stacks[1].InstallView(w2)
@@ -321,24 +296,11 @@ func TestFlushRemovalLearnedAfterPartnerInstalled(t *testing.T) {
 func TestFlushRemovalsLearnedAtRandomTimes(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 15))
-		dropping := false
 		drop := map[event.NodeID]bool{}
 		for id := event.NodeID(1); id <= 4; id++ {
 			drop[id] = rng.IntN(2) == 0
 		}
-		c := layertest.New(t, sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond,
-			Loss: layertest.DropWhen{Rx: drop, On: func() bool { return dropping }}}, 5, vsyncStack())
-		all := []event.NodeID{1, 2, 3, 4, 5}
-		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
-		c.Net.Run(10 * time.Millisecond)
-		cast := c.Caster(5, 1)
-		cast(5)
-		c.Net.Run(10 * time.Millisecond)
-		dropping = true
-		cast(5)
-		c.Net.Run(2 * time.Millisecond)
-		c.Net.Crash(5)
-		dropping = false
+		c, all := lastCastsMissed(t, sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond}, 5, drop)
 		// r is removed in v3, r2 (when not 0) in v4
 		perm := rng.Perm(4)
 		r, r2 := event.NodeID(1+perm[0]), event.NodeID(0)
@@ -386,4 +348,30 @@ func TestFlushRemovalsLearnedAtRandomTimes(t *testing.T) {
 			t.Errorf("seed %d (%v removed later): %d flushes given up after flush_timeout, want 0", seed, removed, n)
 		}
 	}
+}
+
+// lastCastsMissed runs n vsync nodes under cfg (its Loss replaced) in group
+// 1's first view: node n casts 5 that every member gets and 5 more that the
+// nodes in missed do not, and crashes. It returns the cluster and the
+// members of the view.
+func lastCastsMissed(t *testing.T, cfg sim.Config, n int, missed map[event.NodeID]bool) (*layertest.Cluster, []event.NodeID) {
+	t.Helper()
+	dropping := false
+	cfg.Loss = layertest.DropWhen{Rx: missed, On: func() bool { return dropping }}
+	c := layertest.New(t, cfg, n, vsyncStack())
+	var all []event.NodeID
+	for id := 1; id <= n; id++ {
+		all = append(all, event.NodeID(id))
+	}
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: all, Joined: all})
+	c.Net.Run(10 * time.Millisecond)
+	cast := c.Caster(event.NodeID(n), 1)
+	cast(5)
+	c.Net.Run(10 * time.Millisecond)
+	dropping = true
+	cast(5)
+	c.Net.Run(2 * time.Millisecond)
+	c.Net.Crash(event.NodeID(n))
+	dropping = false
+	return c, all
 }
