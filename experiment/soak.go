@@ -216,6 +216,9 @@ type SoakOptions struct {
 	// and lose nothing.
 	Overload     bool
 	OverloadTime time.Duration
+	// Drain, when positive, replaces the scenarios' drain (SoakScenario's
+	// 10 s): a replay of a seed found under another drain keeps it.
+	Drain time.Duration
 }
 
 // scenario is the scenario of one seed under these options.
@@ -223,7 +226,11 @@ func (o SoakOptions) scenario(seed uint64) Scenario {
 	if o.Overload {
 		return OverloadScenario(seed, cmp.Or(o.OverloadTime, time.Minute))
 	}
-	return SoakScenario(seed, o.Quick)
+	sc := SoakScenario(seed, o.Quick)
+	if o.Drain > 0 {
+		sc.Drain = o.Drain
+	}
+	return sc
 }
 
 // SoakResult is what Soak found.
