@@ -17,10 +17,7 @@ import (
 // run; 10,825 owed deliveries were still missing at the end. Repairs now
 // go best effort (event.Event.BestEffort) and tokenring sends them once.
 func TestQSMLECSoakRepairsBestEffort(t *testing.T) {
-	rep := ringSoak(t, "../specs/qsm-lec.stack", 170, "crash:3@1164ms")
-	if !rep.DeliveredAll || rep.DeliveriesExpected == 0 {
-		t.Errorf("%d of %d owed deliveries missing", rep.Missing, rep.DeliveriesExpected)
-	}
+	soakDeliversAll(t, "../specs/qsm-lec.stack", 170, "crash:3@1164ms")
 }
 
 // TestQSMLECSoakTailProbe is soak seed 200 on specs/qsm-lec.stack (9
@@ -32,10 +29,7 @@ func TestQSMLECSoakRepairsBestEffort(t *testing.T) {
 // 6 s after the heal, past the end of the run. The spec now probes every
 // interval (probe_rounds=1), 200 ms as in specs/qsm.stack.
 func TestQSMLECSoakTailProbe(t *testing.T) {
-	rep := ringSoak(t, "../specs/qsm-lec.stack", 200, "bursty:18.2%,8")
-	if !rep.DeliveredAll || rep.DeliveriesExpected == 0 {
-		t.Errorf("%d of %d owed deliveries missing", rep.Missing, rep.DeliveriesExpected)
-	}
+	soakDeliversAll(t, "../specs/qsm-lec.stack", 200, "bursty:18.2%,8")
 }
 
 // TestQSMLECSoakLateRoundWatchdog is soak seed 237 on specs/qsm-lec.stack
@@ -48,10 +42,7 @@ func TestQSMLECSoakTailProbe(t *testing.T) {
 // recovered nothing until past the end of the run (1,019 owed deliveries
 // missing). A late round now raises the round time at most twofold.
 func TestQSMLECSoakLateRoundWatchdog(t *testing.T) {
-	rep := ringSoak(t, "../specs/qsm-lec.stack", 237, "freeze:3@1319ms+1440ms")
-	if !rep.DeliveredAll || rep.DeliveriesExpected == 0 {
-		t.Errorf("%d of %d owed deliveries missing", rep.Missing, rep.DeliveriesExpected)
-	}
+	soakDeliversAll(t, "../specs/qsm-lec.stack", 237, "freeze:3@1319ms+1440ms")
 }
 
 // TestTokenringSoakLeaderAndNextCrash is soak seed 349 on specs/qsm.stack
@@ -66,7 +57,15 @@ func TestQSMLECSoakLateRoundWatchdog(t *testing.T) {
 // to the member this node takes for acting (n2 once n1 is silent), not
 // always to the leader.
 func TestTokenringSoakLeaderAndNextCrash(t *testing.T) {
-	rep := ringSoak(t, "../specs/qsm.stack", 349, "crash:1@1733ms")
+	soakDeliversAll(t, "../specs/qsm.stack", 349, "crash:1@1733ms")
+}
+
+// soakDeliversAll replays soak seed seed on spec (ringSoak: want is in its
+// scenario, every soak invariant holds) and checks that every owed delivery
+// was made.
+func soakDeliversAll(t *testing.T, spec string, seed uint64, want string) {
+	t.Helper()
+	rep := ringSoak(t, spec, seed, want)
 	if !rep.DeliveredAll || rep.DeliveriesExpected == 0 {
 		t.Errorf("%d of %d owed deliveries missing", rep.Missing, rep.DeliveriesExpected)
 	}
