@@ -155,6 +155,7 @@ type Layer struct {
 	held    map[event.GroupID]bool
 
 	tok, last, stash token // the token in hand, the last one passed on, a future ring's
+	rx               token // a token just received, until it is accepted as tok
 	hasStash         bool
 	stashFrom        event.NodeID
 	firstTok         event.Time   // when the node first handled a token

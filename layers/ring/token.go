@@ -22,7 +22,15 @@ func (l *Layer) tokenUp(ev *event.Event) {
 		return
 	}
 	tx := hdr[1]
-	if err := decodeToken(l.wc, ev.Msg.Bytes(), &l.tok, l.cfg.MaxRtr); err != nil {
+	// Decoded aside: l.tok may be a token in hand (held idle, or a
+	// one-member ring's between its visits), which a stray, stale or
+	// foreign token must not overwrite. It did: a one-member ring whose
+	// held token became an old ring's copy (its member back from a
+	// partition got its old partner's last token) handled that token in
+	// a loop at one instant, never idle, its aru never raised, and
+	// virtual time stood still (spread-site-soak seeds 45 and 49).
+	in := &l.rx
+	if err := decodeToken(l.wc, ev.Msg.Bytes(), in, l.cfg.MaxRtr); err != nil {
 		l.c.Malformed.Inc()
 		if l.Ctx.Logging() {
 			l.Ctx.Logf("dropping token from %v: %v", ev.Peer, err)
@@ -32,24 +40,32 @@ func (l *Layer) tokenUp(ev *event.Event) {
 	r := l.cur
 	if r != nil && r.inRing(ev.Peer) {
 		a := l.Ctx.NewMessage()
-		putTokenAck(a.Append(tokenAckSize), l.tok.Ring, l.tok.Seq, tx)
+		putTokenAck(a.Append(tokenAckSize), in.Ring, in.Seq, tx)
 		l.c.TokenAcks.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: ev.Peer, Control: true, Msg: a})
 	}
 	switch {
-	case r == nil || l.tok.Ring != r.id:
+	case r == nil || in.Ring != r.id:
 		// Perhaps a ring this node has not installed yet: keep the newest.
-		if !l.hasStash || l.stash.Ring != l.tok.Ring || l.stash.Seq < l.tok.Seq {
-			l.tok.copyTo(&l.stash)
+		if !l.hasStash || l.stash.Ring != in.Ring || l.stash.Seq < in.Seq {
+			in.copyTo(&l.stash)
 			l.stashFrom = ev.Peer
 			l.hasStash = true
 		}
 		l.c.StaleTokens.Inc()
 	case ev.Peer != r.prev():
 		l.c.Foreign.Inc()
-	case l.tok.Seq <= r.lastSeq:
+	case in.Seq <= r.lastSeq:
 		l.c.StaleTokens.Inc() // a duplicate, or an old copy of a regenerated token
 	default:
+		if l.holding {
+			// A newer token than the one held (the leader regenerated
+			// it meanwhile): only one may go on, the newer.
+			l.holding = false
+			l.hold.Stop()
+			l.c.StaleTokens.Inc()
+		}
+		l.tok, l.rx = l.rx, l.tok // swap: both keep their slices
 		l.handleToken(false)
 	}
 }
