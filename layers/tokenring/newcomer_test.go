@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
@@ -87,4 +88,82 @@ type installer struct {
 func (in installer) install(id event.NodeID, v *event.ViewInfo, nb *event.Neighbourhood) {
 	in.stacks[id].InstallView(v)
 	in.stacks[id].InstallNeighbourhood(nb)
+}
+
+// installAt installs the group views at node id with a neighbourhood whose
+// own region has view id rv (none: the node is in no group).
+func installAt(c *layertest.Cluster, id event.NodeID, v *event.ViewInfo, rv uint64) {
+	c.Stacks[id].InstallView(v)
+	nb := membership.Static(map[event.GroupID]*event.ViewInfo{v.Group: v})[id]
+	if nb == nil {
+		nb = &event.Neighbourhood{Self: id, Own: -1, Views: map[event.GroupID]*event.ViewInfo{}}
+	}
+	for i := range nb.Regions {
+		nb.Regions[i].ID = rv
+	}
+	c.Stacks[id].InstallNeighbourhood(nb)
+}
+
+// A member readmitted to a region made anew with the same id and its first
+// view id (as gms does: qsm-gms soak seed 367) takes the region's purge
+// point as its floor. n1 is cut off and removed; n2, alone with the sender
+// n3 in the region (view 2), ACKs and purges what n3 casts meanwhile, and
+// n3 frees it. n1 is readmitted (region view 1 again) before the others
+// learn it: n3's packets carry a view (2) not before n1's and the view base
+// 1, so n1 begins n3's stream at 1, below what the region purged; nobody
+// has those packets
+// (they were cast while n1 was out and are not owed to it). The region's
+// purge point and ACK must not stay at n1's floor: n3 frees every packet
+// by the end, and n1 delivers every cast numbered from its readmission
+// on, in order.
+func TestReadmittedTakesRegionPurgePoint(t *testing.T) {
+	on := false
+	c := cluster(t, sim.Config{Seed: 2, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: cutOff{rx: 1, on: &on}}, 3, nil)
+	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}}
+	for _, id := range v1.Members {
+		installAt(c, id, v1, 1)
+	}
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(3, 1, 600, time.Millisecond, 100, sent)
+	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{2, 3}, Left: []event.NodeID{1}}
+	v3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1}}
+	c.Net.At(event.Time(100*time.Millisecond), func() {
+		on = true
+		installAt(c, 1, &event.ViewInfo{Group: 2, ID: 1, Members: []event.NodeID{4}}, 0)
+		installAt(c, 2, v2, 2)
+		installAt(c, 3, v2, 2)
+	})
+	var owedFrom uint32
+	c.Net.At(event.Time(300*time.Millisecond), func() {
+		on = false
+		installAt(c, 1, v3, 1) // the region made anew: same id, its first view id
+	})
+	c.Net.At(event.Time(320*time.Millisecond), func() {
+		owedFrom = sent[1][3] + 1 // the next cast is numbered in view 3
+		installAt(c, 3, v3, 1)
+		installAt(c, 2, v3, 1)
+	})
+	c.Net.Run(3 * time.Second)
+	total := sent[1][3]
+	if total != 600 || owedFrom < 250 {
+		t.Fatalf("set-up: %d cast in all, view 3 after %d; want 600, about 320", total, owedFrom-1)
+	}
+	if p := c.Counter("tokenring", "pending", 3); p != 0 {
+		t.Errorf("pending at the sender at the end = %d, want 0 (the region's ACK held at n1's floor)", p)
+	}
+	got := c.Got[1][1][3]
+	var fromOwed []uint32
+	for _, x := range got {
+		if x >= owedFrom {
+			fromOwed = append(fromOwed, x)
+		}
+	}
+	if want := total - owedFrom + 1; uint32(len(fromOwed)) != want {
+		t.Errorf("n1 delivered %d of the %d casts from its readmission (%d on), want all", len(fromOwed), want, owedFrom)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("n1 delivered %d after %d, want in order", got[i], got[i-1])
+		}
+	}
 }

@@ -224,6 +224,18 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 					break
 				}
 			}
+			if o.pview == uint32(rv.ID) && o.sview == uint32(rv.ID) {
+				// The previous stretch began in a view of the same id as
+				// this one: the region was made anew (same id, same view
+				// id) and a member came back to it. Its receivers, which
+				// tell a stretch owed to them by its view (not before the
+				// one they joined in), would take it for theirs: a
+				// readmitted member began its senders' group streams at
+				// the old stretch's base, and fifo waited to the end for
+				// casts from before its readmission (qsm-gms soak seed
+				// 367: 67 owed deliveries held). So no previous stretch.
+				o.pview, o.pvbase, o.pgvbase = 0, 0, nil
+			}
 			o.view, o.members = rv.ID, rv.Members
 		}
 		seen[rv.Region] = true

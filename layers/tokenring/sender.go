@@ -57,7 +57,11 @@ type sentPkt struct {
 // castDown queues an application cast for its regions.
 func (l *Layer) castDown(ev *event.Event) {
 	rs := l.spans[ev.Group]
-	if len(rs) == 0 {
+	if len(rs) == 0 && !l.readmitting(ev.Group) {
+		// (A node gms removed and will readmit queues the cast: pull
+		// sends it once its regions come back. Dropped here, casts the
+		// application made as a member while its removal was under way
+		// were lost: qsm-gms soak seed 436.)
 		l.c.NoRegion.Inc()
 		ev.Msg.Release()
 		return

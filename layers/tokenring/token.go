@@ -212,6 +212,15 @@ func (l *Layer) visitOnce(r *region, t *tokenMsg, h int) {
 			rec.K, rec.U, rec.UL = infs(r.p), make([][]uint32, r.p), infs(r.p)
 		}
 		s := l.stream(r, event.NodeID(rec.S), rec.P+1)
+		// The region's purge point is at least the one this member last
+		// saw: every member of the region then had every packet up to it,
+		// has freed it, and the sender freed it on the region's ACKs. A
+		// member (re)admitted since (the region made anew, its leader
+		// starting from nothing) cannot get those packets from anyone,
+		// and its stream, begun at a floor below them (a packet in flight
+		// from before its readmission), held the purge point, the ACK and
+		// its own window there for good (qsm-gms soak seeds 76, 367).
+		rec.P = max(rec.P, s.lastP)
 		if n := s.purge(l, rec.P); n > 0 {
 			l.c.Skipped.Add(int64(n))
 		}
@@ -517,7 +526,9 @@ func (l *Layer) complete(r *region, t *tokenMsg) {
 			delete(r.last, s) // every packet known is everywhere and purged: inactive
 			continue
 		}
-		r.last[s] = lastRec{c: rec.M, p: min(rec.F, rec.M), au: rec.U, al: rec.UL}
+		// Never below the purge point the round carried (raised by the
+		// members that saw a later one: visitOnce).
+		r.last[s] = lastRec{c: rec.M, p: max(rec.P, min(rec.F, rec.M)), au: rec.U, al: rec.UL}
 		r.lastOrder = append(r.lastOrder, s)
 	}
 	for s := range r.last {
