@@ -132,7 +132,9 @@ func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
 	}
 	if payload != nil {
 		payload.Retain()
+		payload = payload.Compact() // kept: in a buffer its charge accounts for, never a larger packet's
 		l.hold(int64(payload.Len()))
+		l.keptCost += event.HeldCost(payload.Len())
 	}
 	r.Push(kept{h: *h, g: g, msg: payload, at: l.Ctx.Now()})
 }
@@ -141,12 +143,14 @@ func (l *Layer) retain(h *dataHdr, g event.GroupID, payload *event.Message) {
 func (l *Layer) unkeep(k kept) {
 	if k.msg != nil {
 		l.hold(-int64(k.msg.Len()))
+		l.keptCost -= event.HeldCost(k.msg.Len())
 		k.msg.Release()
 	}
 }
 
 // freeStable drops what every live site holds, by the heartbeats' ARUs,
-// this node has delivered, and was kept history ago.
+// this node has delivered, and was kept history ago (or sooner, while
+// what it keeps costs more than history_bytes).
 func (l *Layer) freeStable() {
 	old := l.Ctx.Now().Add(-l.cfg.History)
 	for s := range l.retained {
@@ -163,7 +167,7 @@ func (l *Layer) freeStable() {
 		if st := l.streams[s]; st != nil && st.synced {
 			floor = min(floor, st.delivered)
 		}
-		for r.Len() > 0 && r.Front().h.end() <= floor && r.Front().at <= old {
+		for r.Len() > 0 && r.Front().h.end() <= floor && (r.Front().at <= old || l.keptCost > l.cfg.HistoryBytes) {
 			l.unkeep(r.Pop())
 		}
 	}

@@ -97,6 +97,10 @@ type Config struct {
 	// every live site holds it, for a site or member admitted meanwhile
 	// (state transfer, state.go).
 	History time.Duration
+	// HistoryBytes bounds what History keeps: past it, messages every
+	// live site holds are freed however young (a flood of messages, forged
+	// or not, must not grow memory for a second's worth of traffic).
+	HistoryBytes int64
 }
 
 // Check reports a configuration that cannot work.
@@ -144,6 +148,7 @@ type Layer struct {
 	links [maxSite + 1]*link
 
 	heldBytes int64 // payload bytes held: links, kept messages
+	keptCost  int64 // what the kept messages cost in memory (event.HeldCost each)
 
 	clock   uint64 // Lamport clock
 	siteSeq uint32 // last site sequence assigned (representative)

@@ -34,6 +34,7 @@ func init() {
 			{Name: "max_queue", Type: compose.Int, Default: "64", Doc: "link queue at which this node's application is held off (a quarter of it; it resumes at an eighth)", Min: 4, Max: 1 << 24},
 			{Name: "max_pending", Type: compose.Int, Default: "8192", Doc: "out-of-order messages held per source site, messages kept per source site until every site has them, and packets queued per link (a power of two)", Min: 1, Max: 1 << 24},
 			{Name: "history", Type: compose.Duration, Default: "1s", Doc: "how long a node keeps a message at least, even once every site holds it, for a site or member admitted meanwhile (state transfer)", Min: 0, Max: 3600},
+			{Name: "history_bytes", Type: compose.Size, Default: "4MB", Doc: "most bytes of messages every site holds that history keeps; past it the oldest go at once", Min: 0, Max: 1 << 40},
 			{Name: "safe", Type: compose.Bool, Default: "off", Doc: "deliver a message only once every site's representative holds it (the sites' ARUs in the heartbeats), still in agreed order"},
 		},
 		Gives:     []compose.Property{compose.Reliable, compose.FIFO, compose.Agreed},
@@ -50,7 +51,7 @@ func init() {
 				MaxRetries: p.Int("max_retries"), AckShort: p.Duration("ack_short"), AckLong: p.Duration("ack_long"),
 				AckEvery: p.Int("ack_every"), Heartbeat: p.Duration("heartbeat"), DeadAfter: p.Duration("dead_after"),
 				MaxQueue: p.Int("max_queue"), MaxPending: p.Int("max_pending"), Safe: p.Bool("safe"),
-				History: p.Duration("history"),
+				History: p.Duration("history"), HistoryBytes: int64(p.Int("history_bytes")),
 			}, New)
 		},
 	})

@@ -117,6 +117,7 @@ var probeBounds = []struct{ layer, param, value string }{
 	{"lec", "max_held", "1024"},
 	{"lec", "max_held_bytes", "1MiB"},
 	{"lec", "max_unusable_bytes", "256KiB"},
+	{"hop", "history_bytes", "1MB"},
 }
 
 // withProbeBounds returns spec with probeBounds set where it gives none.
@@ -197,6 +198,10 @@ func floodBound(tb testing.TB, spec string, members int64) (int64, string) {
 			add("reliable", members*(n("p2p_max_held")+16*n("p2p_window"))+n("max_buffer"))
 		case "mflow":
 			add("mflow", n("hi_wmark")*(maxForged+heldCost))
+		case "hop":
+			// What history keeps past what every site holds; the rest of
+			// what hop holds is data the members owe each other.
+			add("hop", n("history_bytes")+maxForged+heldCost)
 		case "lec":
 			add("lec", n("max_held_bytes")+n("max_held")*2*heldCost+n("max_unusable_bytes")+n("max_unusable")*heldCost)
 		}
