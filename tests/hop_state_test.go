@@ -156,3 +156,21 @@ func wantAgreedNoneUnexplained(t *testing.T, rep *experiment.Report) {
 		t.Errorf("agreed_violations %d, %d owed deliveries missing unexplained, %d duplicates", *f.AgreedViolations, rep.MissingUnexplained, rep.Duplicates)
 	}
 }
+
+// TestHopThawedRepresentativeDeliversNotAgain: n3, the representative and
+// ring leader of the two-node site 2, is frozen past the failure
+// detector's timeout, removed and readmitted. Its far streams were closed
+// with its removal and opened again, and the start records it got were
+// below what it had delivered before: it delivered again 36 messages of
+// site 1. A node now keeps, per source site, the last message it
+// delivered across a stream's closing, and delivers nothing at or below it
+// again.
+func TestHopThawedRepresentativeDeliversNotAgain(t *testing.T) {
+	rep := spreadThreeSites(t, [3]string{"1=1-2", "2=3-4", "3=5-5"},
+		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "45", "rate", "40",
+		"duration", "6s", "drain", "5s", "loss", "none",
+		"fault", "freeze:3@2s+2500ms")
+	if rep.Duplicates != 0 {
+		t.Errorf("%d duplicate deliveries (%d owed deliveries missing unexplained): %v", rep.Duplicates, rep.MissingUnexplained, rep.Notes)
+	}
+}

@@ -151,7 +151,16 @@ type Layer struct {
 	// belowHeld: groups ring below holds the application off in.
 	belowHeld map[event.GroupID]bool
 
-	streams  [maxSite + 1]*stream
+	streams [maxSite + 1]*stream
+	// upTo: of each source site, the site sequence and stamp of the last
+	// message this node delivered, kept when the stream is closed (its
+	// site left this node's view, or this node was cut off and
+	// readmitted): a stream opened again may be started below it, and
+	// what it delivered in its earlier life it must not deliver again.
+	upTo [maxSite + 1]struct {
+		seq uint32
+		lts uint64
+	}
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time
