@@ -174,3 +174,17 @@ func TestHopThawedRepresentativeDeliversNotAgain(t *testing.T) {
 		t.Errorf("%d duplicate deliveries (%d owed deliveries missing unexplained): %v", rep.Duplicates, rep.MissingUnexplained, rep.Notes)
 	}
 }
+
+// TestHopCutOffRepresentativeRejoins: n3, the representative of the
+// two-node site 2, is cut off from everything for 2.2 s and removed; alone
+// it numbered its own casts into site 2's stream, with the numbers n4 gave
+// its casts as the representative that took over (the ones the far sites
+// hold). Readmitted, n3 was the representative again (the smallest id) and
+// numbered on from its own numbers: the far sites dropped its casts and
+// n4's as duplicates of numbers they had (251 owed deliveries missing). A
+// representative readmitted after being alone now drops what it numbered
+// alone and numbers on from where its members say the stream stands,
+// sending on what they numbered that the far sites may lack.
+func TestHopCutOffRepresentativeRejoins(t *testing.T) {
+	hopStateRun(t, "49", "crash:2@4.1s", "partition:3@2.1s", "heal@4.3s")
+}

@@ -238,7 +238,7 @@ const maxSyncWait = time.Second
 // where it stands yet.
 func (l *Layer) unsyncedFar() bool {
 	for s, st := range l.streams {
-		if st != nil && !st.synced && event.SiteID(s) != l.me && l.live&(1<<s) != 0 {
+		if st != nil && !st.synced && (event.SiteID(s) != l.me || l.rejoin) && l.live&(1<<s) != 0 {
 			return true
 		}
 	}
@@ -285,6 +285,13 @@ func (l *Layer) drainWaiting() {
 	l.draining = true
 	defer func() { l.draining = false }()
 	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
+		if l.rejoin && l.isRep {
+			// No member told where the stream stands in time: number
+			// on from what this node numbered.
+			l.rejoin = false
+			l.syncOwn()
+			l.siteSeq = max(l.siteSeq, l.streams[l.me].contig)
+		}
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)
