@@ -284,13 +284,12 @@ func (l *Layer) drainWaiting() {
 	}
 	l.draining = true
 	defer func() { l.draining = false }()
+	if l.rejoin && l.isRep && l.Ctx.Now().Sub(l.rejoinAt) >= maxSyncWait {
+		l.endRejoin()
+	}
 	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
 		if l.rejoin && l.isRep {
-			// No member told where the stream stands in time: number
-			// on from what this node numbered.
-			l.rejoin = false
-			l.syncOwn()
-			l.siteSeq = max(l.siteSeq, l.streams[l.me].contig)
+			l.endRejoin()
 		}
 		w := l.waiting.Pop()
 		if l.isRep {
@@ -319,5 +318,27 @@ func (l *Layer) releaseKept() {
 		for l.retained[s].Len() > 0 {
 			l.unkeep(l.retained[s].Pop())
 		}
+	}
+}
+
+// endRejoin: no member told this readmitted representative where its
+// site's stream stands in time (maxSyncWait; the member may have died
+// meanwhile): it numbers on from what it numbered.
+func (l *Layer) endRejoin() {
+	l.rejoin = false
+	l.syncOwn()
+	if st := l.streams[l.me]; st != nil {
+		l.siteSeq = max(l.siteSeq, st.contig)
+	}
+	l.resendOwn()
+	l.tryDeliver()
+}
+
+// resendOwn sends every child link of my site's tree where my site's
+// stream stands now and what of it the child's site lacks (a readmitted
+// representative's stream moved: the far sites skip to it).
+func (l *Layer) resendOwn() {
+	for _, c := range l.routes.children[l.me] {
+		l.resend(l.me, c, false)
 	}
 }

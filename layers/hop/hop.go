@@ -169,6 +169,7 @@ type Layer struct {
 	rejoin bool
 	// alone: this node's view has had no far site since one had.
 	alone    bool
+	rejoinAt event.Time // when rejoin was set
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time

@@ -29,7 +29,8 @@ import (
 // and is told what it will not get (event.Lost, told_lost). A
 // representative whose stream moves so passes the tStart on, into its site
 // and down its tree. A representative numbers its own site's stream, so
-// knows where it stands.
+// knows where it stands; except one readmitted after it was alone in its
+// view (rejoined): its members tell it.
 //
 // What a node keeps it keeps at least history after it was numbered or
 // received (kept.at), even when every live site holds it, so a site or a
@@ -264,7 +265,8 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		for l.retained[l.me].Len() > 0 {
 			l.unkeep(l.retained[l.me].Pop())
 		}
-		l.rejoin = true
+		l.rejoin, l.rejoinAt = true, l.Ctx.Now()
+		l.waitT.Reset(maxSyncWait) // a member that died meanwhile tells nothing
 		return
 	}
 	if l.inView&far != 0 {
@@ -309,6 +311,7 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 	st.inSite = st.contig
 	l.rejoin = false
 	l.c.Starts.Inc()
+	l.resendOwn()
 	l.drainWaiting()
 	l.checkHold()
 	l.tryDeliver()
