@@ -164,14 +164,15 @@ func wantAgreedNoneUnexplained(t *testing.T, rep *experiment.Report) {
 // below what it had delivered before: it delivered again 36 messages of
 // site 1. A node now keeps, per source site, the last message it
 // delivered across a stream's closing, and delivers nothing at or below it
-// again.
+// again. The last casts n4 numbered in n3's place were lost too (7 owed
+// deliveries missing), as in TestHopCutOffRepresentativeRejoins.
 func TestHopThawedRepresentativeDeliversNotAgain(t *testing.T) {
 	rep := spreadThreeSites(t, [3]string{"1=1-2", "2=3-4", "3=5-5"},
 		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "45", "rate", "40",
 		"duration", "6s", "drain", "5s", "loss", "none",
 		"fault", "freeze:3@2s+2500ms")
-	if rep.Duplicates != 0 {
-		t.Errorf("%d duplicate deliveries (%d owed deliveries missing unexplained): %v", rep.Duplicates, rep.MissingUnexplained, rep.Notes)
+	if rep.Duplicates != 0 || rep.MissingUnexplained != 0 {
+		t.Errorf("%d duplicate deliveries, %d owed deliveries missing unexplained: %v", rep.Duplicates, rep.MissingUnexplained, rep.Notes)
 	}
 }
 
