@@ -156,3 +156,36 @@ func wantAgreedNoneUnexplained(t *testing.T, rep *experiment.Report) {
 		t.Errorf("agreed_violations %d, %d owed deliveries missing unexplained, %d duplicates", *f.AgreedViolations, rep.MissingUnexplained, rep.Duplicates)
 	}
 }
+
+// TestHopThawedRepresentativeDeliversNotAgain: n3, the representative and
+// ring leader of the two-node site 2, is frozen past the failure
+// detector's timeout, removed and readmitted. Its far streams were closed
+// with its removal and opened again, and the start records it got were
+// below what it had delivered before: it delivered again 36 messages of
+// site 1. A node now keeps, per source site, the last message it
+// delivered across a stream's closing, and delivers nothing at or below it
+// again. The last casts n4 numbered in n3's place were lost too (7 owed
+// deliveries missing), as in TestHopCutOffRepresentativeRejoins.
+func TestHopThawedRepresentativeDeliversNotAgain(t *testing.T) {
+	rep := spreadThreeSites(t, [3]string{"1=1-2", "2=3-4", "3=5-5"},
+		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "45", "rate", "40",
+		"duration", "6s", "drain", "5s", "loss", "none",
+		"fault", "freeze:3@2s+2500ms")
+	if rep.Duplicates != 0 || rep.MissingUnexplained != 0 {
+		t.Errorf("%d duplicate deliveries, %d owed deliveries missing unexplained: %v", rep.Duplicates, rep.MissingUnexplained, rep.Notes)
+	}
+}
+
+// TestHopCutOffRepresentativeRejoins: n3, the representative of the
+// two-node site 2, is cut off from everything for 2.2 s and removed; alone
+// it numbered its own casts into site 2's stream, with the numbers n4 gave
+// its casts as the representative that took over (the ones the far sites
+// hold). Readmitted, n3 was the representative again (the smallest id) and
+// numbered on from its own numbers: the far sites dropped its casts and
+// n4's as duplicates of numbers they had (251 owed deliveries missing). A
+// representative readmitted after being alone now drops what it numbered
+// alone and numbers on from where its members say the stream stands,
+// sending on what they numbered that the far sites may lack.
+func TestHopCutOffRepresentativeRejoins(t *testing.T) {
+	hopStateRun(t, "49", "crash:2@4.1s", "partition:3@2.1s", "heal@4.3s")
+}

@@ -242,7 +242,7 @@ const maxSyncWait = time.Second
 // where it stands yet.
 func (l *Layer) unsyncedFar() bool {
 	for s, st := range l.streams {
-		if st != nil && !st.synced && event.SiteID(s) != l.me && l.live&(1<<s) != 0 {
+		if st != nil && !st.synced && (event.SiteID(s) != l.me || l.rejoin) && l.live&(1<<s) != 0 {
 			return true
 		}
 	}
@@ -288,7 +288,13 @@ func (l *Layer) drainWaiting() {
 	}
 	l.draining = true
 	defer func() { l.draining = false }()
+	if l.rejoin && l.isRep && l.Ctx.Now().Sub(l.rejoinAt) >= maxSyncWait {
+		l.endRejoin()
+	}
 	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
+		if l.rejoin && l.isRep {
+			l.endRejoin()
+		}
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)
@@ -316,5 +322,27 @@ func (l *Layer) releaseKept() {
 		for l.retained[s].Len() > 0 {
 			l.unkeep(l.retained[s].Pop())
 		}
+	}
+}
+
+// endRejoin: no member told this readmitted representative where its
+// site's stream stands in time (maxSyncWait; the member may have died
+// meanwhile): it numbers on from what it numbered.
+func (l *Layer) endRejoin() {
+	l.rejoin = false
+	l.syncOwn()
+	if st := l.streams[l.me]; st != nil {
+		l.siteSeq = max(l.siteSeq, st.contig)
+	}
+	l.resendOwn()
+	l.tryDeliver()
+}
+
+// resendOwn sends every child link of my site's tree where my site's
+// stream stands now and what of it the child's site lacks (a readmitted
+// representative's stream moved: the far sites skip to it).
+func (l *Layer) resendOwn() {
+	for _, c := range l.routes.children[l.me] {
+		l.resend(l.me, c, false)
 	}
 }

@@ -156,7 +156,25 @@ type Layer struct {
 	// belowHeld: groups ring below holds the application off in.
 	belowHeld map[event.GroupID]bool
 
-	streams  [maxSite + 1]*stream
+	streams [maxSite + 1]*stream
+	// upTo: of each source site, the site sequence and stamp of the last
+	// message this node delivered, kept when the stream is closed (its
+	// site left this node's view, or this node was cut off and
+	// readmitted): a stream opened again may be started below it, and
+	// what it delivered in its earlier life it must not deliver again.
+	upTo [maxSite + 1]struct {
+		seq uint32
+		lts uint64
+	}
+	// rejoin: this representative was cut off from its site and every
+	// far site, and is readmitted; what it numbered alone is of a
+	// configuration nobody else was in, and its members went on numbering
+	// the site's stream meanwhile. It numbers nothing until a member
+	// tells it where the stream stands (rejoined, state.go).
+	rejoin bool
+	// alone: this node's view has had no far site since one had.
+	alone    bool
+	rejoinAt event.Time // when rejoin was set
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time
@@ -286,6 +304,8 @@ func (l *Layer) Up(ev *event.Event) {
 // links and routes.
 func (l *Layer) install(nb *event.Neighbourhood) {
 	l.views = nb.Views
+	prevInView := l.inView
+	prevRep := l.reps[l.me]
 	prev := map[event.NodeID]bool{} // my site's members before
 	for n, s := range l.siteOf {
 		if s == l.me {
@@ -340,6 +360,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 			delete(l.resync, n)
 		}
 	}
+	l.rejoined(prev, prevInView, prevRep)
 	l.rebuild()
 	_ = l.Ctx.Subscribe(l.Ctx.Channel(event.SiteChannel, uint32(l.me)))
 	for n, s := range l.siteOf {
@@ -439,7 +460,7 @@ func (l *Layer) rebuild() {
 			l.streams[s] = nil
 		}
 	}
-	if l.isRep {
+	if l.isRep && !l.rejoin {
 		l.syncOwn()
 		if st := l.streams[l.me]; st != nil {
 			l.siteSeq = max(l.siteSeq, st.contig)
@@ -674,6 +695,10 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		if l.isRep && h.Type == tData && h.Site == l.me && h.Origin == from && l.takeCast(h, from) {
 			l.numberOrWait(h, g, m)
 		}
+		return
+	}
+	if l.rejoin && l.isRep && h.Site == l.me && h.Flags&flagReplay != 0 {
+		l.memberReplay(h, g, payloadOf(h, m))
 		return
 	}
 	if from != l.reps[l.me] {

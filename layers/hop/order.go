@@ -255,7 +255,16 @@ func (l *Layer) tryDeliver() {
 func (l *Layer) deliver(st *stream, it *item) {
 	now := l.Ctx.Now()
 	st.delivered = it.h.Seq
-	if v := l.views[it.g]; v != nil && v.Has(l.Ctx.Self()) {
+	// Delivered already in an earlier life of the stream (stamps rise
+	// along a stream; a site that numbers again from 1 stamps above).
+	u := &l.upTo[st.site]
+	again := it.h.Seq <= u.seq && it.h.LTS <= u.lts
+	if again {
+		l.c.Redelivery.Inc()
+	} else {
+		u.seq, u.lts = it.h.Seq, it.h.LTS
+	}
+	if v := l.views[it.g]; !again && v != nil && v.Has(l.Ctx.Self()) {
 		m := l.Ctx.MessageFrom(it.msg.Bytes())
 		m.Recovery = it.rec
 		l.c.Delivered.Inc()

@@ -29,7 +29,8 @@ import (
 // and is told what it will not get (event.Lost, told_lost). A
 // representative whose stream moves so passes the tStart on, into its site
 // and down its tree. A representative numbers its own site's stream, so
-// knows where it stands.
+// knows where it stands; except one readmitted after it was alone in its
+// view (rejoined): its members tell it.
 //
 // What a node keeps it keeps at least history after it was numbered or
 // received (kept.at), even when every live site holds it, so a site or a
@@ -237,4 +238,81 @@ func (l *Layer) tellLost(lost [2]uint32) {
 	for _, g := range l.myGroups() {
 		l.Ctx.Up(&event.Event{Kind: event.Lost, Group: g, Lost: &event.LostRange{First: lost[0], End: lost[1], Bounded: true}})
 	}
+}
+
+// rejoined runs before a new neighbourhood is acted on (prev: my site's
+// members before, prevInView: the sites in view before, prevRep: my
+// site's representative before). A representative that was alone in
+// the view (cut off from its site and every far site) and is readmitted
+// with members again drops its own stream: what it numbered alone was of
+// a configuration only it was in, and its members numbered the site's
+// stream on meanwhile (those numbers are the ones the far sites hold). A
+// member that sees a representative new to its site casts it its own
+// site's stream (a replay, then a tStart at where it is contiguous).
+func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep event.NodeID) {
+	rep := l.reps[l.me]
+	self := l.Ctx.Self()
+	far := ^uint64(1 << l.me)
+	if prevInView&far != 0 && l.inView&far == 0 {
+		l.alone = true // cut off from every far site
+	}
+	if rep == self && prevRep == self && l.alone && len(prev) <= 1 && l.inView&far != 0 && l.peers {
+		l.alone = false
+		if st := l.streams[l.me]; st != nil {
+			st.close()
+		}
+		l.streams[l.me] = newStream(l.me, l.cfg.MaxPending)
+		for l.retained[l.me].Len() > 0 {
+			l.unkeep(l.retained[l.me].Pop())
+		}
+		l.rejoin, l.rejoinAt = true, l.Ctx.Now()
+		l.waitT.Reset(maxSyncWait) // a member that died meanwhile tells nothing
+		return
+	}
+	if l.inView&far != 0 {
+		l.alone = false
+	}
+	l.rejoin = false
+	st := l.streams[l.me]
+	if rep == self || rep == event.NoNode || prev[rep] || prevInView&far == 0 || st == nil || !st.synced || !l.peers {
+		return
+	}
+	emit := func(h *dataHdr, g event.GroupID, payload *event.Message) {
+		if h.Type == tStart && h.Seq != st.contig+1 {
+			return // only the closing one: where the stream stands
+		}
+		hh := *h
+		hh.Flags = flagReplay
+		l.castSite(&hh, g, payload)
+	}
+	if l.replay(l.me, 1, emit) {
+		emit(&dataHdr{Type: tStart, Site: l.me, Seq: st.contig + 1, LTS: st.lastLTS}, 0, nil)
+	}
+}
+
+// memberReplay takes, at a readmitted representative (rejoin), a member's
+// replay of the site's stream: its messages go on along the tree (a far
+// site may lack the last ones the member numbered alone: its link was
+// closed with them in flight), and its closing tStart tells where the
+// stream stands, from which this node numbers on.
+func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message) {
+	st := l.streams[l.me]
+	if h.Type != tStart {
+		l.retain(h, g, payload)
+		l.forward(h, g, payload)
+		return
+	}
+	if h.Seq == 0 || st == nil || st.synced {
+		return
+	}
+	st.start(h.Seq, h.LTS, l.Ctx.Now())
+	l.siteSeq = h.Seq - 1
+	l.clock = max(l.clock, h.LTS)
+	st.inSite = st.contig
+	l.rejoin = false
+	l.c.Starts.Inc()
+	l.resendOwn()
+	l.drainWaiting()
+	l.checkHold()
+	l.tryDeliver()
 }
