@@ -256,6 +256,38 @@ type SoakSpecResult struct {
 	// Backpressure is how many casts the stacks refused for a while
 	// (back-pressure the application felt), summed over the runs.
 	Backpressure int64 `json:"backpressure"`
+	// Tried is what the spec's runs went through and what was checked.
+	Tried SoakTried `json:"tried"`
+}
+
+// SoakTried counts, over a spec's runs, the faults its scenarios set and
+// the owed deliveries the checks covered.
+type SoakTried struct {
+	Crashes    int `json:"crashes"`
+	Freezes    int `json:"freezes"`
+	Partitions int `json:"partitions"`
+	// Bursts counts runs whose loss comes in bursts (a bursty or markov
+	// loss model).
+	Bursts int `json:"loss_burst_runs"`
+	// Checked counts owed deliveries checked (receiver, message pairs).
+	Checked int64 `json:"deliveries_checked"`
+}
+
+// add counts sc's faults and loss model.
+func (t *SoakTried) add(sc Scenario) {
+	for _, f := range sc.Faults {
+		switch {
+		case strings.HasPrefix(f, "crash:"):
+			t.Crashes++
+		case strings.HasPrefix(f, "freeze:"):
+			t.Freezes++
+		case strings.HasPrefix(f, "partition:"):
+			t.Partitions++
+		}
+	}
+	if strings.HasPrefix(sc.Loss, "bursty:") || strings.HasPrefix(sc.Loss, "markov:") {
+		t.Bursts++
+	}
 }
 
 // SoakBuffer is a layer's peak buffer in one run of a soak, against its bound.
@@ -300,6 +332,8 @@ func Soak(ctx context.Context, o SoakOptions) SoakResult {
 	for i, r := range results {
 		per := &res.BySpec[i%len(o.Specs)] // jobs run seed by seed over the specs
 		per.Backpressure += r.backpressure
+		per.Tried.add(o.scenario(jobs[i].seed))
+		per.Tried.Checked += r.checked
 		for _, u := range r.mem {
 			per.noteBuffer(SoakBuffer{u, jobs[i].seed})
 		}
@@ -338,6 +372,7 @@ type soakOutcome struct {
 	fail         *SoakFailure
 	mem          []BufferUse
 	backpressure int64
+	checked      int64 // owed deliveries checked
 }
 
 // soakOne runs one seed on one spec and checks it.
@@ -359,7 +394,7 @@ func soakOne(ctx context.Context, seed uint64, sp SoakSpec, o SoakOptions, wallC
 		f.Kinds, f.Detail = []string{SoakError}, err.Error()
 		return soakOutcome{fail: f}
 	}
-	out := soakOutcome{backpressure: rep.Backpressure}
+	out := soakOutcome{backpressure: rep.Backpressure, checked: rep.DeliveriesExpected}
 	kinds, detail := SoakCheck(rep)
 	parts := []string{}
 	if detail != "" {

@@ -134,6 +134,9 @@ func soakCmd(c *cli.Context) error {
 			if k := soakKinds(per.ByKind); k != "" {
 				line += " (" + k + ")"
 			}
+			tr := per.Tried
+			line += fmt.Sprintf("; %d crashes, %d freezes, %d partitions, %d runs with loss bursts, %d owed deliveries checked",
+				tr.Crashes, tr.Freezes, tr.Partitions, tr.Bursts, tr.Checked)
 			var mem []string
 			for _, m := range per.Memory {
 				mem = append(mem, fmt.Sprintf("%v, seed %d", m.BufferUse, m.Seed))
