@@ -199,9 +199,9 @@ func (g *gmsServer) serve(ctx context.Context, st *membership.ServiceState, stor
 	// The service's own log lines are the membership events a user runs
 	// it for (views installed, nodes joined, failed, left, malformed
 	// packets): they go out at info, unlike a node's protocol lines.
-	nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
+	nd, err := newNode(stack.Config{
 		Self: self, Layers: entries, Transport: tr, Seed: g.seed, Log: stack.SlogLogger(log, slog.LevelInfo),
-	}})
+	})
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,23 @@ var (
 		"gms draws the node's incarnation from it, so a node restarted under the same id before the service declared its previous life failed needs another seed)"}
 )
 
+// wallEpoch is time zero of the stack clocks of `stacktool node` and
+// `stacktool gms`: the Unix epoch, not the process's start. auth starts its
+// sequence numbers from the clock, so a process restarted under its old id,
+// or the new leader of a replicated service (`gms --etcd --key-file`),
+// sends above what receivers accepted from the process before it and never
+// reuses an AES-GCM nonce; with a clock that started at zero in every
+// process, the new leader's numbers fell below the receivers' replay window
+// and its views were refused (TestEtcdFailoverAuth, once in CI). Send
+// stamps also compare across processes on one host.
+var wallEpoch = time.Unix(0, 0)
+
+// newNode runs a stack of `stacktool node` or `gms` on its own goroutine,
+// its clock reading from wallEpoch.
+func newNode(sc stack.Config) (*stack.Node, error) {
+	return stack.NewNode(stack.NodeConfig{Stack: sc, Epoch: wallEpoch})
+}
+
 func init() {
 	commands = append(commands, &cli.Command{
 		Name:  "node",
@@ -253,10 +270,10 @@ func nodeCmd(c *cli.Context) error {
 			}
 		},
 	}
-	nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
+	nd, err := newNode(stack.Config{
 		Self: self, Layers: entries, Transport: tr, App: app, Seed: seed, Site: site,
 		Log: stack.SlogLogger(log, slog.LevelDebug),
-	}})
+	})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,11 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
 )
 
 // TestNodeSiteAndPeerBadInput: node refuses a site beyond 63, malformed
@@ -33,5 +38,42 @@ func TestParsePeers(t *testing.T) {
 	book, err := parsePeers([]string{"1=127.0.0.1:7001", " 4 = 127.0.0.1:7004"}, 3, 100)
 	if err != nil || len(book) != 2 || book[1].Port != 7001 || book[4].Port != 7004 {
 		t.Errorf("parsePeers = %v, %v; want n1 at port 7001 and n4 at 7004", book, err)
+	}
+}
+
+// nowhere is a transport that sends nothing.
+type nowhere struct{}
+
+func (nowhere) Send(event.NodeID, []byte)       {}
+func (nowhere) Multicast(event.GroupID, []byte) {}
+func (nowhere) Subscribe(event.GroupID) error   { return nil }
+func (nowhere) Unsubscribe(event.GroupID) error { return nil }
+
+// TestNodeClockReadsWallTime: the stack clock of `stacktool node` and `gms`
+// reads nanoseconds since the Unix epoch, not since the process started,
+// so two processes in turn under one id (a restart, or the next leader of
+// a replicated service) read increasing clocks: auth numbers its packets
+// from it, and receivers refuse numbers below their replay window.
+func TestNodeClockReadsWallTime(t *testing.T) {
+	var last event.Time
+	for i := range 2 {
+		before := time.Now()
+		entries, err := compose.BuildString("fifo : reliable")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd, err := newNode(stack.Config{Self: 1, Layers: entries, Transport: nowhere{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := nd.Now()
+		nd.Close()
+		if now < event.Time(before.UnixNano()) {
+			t.Errorf("process %d: the stack clock reads %v, below the wall clock's %d ns since the Unix epoch", i+1, now, before.UnixNano())
+		}
+		if now <= last {
+			t.Errorf("process %d: the stack clock reads %v, not above the one before it (%v)", i+1, now, last)
+		}
+		last = now
 	}
 }
