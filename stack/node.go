@@ -55,7 +55,10 @@ type NodeConfig struct {
 	Stack Config
 	// Epoch is time zero of the node's clock (default: when the node is
 	// made). Processes that share an epoch have comparable clocks, which
-	// latency measurements across processes on one host need.
+	// latency measurements across processes on one host need. A fixed
+	// epoch in the past (time.Unix(0, 0), as stacktool uses) also makes a
+	// process restarted under its old id read a later clock than its
+	// previous life, which auth's sequence numbers rely on.
 	Epoch time.Time
 	// BlockOnBackpressure makes Cast and Send wait until the stack takes
 	// the payload instead of returning ErrBackpressure.

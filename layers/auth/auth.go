@@ -27,7 +27,11 @@
 // restarts under its old id is safe, because its sequence numbers start from
 // the clock (nanoseconds), above what it sent before; so is a replicated
 // membership service (`stacktool gms --etcd --key-file`), whose instances
-// send one at a time, each new leader from the clock.
+// send one at a time, each new leader from the clock. That holds where the
+// stack clock reads wall time from a fixed epoch, as in `stacktool node`
+// and `stacktool gms` (stack.NodeConfig.Epoch, the Unix epoch); a program
+// that runs a stack.Node itself and restarts it under an old id sets Epoch
+// the same way.
 package auth
 
 import (
