@@ -94,11 +94,7 @@ type dataHeader struct {
 func putData(b []byte, h dataHeader) {
 	b[0] = tData
 	b[1] = h.flags
-	binary.BigEndian.PutUint32(b[2:], h.ring)
-	binary.BigEndian.PutUint32(b[6:], h.seq)
-	binary.BigEndian.PutUint32(b[10:], h.siteSeq)
-	binary.BigEndian.PutUint32(b[14:], h.lts)
-	binary.BigEndian.PutUint32(b[18:], uint32(h.origin))
+	wirecodec.PutUint32s(b[2:], h.ring, h.seq, h.siteSeq, h.lts, uint32(h.origin))
 }
 
 // parseData decodes a whole data header (type byte included).
@@ -106,14 +102,10 @@ func parseData(b []byte) (dataHeader, error) {
 	if len(b) < dataHeaderSize || b[0] != tData {
 		return dataHeader{}, fmt.Errorf("%w: data header of %d bytes", errMalformed, len(b))
 	}
-	h := dataHeader{
-		flags:   b[1],
-		ring:    binary.BigEndian.Uint32(b[2:]),
-		seq:     binary.BigEndian.Uint32(b[6:]),
-		siteSeq: binary.BigEndian.Uint32(b[10:]),
-		lts:     binary.BigEndian.Uint32(b[14:]),
-		origin:  event.NodeID(binary.BigEndian.Uint32(b[18:])),
-	}
+	h := dataHeader{flags: b[1]}
+	var origin uint32
+	wirecodec.Uint32s(b[2:], &h.ring, &h.seq, &h.siteSeq, &h.lts, &origin)
+	h.origin = event.NodeID(origin)
 	switch {
 	case h.flags&^(flagRetrans|flagRecovery|flagSite) != 0:
 		return dataHeader{}, fmt.Errorf("%w: unknown flags %#x", errMalformed, h.flags)
