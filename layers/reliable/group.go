@@ -8,6 +8,7 @@ import (
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/prefetch"
 	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -376,7 +377,7 @@ func (l *Layer) nakUp(ev *event.Event) {
 	}
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
-		if lo > hi || lo == 0 || hi > maxSeq {
+		if lo > hi || lo == 0 || hi > wirecodec.MaxSeq {
 			l.c.malformed.Inc()
 			return
 		}
@@ -509,7 +510,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 		l.Ctx.Logf("digest from %v: %v", from, d.E)
 	}
 	for i := 1; i < len(d.E); i += 3 {
-		if d.E[i] > maxSeq || d.E[i+1] > maxSeq {
+		if d.E[i] > wirecodec.MaxSeq || d.E[i+1] > wirecodec.MaxSeq {
 			l.c.malformed.Inc()
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 )
 
 // lossHint acts on a layer below reporting a missing message
@@ -48,7 +49,7 @@ func (l *Layer) lossHint(ev *event.Event) {
 		return
 	}
 	last := r.End - 1 + rs.lecOff
-	if last < rs.next || last >= maxSeq {
+	if last < rs.next || last >= wirecodec.MaxSeq {
 		return // delivered already, or not a number of ours
 	}
 	if last > rs.highest {
@@ -160,7 +161,7 @@ func (l *Layer) askTimer() {
 		}
 		nk := &l.nak
 		p := l.paths[a.n]
-		nk.G, nk.R, nk.T = uint32(a.g), append(nk.R[:0], 1, maxSeq), 0
+		nk.G, nk.R, nk.T = uint32(a.g), append(nk.R[:0], 1, wirecodec.MaxSeq), 0
 		rto := l.cfg.NakRetry
 		if p != nil && p.SRTT() > 0 {
 			nk.T = uint32(min(p.SRTT(), l.cfg.NakSlow) / time.Microsecond)

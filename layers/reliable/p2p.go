@@ -5,6 +5,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -170,7 +171,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		return
 	}
 	seq, low := binary.BigEndian.Uint32(h[2:]), binary.BigEndian.Uint32(h[6:])
-	if seq == 0 || seq > maxSeq || low == 0 || low > seq {
+	if seq == 0 || seq > wirecodec.MaxSeq || low == 0 || low > seq {
 		l.drop(ev)
 		return
 	}

@@ -95,10 +95,6 @@ const (
 	flagFresh = 2
 )
 
-// maxSeq bounds every sequence number on the wire (window arithmetic never
-// wraps below it).
-const maxSeq = 1 << 31
-
 // errMalformed is wrapped by every decoding error.
 var errMalformed = errors.New("tokenring: malformed packet")
 
@@ -137,8 +133,8 @@ func parseData(b []byte) (dataHeader, error) {
 	h := dataHeader{flags: b[1]}
 	wirecodec.Uint32s(b[2:], &h.region, &h.sender, &h.seq, &h.view, &h.vbase, &h.group, &h.gseq, &h.gvbase, &h.gview,
 		&h.pview, &h.pvbase, &h.pgvbase)
-	if h.seq == 0 || h.seq > maxSeq || h.vbase == 0 || h.vbase > h.seq || h.sender == 0 || h.group == 0 ||
-		h.gseq == 0 || h.gseq > maxSeq || h.gvbase == 0 || h.gvbase > h.gseq {
+	if h.seq == 0 || h.seq > wirecodec.MaxSeq || h.vbase == 0 || h.vbase > h.seq || h.sender == 0 || h.group == 0 ||
+		h.gseq == 0 || h.gseq > wirecodec.MaxSeq || h.gvbase == 0 || h.gvbase > h.gseq {
 		return dataHeader{}, fmt.Errorf("%w: seq %d view base %d group seq %d group base %d sender %d",
 			errMalformed, h.seq, h.vbase, h.gseq, h.gvbase, h.sender)
 	}
@@ -172,7 +168,7 @@ func parseAck(b []byte) (ackMsg, error) {
 	}
 	var a ackMsg
 	wirecodec.Uint32s(b[1:], &a.Region, &a.View, &a.Stable, &a.Rate)
-	if a.Stable > maxSeq {
+	if a.Stable > wirecodec.MaxSeq {
 		return ackMsg{}, fmt.Errorf("%w: ack of %d", errMalformed, a.Stable)
 	}
 	return a, nil
@@ -198,7 +194,7 @@ func parseP2P(b []byte) (p2pHeader, error) {
 	}
 	h := p2pHeader{typ: b[0]}
 	wirecodec.Uint32s(b[1:], &h.seq, &h.floor, &h.session)
-	if h.seq > maxSeq || h.session == 0 || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
+	if h.seq > wirecodec.MaxSeq || h.session == 0 || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point seq %d", errMalformed, h.seq)
 	}
 	return h, nil
@@ -261,14 +257,14 @@ type rangeMsg struct {
 }
 
 // checkRanges reports a range list that is not ascending, disjoint pairs
-// within (0, maxSeq], or longer than max ranges.
+// within (0, wirecodec.MaxSeq], or longer than max ranges.
 func checkRanges(r []uint32, maxRanges int) error {
 	if len(r)%2 != 0 || len(r) > 2*maxRanges {
 		return fmt.Errorf("%w: range list of %d numbers", errMalformed, len(r))
 	}
 	var last uint32
 	for i := 0; i < len(r); i += 2 {
-		if r[i] == 0 || r[i] > r[i+1] || r[i+1] > maxSeq || (i > 0 && r[i] <= last) {
+		if r[i] == 0 || r[i] > r[i+1] || r[i+1] > wirecodec.MaxSeq || (i > 0 && r[i] <= last) {
 			return fmt.Errorf("%w: range [%d, %d]", errMalformed, r[i], r[i+1])
 		}
 		last = r[i+1]
@@ -283,7 +279,7 @@ func (t *tokenMsg) check(maxSenders, maxRanges, maxParts int) error {
 	}
 	for i := range t.S {
 		r := &t.S[i]
-		if r.S == 0 || r.C > maxSeq || r.P > maxSeq || r.M > maxSeq || r.F > maxSeq || r.NL > maxSeq || r.IL > maxSeq ||
+		if r.S == 0 || r.C > wirecodec.MaxSeq || r.P > wirecodec.MaxSeq || r.M > wirecodec.MaxSeq || r.F > wirecodec.MaxSeq || r.NL > wirecodec.MaxSeq || r.IL > wirecodec.MaxSeq ||
 			len(r.K) > maxParts || len(r.U) != len(r.UL) || len(r.U) > maxParts || len(r.AU) != len(r.AL) || len(r.AU) > maxParts {
 			return fmt.Errorf("%w: token record of sender %d", errMalformed, r.S)
 		}
