@@ -1,7 +1,6 @@
 package tokenring_test
 
 import (
-	"github.com/layercast/layercast/compose"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -294,17 +293,7 @@ func TestCrashedMemberRemoved(t *testing.T) {
 // `stacktool layers` and reports can say what it means).
 func TestCountersDocumented(t *testing.T) {
 	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 2, nil)
-	info, _ := compose.Lookup("tokenring")
-	for _, lc := range c.Stacks[1].Counters() {
-		if lc.Layer != "tokenring" {
-			continue
-		}
-		for _, n := range lc.Names {
-			if info.Counter(n) == nil {
-				t.Errorf("counter %q is not documented in tokenring's registration", n)
-			}
-		}
-	}
+	layertest.CountersDocumented(t, c.Stacks[1])
 }
 
 // Casts queued for rate credit when the application leaves their group go
