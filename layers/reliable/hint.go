@@ -26,13 +26,13 @@ func (l *Layer) lossHint(ev *event.Event) {
 	}
 	g, mb := l.lookup(ev.Group, ev.Peer)
 	if g == nil || g.view == nil || mb == nil {
-		l.c.hintsUnmapped.Inc()
+		l.c.HintsUnmapped.Inc()
 		return
 	}
 	if mb.rs == nil {
 		// nothing heard from it in the group yet: its first casts were
 		// lost, and only its digest would place its stream for us
-		l.c.hintsUnmapped.Inc()
+		l.c.HintsUnmapped.Inc()
 		l.askLater(g.id, mb.id)
 		return
 	}
@@ -45,7 +45,7 @@ func (l *Layer) lossHint(ev *event.Event) {
 		}
 	}
 	if !rs.lecKnown {
-		l.c.hintsUnmapped.Inc()
+		l.c.HintsUnmapped.Inc()
 		return
 	}
 	last := r.End - 1 + rs.lecOff
@@ -53,7 +53,7 @@ func (l *Layer) lossHint(ev *event.Event) {
 		return // delivered already, or not a number of ours
 	}
 	if last > rs.highest {
-		l.c.lossHinted.Add(int64(min(last-rs.highest, uint32(l.cfg.Window))))
+		l.c.LossHinted.Add(int64(min(last-rs.highest, uint32(l.cfg.Window))))
 	}
 	l.announce(rs, last)
 }
@@ -167,7 +167,7 @@ func (l *Layer) askTimer() {
 			nk.T = uint32(min(p.SRTT(), l.cfg.NakSlow) / time.Microsecond)
 			rto = max(l.cfg.NakRetryMin, p.RTO())
 		}
-		l.c.unplacedAsks.Inc()
+		l.c.UnplacedAsks.Inc()
 		l.sendNak(a.n)
 		a.due = now.Add(min(rto<<min(a.tries, maxBackoff), max(l.cfg.NakSlow, 2*rto)))
 		a.tries++
