@@ -63,6 +63,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/pairindex"
+	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
@@ -128,17 +129,9 @@ type Layer struct {
 // New returns a layer with the given configuration (already checked; a
 // zero NakCopies is 1).
 func New(cfg Config) *Layer {
-	w := 64
-	for w < cfg.Window {
-		w *= 2
-	}
-	cfg.Window = w
+	cfg.Window = seqwin.PowerOfTwo(cfg.Window, 64)
 	cfg.NakCopies = max(cfg.NakCopies, 1)
-	r := 16
-	for r < cfg.P2PWindow {
-		r *= 2
-	}
-	return &Layer{cfg: cfg, p2pRing: r, groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+	return &Layer{cfg: cfg, p2pRing: seqwin.PowerOfTwo(cfg.P2PWindow, 16), groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
 var _ stack.Layer = (*Layer)(nil)
