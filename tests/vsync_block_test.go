@@ -18,11 +18,7 @@ func TestVsyncBlockBeforeViewUnblockAfter(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			h := newVsyncNet(t, "../specs/vsync.stack", seed, 4)
-			start := h.net.Now()
-			end := start.Add(3 * time.Second)
-			for id := event.NodeID(1); id <= 4; id++ {
-				h.castEvery(id, 10*time.Millisecond, end)
-			}
+			start, end := h.castAll(10*time.Millisecond, 3*time.Second)
 			for id := event.NodeID(1); id <= 3; id++ {
 				h.order[id] = nil
 			}

@@ -13,11 +13,7 @@ import (
 // first view without it at the application.
 func crashToView(t *testing.T, spec string, seed uint64, n int, period time.Duration) []time.Duration {
 	h := newVsyncNet(t, spec, seed, n)
-	start := h.net.Now()
-	end := start.Add(4 * time.Second)
-	for id := event.NodeID(1); id <= event.NodeID(n); id++ {
-		h.castEvery(id, period, end)
-	}
+	start, end := h.castAll(period, 4*time.Second)
 	crashed := event.NodeID(n)
 	crashAt := start.Add(time.Second)
 	h.net.At(crashAt, func() { h.net.Crash(crashed) })

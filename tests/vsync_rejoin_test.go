@@ -112,6 +112,18 @@ func (h *vsyncNet) settled(n int) bool {
 
 // castEvery has node id cast a numbered payload every period until end
 // (a cast refused by back-pressure is retried at the next tick).
+// castAll has nodes 1 to n (every node the net was made with) each cast
+// every period, from now for d, through castEvery; it returns now and the
+// end of sending.
+func (h *vsyncNet) castAll(period, d time.Duration) (start, end event.Time) {
+	start = h.net.Now()
+	end = start.Add(d)
+	for id := event.NodeID(1); int(id) <= len(h.stacks); id++ {
+		h.castEvery(id, period, end)
+	}
+	return start, end
+}
+
 func (h *vsyncNet) castEvery(id event.NodeID, period time.Duration, end event.Time) {
 	buf := make([]byte, 64)
 	var fire func()
@@ -169,11 +181,7 @@ func TestVsyncRejoinToldWhatItMissed(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			h := newVsyncNet(t, "../specs/vsync.stack", seed, 4)
-			start := h.net.Now()
-			end := start.Add(4 * time.Second)
-			for id := event.NodeID(1); id <= 4; id++ {
-				h.castEvery(id, 10*time.Millisecond, end)
-			}
+			start, end := h.castAll(10*time.Millisecond, 4*time.Second)
 			h.net.At(start.Add(time.Second), func() { h.net.Freeze(4, 1500*time.Millisecond) })
 			h.net.RunUntil(end.Add(4 * time.Second))
 

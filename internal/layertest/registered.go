@@ -2,6 +2,7 @@ package layertest
 
 import (
 	"fmt"
+	"testing"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/stack"
@@ -27,4 +28,26 @@ func Registered(params map[string]map[string]string, names ...string) func() []s
 		}
 		return out
 	}
+}
+
+// CountersDocumented fails t for every counter a layer of st made that
+// its registration does not document (so `stacktool layers` can say what
+// it means, and a report find its acknowledgements and buffer peaks by
+// role), and returns how many counters it checked.
+func CountersDocumented(t testing.TB, st *stack.Stack) int {
+	t.Helper()
+	seen := 0
+	for _, lc := range st.Counters() {
+		info, ok := compose.Lookup(lc.Layer)
+		if !ok {
+			t.Fatalf("layer %q is not registered", lc.Layer)
+		}
+		for _, n := range lc.Names {
+			seen++
+			if info.Counter(n) == nil {
+				t.Errorf("%s: counter %q is not documented in its registration", lc.Layer, n)
+			}
+		}
+	}
+	return seen
 }

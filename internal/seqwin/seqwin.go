@@ -21,13 +21,21 @@ type Bitmap struct {
 	mask uint32
 }
 
+// PowerOfTwo is the smallest power of two that is at least n and at least
+// least (itself a power of two): the size of a ring over at least n
+// sequence numbers, whose slot for a number is the number masked.
+func PowerOfTwo(n, least int) int {
+	p := least
+	for p < n {
+		p *= 2
+	}
+	return p
+}
+
 // NewBitmap returns a Bitmap over size numbers; size is rounded up to a
 // power of two and at least 64.
 func NewBitmap(size int) Bitmap {
-	n := 64
-	for n < size {
-		n *= 2
-	}
+	n := PowerOfTwo(size, 64)
 	return Bitmap{bits: make([]uint64, n/64), mask: uint32(n - 1)}
 }
 

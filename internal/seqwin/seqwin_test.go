@@ -164,3 +164,13 @@ func shift(m map[int]int, k int) map[int]int {
 	}
 	return out
 }
+
+func TestPowerOfTwo(t *testing.T) {
+	for _, c := range []struct{ n, least, want int }{
+		{0, 64, 64}, {64, 64, 64}, {65, 64, 128}, {4096, 64, 4096}, {4097, 64, 8192}, {1, 16, 16}, {17, 16, 32}, {256, 16, 256},
+	} {
+		if got := PowerOfTwo(c.n, c.least); got != c.want {
+			t.Errorf("PowerOfTwo(%d, %d) = %d, want %d", c.n, c.least, got, c.want)
+		}
+	}
+}

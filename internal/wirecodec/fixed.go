@@ -25,3 +25,10 @@ func Uint32s(b []byte, ps ...*uint32) {
 		*p = binary.BigEndian.Uint32(b[4*i:])
 	}
 }
+
+// MaxSeq bounds every sequence number a layer puts on the wire (reliable's
+// per-sender numbers, ring's link_seq and site_seq, tokenring's region and
+// group numbers): a decoder refuses a larger one. Below 2^31, window
+// arithmetic (next + window) never wraps; a sender would need two billion
+// casts to one stream to reach it.
+const MaxSeq = 1 << 31

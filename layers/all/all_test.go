@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
@@ -38,19 +39,7 @@ func TestEveryCounterDocumented(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seen := 0
-		for _, lc := range st.Counters() {
-			info, ok := compose.Lookup(lc.Layer)
-			if !ok {
-				t.Fatalf("layer %q is not registered", lc.Layer)
-			}
-			for _, n := range lc.Names {
-				seen++
-				if info.Counter(n) == nil {
-					t.Errorf("%s: counter %q is not documented in its registration", lc.Layer, n)
-				}
-			}
-		}
+		seen := layertest.CountersDocumented(t, st)
 		if seen == 0 {
 			t.Errorf("%s: no counters at all", c.spec)
 		}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
@@ -105,12 +104,5 @@ func TestCountersDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, _ := compose.Lookup("frag")
-	for _, lc := range st.Counters() {
-		for _, n := range lc.Names {
-			if info.Counter(n) == nil {
-				t.Errorf("counter %q is not documented", n)
-			}
-		}
-	}
+	layertest.CountersDocumented(t, st)
 }

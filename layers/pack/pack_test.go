@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/internal/testkit"
@@ -170,15 +169,7 @@ func TestControlNeverWaits(t *testing.T) {
 // TestCountersDocumented: every counter the layer keeps is explained in
 // its registration (stacktool layers, stat and reports print the text).
 func TestCountersDocumented(t *testing.T) {
-	r := newRecorder(t, nil)
-	info, _ := compose.Lookup("pack")
-	for _, lc := range r.st.Counters() {
-		for _, n := range lc.Names {
-			if info.Counter(n) == nil {
-				t.Errorf("counter %q is not documented", n)
-			}
-		}
-	}
+	layertest.CountersDocumented(t, newRecorder(t, nil).st)
 }
 
 // TestDefaultHoldsOnlyWhileBusy: by default (delay 0) a pack leaves as soon

@@ -8,6 +8,7 @@ import (
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/prefetch"
 	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -225,7 +226,7 @@ func (l *Layer) castDown(ev *event.Event) {
 	g := l.groupFor(ev.Group)
 	if g.view == nil || g.pending.Len() > 0 || !l.room(g, ev.Msg.Len()) {
 		if g.view == nil {
-			l.c.noView.Inc()
+			l.c.NoView.Inc()
 		}
 		g.pending.Push(ev.Msg)
 		l.holdOff(g)
@@ -248,7 +249,7 @@ func (l *Layer) room(g *group, n int) bool {
 func (l *Layer) holdOff(g *group) {
 	if !g.held {
 		g.held = true
-		l.c.heldOff.Inc()
+		l.c.HeldOff.Inc()
 		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: g.id})
 		if g.view != nil {
 			// ask the members for their digests now and every nak_retry
@@ -292,7 +293,7 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
 	m.Retain()
 	l.bufPush(g, sentMsg{m: m, b: m.Bytes(), sent: l.Ctx.Now()})
-	l.c.sent.Inc()
+	l.c.Sent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Msg: m})
 	if len(g.members) == 0 {
 		l.advanceStability(g) // nobody to wait for
@@ -336,7 +337,7 @@ func (l *Layer) advanceStability(g *group) {
 	if freed > 0 {
 		g.bufBytes -= freed
 		l.setBuf(-freed)
-		l.c.freedBytes.Add(freed)
+		l.c.FreedBytes.Add(freed)
 		l.flushPending(g)
 	}
 }
@@ -352,12 +353,12 @@ func (l *Layer) nakUp(ev *event.Event) {
 	err := l.wc.Decode(ev.Msg.Bytes(), msg)
 	ev.Msg.Release()
 	if err != nil || len(msg.R)%2 != 0 || len(msg.R) > 2*l.cfg.MaxNakRanges {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	g := l.groups[event.GroupID(msg.G)]
 	if g == nil || g.view == nil || g.members[from] == nil {
-		l.c.nonMember.Inc()
+		l.c.NonMember.Inc()
 		return
 	}
 	if l.Ctx.Logging() {
@@ -376,8 +377,8 @@ func (l *Layer) nakUp(ev *event.Event) {
 	}
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
-		if lo > hi || lo == 0 || hi > maxSeq {
-			l.c.malformed.Inc()
+		if lo > hi || lo == 0 || hi > wirecodec.MaxSeq {
+			l.c.Malformed.Inc()
 			return
 		}
 	}
@@ -390,14 +391,14 @@ func (l *Layer) nakUp(ev *event.Event) {
 		// only what we still hold: freed messages were held by every
 		// member, and nothing beyond next exists
 		if lo <= g.stable || hi >= g.next {
-			l.c.nakUnavailable.Inc()
+			l.c.NakUnavailable.Inc()
 			lo, hi = max(lo, g.stable+1), min(hi, g.next-1)
 		}
 		if lo > hi {
 			continue
 		}
 		if n := int64(hi-lo) + 1; n > int64(budget) {
-			l.c.nakRefused.Add(n - int64(budget))
+			l.c.NakRefused.Add(n - int64(budget))
 			if budget == 0 {
 				continue
 			}
@@ -412,7 +413,7 @@ func (l *Layer) nakUp(ev *event.Event) {
 			}
 			if s.last > 0 && s.last > recent && s.to != event.NoNode && s.to != from {
 				to = event.NoNode
-				l.c.remulticasts.Inc()
+				l.c.Remulticasts.Inc()
 			}
 			s.last, s.to = now, to
 			l.retransmit(g, s, to, flagRetrans)
@@ -429,7 +430,7 @@ func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID, flags byte) {
 		c.Bytes()[1] |= flags
 		// marked for the layers below: lec passes a retransmission unnumbered
 		c.Recovery.By = "nak"
-		l.c.retransmissions.Inc()
+		l.c.Retransmissions.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Peer: to, OneMember: to != event.NoNode, Msg: c})
 	}
 }
@@ -488,8 +489,8 @@ func (l *Layer) sendDigest(g *group, unstable bool) {
 	b := msg.Append(1 + digestSize(d))
 	b[0] = tDigest
 	appendDigest(b[1:1], d) // in place: b has exactly digestSize bytes after the type
-	l.c.stabilityMsgs.Inc()
-	l.c.acksSent.Inc()
+	l.c.StabilityMsgs.Inc()
+	l.c.AcksSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Control: true, Msg: msg})
 }
 
@@ -502,29 +503,29 @@ func (l *Layer) digestUp(ev *event.Event) {
 	err := parseDigest(ev.Msg.Bytes(), d)
 	ev.Msg.Release()
 	if err != nil || len(d.E)%3 != 0 || len(d.E) < 3 || event.NodeID(d.E[0]) != from {
-		l.c.malformed.Inc()
+		l.c.Malformed.Inc()
 		return
 	}
 	if l.Ctx.Logging() {
 		l.Ctx.Logf("digest from %v: %v", from, d.E)
 	}
 	for i := 1; i < len(d.E); i += 3 {
-		if d.E[i] > maxSeq || d.E[i+1] > maxSeq {
-			l.c.malformed.Inc()
+		if d.E[i] > wirecodec.MaxSeq || d.E[i+1] > wirecodec.MaxSeq {
+			l.c.Malformed.Inc()
 			return
 		}
 	}
 	g, fm := l.lookup(event.GroupID(d.G), from)
 	if g == nil || g.view == nil {
-		l.c.noView.Inc()
+		l.c.NoView.Inc()
 		return
 	}
 	if fm == nil {
-		l.c.nonMember.Inc()
+		l.c.NonMember.Inc()
 		return
 	}
 	if len(d.E)/3 > len(g.view.Members) {
-		l.c.malformed.Inc() // more entries than members
+		l.c.Malformed.Inc() // more entries than members
 		return
 	}
 	if d.V != g.tag {
@@ -532,7 +533,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 		// are only comparable within one view: an older view may be a
 		// relationship that ended (before its re-admission), a newer one
 		// floors we have not set yet. Both of us gossip again in the next.
-		l.c.staleDigest.Inc()
+		l.c.StaleDigest.Inc()
 		return
 	}
 	if d.U {
@@ -621,7 +622,7 @@ func (l *Layer) repairLagging(g *group, m *member) {
 			break // sent since: in flight, or its NAKs are coming
 		}
 		s.last, s.to = now, m.id
-		l.c.digestRepairs.Inc()
+		l.c.DigestRepairs.Inc()
 		l.retransmit(g, s, m.id, flagRetrans|flagUnasked)
 		n++
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 )
 
 // lossHint acts on a layer below reporting a missing message
@@ -25,13 +26,13 @@ func (l *Layer) lossHint(ev *event.Event) {
 	}
 	g, mb := l.lookup(ev.Group, ev.Peer)
 	if g == nil || g.view == nil || mb == nil {
-		l.c.hintsUnmapped.Inc()
+		l.c.HintsUnmapped.Inc()
 		return
 	}
 	if mb.rs == nil {
 		// nothing heard from it in the group yet: its first casts were
 		// lost, and only its digest would place its stream for us
-		l.c.hintsUnmapped.Inc()
+		l.c.HintsUnmapped.Inc()
 		l.askLater(g.id, mb.id)
 		return
 	}
@@ -44,15 +45,15 @@ func (l *Layer) lossHint(ev *event.Event) {
 		}
 	}
 	if !rs.lecKnown {
-		l.c.hintsUnmapped.Inc()
+		l.c.HintsUnmapped.Inc()
 		return
 	}
 	last := r.End - 1 + rs.lecOff
-	if last < rs.next || last >= maxSeq {
+	if last < rs.next || last >= wirecodec.MaxSeq {
 		return // delivered already, or not a number of ours
 	}
 	if last > rs.highest {
-		l.c.lossHinted.Add(int64(min(last-rs.highest, uint32(l.cfg.Window))))
+		l.c.LossHinted.Add(int64(min(last-rs.highest, uint32(l.cfg.Window))))
 	}
 	l.announce(rs, last)
 }
@@ -160,13 +161,13 @@ func (l *Layer) askTimer() {
 		}
 		nk := &l.nak
 		p := l.paths[a.n]
-		nk.G, nk.R, nk.T = uint32(a.g), append(nk.R[:0], 1, maxSeq), 0
+		nk.G, nk.R, nk.T = uint32(a.g), append(nk.R[:0], 1, wirecodec.MaxSeq), 0
 		rto := l.cfg.NakRetry
 		if p != nil && p.SRTT() > 0 {
 			nk.T = uint32(min(p.SRTT(), l.cfg.NakSlow) / time.Microsecond)
 			rto = max(l.cfg.NakRetryMin, p.RTO())
 		}
-		l.c.unplacedAsks.Inc()
+		l.c.UnplacedAsks.Inc()
 		l.sendNak(a.n)
 		a.due = now.Add(min(rto<<min(a.tries, maxBackoff), max(l.cfg.NakSlow, 2*rto)))
 		a.tries++

@@ -5,6 +5,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -99,7 +100,7 @@ func (l *Layer) forgetPeer(id event.NodeID) {
 	if p.inflight()+p.pending.Len() == 0 {
 		return
 	}
-	l.c.p2pGivenUp.Add(int64(p.inflight() + p.pending.Len()))
+	l.c.P2pGivenUp.Add(int64(p.inflight() + p.pending.Len()))
 	l.dropPeer(p)
 	l.p2pFlush(p)
 }
@@ -111,7 +112,7 @@ func (l *Layer) releaseHeld(p *peer) {
 	for i := range p.rhold {
 		if p.rhold[i].m != nil {
 			p.rhold[i].m.Release()
-			l.c.p2pHeldDropped.Inc()
+			l.c.P2pHeldDropped.Inc()
 		}
 	}
 	p.rhold, p.rheld, p.rheldSize = nil, 0, 0
@@ -131,7 +132,7 @@ func (l *Layer) sendDown(ev *event.Event) {
 		p.pending.Push(pm)
 		if !p.held && !ev.Control {
 			p.held = true
-			l.c.heldOff.Inc()
+			l.c.HeldOff.Inc()
 			l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: event.NoGroup})
 		}
 		return
@@ -150,7 +151,7 @@ func (l *Layer) p2pSend(p *peer, pm p2pMsg) {
 	pm.sent = l.Ctx.Now()
 	pm.m.Retain()
 	p.buf.Push(pm)
-	l.c.p2pSent.Inc()
+	l.c.P2pSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: pm.ctrl, Msg: pm.m})
 	if !p.timer {
 		p.timer = true
@@ -170,7 +171,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 		return
 	}
 	seq, low := binary.BigEndian.Uint32(h[2:]), binary.BigEndian.Uint32(h[6:])
-	if seq == 0 || seq > maxSeq || low == 0 || low > seq {
+	if seq == 0 || seq > wirecodec.MaxSeq || low == 0 || low > seq {
 		l.drop(ev)
 		return
 	}
@@ -178,7 +179,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	if (p == nil || p.rhold == nil) && !l.shares(ev.Peer) {
 		// only members of our groups get state here (it retries once
 		// we install the view that has it)
-		l.c.nonMember.Inc()
+		l.c.NonMember.Inc()
 		m.Release()
 		return
 	}
@@ -205,16 +206,16 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	}
 	switch {
 	case seq < p.rnext || (seq < p.rnext+w && p.rhold[seq&(w-1)].m != nil):
-		l.c.duplicates.Inc()
+		l.c.Duplicates.Inc()
 		m.Release()
 	case seq >= p.rnext+uint32(l.cfg.P2PWindow):
-		l.c.outOfWindow.Inc()
+		l.c.OutOfWindow.Inc()
 		m.Release()
 		return
 	case seq != p.rnext && p.rheldSize+event.HeldCost(m.Len()) > l.cfg.P2PMaxHeldBytes:
 		// early, and no room for its bytes: not acknowledged, so the
 		// sender sends it again
-		l.c.p2pHeldDropped.Inc()
+		l.c.P2pHeldDropped.Inc()
 		m.Release()
 		return
 	default:
@@ -233,7 +234,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	a := ack.Append(p2pAckSize)
 	a[0] = tP2PAck
 	binary.BigEndian.PutUint32(a[1:], p.rnext-1)
-	l.c.acksSent.Inc()
+	l.c.AcksSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: true, Msg: ack})
 }
 
@@ -246,7 +247,7 @@ type p2pHeld struct {
 func (l *Layer) p2pDeliver(p *peer, hm *p2pHeld) {
 	p.rheld--
 	p.rheldSize -= event.HeldCost(hm.m.Len())
-	l.c.p2pDelivered.Inc()
+	l.c.P2pDelivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Send, Peer: p.id, Control: hm.ctrl, Msg: hm.m})
 	*hm = p2pHeld{}
 }
@@ -305,7 +306,7 @@ func (l *Layer) p2pTimer(p *peer) {
 		}
 		s.tries++
 		if s.tries > l.cfg.P2PMaxTries {
-			l.c.p2pGivenUp.Add(int64(n))
+			l.c.P2pGivenUp.Add(int64(n))
 			l.dropPeer(p)
 			l.p2pFlush(p)
 			return
@@ -316,7 +317,7 @@ func (l *Layer) p2pTimer(p *peer) {
 		hb := c.Bytes()
 		hb[1] |= flagRetrans
 		binary.BigEndian.PutUint32(hb[6:], p.acked+1)
-		l.c.p2pRetrans.Inc()
+		l.c.P2pRetrans.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: s.ctrl, Msg: c})
 	}
 	p.timer = true

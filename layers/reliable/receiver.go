@@ -120,12 +120,12 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	g, mb := l.lookup(ev.Group, ev.Peer)
 	if g == nil || g.view == nil {
-		l.c.noView.Inc()
+		l.c.NoView.Inc()
 		m.Release()
 		return
 	}
 	if mb == nil {
-		l.c.nonMember.Inc()
+		l.c.NonMember.Inc()
 		m.Release()
 		return
 	}
@@ -137,14 +137,14 @@ func (l *Layer) dataUp(ev *event.Event) {
 		// messages delivered as the old one's, then again). The sender
 		// keeps it until we acknowledge it: recovered once we install
 		// the view.
-		l.c.noView.Inc()
+		l.c.NoView.Inc()
 		m.Release()
 		return
 	}
 	if h.view < mb.since {
 		// sent before we were in the group together (before we joined,
 		// or before it was re-admitted): not owed to us
-		l.c.beforeJoin.Inc()
+		l.c.BeforeJoin.Inc()
 		m.Release()
 		return
 	}
@@ -168,12 +168,12 @@ func (l *Layer) dataUp(ev *event.Event) {
 	seq := h.seq
 	switch {
 	case seq < rs.next || (seq < rs.next+uint32(w) && rs.got.Has(seq)):
-		l.c.duplicates.Inc()
+		l.c.Duplicates.Inc()
 		m.Release()
 		return
 	case seq >= rs.next+uint32(w):
 		// too far ahead to track; it will be asked for again
-		l.c.outOfWindow.Inc()
+		l.c.OutOfWindow.Inc()
 		l.announce(rs, seq)
 		m.Release()
 		return
@@ -184,7 +184,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 		rs.highest = seq
 	} else if h.flags&flagRetrans == 0 && m.Recovery.By == "" {
 		// counted missing, but it was only late (reordered): not a loss
-		l.c.lossDiscovered.Add(-1)
+		l.c.LossDiscovered.Add(-1)
 	}
 	rs.got.Set(seq)
 	if h.flags&flagRetrans != 0 {
@@ -196,7 +196,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	if h.flags&flagRetrans != 0 && m.Recovery.By == "" {
 		m.Recovery = event.Recovery{By: "nak", Discovered: rs.discovered(seq, now)}
-		l.c.recoveredNak.Inc()
+		l.c.RecoveredNak.Inc()
 		l.found(rs, m, seq)
 	}
 	if seq == rs.next {
@@ -208,7 +208,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	}
 	_, _ = m.Consume(dataHeaderSize)
 	ev.Seq, ev.Start = seq, rs.start // compose.Sequenced: what fifo orders by
-	l.c.delivered.Inc()
+	l.c.Delivered.Inc()
 	l.touch(g)
 	// like JGroups STABLE's max_bytes: after a quarter of a sender's buffer
 	// (or of its window of messages) has arrived, tell the senders at once
@@ -247,7 +247,7 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 		from = rs.next
 	}
 	if seq >= from {
-		l.c.lossDiscovered.Add(int64(seq - from + 1))
+		l.c.LossDiscovered.Add(int64(seq - from + 1))
 		if len(rs.epochs) == maxEpochs {
 			// merge the two oldest, keeping the earlier discovery time
 			copy(rs.epochs[1:], rs.epochs[2:])
@@ -377,10 +377,10 @@ func (l *Layer) sendNak(to event.NodeID) {
 	msg.SetPayload(body)
 	msg.Prepend(1)[0] = tNak
 	for i := 1; i < l.cfg.NakCopies; i++ {
-		l.c.naksSent.Inc()
+		l.c.NaksSent.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg.Clone()})
 	}
-	l.c.naksSent.Inc()
+	l.c.NaksSent.Inc()
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg})
 }
 

@@ -34,40 +34,8 @@ func init() {
 				"so at a loss rate p one round fails with probability 1-(1-p)^2 (36% at 20%) with one copy, about 4p^2 with two (copies count in naks_sent and retransmissions)", Min: 1, Max: 4},
 			{Name: "max_nak_retrans", Type: compose.Int, Default: "256", Doc: "retransmissions one NAK can cause (the rest of what it asks for is refused and counted as nak_refused; the receiver asks again); also the most a receiver asks for in one NAK, which starts there and then follows what the last NAK brought back (cut to what came back when some did not, at least 16; doubled when all did)", Min: 1, Max: 1 << 20},
 		},
-		Gives: []compose.Property{compose.Reliable, compose.Sequenced},
-		Counters: []compose.CounterDoc{
-			{Name: "sent", Doc: "multicasts sent"},
-			{Name: "delivered", Doc: "multicasts delivered up"},
-			{Name: "loss_discovered", Doc: "gaps found in a sender's sequence"},
-			{Name: "naks_sent", Doc: "negative acknowledgements sent"},
-			{Name: "retransmissions", Doc: "messages sent again in answer to a NAK"},
-			{Name: "recovered_nak", Doc: "lost messages recovered by NAK"},
-			{Name: "duplicates", Doc: "copies received of messages already delivered"},
-			{Name: "stability_msgs", Doc: "stability digests sent"},
-			{Name: "acks_sent", Role: compose.AckRole, Doc: "stability digests and point-to-point acknowledgements sent"},
-			{Name: "buffer_bytes", Kind: compose.Gauge, Doc: "bytes kept for retransmission at the end"},
-			{Name: "peak_buffer_bytes", Kind: compose.Peak, Role: compose.BufferPeakRole, Doc: "most bytes kept for retransmission at once"},
-			{Name: "held_off", Doc: "casts refused while the buffer was full (back-pressure)"},
-			{Name: "malformed", Doc: "packets whose reliable header did not decode"},
-			{Name: "non_member", Doc: "packets from nodes outside the view"},
-			{Name: "before_join", Doc: "messages from before this node joined"},
-			{Name: "out_of_window", Doc: "messages too far ahead of the receive window, dropped"},
-			{Name: "freed_bytes", Kind: compose.Bytes, Doc: "bytes freed once stable"},
-			{Name: "remulticasts", Doc: "NAKed messages multicast again rather than unicast"},
-			{Name: "p2p_sent", Doc: "point-to-point messages sent"},
-			{Name: "p2p_delivered", Doc: "point-to-point messages delivered"},
-			{Name: "p2p_retransmissions", Doc: "point-to-point messages sent again"},
-			{Name: "p2p_given_up", Doc: "point-to-point messages given up after too many tries"},
-			{Name: "nak_unavailable", Doc: "NAKed messages no longer held"},
-			{Name: "no_view", Doc: "packets for a group with no view yet"},
-			{Name: "stale_digest", Doc: "stability digests from an old view, ignored"},
-			{Name: "nak_refused", Doc: "NAKs refused (out of range or over the bounds)"},
-			{Name: "p2p_held_dropped", Doc: "held point-to-point messages dropped"},
-			{Name: "loss_hinted", Doc: "losses a layer below reported (event.LossHint: lec's repairs) before a gap or digest showed them"},
-			{Name: "hints_unmapped", Doc: "loss hints not mapped to a sequence number (no anchor from that sender yet)"},
-			{Name: "digest_repairs", Doc: "messages resent unasked (also counted in retransmissions) because a member's digest showed it lacked them nak_slow after we last sent them: its NAKs were lost, or it could not know of a lost tail"},
-			{Name: "unplaced_asks", Doc: "NAKs for everything a sender holds, nak_delay after a loss hint named it while nothing of its stream had come (its first casts lost), and each retry of such a NAK (with back-off, at most nak_max_tries in all)"},
-		},
+		Gives:    []compose.Property{compose.Reliable, compose.Sequenced},
+		Counters: compose.CountersOf(counters{}),
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				NakDelay:        p.Duration("nak_delay"),
@@ -108,4 +76,40 @@ func (c Config) Check() error {
 		return fmt.Errorf("reliable: p2p_max_held must be positive, got %d", c.P2PMaxHeldBytes)
 	}
 	return nil
+}
+
+// counters are the layer's counters: each is named and documented once by
+// its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
+type counters struct {
+	Sent            *stack.Counter `counter:"sent" doc:"multicasts sent"`
+	Delivered       *stack.Counter `counter:"delivered" doc:"multicasts delivered up"`
+	LossDiscovered  *stack.Counter `counter:"loss_discovered" doc:"gaps found in a sender's sequence"`
+	NaksSent        *stack.Counter `counter:"naks_sent" doc:"negative acknowledgements sent"`
+	Retransmissions *stack.Counter `counter:"retransmissions" doc:"messages sent again in answer to a NAK"`
+	RecoveredNak    *stack.Counter `counter:"recovered_nak" doc:"lost messages recovered by NAK"`
+	Duplicates      *stack.Counter `counter:"duplicates" doc:"copies received of messages already delivered"`
+	StabilityMsgs   *stack.Counter `counter:"stability_msgs" doc:"stability digests sent"`
+	AcksSent        *stack.Counter `counter:"acks_sent" role:"ack" doc:"stability digests and point-to-point acknowledgements sent"`
+	BufferBytes     *stack.Counter `counter:"buffer_bytes" kind:"gauge" doc:"bytes kept for retransmission at the end"`
+	PeakBufferBytes *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most bytes kept for retransmission at once"`
+	HeldOff         *stack.Counter `counter:"held_off" doc:"casts refused while the buffer was full (back-pressure)"`
+	Malformed       *stack.Counter `counter:"malformed" doc:"packets whose reliable header did not decode"`
+	NonMember       *stack.Counter `counter:"non_member" doc:"packets from nodes outside the view"`
+	BeforeJoin      *stack.Counter `counter:"before_join" doc:"messages from before this node joined"`
+	OutOfWindow     *stack.Counter `counter:"out_of_window" doc:"messages too far ahead of the receive window, dropped"`
+	FreedBytes      *stack.Counter `counter:"freed_bytes" kind:"bytes" doc:"bytes freed once stable"`
+	Remulticasts    *stack.Counter `counter:"remulticasts" doc:"NAKed messages multicast again rather than unicast"`
+	P2pSent         *stack.Counter `counter:"p2p_sent" doc:"point-to-point messages sent"`
+	P2pDelivered    *stack.Counter `counter:"p2p_delivered" doc:"point-to-point messages delivered"`
+	P2pRetrans      *stack.Counter `counter:"p2p_retransmissions" doc:"point-to-point messages sent again"`
+	P2pGivenUp      *stack.Counter `counter:"p2p_given_up" doc:"point-to-point messages given up after too many tries"`
+	NakUnavailable  *stack.Counter `counter:"nak_unavailable" doc:"NAKed messages no longer held"`
+	NoView          *stack.Counter `counter:"no_view" doc:"packets for a group with no view yet"`
+	StaleDigest     *stack.Counter `counter:"stale_digest" doc:"stability digests from an old view, ignored"`
+	NakRefused      *stack.Counter `counter:"nak_refused" doc:"NAKs refused (out of range or over the bounds)"`
+	P2pHeldDropped  *stack.Counter `counter:"p2p_held_dropped" doc:"held point-to-point messages dropped"`
+	LossHinted      *stack.Counter `counter:"loss_hinted" doc:"losses a layer below reported (event.LossHint: lec's repairs) before a gap or digest showed them"`
+	HintsUnmapped   *stack.Counter `counter:"hints_unmapped" doc:"loss hints not mapped to a sequence number (no anchor from that sender yet)"`
+	DigestRepairs   *stack.Counter `counter:"digest_repairs" doc:"messages resent unasked (also counted in retransmissions) because a member's digest showed it lacked them nak_slow after we last sent them: its NAKs were lost, or it could not know of a lost tail"`
+	UnplacedAsks    *stack.Counter `counter:"unplaced_asks" doc:"NAKs for everything a sender holds, nak_delay after a loss hint named it while nothing of its stream had come (its first casts lost), and each retry of such a NAK (with back-off, at most nak_max_tries in all)"`
 }

@@ -63,6 +63,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/pairindex"
+	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
@@ -125,29 +126,12 @@ type Layer struct {
 	askTm     *stack.Timer
 }
 
-type counters struct {
-	sent, delivered, lossDiscovered, naksSent, retransmissions, recoveredNak   *stack.Counter
-	duplicates, stabilityMsgs, acksSent, bufferBytes, peakBufferBytes, heldOff *stack.Counter
-	malformed, nonMember, beforeJoin, outOfWindow, freedBytes, remulticasts    *stack.Counter
-	p2pSent, p2pDelivered, p2pRetrans, p2pGivenUp, nakUnavailable, noView      *stack.Counter
-	staleDigest, nakRefused, p2pHeldDropped                                    *stack.Counter
-	lossHinted, hintsUnmapped, unplacedAsks, digestRepairs                     *stack.Counter
-}
-
 // New returns a layer with the given configuration (already checked; a
 // zero NakCopies is 1).
 func New(cfg Config) *Layer {
-	w := 64
-	for w < cfg.Window {
-		w *= 2
-	}
-	cfg.Window = w
+	cfg.Window = seqwin.PowerOfTwo(cfg.Window, 64)
 	cfg.NakCopies = max(cfg.NakCopies, 1)
-	r := 16
-	for r < cfg.P2PWindow {
-		r *= 2
-	}
-	return &Layer{cfg: cfg, p2pRing: r, groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+	return &Layer{cfg: cfg, p2pRing: seqwin.PowerOfTwo(cfg.P2PWindow, 16), groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
 var _ stack.Layer = (*Layer)(nil)
@@ -159,38 +143,7 @@ func (l *Layer) HeaderSize() int { return dataHeaderSize }
 func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
 	l.self = ctx.Self()
-	c := &l.c
-	c.sent = ctx.Counter("sent")
-	c.delivered = ctx.Counter("delivered")
-	c.lossDiscovered = ctx.Counter("loss_discovered")
-	c.naksSent = ctx.Counter("naks_sent")
-	c.retransmissions = ctx.Counter("retransmissions")
-	c.recoveredNak = ctx.Counter("recovered_nak")
-	c.duplicates = ctx.Counter("duplicates")
-	c.stabilityMsgs = ctx.Counter("stability_msgs")
-	c.acksSent = ctx.Counter("acks_sent")
-	c.bufferBytes = ctx.Counter("buffer_bytes")
-	c.peakBufferBytes = ctx.Counter("peak_buffer_bytes")
-	c.heldOff = ctx.Counter("held_off")
-	c.malformed = ctx.Counter("malformed")
-	c.nonMember = ctx.Counter("non_member")
-	c.beforeJoin = ctx.Counter("before_join")
-	c.outOfWindow = ctx.Counter("out_of_window")
-	c.freedBytes = ctx.Counter("freed_bytes")
-	c.remulticasts = ctx.Counter("remulticasts")
-	c.p2pSent = ctx.Counter("p2p_sent")
-	c.p2pDelivered = ctx.Counter("p2p_delivered")
-	c.p2pRetrans = ctx.Counter("p2p_retransmissions")
-	c.p2pGivenUp = ctx.Counter("p2p_given_up")
-	c.nakUnavailable = ctx.Counter("nak_unavailable")
-	c.noView = ctx.Counter("no_view")
-	c.staleDigest = ctx.Counter("stale_digest")
-	c.nakRefused = ctx.Counter("nak_refused")
-	c.p2pHeldDropped = ctx.Counter("p2p_held_dropped")
-	c.lossHinted = ctx.Counter("loss_hinted")
-	c.hintsUnmapped = ctx.Counter("hints_unmapped")
-	c.unplacedAsks = ctx.Counter("unplaced_asks")
-	c.digestRepairs = ctx.Counter("digest_repairs")
+	ctx.BindCounters(&l.c)
 	l.askTm = ctx.NewTimer(l.askTimer)
 	return nil
 }
@@ -230,7 +183,7 @@ func (l *Layer) Up(ev *event.Event) {
 // packetUp dispatches a packet by its header type.
 func (l *Layer) packetUp(ev *event.Event) {
 	m := ev.Msg
-	t, ok := l.Ctx.PacketType(ev, l.c.malformed)
+	t, ok := l.Ctx.PacketType(ev, l.c.Malformed)
 	if !ok {
 		return
 	}
@@ -257,7 +210,7 @@ func (l *Layer) packetUp(ev *event.Event) {
 }
 
 // drop discards a malformed packet.
-func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.malformed) }
+func (l *Layer) drop(ev *event.Event) { l.Ctx.DropMalformed(ev, l.c.Malformed) }
 
 // Close releases every buffered message (the stack is closing).
 func (l *Layer) Close() {
@@ -275,8 +228,8 @@ func (l *Layer) Close() {
 // setBuf adjusts the bytes held and the buffer counters.
 func (l *Layer) setBuf(delta int64) {
 	l.bufUsed += delta
-	l.c.bufferBytes.Set(l.bufUsed)
-	l.c.peakBufferBytes.Max(l.bufUsed)
+	l.c.BufferBytes.Set(l.bufUsed)
+	l.c.PeakBufferBytes.Max(l.bufUsed)
 }
 
 // viewTag is the view id as carried on the wire.

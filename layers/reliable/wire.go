@@ -53,11 +53,6 @@ const (
 	flagUnasked = 2
 )
 
-// maxSeq bounds every sequence number on the wire. Keeping them below 2^31
-// means window arithmetic (next + window) never wraps; a sender would need
-// two billion casts to one group to reach it.
-const maxSeq = 1 << 31
-
 // errMalformed is wrapped by every decoding error.
 var errMalformed = errors.New("reliable: malformed header")
 
@@ -82,7 +77,7 @@ func parseData(b []byte) (dataHeader, error) {
 	}
 	h := dataHeader{flags: b[1]}
 	wirecodec.Uint32s(b[2:], &h.view, &h.baseView, &h.base, &h.seq)
-	if h.seq == 0 || h.seq > maxSeq || h.base == 0 || h.base > h.seq || h.baseView > h.view {
+	if h.seq == 0 || h.seq > wirecodec.MaxSeq || h.base == 0 || h.base > h.seq || h.baseView > h.view {
 		return dataHeader{}, fmt.Errorf("%w: seq %d base %d view %d base view %d", errMalformed, h.seq, h.base, h.view, h.baseView)
 	}
 	return h, nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -29,9 +30,9 @@ func TestForgedFlowControlHeals(t *testing.T) {
 		{"flow_control=ring_limit at the leader", 4, 1, func(tk *token) { tk.FlowControl = uint32(cfg.RingLimit) }},
 		{"flow_control=ring_limit at a member", 2, 3, func(tk *token) { tk.FlowControl = uint32(cfg.RingLimit) }},
 		{"flow_control and its rotation count at the top", 2, 3, func(tk *token) {
-			tk.FlowControl, tk.RotSent = maxSeq, maxSeq
+			tk.FlowControl, tk.RotSent = wirecodec.MaxSeq, wirecodec.MaxSeq
 		}},
-		{"backlog at the top", 2, 3, func(tk *token) { tk.Backlog, tk.RotBacklog = maxSeq, maxSeq }},
+		{"backlog at the top", 2, 3, func(tk *token) { tk.Backlog, tk.RotBacklog = wirecodec.MaxSeq, wirecodec.MaxSeq }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 4, cfg)

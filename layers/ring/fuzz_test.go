@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/internal/wiretest"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -18,7 +19,7 @@ func FuzzParseData(f *testing.F) {
 	b := make([]byte, dataHeaderSize)
 	putData(b, dataHeader{flags: flagRetrans, ring: 7, seq: 12, siteSeq: 12, lts: 30, origin: 3})
 	f.Add(b)
-	putData(b, dataHeader{flags: flagRecovery, ring: 1, seq: maxSeq, siteSeq: 1, lts: 1, origin: 1})
+	putData(b, dataHeader{flags: flagRecovery, ring: 1, seq: wirecodec.MaxSeq, siteSeq: 1, lts: 1, origin: 1})
 	f.Add(b)
 	f.Add([]byte{})
 	f.Add(make([]byte, dataHeaderSize))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -47,8 +48,7 @@ func TestProperties(t *testing.T) {
 // Every counter the layer creates is documented in its registration, and
 // a bad configuration is one clear error.
 func TestRegistration(t *testing.T) {
-	info, ok := compose.Lookup("ring")
-	if !ok {
+	if _, ok := compose.Lookup("ring"); !ok {
 		t.Fatal("ring is not registered")
 	}
 	net := sim.New(sim.Config{Seed: 1})
@@ -57,13 +57,7 @@ func TestRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.InstallView(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1}})
-	for _, lc := range st.Counters() {
-		for _, n := range lc.Names {
-			if info.Counter(n) == nil {
-				t.Errorf("counter %q is not documented", n)
-			}
-		}
-	}
+	layertest.CountersDocumented(t, st)
 	for _, bad := range []string{"ring(window=100, ring_limit=100)", "ring(token_timeout=10ms, token_retransmit=10ms)", "ring(token_timeout=10ms, token_idle=5ms)"} {
 		if _, err := compose.BuildString(bad); err == nil {
 			t.Errorf("BuildString(%q) accepted", bad)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 )
 
 // regenJump is how far a regenerated token's sequence jumps ahead of the
@@ -192,10 +193,10 @@ func (l *Layer) regularStep() bool {
 	sent += newSent
 	l.c.Sent.Add(int64(newSent))
 	l.c.VisitMax.Max(int64(sent))
-	tok.FlowControl = uint32(min(rest+sent, maxSeq))
+	tok.FlowControl = uint32(min(rest+sent, wirecodec.MaxSeq))
 	// A second step in one visit (sendWhileHolding) follows an idle one,
 	// which sent nothing: adding is exact.
-	tok.RotSent = uint32(min(uint64(tok.RotSent)+uint64(sent), maxSeq))
+	tok.RotSent = uint32(min(uint64(tok.RotSent)+uint64(sent), wirecodec.MaxSeq))
 	l.lastSent = uint32(sent)
 	l.c.RotationMax.Max(int64(tok.FlowControl))
 	// Ask for what this member misses.
@@ -232,12 +233,12 @@ func (l *Layer) fairShare(quiet bool) int {
 	if quiet {
 		l.lastBacklog = 0
 	}
-	cur := uint32(min(l.pending.Len(), maxSeq))
+	cur := uint32(min(l.pending.Len(), wirecodec.MaxSeq))
 	total := tok.Backlog - min(tok.Backlog, l.lastBacklog)
-	total = min(total+cur, maxSeq)
+	total = min(total+cur, wirecodec.MaxSeq)
 	tok.Backlog, l.lastBacklog = total, cur
 	// As for RotSent, an idle first step of the visit counted nothing.
-	tok.RotBacklog = uint32(min(uint64(tok.RotBacklog)+uint64(cur), maxSeq))
+	tok.RotBacklog = uint32(min(uint64(tok.RotBacklog)+uint64(cur), wirecodec.MaxSeq))
 	if cur == 0 || total == 0 {
 		return l.cfg.RingLimit
 	}

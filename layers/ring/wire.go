@@ -74,10 +74,6 @@ const (
 //	bytes 18-21 origin: the node that cast it into the ring
 const dataHeaderSize = 22
 
-// maxSeq bounds link_seq and site_seq on the wire, so that window
-// arithmetic never wraps.
-const maxSeq = 1 << 31
-
 // errMalformed is wrapped by every decoding error.
 var errMalformed = errors.New("ring: malformed packet")
 
@@ -94,11 +90,7 @@ type dataHeader struct {
 func putData(b []byte, h dataHeader) {
 	b[0] = tData
 	b[1] = h.flags
-	binary.BigEndian.PutUint32(b[2:], h.ring)
-	binary.BigEndian.PutUint32(b[6:], h.seq)
-	binary.BigEndian.PutUint32(b[10:], h.siteSeq)
-	binary.BigEndian.PutUint32(b[14:], h.lts)
-	binary.BigEndian.PutUint32(b[18:], uint32(h.origin))
+	wirecodec.PutUint32s(b[2:], h.ring, h.seq, h.siteSeq, h.lts, uint32(h.origin))
 }
 
 // parseData decodes a whole data header (type byte included).
@@ -106,18 +98,14 @@ func parseData(b []byte) (dataHeader, error) {
 	if len(b) < dataHeaderSize || b[0] != tData {
 		return dataHeader{}, fmt.Errorf("%w: data header of %d bytes", errMalformed, len(b))
 	}
-	h := dataHeader{
-		flags:   b[1],
-		ring:    binary.BigEndian.Uint32(b[2:]),
-		seq:     binary.BigEndian.Uint32(b[6:]),
-		siteSeq: binary.BigEndian.Uint32(b[10:]),
-		lts:     binary.BigEndian.Uint32(b[14:]),
-		origin:  event.NodeID(binary.BigEndian.Uint32(b[18:])),
-	}
+	h := dataHeader{flags: b[1]}
+	var origin uint32
+	wirecodec.Uint32s(b[2:], &h.ring, &h.seq, &h.siteSeq, &h.lts, &origin)
+	h.origin = event.NodeID(origin)
 	switch {
 	case h.flags&^(flagRetrans|flagRecovery|flagSite) != 0:
 		return dataHeader{}, fmt.Errorf("%w: unknown flags %#x", errMalformed, h.flags)
-	case h.seq == 0 || h.seq > maxSeq || h.siteSeq == 0 || h.siteSeq > maxSeq || h.lts == 0 || h.lts > maxSeq:
+	case h.seq == 0 || h.seq > wirecodec.MaxSeq || h.siteSeq == 0 || h.siteSeq > wirecodec.MaxSeq || h.lts == 0 || h.lts > wirecodec.MaxSeq:
 		return dataHeader{}, fmt.Errorf("%w: link_seq %d site_seq %d lts %d", errMalformed, h.seq, h.siteSeq, h.lts)
 	case h.origin == event.NoNode:
 		return dataHeader{}, fmt.Errorf("%w: no origin", errMalformed)
@@ -238,7 +226,7 @@ func newWireCodec() *wirecodec.Codec {
 
 // decodeToken parses a token body into t and checks its bounds: at most
 // maxRtr retransmission requests (in each list), maxOldRings old rings,
-// sequence numbers and flow-control counts within maxSeq and an aru not
+// sequence numbers and flow-control counts within wirecodec.MaxSeq and an aru not
 // above its sequence.
 func decodeToken(wc *wirecodec.Codec, b []byte, t *token, maxRtr int) error {
 	*t = token{Rtr: t.Rtr[:0], Age: t.Age[:0], Lost: t.Lost[:0], Old: t.Old[:0]}
@@ -255,11 +243,11 @@ func (t *token) check(maxRtr int) error {
 		return fmt.Errorf("%w: token type %d", errMalformed, t.Type)
 	case t.Seq == 0:
 		return fmt.Errorf("%w: token sequence 0", errMalformed)
-	case t.LinkSeq > maxSeq || t.SiteSeq > maxSeq || t.SiteLTS > maxSeq:
-		return fmt.Errorf("%w: token sequence fields beyond %d", errMalformed, maxSeq)
-	case t.FlowControl > maxSeq || t.Backlog > maxSeq || t.RotSent > maxSeq || t.RotBacklog > maxSeq:
+	case t.LinkSeq > wirecodec.MaxSeq || t.SiteSeq > wirecodec.MaxSeq || t.SiteLTS > wirecodec.MaxSeq:
+		return fmt.Errorf("%w: token sequence fields beyond %d", errMalformed, wirecodec.MaxSeq)
+	case t.FlowControl > wirecodec.MaxSeq || t.Backlog > wirecodec.MaxSeq || t.RotSent > wirecodec.MaxSeq || t.RotBacklog > wirecodec.MaxSeq:
 		// (so that adding a member's count to any of them never wraps)
-		return fmt.Errorf("%w: token flow-control counts beyond %d", errMalformed, maxSeq)
+		return fmt.Errorf("%w: token flow-control counts beyond %d", errMalformed, wirecodec.MaxSeq)
 	case t.LinkAru > t.LinkSeq || t.SiteAru > t.SiteLTS:
 		return fmt.Errorf("%w: token aru %d/%d above its sequence %d/%d", errMalformed, t.LinkAru, t.SiteAru, t.LinkSeq, t.SiteLTS)
 	case len(t.Rtr) > maxRtr || len(t.Lost) > maxRtr:
@@ -283,7 +271,7 @@ func (t *token) check(maxRtr int) error {
 	}
 	for i := range t.Old {
 		o := &t.Old[i]
-		if o.High > maxSeq || len(o.Rtr) > maxRtr || len(o.Lost) > maxRtr {
+		if o.High > wirecodec.MaxSeq || len(o.Rtr) > maxRtr || len(o.Lost) > maxRtr {
 			return fmt.Errorf("%w: old ring %d: high %d, %d requests, %d lost", errMalformed, o.Ring, o.High, len(o.Rtr), len(o.Lost))
 		}
 		for _, r := range o.Rtr {

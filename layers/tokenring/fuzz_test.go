@@ -155,21 +155,36 @@ func seedToken(l *Layer) []byte {
 	return append([]byte{tToken}, l.wc.Encode(&t)...)
 }
 
+// seedAck is a region leader's ACK.
+func seedAck() []byte {
+	b := make([]byte, ackSize)
+	putAck(b, ackMsg{Region: 1, View: 1, Stable: 1, Rate: 1000})
+	return b
+}
+
+// seedP2P is a point-to-point header of type typ (tP2P with 3 bytes of
+// body, or tP2PAck alone).
+func seedP2P(typ byte) []byte {
+	if typ == tP2PAck {
+		b := make([]byte, p2pHeaderSize)
+		putP2P(b, p2pHeader{typ: tP2PAck, seq: 1, session: 1})
+		return b
+	}
+	b := make([]byte, p2pHeaderSize+3)
+	putP2P(b, p2pHeader{typ: typ, seq: 1, floor: 1, session: 1})
+	return b
+}
+
 func seedRanges(l *Layer, typ byte) []byte {
 	return append([]byte{typ}, l.wc.Encode(&rangeMsg{R: 1, S: 1, Mod: 2, Part: 1, G: []uint32{1, 9}})...)
 }
 
 func seedCorpus(f *testing.F) {
 	l := New(fuzzConfig())
-	ack := make([]byte, ackSize)
-	putAck(ack, ackMsg{Region: 1, View: 1, Stable: 1, Rate: 1000})
-	p2p := make([]byte, p2pHeaderSize+3)
-	putP2P(p2p, p2pHeader{typ: tP2P, seq: 1, floor: 1, session: 1})
-	data := seedData()
-	f.Add(append(append(record(2, 0, nil)[:2], record(0, 0, data)...), record(2, 0, nil)[:2]...))
+	f.Add(append(append(record(2, 0, nil)[:2], record(0, 0, seedData())...), record(2, 0, nil)[:2]...))
 	f.Add(append(record(1, 0, seedToken(l)), record(1, 1, seedRanges(l, tPull))...))
-	f.Add(append(append([]byte{2 | 40<<2, 0}, record(1, 0, ack)...), record(1, 0, seedRanges(l, tNak))...))
-	f.Add(append(record(1, 3, p2p), []byte{3, 0x3}...))
+	f.Add(append(append([]byte{2 | 40<<2, 0}, record(1, 0, seedAck())...), record(1, 0, seedRanges(l, tNak))...))
+	f.Add(append(record(1, 3, seedP2P(tP2P)), []byte{3, 0x3}...))
 	f.Add(record(1, 2, []byte{tPass, 'x'})) // a best-effort Send from a layer above
 }
 

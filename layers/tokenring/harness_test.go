@@ -1,7 +1,6 @@
 package tokenring_test
 
 import (
-	"github.com/layercast/layercast/compose"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -47,6 +46,18 @@ func installStatic(c *layertest.Cluster, views []*event.ViewInfo) {
 }
 
 // oneGroup is group 1 over nodes 1..n.
+// castOneGroup installs oneGroup(n) on c, static, and has sender cast
+// count messages of size bytes to it, one every gap (layertest's
+// CastLoop); it returns the views and the sent counts CheckExactlyOnce
+// takes.
+func castOneGroup(c *layertest.Cluster, n int, sender event.NodeID, count int, gap time.Duration, size int) ([]*event.ViewInfo, map[event.GroupID]map[event.NodeID]uint32) {
+	views := []*event.ViewInfo{oneGroup(n)}
+	installStatic(c, views)
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(sender, 1, count, gap, size, sent)
+	return views, sent
+}
+
 func oneGroup(n int) *event.ViewInfo {
 	ms := make([]event.NodeID, n)
 	for i := range ms {
@@ -57,10 +68,7 @@ func oneGroup(n int) *event.ViewInfo {
 
 func TestDeliversInOrderUnderLoss(t *testing.T) {
 	c := cluster(t, sim.Config{Seed: 3, Latency: time.Millisecond, Jitter: 100 * time.Microsecond, Loss: sim.Uniform{P: 0.01}}, 12, nil)
-	views := []*event.ViewInfo{oneGroup(12)}
-	installStatic(c, views)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 2000, 500*time.Microsecond, 200, sent)
+	views, sent := castOneGroup(c, 12, 1, 2000, 500*time.Microsecond, 200)
 	c.Net.Run(5 * time.Second)
 	c.CheckExactlyOnce(views, sent, true)
 	t.Logf("recovered %d, naks %d, pushes %d, pulled %d, rounds %d",
@@ -115,10 +123,7 @@ func TestRecoveryAndAckRounds(t *testing.T) {
 	for _, n := range []int{10, 25} {
 		c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: sim.Uniform{P: 0.01}}, n,
 			map[string]string{"interval": "200ms"})
-		views := []*event.ViewInfo{oneGroup(n)}
-		installStatic(c, views)
-		sent := map[event.GroupID]map[event.NodeID]uint32{}
-		c.CastLoop(1, 1, 3000, 500*time.Microsecond, 100, sent)
+		views, sent := castOneGroup(c, n, 1, 3000, 500*time.Microsecond, 100)
 		c.Net.Run(5 * time.Second)
 		c.CheckExactlyOnce(views, sent, true)
 		rec, ack := rounds(c, "recovery_rounds_milli", "recovered_timed"), rounds(c, "ack_rounds_milli", "acked")
@@ -138,10 +143,7 @@ func TestRecoveryAndAckRounds(t *testing.T) {
 func TestFrozenReceiverCaughtUp(t *testing.T) {
 	c := layertest.New(t, sim.Config{Seed: 2, Latency: time.Millisecond, Jitter: 50 * time.Microsecond,
 		Capacity: sim.Capacity{RecvBuffer: 128}}, 10, deepFIFO())
-	views := []*event.ViewInfo{oneGroup(10)}
-	installStatic(c, views)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 6000, 2*time.Millisecond, 100, sent)
+	views, sent := castOneGroup(c, 10, 1, 6000, 2*time.Millisecond, 100)
 	c.Net.After(500*time.Millisecond, func() { c.Net.Freeze(4, 10*time.Second) })
 	c.Net.RunUntil(event.Time(10400 * time.Millisecond))
 	if got := len(c.Got[4][1][1]); got > 1000 {
@@ -185,10 +187,7 @@ func TestTokenBoundedUnderHeavyLoss(t *testing.T) {
 	loss := lossWindow{net: &net, p: 0.5, from: event.Time(time.Second), to: event.Time(2 * time.Second)}
 	c := layertest.New(t, sim.Config{Seed: 4, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: loss}, 10, deepFIFO())
 	net = c.Net
-	views := []*event.ViewInfo{oneGroup(10)}
-	installStatic(c, views)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 6000, 500*time.Microsecond, 100, sent)
+	views, sent := castOneGroup(c, 10, 1, 6000, 500*time.Microsecond, 100)
 	c.Net.Run(8 * time.Second)
 	c.CheckExactlyOnce(views, sent, true)
 	var most int64
@@ -220,11 +219,8 @@ func TestSenderControlFlat(t *testing.T) {
 	per := map[int]float64{}
 	for _, n := range []int{5, 25, 100} {
 		c := cluster(t, sim.Config{Seed: 6, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: sim.Uniform{P: 0.01}}, n, nil)
-		views := []*event.ViewInfo{oneGroup(n)}
-		installStatic(c, views)
-		sent := map[event.GroupID]map[event.NodeID]uint32{}
 		s := event.NodeID(n)
-		c.CastLoop(s, 1, 3000, 500*time.Microsecond, 100, sent)
+		views, sent := castOneGroup(c, n, s, 3000, 500*time.Microsecond, 100)
 		// Steady state: from 0.5 s to 1.5 s of sending (no start, no tail).
 		ctl := func() (int64, int64) {
 			in := c.Counter("tokenring", "acks_received", s) + c.Counter("tokenring", "naks_received", s)
@@ -297,17 +293,7 @@ func TestCrashedMemberRemoved(t *testing.T) {
 // `stacktool layers` and reports can say what it means).
 func TestCountersDocumented(t *testing.T) {
 	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 2, nil)
-	info, _ := compose.Lookup("tokenring")
-	for _, lc := range c.Stacks[1].Counters() {
-		if lc.Layer != "tokenring" {
-			continue
-		}
-		for _, n := range lc.Names {
-			if info.Counter(n) == nil {
-				t.Errorf("counter %q is not documented in tokenring's registration", n)
-			}
-		}
-	}
+	layertest.CountersDocumented(t, c.Stacks[1])
 }
 
 // Casts queued for rate credit when the application leaves their group go
@@ -362,10 +348,7 @@ func TestSenderBackInRegionNumbersOn(t *testing.T) {
 func TestOneTokenPerRegion(t *testing.T) {
 	n := 100
 	c := cluster(t, sim.Config{Seed: 6, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: sim.Uniform{P: 0.01}}, n, nil)
-	views := []*event.ViewInfo{oneGroup(n)}
-	installStatic(c, views)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(event.NodeID(n), 1, 3000, 500*time.Microsecond, 100, sent)
+	views, sent := castOneGroup(c, n, event.NodeID(n), 3000, 500*time.Microsecond, 100)
 	c.Net.RunUntil(event.Time(1500 * time.Millisecond))
 	rounds, sum := c.Counter("tokenring", "rounds_timed", 1), c.Counter("tokenring", "round_ns", 1)
 	if rounds < 5 {

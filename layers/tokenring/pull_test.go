@@ -17,11 +17,8 @@ import (
 // and at line rate the tokens waited in the leaders' receive queues.
 func TestPullsSpreadOverPartitions(t *testing.T) {
 	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: sim.Uniform{P: 0.01}}, 25, nil)
-	views := []*event.ViewInfo{oneGroup(25)}
-	installStatic(c, views)
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
 	const sender = 12
-	c.CastLoop(sender, 1, 4000, 500*time.Microsecond, 100, sent)
+	views, sent := castOneGroup(c, 25, sender, 4000, 500*time.Microsecond, 100)
 	c.Net.Run(5 * time.Second)
 	c.CheckExactlyOnce(views, sent, true)
 	var pulled []int64

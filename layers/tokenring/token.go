@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/wirecodec"
 )
 
 // inf is the start of the token's minimums (no node has reported yet).
-const inf = maxSeq
+const inf = wirecodec.MaxSeq
 
 // maxParts bounds the partitions a token's record describes.
 const maxParts = 1 << 16

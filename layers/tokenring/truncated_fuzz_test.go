@@ -13,20 +13,14 @@ import (
 // once. Packets come from node 2, a member of the region.
 func FuzzTruncatedCounted(f *testing.F) {
 	l := New(fuzzConfig())
-	ack := make([]byte, ackSize)
-	putAck(ack, ackMsg{Region: 1, View: 1, Stable: 1, Rate: 1000})
-	p2p := make([]byte, p2pHeaderSize+3)
-	putP2P(p2p, p2pHeader{typ: tP2P, seq: 1, floor: 1, session: 1})
-	pa := make([]byte, p2pHeaderSize)
-	putP2P(pa, p2pHeader{typ: tP2PAck, seq: 1, session: 1})
 	packets := []layertest.Cut{
 		{B: seedData(), Kind: event.Cast, Min: dataHeaderSize},
 		{B: seedToken(l), Kind: event.Send, Min: -1},
-		{B: ack, Kind: event.Send, Min: ackSize},
+		{B: seedAck(), Kind: event.Send, Min: ackSize},
 		{B: seedRanges(l, tNak), Kind: event.Send, Min: -1},
 		{B: seedRanges(l, tPull), Kind: event.Send, Min: -1},
-		{B: p2p, Kind: event.Send, Min: p2pHeaderSize},
-		{B: pa, Kind: event.Send, Min: p2pHeaderSize},
+		{B: seedP2P(tP2P), Kind: event.Send, Min: p2pHeaderSize},
+		{B: seedP2P(tP2PAck), Kind: event.Send, Min: p2pHeaderSize},
 	}
 	layertest.SeedCuts(f, len(packets), 5, false)
 	f.Fuzz(func(t *testing.T, typ byte, cut uint16) {

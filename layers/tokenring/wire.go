@@ -1,7 +1,6 @@
 package tokenring
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -96,10 +95,6 @@ const (
 	flagFresh = 2
 )
 
-// maxSeq bounds every sequence number on the wire (window arithmetic never
-// wraps below it).
-const maxSeq = 1 << 31
-
 // errMalformed is wrapped by every decoding error.
 var errMalformed = errors.New("tokenring: malformed packet")
 
@@ -126,18 +121,8 @@ type dataHeader struct {
 func putData(b []byte, h dataHeader) {
 	b[0] = tData
 	b[1] = h.flags
-	binary.BigEndian.PutUint32(b[2:], h.region)
-	binary.BigEndian.PutUint32(b[6:], h.sender)
-	binary.BigEndian.PutUint32(b[10:], h.seq)
-	binary.BigEndian.PutUint32(b[14:], h.view)
-	binary.BigEndian.PutUint32(b[18:], h.vbase)
-	binary.BigEndian.PutUint32(b[22:], h.group)
-	binary.BigEndian.PutUint32(b[26:], h.gseq)
-	binary.BigEndian.PutUint32(b[30:], h.gvbase)
-	binary.BigEndian.PutUint32(b[34:], h.gview)
-	binary.BigEndian.PutUint32(b[38:], h.pview)
-	binary.BigEndian.PutUint32(b[42:], h.pvbase)
-	binary.BigEndian.PutUint32(b[46:], h.pgvbase)
+	wirecodec.PutUint32s(b[2:], h.region, h.sender, h.seq, h.view, h.vbase, h.group, h.gseq, h.gvbase, h.gview,
+		h.pview, h.pvbase, h.pgvbase)
 }
 
 // parseData decodes a whole data header (type byte included).
@@ -145,23 +130,11 @@ func parseData(b []byte) (dataHeader, error) {
 	if len(b) < dataHeaderSize || b[0] != tData {
 		return dataHeader{}, fmt.Errorf("%w: data header of %d bytes", errMalformed, len(b))
 	}
-	h := dataHeader{
-		flags:   b[1],
-		region:  binary.BigEndian.Uint32(b[2:]),
-		sender:  binary.BigEndian.Uint32(b[6:]),
-		seq:     binary.BigEndian.Uint32(b[10:]),
-		view:    binary.BigEndian.Uint32(b[14:]),
-		vbase:   binary.BigEndian.Uint32(b[18:]),
-		group:   binary.BigEndian.Uint32(b[22:]),
-		gseq:    binary.BigEndian.Uint32(b[26:]),
-		gvbase:  binary.BigEndian.Uint32(b[30:]),
-		gview:   binary.BigEndian.Uint32(b[34:]),
-		pview:   binary.BigEndian.Uint32(b[38:]),
-		pvbase:  binary.BigEndian.Uint32(b[42:]),
-		pgvbase: binary.BigEndian.Uint32(b[46:]),
-	}
-	if h.seq == 0 || h.seq > maxSeq || h.vbase == 0 || h.vbase > h.seq || h.sender == 0 || h.group == 0 ||
-		h.gseq == 0 || h.gseq > maxSeq || h.gvbase == 0 || h.gvbase > h.gseq {
+	h := dataHeader{flags: b[1]}
+	wirecodec.Uint32s(b[2:], &h.region, &h.sender, &h.seq, &h.view, &h.vbase, &h.group, &h.gseq, &h.gvbase, &h.gview,
+		&h.pview, &h.pvbase, &h.pgvbase)
+	if h.seq == 0 || h.seq > wirecodec.MaxSeq || h.vbase == 0 || h.vbase > h.seq || h.sender == 0 || h.group == 0 ||
+		h.gseq == 0 || h.gseq > wirecodec.MaxSeq || h.gvbase == 0 || h.gvbase > h.gseq {
 		return dataHeader{}, fmt.Errorf("%w: seq %d view base %d group seq %d group base %d sender %d",
 			errMalformed, h.seq, h.vbase, h.gseq, h.gvbase, h.sender)
 	}
@@ -186,19 +159,16 @@ type ackMsg struct {
 
 func putAck(b []byte, a ackMsg) {
 	b[0] = tAck
-	binary.BigEndian.PutUint32(b[1:], a.Region)
-	binary.BigEndian.PutUint32(b[5:], a.View)
-	binary.BigEndian.PutUint32(b[9:], a.Stable)
-	binary.BigEndian.PutUint32(b[13:], a.Rate)
+	wirecodec.PutUint32s(b[1:], a.Region, a.View, a.Stable, a.Rate)
 }
 
 func parseAck(b []byte) (ackMsg, error) {
 	if len(b) != ackSize || b[0] != tAck {
 		return ackMsg{}, fmt.Errorf("%w: ack of %d bytes", errMalformed, len(b))
 	}
-	a := ackMsg{Region: binary.BigEndian.Uint32(b[1:]), View: binary.BigEndian.Uint32(b[5:]),
-		Stable: binary.BigEndian.Uint32(b[9:]), Rate: binary.BigEndian.Uint32(b[13:])}
-	if a.Stable > maxSeq {
+	var a ackMsg
+	wirecodec.Uint32s(b[1:], &a.Region, &a.View, &a.Stable, &a.Rate)
+	if a.Stable > wirecodec.MaxSeq {
 		return ackMsg{}, fmt.Errorf("%w: ack of %d", errMalformed, a.Stable)
 	}
 	return a, nil
@@ -215,18 +185,16 @@ type p2pHeader struct {
 
 func putP2P(b []byte, h p2pHeader) {
 	b[0] = h.typ
-	binary.BigEndian.PutUint32(b[1:], h.seq)
-	binary.BigEndian.PutUint32(b[5:], h.floor)
-	binary.BigEndian.PutUint32(b[9:], h.session)
+	wirecodec.PutUint32s(b[1:], h.seq, h.floor, h.session)
 }
 
 func parseP2P(b []byte) (p2pHeader, error) {
 	if len(b) < p2pHeaderSize || (b[0] != tP2P && b[0] != tP2PAck && b[0] != tP2PCtl) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point header of %d bytes", errMalformed, len(b))
 	}
-	h := p2pHeader{typ: b[0], seq: binary.BigEndian.Uint32(b[1:]), floor: binary.BigEndian.Uint32(b[5:]),
-		session: binary.BigEndian.Uint32(b[9:])}
-	if h.seq > maxSeq || h.session == 0 || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
+	h := p2pHeader{typ: b[0]}
+	wirecodec.Uint32s(b[1:], &h.seq, &h.floor, &h.session)
+	if h.seq > wirecodec.MaxSeq || h.session == 0 || (h.typ != tP2PAck && (h.seq == 0 || h.floor == 0 || h.floor > h.seq)) {
 		return p2pHeader{}, fmt.Errorf("%w: point-to-point seq %d", errMalformed, h.seq)
 	}
 	return h, nil
@@ -289,14 +257,14 @@ type rangeMsg struct {
 }
 
 // checkRanges reports a range list that is not ascending, disjoint pairs
-// within (0, maxSeq], or longer than max ranges.
+// within (0, wirecodec.MaxSeq], or longer than max ranges.
 func checkRanges(r []uint32, maxRanges int) error {
 	if len(r)%2 != 0 || len(r) > 2*maxRanges {
 		return fmt.Errorf("%w: range list of %d numbers", errMalformed, len(r))
 	}
 	var last uint32
 	for i := 0; i < len(r); i += 2 {
-		if r[i] == 0 || r[i] > r[i+1] || r[i+1] > maxSeq || (i > 0 && r[i] <= last) {
+		if r[i] == 0 || r[i] > r[i+1] || r[i+1] > wirecodec.MaxSeq || (i > 0 && r[i] <= last) {
 			return fmt.Errorf("%w: range [%d, %d]", errMalformed, r[i], r[i+1])
 		}
 		last = r[i+1]
@@ -311,7 +279,7 @@ func (t *tokenMsg) check(maxSenders, maxRanges, maxParts int) error {
 	}
 	for i := range t.S {
 		r := &t.S[i]
-		if r.S == 0 || r.C > maxSeq || r.P > maxSeq || r.M > maxSeq || r.F > maxSeq || r.NL > maxSeq || r.IL > maxSeq ||
+		if r.S == 0 || r.C > wirecodec.MaxSeq || r.P > wirecodec.MaxSeq || r.M > wirecodec.MaxSeq || r.F > wirecodec.MaxSeq || r.NL > wirecodec.MaxSeq || r.IL > wirecodec.MaxSeq ||
 			len(r.K) > maxParts || len(r.U) != len(r.UL) || len(r.U) > maxParts || len(r.AU) != len(r.AL) || len(r.AU) > maxParts {
 			return fmt.Errorf("%w: token record of sender %d", errMalformed, r.S)
 		}
