@@ -92,7 +92,7 @@ func TestTablesPlan(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"ricochet", "mflow"} {
+	for _, name := range []string{"ricochet", "mflow", "qsm"} {
 		p, _ := Lookup(name)
 		for _, quick := range []bool{false, true} {
 			if _, err := Plan(p, Options{SpecDir: "../../specs", Quick: quick}); err != nil {
