@@ -18,9 +18,12 @@ var qsm = Paper{
 		{
 			ID: "groups", Title: "1 sender, one region of 25 nodes, every group on the same 25 members (QSM Figure 1)",
 			Stacks: []string{"qsm.stack", "baseline.stack"}, Scenario: "qsm-groups.scenario",
-			Param: "groups-per-node=1,1024,8192", QuickParam: "groups-per-node=1,64", // the full 3 s: rate control takes about a second to climb from rate_min
+			// The sustained rate (the scenario's warmup), as the paper's
+			// "ignoring warmup and cooldown periods"; quick counts from 2.5 s
+			// to 4 s (rate control climbs from rate_min for 1 to 2 s).
+			Param: "groups-per-node=1,1024,8192", QuickParam: "groups-per-node=1,64", Quick: []string{"duration=4s", "warmup=2500ms"},
 			Measures: []Measure{
-				{Metric: "throughput per receiver", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "almost independent of the number of groups (1,024 within 5%, 8,192 within 10%)", Rule: Rule{Kind: Flat, A: 0.10},
+				{Metric: "throughput per receiver", Unit: "msgs/s", Field: "throughput_msgs_per_s", Paper: "almost independent of the number of groups (1,024 within 5%, 8,192 within 10%)", Rule: Rule{Kind: NearFirst, A: 0.05, B: 0.10},
 					FirstOnly: true}, // the baseline beside it shows what per-group protocols pay
 			},
 		},

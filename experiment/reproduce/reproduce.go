@@ -111,6 +111,10 @@ const (
 	Rises                   // last/first >= 1+A along the parameter, per stack
 	Falls                   // last/first <= 1-A along the parameter, per stack
 	Ratio                   // first stack / second stack >= A at every point
+	// NearFirst: every later point within the fraction A of the first
+	// point's value, per stack; the last within B instead when B > 0
+	// (QSM Figure 1: 1,024 groups within 5% of 1 group, 8,192 within 10%).
+	NearFirst
 )
 
 // Rule is a kind with its bounds.
@@ -138,6 +142,11 @@ func (r Rule) String() string {
 		return fmt.Sprintf("falls along the parameter: last/first at most %s", num(1-r.A))
 	case Ratio:
 		return fmt.Sprintf("first stack / second at least %s", num(r.A))
+	case NearFirst:
+		if r.B > 0 {
+			return fmt.Sprintf("within %s%% of the first point, the last within %s%%", num(100*r.A), num(100*r.B))
+		}
+		return fmt.Sprintf("within %s%% of the first point", num(100*r.A))
 	}
 	return "?"
 }
@@ -409,6 +418,8 @@ func (r Rule) oursWord() string {
 		return "(last/first)"
 	case Ratio:
 		return "(the smallest ratio)"
+	case NearFirst:
+		return "(the largest distance from the first point, as a fraction)"
 	}
 	return "(the worst value)"
 }
@@ -478,6 +489,23 @@ func (r Rule) apply(s series) (float64, bool) {
 			worst = min(worst, q)
 		}
 		return worst, worst >= r.A
+	case NearFirst:
+		worst, holds := 0.0, true
+		for _, row := range s.v {
+			for j := 1; j < len(row); j++ {
+				d := math.Inf(1)
+				if row[0] != 0 {
+					d = math.Abs(row[j]-row[0]) / math.Abs(row[0])
+				}
+				tol := r.A
+				if j == len(row)-1 && r.B > 0 {
+					tol = r.B
+				}
+				worst = max(worst, d)
+				holds = holds && d <= tol
+			}
+		}
+		return worst, holds
 	}
 	return 0, false
 }

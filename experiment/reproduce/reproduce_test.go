@@ -56,6 +56,11 @@ func TestRules(t *testing.T) {
 		{Rule{Kind: Falls, A: 0.5}, one(3, 1), 1.0 / 3, true},
 		{Rule{Kind: Ratio, A: 3}, two, 4, true},
 		{Rule{Kind: Ratio, A: 4.5}, two, 4, false},
+		{Rule{Kind: NearFirst, A: 0.05, B: 0.10}, one(100, 96, 91), 0.09, true},
+		{Rule{Kind: NearFirst, A: 0.05, B: 0.10}, one(100, 94, 99), 0.06, false},
+		{Rule{Kind: NearFirst, A: 0.05, B: 0.10}, one(100, 99, 89), 0.11, false},
+		{Rule{Kind: NearFirst, A: 0.05}, one(100, 99, 94), 0.06, false},
+		{Rule{Kind: NearFirst, A: 0.05, B: 0.10}, two, 0.5, false},
 	} {
 		ours, holds := c.r.apply(c.s)
 		if holds != c.holds || abs(ours-c.ours) > 1e-9 {
@@ -87,7 +92,7 @@ func TestTablesPlan(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"ricochet", "mflow"} {
+	for _, name := range []string{"ricochet", "mflow", "qsm"} {
 		p, _ := Lookup(name)
 		for _, quick := range []bool{false, true} {
 			if _, err := Plan(p, Options{SpecDir: "../../specs", Quick: quick}); err != nil {

@@ -21,9 +21,9 @@ type group struct {
 	view    *event.ViewInfo // nil until the first view arrives
 	tag     uint32          // view tag of view
 	members map[event.NodeID]*member
-	// ranked is members by view rank (nil for us), rebuilt with the pair
-	// table (reindex; use rankedOf): the per-member loops of gossip walk
-	// it rather than looking each member up.
+	// ranked is members by view rank (nil for us), rebuilt by
+	// installView (rerank; use rankedOf): the per-member loops of gossip
+	// walk it rather than looking each member up.
 	ranked []*member
 
 	// own stream
@@ -211,6 +211,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 		g.members[id] = &member{id: id, floor: g.next, acked: g.next - 1, since: tag}
 	}
 	g.view, g.tag = v, tag
+	g.rerank()
 	l.stale = true // members changed
 	for _, id := range gone {
 		l.forgetPeer(id)

@@ -24,16 +24,13 @@ func (l *Layer) reindex() {
 		}
 	}
 	l.hits.Reset(n)
+	l.rebuilt++
 	for _, g := range l.groups {
 		if g.view == nil {
 			continue
 		}
 		for id, m := range g.members {
 			l.hits.Put(g.id, id, hitEntry{g: g, m: m})
-		}
-		g.ranked = g.ranked[:0]
-		for _, id := range g.view.Members {
-			g.ranked = append(g.ranked, g.members[id])
 		}
 		// ourselves, never a member: advanceStability and sendDigest look
 		// every view member up, and a miss would cost two map lookups
@@ -42,13 +39,18 @@ func (l *Layer) reindex() {
 }
 
 // rankedOf is g's members by view rank (nil where we are), as lookup
-// would find them; g must have a view.
-func (l *Layer) rankedOf(g *group) []*member {
-	if l.stale {
-		l.reindex()
-		l.stale = false
+// would find them; g must have a view. It is kept by installView, per
+// group: rebuilding it with the pair table made every view installed at
+// start-up rebuild the whole table (advanceStability walks it), quadratic
+// in the groups a node joins.
+func (l *Layer) rankedOf(g *group) []*member { return g.ranked }
+
+// rerank rebuilds g.ranked from its view and members.
+func (g *group) rerank() {
+	g.ranked = g.ranked[:0]
+	for _, id := range g.view.Members {
+		g.ranked = append(g.ranked, g.members[id])
 	}
-	return g.ranked
 }
 
 // lookup returns the group (nil if unknown) and the member (nil if not

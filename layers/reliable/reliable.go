@@ -114,8 +114,9 @@ type Layer struct {
 
 	c counters
 
-	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
-	stale bool                      // hits needs rebuilding before its next use (see index.go)
+	hits    pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+	stale   bool                      // hits needs rebuilding before its next use (see index.go)
+	rebuilt int                       // times hits was rebuilt (for the start-up test)
 
 	paths map[event.NodeID]*path // round trips to senders (receiver.go)
 

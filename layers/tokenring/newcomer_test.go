@@ -2,6 +2,7 @@ package tokenring_test
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -58,6 +59,64 @@ func TestNewcomerFloorFromLaterStretch(t *testing.T) {
 	})
 	c.Net.At(event.Time(150*time.Millisecond), func() {
 		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 4, 5, 6}, Joined: []event.NodeID{6}})
+	})
+	c.Net.At(event.Time(200*time.Millisecond), func() { on = false })
+	c.Net.Run(3 * time.Second)
+	got := c.Got[5][1][1]
+	total := sent[1][1]
+	if owedFrom < 50 || total != 400 {
+		t.Fatalf("set-up: view 2 came after %d casts, %d cast in all; want about 100 and 400", owedFrom-1, total)
+	}
+	want := total - owedFrom + 1
+	if uint32(len(got)) != want || (len(got) > 0 && got[0] != owedFrom) {
+		first := uint32(0)
+		if len(got) > 0 {
+			first = got[0]
+		}
+		t.Errorf("n5 delivered %d casts from %d on, want %d from %d on (every cast since the view that brought it)", len(got), first, want, owedFrom)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[i-1]+1 {
+			t.Fatalf("n5 delivered %d after %d, want in order without gaps", got[i], got[i-1])
+		}
+	}
+}
+
+// Two views bring members (n6 at 130 ms, n7 at 160 ms) after the one that
+// brought n5 (100 ms) and before any packet reaches n5: its first packet
+// is two stretches of the sender's numbering past the one it is owed from.
+// n5 must still deliver every cast from the view that brought it, in
+// order.
+//
+// Known gap, not fixed: the data header names one stretch back, so n5's
+// streams begin at n6's stretch and n5 never delivers the 30 casts of its
+// own stretch (it delivers 270 from 131 on; owed 300 from 101 on). Closing
+// it takes a floor the header cannot carry (a query to the sender, which
+// would keep a bounded history of stretches and of each group's first
+// cast per view, with the receiver holding a group's packets until
+// answered). Set TOKENRING_GAPS=1 to run it.
+func TestNewcomerFloorTwoStretchesBack(t *testing.T) {
+	if os.Getenv("TOKENRING_GAPS") == "" {
+		t.Skip("known gap (a newcomer's floor one stretch back only): set TOKENRING_GAPS=1")
+	}
+	on := false
+	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: cutOff{rx: 5, on: &on}}, 7, nil)
+	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}, Joined: []event.NodeID{1, 2, 3, 4}}
+	installStatic(c, []*event.ViewInfo{v1})
+	inst := installer{c.Stacks}
+	sent := map[event.GroupID]map[event.NodeID]uint32{}
+	c.CastLoop(1, 1, 400, time.Millisecond, 100, sent)
+	var owedFrom uint32
+	c.Net.At(event.Time(100*time.Millisecond), func() {
+		on = true
+		owedFrom = sent[1][1] + 1 // the next cast is numbered in view 2
+		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}, Joined: []event.NodeID{5}})
+	})
+	c.Net.At(event.Time(130*time.Millisecond), func() {
+		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 4, 5, 6}, Joined: []event.NodeID{6}})
+	})
+	c.Net.At(event.Time(160*time.Millisecond), func() {
+		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 4, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7}, Joined: []event.NodeID{7}})
 	})
 	c.Net.At(event.Time(200*time.Millisecond), func() { on = false })
 	c.Net.Run(3 * time.Second)

@@ -224,6 +224,14 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 					break
 				}
 			}
+			if rejoined[l.self] {
+				// Readmitted itself: fifo above every member starts its
+				// stream afresh at the readmitting view, and nothing cast
+				// before is owed to anyone, so no previous stretch
+				// (receivers that joined the region before would take it
+				// for theirs, and wait for packets long purged).
+				o.pview, o.pvbase, o.pgvbase = 0, 0, nil
+			}
 			if o.pview == uint32(rv.ID) && o.sview == uint32(rv.ID) {
 				// The previous stretch began in a view of the same id as
 				// this one: the region was made anew (same id, same view
@@ -269,7 +277,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		case l.own.view != rv.ID:
 			l.setView(l.own, rv)
 		}
-		l.pruneStreams(l.own)
+		l.pruneStreams(l.own, rejoined)
 	}
 	l.prunePeers()
 	l.feed.Ready() // casts queued for a group whose regions just became known
@@ -286,11 +294,15 @@ func (l *Layer) dropOwn() {
 }
 
 // pruneStreams drops the streams of senders that are in none of the
-// region's groups any more (they left, or gms removed them).
-func (l *Layer) pruneStreams(r *region) {
+// region's groups any more (they left, or gms removed them), and of those
+// the views list as (re)joined one of the node's groups: a sender readmitted
+// without this node seeing its removal may be a new process numbering from
+// 1 again, and its old stream held the new packets for duplicates while
+// the purge point it last saw (in the old numbering) raised the token's.
+func (l *Layer) pruneStreams(r *region, rejoined map[event.NodeID]bool) {
 	keep := r.order[:0]
 	for _, s := range r.order {
-		if l.inRegionGroups(r, s.sender) {
+		if l.inRegionGroups(r, s.sender) && (s.sender == l.self || !rejoined[s.sender]) {
 			keep = append(keep, s)
 			continue
 		}

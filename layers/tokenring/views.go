@@ -14,7 +14,8 @@ type groupMember struct {
 
 // noteViews records, for the group views that changed, the view in which
 // each member last joined its group (Layer.joinedIn), and returns the
-// other nodes that joined or rejoined one of the node's groups in them.
+// nodes that joined or rejoined one of the node's groups in them: others,
+// and the node itself if readmitted to a group it had a view of.
 //
 // A packet carries its sender's view of the group when it numbered the
 // cast (the header's group view). This is the rule tokenring and the layers above
@@ -43,7 +44,9 @@ type groupMember struct {
 //
 // A sender treats a member of a region that (re)joined one of its groups
 // as a newcomer to the region (install), as if the region's view had
-// brought it.
+// brought it; readmitted itself, it begins a new stretch in every region,
+// as fifo above every member starts its stream afresh at the view that
+// readmits it, from the first cast numbered in that view.
 func (l *Layer) noteViews(nb *event.Neighbourhood) map[event.NodeID]bool {
 	var joined map[event.NodeID]bool
 	for g, v := range nb.Views {
@@ -60,7 +63,7 @@ func (l *Layer) noteViews(nb *event.Neighbourhood) map[event.NodeID]bool {
 			case prev != nil && !prev.Has(m):
 				l.joinedIn[k] = prev.ID + 1
 			}
-			if m != l.self && l.joinedIn[k] != was && prev != nil {
+			if l.joinedIn[k] != was && prev != nil {
 				if joined == nil {
 					joined = map[event.NodeID]bool{}
 				}
