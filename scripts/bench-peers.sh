@@ -25,6 +25,7 @@ SIZE=${SIZE:-1000}
 LOSS=${LOSS:-0}          # percent
 TIMEOUT=${TIMEOUT:-120}  # seconds a peer receiver waits at most
 PEERS=${PEERS:-"ours jgroups norm"}  # which systems to run
+NORM_MODES=${NORM_MODES:-"fixed ack"}  # NORM's flow control: a fixed rate, ACK-based, or both
 # NORM as NRL's own high-rate examples configure it (examples/normStreamer.cpp,
 # normCast.cpp): no NACK/ACK backoff on a LAN, a 1 ms first GRTT, ACK-based
 # flow control in place of the timer-based kind, one watermark per 1/8 of
@@ -156,7 +157,8 @@ if [[ " $PEERS " == *" jgroups "* ]]; then
 	peer jgroups "$J send $RECEIVERS $MESSAGES $SIZE 0" "$J recv $RECEIVERS $MESSAGES $SIZE $frac"
 fi
 modes=()
-[[ " $PEERS " == *" norm "* ]] && modes=(fixed ack)
+# shellcheck disable=SC2206
+[[ " $PEERS " == *" norm "* ]] && modes=($NORM_MODES)
 for mode in "${modes[@]}"; do
 	rate=$NORM_RATE
 	[ "$mode" = fixed ] && rate=$NORM_FIXED_RATE

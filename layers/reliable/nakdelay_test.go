@@ -1,0 +1,227 @@
+package reliable
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
+)
+
+// lossWindows loses every packet sent to one of a window's receivers
+// within [from, to) (the simulator decides a loss when a packet leaves),
+// and records when the first packet after the window left for it: the gap
+// is discovered when that arrives, one latency later.
+type lossWindows struct {
+	net *sim.Network
+	ws  []*lossWindow
+}
+
+type lossWindow struct {
+	rx       map[event.NodeID]bool
+	from, to event.Time
+	found    map[event.NodeID]event.Time
+}
+
+func (lw *lossWindows) Drop(rx event.NodeID, _ *rand.Rand) bool {
+	now := lw.net.Now()
+	for _, w := range lw.ws {
+		if !w.rx[rx] {
+			continue
+		}
+		if now >= w.from && now < w.to {
+			return true
+		}
+		if now >= w.to && w.found[rx] == 0 {
+			w.found[rx] = now
+		}
+	}
+	return false
+}
+
+// nakRun is node 1 casting 100 bytes every millisecond, for 400 ms, to
+// receivers 2..n over a one-way latency lat while the windows lose what
+// arrives; layers are each node's reliable. It steps the network by 10 µs
+// and calls each after every step.
+type nakRun struct {
+	c      *layertest.Cluster
+	layers map[event.NodeID]*Layer
+	loss   *lossWindows
+	sent   map[event.GroupID]map[event.NodeID]uint32
+	v      *event.ViewInfo
+}
+
+func newNakRun(t *testing.T, seed uint64, n int, lat time.Duration, given map[string]string) *nakRun {
+	r := &nakRun{layers: map[event.NodeID]*Layer{}, loss: &lossWindows{}, sent: map[event.GroupID]map[event.NodeID]uint32{}}
+	id := event.NodeID(0)
+	mk := func() []stack.Entry {
+		info, _ := compose.Lookup("reliable")
+		l, err := info.New(compose.MustParams("reliable", given))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id++
+		r.layers[id] = l.(*Layer)
+		return []stack.Entry{{Name: "reliable", Layer: l}}
+	}
+	r.c = layertest.New(t, sim.Config{Seed: seed, Latency: lat, Loss: r.loss}, n, mk)
+	r.loss.net = r.c.Net
+	members := []event.NodeID{}
+	for i := 1; i <= n; i++ {
+		members = append(members, event.NodeID(i))
+	}
+	r.v = &event.ViewInfo{Group: 1, ID: 1, Members: members}
+	r.c.Install(r.v)
+	return r
+}
+
+// lose loses, at the given receivers, the cast sent at ms milliseconds
+// (what is sent to them within 150 µs of it).
+func (r *nakRun) lose(ms int, rx ...event.NodeID) *lossWindow {
+	at := event.Time(time.Duration(ms) * time.Millisecond)
+	w := &lossWindow{rx: map[event.NodeID]bool{}, from: at - event.Time(150*time.Microsecond), to: at + event.Time(150*time.Microsecond), found: map[event.NodeID]event.Time{}}
+	for _, id := range rx {
+		w.rx[id] = true
+	}
+	r.loss.ws = append(r.loss.ws, w)
+	return w
+}
+
+// run casts and steps the network to the end, calling each after every
+// 10 µs step.
+func (r *nakRun) run(each func()) {
+	r.c.CastLoop(1, 1, 400, time.Millisecond, 100, r.sent)
+	for r.c.Net.Now() < event.Time(time.Second) {
+		r.c.Net.RunUntil(r.c.Net.Now() + event.Time(10*time.Microsecond))
+		each()
+	}
+	r.c.CheckExactlyOnce([]*event.ViewInfo{r.v}, r.sent, false)
+}
+
+// nakWatch records, per receiver, when each NAK it sent went out (to the
+// 10 µs step).
+func (r *nakRun) nakWatch() (func(), map[event.NodeID][]event.Time) {
+	seen := map[event.NodeID]int64{}
+	at := map[event.NodeID][]event.Time{}
+	return func() {
+		for id := range r.layers {
+			if n := r.c.Counter("reliable", "naks_sent", id); n != seen[id] {
+				seen[id] = n
+				at[id] = append(at[id], r.c.Net.Now())
+			}
+		}
+	}, at
+}
+
+// firstNakAfterGap returns when the first NAK after t went out.
+func firstNakAfterGap(naks []event.Time, t event.Time) event.Time {
+	for _, n := range naks {
+		if n >= t {
+			return n
+		}
+	}
+	return 0
+}
+
+// TestFirstNakScalesWithRoundTrip: before the round trip to the sender is
+// measured, a gap waits nak_delay (20 ms) for its first NAK; once a NAK's
+// answer measured it (400 µs here), a gap waits between nak_delay_rtts and
+// twice that many smoothed round trips, not 20 ms. On a long path it
+// waits no longer than nak_delay however many round trips that is.
+func TestFirstNakScalesWithRoundTrip(t *testing.T) {
+	const step = event.Time(10 * time.Microsecond)
+	for _, tc := range []struct {
+		name string
+		lat  time.Duration
+	}{{"short path", 200 * time.Microsecond}, {"long path", 10 * time.Millisecond}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newNakRun(t, 1, 3, tc.lat, map[string]string{"nak_delay": "20ms", "nak_delay_rtts": "2", "nak_delay_min": "100us"})
+			first := r.lose(30, 2)  // no round trip measured yet
+			later := r.lose(150, 2) // measured by the first
+			watch, naks := r.nakWatch()
+			var srtt time.Duration // node 2's to node 1 when the later gap was found
+			r.run(func() {
+				watch()
+				if srtt == 0 && later.found[2] != 0 && r.c.Net.Now() >= later.found[2].Add(tc.lat) {
+					srtt = r.layers[2].paths[1].SRTT()
+				}
+			})
+			if first.found[2] == 0 || later.found[2] == 0 {
+				t.Fatal("a loss window lost nothing")
+			}
+			gap0, gap := first.found[2].Add(tc.lat), later.found[2].Add(tc.lat) // discovered
+			w0 := time.Duration(firstNakAfterGap(naks[2], gap0) - gap0)
+			if w0 < 20*time.Millisecond-time.Duration(step) || w0 > 20*time.Millisecond+time.Duration(step) {
+				t.Errorf("before any round trip: first NAK %v after the gap, want nak_delay (20ms)", w0)
+			}
+			w := time.Duration(firstNakAfterGap(naks[2], gap) - gap)
+			t.Logf("srtt %v: first NAK %v after the gap (before any sample: %v)", srtt, w, w0)
+			if srtt < 2*tc.lat || srtt > 2*tc.lat+time.Millisecond {
+				t.Fatalf("measured round trip %v, want about %v", srtt, 2*tc.lat)
+			}
+			lo, hi := min(2*srtt, 20*time.Millisecond), min(4*srtt, 20*time.Millisecond)
+			if w < lo-time.Duration(step) || w > hi+time.Duration(step) {
+				t.Errorf("first NAK %v after the gap, want within [%v, %v] (2 to 4 round trips, at most nak_delay)", w, lo, hi)
+			}
+		})
+	}
+}
+
+// TestFirstNakSuppressed: when every receiver loses the same cast, the
+// random part of the first NAK's wait lets the sender's multicast repair
+// (made on the second NAK) reach the later receivers before they ask, so
+// fewer NAKs than receivers go out, and the sender resends each message
+// at most twice (a unicast to the first asker, one multicast for the
+// rest). Without the random part every receiver asked at the same instant
+// (150 NAKs for 10 losses at 15 receivers; with it 110).
+func TestFirstNakSuppressed(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		suppressionRun(t, seed)
+	}
+}
+
+func suppressionRun(t *testing.T, seed uint64) {
+	const lat = 200 * time.Microsecond
+	const receivers, shared = 15, 10
+	r := newNakRun(t, seed, receivers+1, lat, map[string]string{"nak_delay": "20ms", "nak_delay_rtts": "2", "nak_delay_min": "100us"})
+	all := []event.NodeID{}
+	for i := 2; i <= receivers+1; i++ {
+		all = append(all, event.NodeID(i))
+		r.lose(20+2*i, event.NodeID(i)) // each measures its round trip
+	}
+	for k := range shared {
+		r.lose(130+20*k, all...)
+	}
+	var naks0, retrans0 int64
+	naks := func() int64 {
+		n := int64(0)
+		for _, id := range all {
+			n += r.c.Counter("reliable", "naks_sent", id)
+		}
+		return n
+	}
+	measured := false
+	r.run(func() {
+		if !measured && r.c.Net.Now() >= event.Time(125*time.Millisecond) {
+			measured = true
+			naks0, retrans0 = naks(), r.c.Counter("reliable", "retransmissions", 1)
+			for _, id := range all {
+				if r.layers[id].paths[1].SRTT() == 0 {
+					t.Fatalf("n%v has not measured its round trip by 125ms", id)
+				}
+			}
+		}
+	})
+	gotNaks, gotRetrans := naks()-naks0, r.c.Counter("reliable", "retransmissions", 1)-retrans0
+	t.Logf("seed %d: %d shared losses at %d receivers: %d NAKs, %d retransmissions", seed, shared, receivers, gotNaks, gotRetrans)
+	if gotRetrans > 2*shared {
+		t.Errorf("seed %d: %d retransmissions for %d shared losses, want at most 2 each", seed, gotRetrans, shared)
+	}
+	if gotNaks >= receivers*shared*9/10 {
+		t.Errorf("seed %d: %d NAKs for %d losses shared by %d receivers, want fewer than 9/10 of one each: the repair multicast suppresses the later askers", seed, gotNaks, shared, receivers)
+	}
+}
