@@ -225,3 +225,45 @@ func suppressionRun(t *testing.T, seed uint64) {
 		t.Errorf("seed %d: %d NAKs for %d losses shared by %d receivers, want fewer than 9/10 of one each: the repair multicast suppresses the later askers", seed, gotNaks, shared, receivers)
 	}
 }
+
+// TestHeldDigestsPacedByGroupRoundTrip: a sender held off by a full buffer
+// asks for digests every nak_retry (20 ms) until a NAK states the group's
+// round trip, then every two of those (at least nak_retry_min, 1 ms), so
+// the stability that lets it send again comes within a round trip or two,
+// not 20 ms, on a fast path. A NAK stating a huge round trip (forged, or a
+// bad path) slows it no further than nak_retry.
+func TestHeldDigestsPacedByGroupRoundTrip(t *testing.T) {
+	digestsIn := func(p *probe, d time.Duration) int64 {
+		before := p.counter("stability_msgs")
+		p.c.Net.Run(d)
+		return p.counter("stability_msgs") - before
+	}
+	// within a simulator event, so the network asks the stack for its
+	// timers afterwards
+	nakT := func(p *probe, us uint32) {
+		p.c.Net.At(p.c.Net.Now(), func() {
+			p.inject(event.Send, 2, append([]byte{tNak}, p.wc.Encode(&nakMsg{G: 1, R: []uint32{1, 1}, T: us})...))
+		})
+		p.c.Net.Run(20 * time.Millisecond) // the digest already due at the old pace
+	}
+	p := newProbe(t, 4, map[string]string{"max_buffer": "300B"}) // 3 casts of 82 bytes fit, the 4th waits
+	if p.counter("held_off") == 0 {
+		t.Fatal("the sender was not held off")
+	}
+	p.c.Net.At(p.c.Net.Now(), func() { p.c.Stacks[1].Pump() }) // its gossip timer, set by a cast outside the simulator's events
+	if n := digestsIn(p, 100*time.Millisecond); n < 4 || n > 6 {
+		t.Fatalf("%d digests in 100ms while held with no round trip stated, want 5 (every nak_retry)", n)
+	}
+	nakT(p, 300) // 300 µs: every 1 ms (2 x 300 µs is below nak_retry_min)
+	if n := digestsIn(p, 100*time.Millisecond); n < 90 || n > 110 {
+		t.Errorf("%d digests in 100ms after a NAK stated a 300µs round trip, want about 100 (every 1ms)", n)
+	}
+	nakT(p, 4000) // 4 ms: the group's round trip rises at once, every 8 ms
+	if n := digestsIn(p, 100*time.Millisecond); n < 11 || n > 14 {
+		t.Errorf("%d digests in 100ms after a NAK stated 4ms, want about 12 (every 8ms)", n)
+	}
+	nakT(p, 10_000_000) // 10 s: bounded by nak_slow, and the pace by nak_retry
+	if n := digestsIn(p, 100*time.Millisecond); n < 4 || n > 6 {
+		t.Errorf("%d digests in 100ms after a NAK stated 10s, want 5 (never slower than nak_retry)", n)
+	}
+}
