@@ -267,3 +267,39 @@ func TestHeldDigestsPacedByGroupRoundTrip(t *testing.T) {
 		t.Errorf("%d digests in 100ms after a NAK stated 10s, want 5 (never slower than nak_retry)", n)
 	}
 }
+
+// TestP2PResendAfterMeasuredRoundTrip: a point-to-point send lost on a
+// 400 µs round trip is sent again within a few milliseconds once acks
+// have measured that round trip, not after p2p_timeout (50 ms). Node 1
+// sends node 2 one message a millisecond; the one sent at 50 ms is lost.
+func TestP2PResendAfterMeasuredRoundTrip(t *testing.T) {
+	const lat = 200 * time.Microsecond
+	r := newNakRun(t, 1, 2, lat, nil)
+	w := r.lose(50, 2)
+	for i := 1; i <= 100; i++ {
+		r.c.Net.At(event.Time(time.Duration(i-1)*time.Millisecond), func() {
+			if err := r.c.Stacks[1].Send(2, layertest.Payload(uint32(i), 100)); err != nil {
+				t.Errorf("send %d: %v", i, err)
+			}
+		})
+	}
+	var got51 event.Time // when node 2 delivered the lost message (the 51st)
+	for r.c.Net.Now() < event.Time(200*time.Millisecond) {
+		r.c.Net.RunUntil(r.c.Net.Now() + event.Time(10*time.Microsecond))
+		if got51 == 0 && len(r.c.Got[2][event.NoGroup][1]) > 50 {
+			got51 = r.c.Net.Now()
+		}
+	}
+	if w.found[2] == 0 {
+		t.Fatal("the loss window lost nothing")
+	}
+	seqs := r.c.Got[2][event.NoGroup][1]
+	if err := layertest.CheckSeqs(seqs, 100, true); err != nil {
+		t.Fatalf("node 2 got %d sends: %v", len(seqs), err)
+	}
+	wait := time.Duration(got51 - event.Time(50*time.Millisecond))
+	t.Logf("srtt %v: the send lost at 50ms delivered %v later", r.layers[1].peers[2].rtt.SRTT(), wait)
+	if wait > 5*time.Millisecond {
+		t.Errorf("the lost send was delivered %v after it was sent, want within 5ms (the measured round trip's timeout, not p2p_timeout)", wait)
+	}
+}

@@ -28,7 +28,7 @@ func init() {
 			{Name: "max_buffer", Type: compose.Size, Default: "4MB", Doc: "bytes a sender keeps for retransmission per group before holding the application off", Min: 1, Max: 1 << 40},
 			{Name: "window", Type: compose.Int, Default: "4096", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two); what lies beyond is dropped and asked for again, so the default matches fifo's max_reorder and fifo never has to give a gap up", Min: 64, Max: 1 << 20},
 			{Name: "max_nak_ranges", Type: compose.Int, Default: "32", Doc: "missing ranges listed in one NAK", Min: 1, Max: 4096},
-			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends", Min: 0.0001, Max: 600},
+			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends until the round trip to the peer is measured (send to acknowledgement, first tries only); then that round trip's timeout (srtt + 4 rttvar, at least nak_retry_min), doubled per try; never longer than this", Min: 0.0001, Max: 600},
 			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer before sends wait; also the most early arrivals held from one peer", Min: 1, Max: 1 << 20},
 			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before the peer is presumed gone", Min: 1, Max: 1e6},
 			{Name: "p2p_max_held", Type: compose.Size, Default: "1MB", Doc: "bytes of early point-to-point arrivals held per peer while an earlier one is missing, each counted with its buffer (at least 1.5 KB and headers; at most p2p_window messages); " +

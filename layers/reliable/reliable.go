@@ -29,7 +29,8 @@
 //
 // Point-to-point Sends (data or control, every one) are made reliable too:
 // per-peer sequence numbers, cumulative acknowledgements, retransmission on
-// a timeout, delivery in send order. Control casts from layers above pass
+// a timeout (p2p_timeout, or the round trip measured to the peer's timeout
+// once acknowledgements measured it), delivery in send order. Control casts from layers above pass
 // unsequenced.
 //
 // Retransmission: a NAKed message goes by unicast to the member that asked;
