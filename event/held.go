@@ -27,18 +27,27 @@ func Oversized(n, c int) bool { return c > max(n, heldRoom)+heldSlack }
 
 // Compact returns m, or, when m's buffer is larger than HeldCost accounts
 // for (or m is a Slice of a larger message, which it would keep alive), a
-// copy of it in a buffer of its own size, releasing m. Only held messages
-// in oversized buffers pay the copy; the copy is not pooled and is freed
-// with its last reference.
+// copy of it in a buffer of about its own size, releasing m. Only held
+// messages in oversized buffers pay the copy. Copies come from a pool of
+// their own, whose buffers never exceed what HeldCost accounts for when
+// reused (a larger one left from a larger message is dropped): behind a
+// gap fifo compacts every message a pack's datagram brought, and a fresh
+// allocation for each (zeroed, then copied into, then collected) was a
+// third of a receiver's CPU at 10% loss.
 func (m *Message) Compact() *Message {
 	b := m.Bytes()
 	if m.parent == nil && !Oversized(len(b), cap(b)) {
 		return m
 	}
-	c := new(Message)
-	c.Retain()
+	c := compactPool.GetRoom(Headroom)
+	if Oversized(len(b), cap(c.buf)-c.room) {
+		c.buf = make([]byte, c.room, c.room+len(b))
+	}
 	c.SetPayload(b)
 	c.Recovery, c.Stamp = m.Recovery, m.Stamp
 	m.Release()
 	return c
 }
+
+// compactPool recycles Compact's copies (see Compact).
+var compactPool = &Pool{}

@@ -551,16 +551,18 @@ func (s *Stack) unsubscribe(ch event.ChannelID) error {
 // order it passed them up (a view after the last deliveries of the view
 // before).
 func (s *Stack) enqueue(target int, d direction, ev *event.Event) {
-	it := item{ev: *ev, target: target, dir: d}
+	var it *item
 	switch {
 	case target < 0 && (!ev.IsControl() || s.appData > 0):
 		s.appData++
-		s.data.push(it)
+		it = s.data.slot()
 	case ev.IsControl():
-		s.ctrl.push(it)
+		it = s.ctrl.slot()
 	default:
-		s.data.push(it)
+		it = s.data.slot()
 	}
+	// the slot is zero (pop clears what it takes): tm stays nil
+	it.ev, it.target, it.dir = *ev, target, d
 }
 
 // run steps until no work is left: control first, then data, then ready

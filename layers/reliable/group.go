@@ -44,6 +44,12 @@ type group struct {
 	rxBytes    int64      // bytes received since our last digest
 	rxMsgs     int        // messages received since our last digest
 	lastAnswer event.Time // when we last answered a held sender's digest
+	// grtt is the group's round trip as our receivers state it in their
+	// NAKs (NORM's GRTT, RFC 5740: the largest, raised at once, lowered
+	// gradually); 0 until a NAK stated one. It paces our digests while
+	// the application is held off (heldInterval) and bounds how long a
+	// second member's NAK counts as the same loss (nakUp).
+	grtt time.Duration
 }
 
 // member is another member of a group, seen from this node.
@@ -260,7 +266,7 @@ func (l *Layer) holdOff(g *group) {
 				g.gt.Stop()
 			}
 			g.gossip = true
-			g.gt.Reset(l.cfg.NakRetry)
+			g.gt.Reset(l.heldInterval(g))
 		}
 	}
 }
@@ -366,6 +372,8 @@ func (l *Layer) nakUp(ev *event.Event) {
 		l.Ctx.Logf("nak from %v for %v: %v", from, g.id, msg.R)
 	}
 	now := l.Ctx.Now()
+	// another member's NAK for the same message within nak_retry/2 is the
+	// same loss seen by several: one multicast serves them all
 	recent := now - event.Time(l.cfg.NakRetry/2)
 	// a repeat from the same requester within about its round trip (3/4 of
 	// it: its retries come at least srtt + 4 rttvar apart) crossed our
@@ -374,7 +382,17 @@ func (l *Layer) nakUp(ev *event.Event) {
 	if msg.T > 0 {
 		// its retries come at least nak_retry_min apart once it measured
 		// the round trip it states
-		mine = now - event.Time(max(l.cfg.NakRetryMin/2, min(time.Duration(msg.T)*time.Microsecond, l.cfg.NakSlow)*3/4))
+		rt := time.Duration(msg.T) * time.Microsecond
+		mine = now - event.Time(max(l.cfg.NakRetryMin/2, min(rt, l.cfg.NakSlow)*3/4))
+		g.noteGRTT(rt, l.cfg.NakSlow)
+	}
+	if g.grtt > 0 && l.cfg.NakDelayRTTs > 0 {
+		// members that measured their round trip ask within 2k of them
+		// after a loss (firstNakAfter), and the NAK travels one more: a
+		// window that long, not nak_retry/2, tells the same loss from a
+		// later one (at least nak_delay_min, at most nak_retry/2)
+		w := time.Duration(float64(g.grtt) * (2*l.cfg.NakDelayRTTs + 1))
+		recent = now - event.Time(min(l.cfg.NakRetry/2, max(l.cfg.NakDelayMin, w)))
 	}
 	for i := 0; i < len(msg.R); i += 2 {
 		lo, hi := msg.R[i], msg.R[i+1]
@@ -466,9 +484,35 @@ func (l *Layer) gossipTimer(g *group) {
 	g.gossip = true
 	d := l.cfg.StableInterval
 	if g.held {
-		d = min(d, l.cfg.NakRetry)
+		d = min(d, l.heldInterval(g))
 	}
 	g.gt.Reset(d)
+}
+
+// heldInterval is how often a held-off sender asks its members for
+// digests: nak_retry until a NAK stated the group's round trip, then two
+// of those (a digest out and the answers back, with room for their
+// queueing), at least nak_retry_min and at most nak_retry. Stability comes
+// only from those answers while nothing new is sent, so a fixed 20 ms on a
+// sub-millisecond path held the sender that long each time its buffer
+// filled.
+func (l *Layer) heldInterval(g *group) time.Duration {
+	if g.grtt == 0 {
+		return l.cfg.NakRetry
+	}
+	return min(l.cfg.NakRetry, max(l.cfg.NakRetryMin, 2*g.grtt))
+}
+
+// noteGRTT takes the round trip a member's NAK states (bounded by
+// nak_slow, so a forged one cannot slow the group past what nak_slow
+// allows): the group's rises to it at once and falls a quarter of the way.
+func (g *group) noteGRTT(t, most time.Duration) {
+	t = min(t, most)
+	if t >= g.grtt {
+		g.grtt = t
+		return
+	}
+	g.grtt -= (g.grtt - t) / 4
 }
 
 func (l *Layer) sendDigest(g *group, unstable bool) {
@@ -541,7 +585,7 @@ func (l *Layer) digestUp(ev *event.Event) {
 		g.answerOwed = true
 		l.touchQuiet(g)
 	}
-	answerNow := d.H && l.Ctx.Now()-g.lastAnswer >= event.Time(l.cfg.NakRetry/2)
+	answerNow := d.H && l.Ctx.Now()-g.lastAnswer >= event.Time(l.answerGap(fm))
 	// our own entry in its digest first: its floor for us places its stream
 	highest := d.E[1]
 	for i := 3; i < len(d.E); i += 3 {
@@ -595,6 +639,17 @@ func (l *Layer) digestUp(ev *event.Event) {
 		g.lastAnswer = l.Ctx.Now()
 		l.sendDigest(g, g.stable < g.next-1)
 	}
+}
+
+// answerGap is the least time between two answers to a held-off sender's
+// digests: nak_retry/2, or once the round trip to that sender is measured,
+// that round trip (at least nak_retry_min/2): the held sender asks about
+// every two (heldInterval), and what an answer frees lets it send again.
+func (l *Layer) answerGap(m *member) time.Duration {
+	if m.rs == nil || m.rs.path.SRTT() == 0 {
+		return l.cfg.NakRetry / 2
+	}
+	return min(l.cfg.NakRetry/2, max(l.cfg.NakRetryMin/2, m.rs.path.SRTT()))
 }
 
 // touchQuiet makes sure the gossip timer runs without marking new traffic.

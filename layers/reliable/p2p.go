@@ -2,9 +2,11 @@ package reliable
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/ring"
+	"github.com/layercast/layercast/internal/rtt"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
 )
@@ -26,6 +28,10 @@ type peer struct {
 	held    bool
 	timer   bool
 	tm      *stack.Timer
+	// rtt is the round trip to the peer, sampled from sends acknowledged
+	// at their first try (Karn's rule): it sets the retransmission
+	// timeout (p2pRTO)
+	rtt rtt.Estimator
 
 	rnext     uint32
 	rhold     []p2pHeld // ring over the window: early arrivals
@@ -155,8 +161,21 @@ func (l *Layer) p2pSend(p *peer, pm p2pMsg) {
 	l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: pm.ctrl, Msg: pm.m})
 	if !p.timer {
 		p.timer = true
-		p.tm.Reset(l.cfg.P2PTimeout)
+		p.tm.Reset(l.p2pRTO(p))
 	}
+}
+
+// p2pRTO is how long a point-to-point send waits for its acknowledgement
+// before it is sent again: p2p_timeout until the round trip to the peer is
+// measured, then its timeout (srtt + 4 rttvar), at least nak_retry_min and
+// at most p2p_timeout. Acknowledgements go at once, so nothing but the path
+// delays them; a fixed 50 ms held a lost flow-control credit (mflow's, sent
+// this way) that long on a sub-millisecond path.
+func (l *Layer) p2pRTO(p *peer) time.Duration {
+	if p.rtt.SRTT() == 0 {
+		return l.cfg.P2PTimeout
+	}
+	return min(l.cfg.P2PTimeout, max(l.cfg.NakRetryMin, p.rtt.RTO()))
 }
 
 // p2pUp receives a point-to-point message, acknowledges it, and delivers
@@ -265,6 +284,10 @@ func (l *Layer) p2pAckUp(ev *event.Event) {
 	if p == nil || c <= p.acked || c >= p.next {
 		return
 	}
+	if s := p.buf.At(int(c - p.acked - 1)); s.tries == 0 {
+		// the newest it acknowledges, sent once: its round trip
+		p.rtt.Sample(time.Duration(l.Ctx.Now() - s.sent))
+	}
 	for p.acked < c {
 		p.buf.Pop().m.Release()
 		p.acked++
@@ -298,10 +321,11 @@ func (l *Layer) p2pTimer(p *peer) {
 		return
 	}
 	now := l.Ctx.Now()
-	due := now - event.Time(l.cfg.P2PTimeout)
+	rto := l.p2pRTO(p)
 	for i := 0; i < n; i++ {
 		s := p.buf.At(i)
-		if s.sent > due {
+		// each try in a row doubles the wait, up to p2p_timeout
+		if s.sent > now-event.Time(min(rto<<min(s.tries, maxBackoff), l.cfg.P2PTimeout)) {
 			continue
 		}
 		s.tries++
@@ -321,5 +345,5 @@ func (l *Layer) p2pTimer(p *peer) {
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: p.id, Control: s.ctrl, Msg: c})
 	}
 	p.timer = true
-	p.tm.Reset(l.cfg.P2PTimeout)
+	p.tm.Reset(rto)
 }

@@ -12,11 +12,14 @@ func init() {
 		Name:        "reliable",
 		BufferBound: bufferBound,
 		Summary: "Reliable multicast by negative acknowledgement (SRM, JGroups NAKACK): senders number their casts, " +
-			"receivers deliver each message once as soon as it arrives and ask the sender for gaps after nak_delay, " +
+			"receivers deliver each message once as soon as it arrives and ask the sender for gaps after a few measured round trips (nak_delay until one is measured, and at most), " +
 			"retrying after the measured round trip to the sender (at least nak_retry, backing off while nothing comes back). Members gossip stability digests, which also reveal lost tails; a message every " +
 			"member of the view holds is freed, and a full buffer holds the application off until stability makes room.",
 		Params: []compose.Param{
-			{Name: "nak_delay", Type: compose.Duration, Default: "20ms", Doc: "how long a gap must last before the first NAK", Min: 0, Max: 60},
+			{Name: "nak_delay", Type: compose.Duration, Default: "20ms", Doc: "how long a gap lasts before its first NAK until the round trip to its sender is measured, and the most it lasts after (see nak_delay_rtts)", Min: 0, Max: 60},
+			{Name: "nak_delay_rtts", Type: compose.Float, Default: "2", Doc: "once the round trip to a sender is measured (NAK to the first answer, smoothed), a gap in its stream waits a random time between this many and twice this many round trips before its first NAK, as NORM's NACK backoff scales with the group's round trip (the random part lets a repair multicast for one member reach another before it asks), within [nak_delay_min, nak_delay]; " +
+				"0 keeps the fixed nak_delay (a stack whose layer below repairs first, as lec does, waits for it)", Min: 0, Max: 1000},
+			{Name: "nak_delay_min", Type: compose.Duration, Default: "1ms", Doc: "least wait before a gap's first NAK once the round trip is measured (a gap shorter than this may be reordering); nak_delay bounds it", Min: 0, Max: 60},
 			{Name: "nak_retry", Type: compose.Duration, Default: "20ms", Doc: "interval between NAK rounds for gaps still open until the round trip to the sender is measured; then that round trip's timeout (srtt + 4 rttvar, at least nak_retry_min); doubled for every round in a row that brought nothing back, up to nak_slow or twice the timeout, whichever is longer", Min: 0.0001, Max: 60},
 			{Name: "nak_retry_min", Type: compose.Duration, Default: "1ms", Doc: "least interval between NAK rounds once the round trip to the sender is measured (a sender does not resend to one receiver within 3/4 of the round trip its NAK states, at least nak_retry_min/2)", Min: 0.00001, Max: 60},
 			{Name: "nak_max_tries", Type: compose.Int, Default: "10", Doc: "NAK rounds in a row that brought nothing back before the interval is at least nak_slow", Min: 1, Max: 1e6},
@@ -25,7 +28,7 @@ func init() {
 			{Name: "max_buffer", Type: compose.Size, Default: "4MB", Doc: "bytes a sender keeps for retransmission per group before holding the application off", Min: 1, Max: 1 << 40},
 			{Name: "window", Type: compose.Int, Default: "4096", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two); what lies beyond is dropped and asked for again, so the default matches fifo's max_reorder and fifo never has to give a gap up", Min: 64, Max: 1 << 20},
 			{Name: "max_nak_ranges", Type: compose.Int, Default: "32", Doc: "missing ranges listed in one NAK", Min: 1, Max: 4096},
-			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends", Min: 0.0001, Max: 600},
+			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends until the round trip to the peer is measured (send to acknowledgement, first tries only); then that round trip's timeout (srtt + 4 rttvar, at least nak_retry_min), doubled per try; never longer than this", Min: 0.0001, Max: 600},
 			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer before sends wait; also the most early arrivals held from one peer", Min: 1, Max: 1 << 20},
 			{Name: "p2p_max_tries", Type: compose.Int, Default: "100", Doc: "retransmissions of a point-to-point send before the peer is presumed gone", Min: 1, Max: 1e6},
 			{Name: "p2p_max_held", Type: compose.Size, Default: "1MB", Doc: "bytes of early point-to-point arrivals held per peer while an earlier one is missing, each counted with its buffer (at least 1.5 KB and headers; at most p2p_window messages); " +
@@ -39,6 +42,8 @@ func init() {
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				NakDelay:        p.Duration("nak_delay"),
+				NakDelayMin:     p.Duration("nak_delay_min"),
+				NakDelayRTTs:    p.Float("nak_delay_rtts"),
 				NakRetry:        p.Duration("nak_retry"),
 				NakRetryMin:     p.Duration("nak_retry_min"),
 				NakMaxTries:     p.Int("nak_max_tries"),
@@ -62,6 +67,8 @@ func init() {
 // Check reports a configuration that cannot work.
 func (c Config) Check() error {
 	switch {
+	case c.NakDelayRTTs < 0 || c.NakDelayMin < 0:
+		return fmt.Errorf("reliable: nak_delay_rtts and nak_delay_min must not be negative")
 	case c.NakRetry <= 0 || c.NakSlow <= 0 || c.StableInterval <= 0 || c.P2PTimeout <= 0:
 		return fmt.Errorf("reliable: nak_retry, nak_slow, stable_interval and p2p_timeout must be positive")
 	case c.NakRetryMin <= 0 || c.NakRetryMin > c.NakRetry:

@@ -4,7 +4,10 @@
 //
 // Per group and sender, casts carry a sequence number. Receivers deliver each
 // message up exactly once, as soon as it arrives (ordering is fifo's job),
-// notice gaps, and after nak_delay ask the sender for what is missing,
+// notice gaps, and ask the sender for what is missing after a random wait
+// of nak_delay_rtts to twice that many measured round trips to it (NORM's
+// NACK backoff; at least nak_delay_min, at most nak_delay, and nak_delay
+// until a round trip is measured),
 // retrying after the round trip they measured to the sender (NAK to first
 // answer, smoothed as TCP's srtt and rttvar; at least nak_retry_min, and
 // nak_retry until measured), doubling
@@ -26,12 +29,18 @@
 //
 // Point-to-point Sends (data or control, every one) are made reliable too:
 // per-peer sequence numbers, cumulative acknowledgements, retransmission on
-// a timeout, delivery in send order. Control casts from layers above pass
+// a timeout (p2p_timeout, or the round trip measured to the peer's timeout
+// once acknowledgements measured it), delivery in send order. Control casts from layers above pass
 // unsequenced.
 //
 // Retransmission: a NAKed message goes by unicast to the member that asked;
-// when a second member asks for the same message within nak_retry/2, it is
-// multicast once instead, which serves every member that lost it. A repeat
+// when a second member asks for the same message within nak_retry/2 (or,
+// once NAKs state the group's round trip, within the spread of first NAKs
+// that round trip gives), it is multicast once instead, which serves every
+// member that lost it (and, arriving before the later members' random
+// waits end, spares their NAKs). A sender held off by a full buffer asks
+// for digests every nak_retry, or every two group round trips once
+// measured. A repeat
 // from the same member within 3/4 of the round trip its NAK states (at least
 // nak_retry/2, at most nak_slow) crossed the answer and is not resent.
 //
@@ -71,8 +80,15 @@ import (
 // Config is the layer's configuration (see register.go for the documented
 // parameters).
 type Config struct {
+	// NakDelay is the wait before a gap's first NAK until the round trip
+	// to its sender is measured, and the most it waits after.
 	NakDelay time.Duration
-	NakRetry time.Duration
+	// NakDelayMin is the least wait before a gap's first NAK.
+	NakDelayMin time.Duration
+	// NakDelayRTTs scales the first NAK's wait by the measured round trip
+	// (0: always NakDelay); see firstNakAfter.
+	NakDelayRTTs float64
+	NakRetry     time.Duration
 	// NakRetryMin is the least interval between NAK rounds once the round
 	// trip to the sender is measured (NakRetry before).
 	NakRetryMin    time.Duration
