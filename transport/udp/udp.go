@@ -32,6 +32,17 @@
 // and leave together, one sendmmsg per step (or per Config.WriteBatch
 // packets); before that, each leaves at once. Packets of 8 KB or more
 // (packs) always leave at once, uncopied.
+//
+// On Linux the batch also uses UDP segmentation offload: consecutive
+// packets of one size to one address (a sender's casts) leave as one
+// buffer the kernel cuts into the same datagrams (UDP_SEGMENT), and every
+// socket asks for receive offload (UDP_GRO), so such a run sent on this
+// host arrives as one buffer the reader cuts. The kernel then walks its
+// send and delivery path once per run instead of once per packet: on
+// loopback multicast to 3 receiver processes, 1,000-byte casts took 7.9
+// against 1.0 us of the sender's CPU each. Config.NoOffload turns it off;
+// a kernel that refuses a run gets its packets one by one, and no runs
+// after that.
 package udp
 
 import (
