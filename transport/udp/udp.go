@@ -171,12 +171,12 @@ type Transport struct {
 	werr    error
 	// The send batch (see Flush): packets copied into wslab, wn of them
 	// described by wm; only the stack's goroutine touches it.
-	batching     bool // a runner calls Flush
-	wm           *mmsg
-	wslab        []byte
-	wn, wused    int
-	wsent        int
-	wpn          int // packets in the batch (wn entries: GSO runs carry several)
+	batching  bool // a runner calls Flush
+	wm        *mmsg
+	wslab     []byte
+	wn, wused int
+	wsent     int
+	wpn       int // packets in the batch (wn entries: GSO runs carry several)
 	// Per batch entry: how many packets it carries (more than one: a UDP
 	// GSO run of equal-sized packets, contiguous in wslab) and where to.
 	wsegs []int
@@ -185,9 +185,9 @@ type Transport struct {
 	// The open run (the last entry): its packet size, and whether a
 	// shorter packet closed it. gsoMax is the largest packet a run takes
 	// (0: offload off).
-	runSeg    int
-	runClosed bool
-	gsoMax    int
+	runSeg       int
+	runClosed    bool
+	gsoMax       int
 	werrno       syscall.Errno
 	flushFn      func(uintptr) bool
 	wpkts, wbyts int64       // counted by flushFn, added to the atomics once
