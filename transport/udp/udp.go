@@ -141,7 +141,9 @@ type Stats struct {
 	OffloadRuns, OffloadReads int64
 	// KernelDrops counts packets the kernel dropped because a socket's
 	// receive queue was full (SO_RXQ_OVFL; a drop shows once a later
-	// packet arrives on the same socket).
+	// packet arrives on the same socket). The kernel counts what it
+	// queues: a GSO run it would have handed a GRO socket whole is
+	// dropped whole and counts once.
 	KernelDrops int64
 	// Learned counts addresses learned or changed from incoming frames;
 	// Forgotten counts learned addresses dropped to keep within
