@@ -53,21 +53,24 @@ func expectPackets(t *testing.T, got chanSink, want [][]byte, what string) {
 // equal-sized packets to one address leaves in one sendmmsg entry (UDP
 // GSO), closed by a shorter packet; each arrives as the datagram it was,
 // in order, whether the receiving socket takes the run whole and cuts it
-// (UDP GRO) or the kernel cuts it (NoOffload at the receiver). Off at the
-// sender, no runs.
+// (UDP GRO) or the kernel cuts it (NoOffload at the receiver, or a
+// MaxPacket under 64 KB, which a whole run could pass). Off at the sender,
+// no runs.
 func TestOffloadRuns(t *testing.T) {
 	for _, c := range []struct {
 		name         string
 		txOff, rxOff bool
+		rxMax        int
 		runs         int64
 	}{
-		{"gso to gro", false, false, 2},
-		{"gso to a socket without gro", false, true, 2},
-		{"no offload", true, false, 0},
+		{"gso to gro", false, false, 0, 2},
+		{"gso to a socket without gro", false, true, 0, 2},
+		{"gso to a socket of small MaxPacket", false, false, 2000, 2},
+		{"no offload", true, false, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := make(chanSink, 1000)
-			rx := open(t, Config{Self: 2, NoOffload: c.rxOff}, got)
+			rx := open(t, Config{Self: 2, NoOffload: c.rxOff, MaxPacket: c.rxMax}, got)
 			tx := toward(t, Config{Self: 1, NoOffload: c.txOff}, nil, 2, rx)
 			tx.Flush() // batch from now on, as stack.Node does
 			want := offloadBatch(tx)
@@ -79,10 +82,10 @@ func TestOffloadRuns(t *testing.T) {
 			}
 			expectPackets(t, got, want, "receiver")
 			rs := rx.Stats()
-			if rs.PacketsReceived != 54 || rs.BytesReceived != 5360 {
-				t.Errorf("receiver counted %d packets (%d bytes), want 54 (5360)", rs.PacketsReceived, rs.BytesReceived)
+			if rs.PacketsReceived != 54 || rs.BytesReceived != 5360 || rs.Truncated != 0 {
+				t.Errorf("receiver counted %d packets (%d bytes), %d truncated; want 54 (5360), none", rs.PacketsReceived, rs.BytesReceived, rs.Truncated)
 			}
-			if wantReads := c.runs > 0 && !c.rxOff; (rs.OffloadReads > 0) != wantReads {
+			if wantReads := c.runs > 0 && !c.rxOff && c.rxMax == 0; (rs.OffloadReads > 0) != wantReads {
 				t.Errorf("receiver read %d GRO buffers; want some: %v", rs.OffloadReads, wantReads)
 			}
 		})

@@ -107,7 +107,8 @@ type Config struct {
 	// arrive on the unicast socket. The layers see no difference.
 	Fanout bool
 	// NoOffload turns off UDP segmentation offload (GSO) on sends and
-	// receive offload (GRO) on reads. With them on (Linux), a run of
+	// receive offload (GRO) on reads (reads take no GRO with a MaxPacket
+	// under 64 KB either). With them on (Linux), a run of
 	// equal-sized packets to one address in the send batch leaves as one
 	// buffer the kernel cuts into datagrams (UDP_SEGMENT), and a socket
 	// takes such a run as one buffer and cuts it here (UDP_GRO): the
@@ -143,7 +144,7 @@ type Stats struct {
 	// receive queue was full (SO_RXQ_OVFL; a drop shows once a later
 	// packet arrives on the same socket). The kernel counts what it
 	// queues: a GSO run it would have handed a GRO socket whole is
-	// dropped whole and counts once.
+	// dropped whole, and may count once.
 	KernelDrops int64
 	// Learned counts addresses learned or changed from incoming frames;
 	// Forgotten counts learned addresses dropped to keep within
@@ -319,7 +320,7 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 	t := &Transport{cfg: cfg, ifi: ifi, sink: sink, uc: uc, groups: map[event.ChannelID]*groupSock{},
 		book: map[event.NodeID]*bookEntry{}, closing: make(chan struct{})}
 	t.pc = ipv4.NewPacketConn(uc)
-	setBuffers(uc, cfg.SocketBuffer, !cfg.NoOffload)
+	setBuffers(uc, cfg.SocketBuffer, t.gro())
 	if err := t.pc.SetMulticastInterface(ifi); err != nil {
 		uc.Close()
 		return nil, fmt.Errorf("udp: set multicast interface %s: %v", ifi.Name, err)
@@ -359,6 +360,11 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 	go t.read(t.raw)
 	return t, nil
 }
+
+// gro says whether the sockets take GSO runs whole (UDP_GRO): with
+// offload on and read buffers of 64 KB, which any run fits (a smaller
+// MaxPacket would truncate runs whose datagrams each fit).
+func (t *Transport) gro() bool { return !t.cfg.NoOffload && t.cfg.MaxPacket >= 65536 }
 
 // setBuffers asks for large socket buffers: forced past net.core.rmem_max
 // and wmem_max where the process may (CAP_NET_ADMIN), else as much as the
@@ -890,7 +896,7 @@ func (t *Transport) SubscribeChannel(g event.ChannelID) error {
 		return fmt.Errorf("udp: subscribe %v at %v: %v", g, ga, err)
 	}
 	conn := c.(*net.UDPConn)
-	setBuffers(conn, t.cfg.SocketBuffer, !t.cfg.NoOffload)
+	setBuffers(conn, t.cfg.SocketBuffer, t.gro())
 	pc := ipv4.NewPacketConn(conn)
 	if err := pc.JoinGroup(t.ifi, &net.UDPAddr{IP: ga.IP}); err != nil {
 		conn.Close()
@@ -939,7 +945,7 @@ func (t *Transport) read(rc syscall.RawConn) {
 	done := func(b *stack.Batch) { free <- b }
 	for range nb {
 		maxPkts := bs
-		if !t.cfg.NoOffload {
+		if t.gro() {
 			maxPkts = bs * groMaxSegs // a read may hold GRO buffers
 		}
 		b := &stack.Batch{Pkts: make([][]byte, 0, maxPkts), Done: done}
