@@ -152,3 +152,35 @@ func TestOffloadRefusedFallsBack(t *testing.T) {
 		expectPackets(t, got, want, fmt.Sprintf("round %d", round))
 	}
 }
+
+// TestOffloadFanoutRuns: a fan-out's copies of a batch of casts form one
+// GSO run per node, though written interleaved (node 2, node 3, node 2,
+// ...), and each node gets every packet, in order.
+func TestOffloadFanoutRuns(t *testing.T) {
+	sinks := []chanSink{make(chanSink, 100), make(chanSink, 100), make(chanSink, 100)}
+	var trs []*Transport
+	for i := range 3 {
+		trs = append(trs, open(t, Config{Self: event.NodeID(i + 1), Fanout: true, MulticastPort: 47410}, sinks[i]))
+	}
+	for j, o := range trs {
+		if err := trs[0].SetAddr(event.NodeID(j+1), o.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx := trs[0]
+	tx.Flush()
+	var want [][]byte
+	for i := range 20 {
+		p := bytes.Repeat([]byte{'x'}, 300)
+		copy(p, fmt.Sprintf("packet %02d", i))
+		want = append(want, p)
+		tx.Multicast(5, p)
+	}
+	tx.Flush()
+	if st := tx.Stats(); st.PacketsSent != 40 || st.BatchWrites != 1 || st.OffloadRuns != 2 {
+		t.Fatalf("%d packets in %d sendmmsg, %d runs; want 40 in 1, 2 runs (one per node)", st.PacketsSent, st.BatchWrites, st.OffloadRuns)
+	}
+	for i := 1; i < 3; i++ {
+		expectPackets(t, sinks[i], want, fmt.Sprintf("node %d", i+1))
+	}
+}

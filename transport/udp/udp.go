@@ -181,15 +181,15 @@ type Transport struct {
 	wsent     int
 	wpn       int // packets in the batch (wn entries: GSO runs carry several)
 	// Per batch entry: how many packets it carries (more than one: a UDP
-	// GSO run of equal-sized packets, contiguous in wslab) and where to.
-	wsegs []int
-	wsas  []*syscall.SockaddrInet4
-	wctl  []byte // per entry gsoCtlSize bytes: its UDP_SEGMENT control message
-	// The open run (the last entry): its packet size, and whether a
-	// shorter packet closed it. gsoMax is the largest packet a run takes
-	// (0: offload off).
-	runSeg       int
-	runClosed    bool
+	// GSO run of equal-sized packets, one iovec each), their bytes, where
+	// to, the run's packet size and whether a shorter packet closed it.
+	wsegs   []int
+	wlen    []int
+	wsas    []*syscall.SockaddrInet4
+	wseg    []int
+	wclosed []bool
+	wctl    []byte // per entry gsoCtlSize bytes: its UDP_SEGMENT control message
+	// gsoMax is the largest packet a run takes (0: offload off).
 	gsoMax       int
 	werrno       syscall.Errno
 	flushFn      func(uintptr) bool
@@ -335,10 +335,13 @@ func New(cfg Config, sink Sink) (*Transport, error) {
 	}
 	t.writeFn = t.sendto
 	t.flushFn = t.sendmmsg
-	t.wm = newMmsg(cfg.WriteBatch)
+	t.wm = newMmsg(cfg.WriteBatch, min(cfg.WriteBatch, gsoMaxSegs))
 	t.wslab = make([]byte, cfg.WriteBytes)
 	t.wsegs = make([]int, cfg.WriteBatch)
+	t.wlen = make([]int, cfg.WriteBatch)
 	t.wsas = make([]*syscall.SockaddrInet4, cfg.WriteBatch)
+	t.wseg = make([]int, cfg.WriteBatch)
+	t.wclosed = make([]bool, cfg.WriteBatch)
 	t.wctl = make([]byte, cfg.WriteBatch*gsoCtlSize)
 	if !cfg.NoOffload {
 		// A run's packets must each fit the path's MTU (the kernel refuses
@@ -590,52 +593,56 @@ func (t *Transport) write(pkt []byte, sa *syscall.SockaddrInet4) {
 	if t.wpn == t.cfg.WriteBatch || t.wused+len(pkt) > len(t.wslab) {
 		t.Flush()
 	}
-	join := t.canJoin(len(pkt), sa)
 	b := t.wslab[t.wused : t.wused+len(pkt)]
 	copy(b, pkt) // pkt is the stack's only during the call
 	t.wused += len(pkt)
 	t.wpn++
-	if join {
-		t.joinRun(len(pkt))
+	if i := t.runFor(len(pkt), sa); i >= 0 {
+		t.joinRun(i, b)
 		return
 	}
 	t.wm.set(t.wn, b)
 	t.wm.setAddr(t.wn, sa)
 	t.wm.setOOB(t.wn, nil)
-	t.wsegs[t.wn], t.wsas[t.wn] = 1, sa
-	t.runSeg, t.runClosed = len(pkt), false
+	t.wsegs[t.wn], t.wlen[t.wn], t.wsas[t.wn] = 1, len(pkt), sa
+	t.wseg[t.wn], t.wclosed[t.wn] = len(pkt), false
 	t.wn++
 }
 
-// canJoin says whether a packet of n bytes for sa may join the batch's
-// last entry as one more segment of its GSO run: same address, the run
-// not closed by a shorter packet, no longer than the run's packets,
-// within the kernel's bounds.
-func (t *Transport) canJoin(n int, sa *syscall.SockaddrInet4) bool {
-	if t.wn == 0 || t.gsoMax == 0 || t.runClosed || n > t.runSeg || t.runSeg > t.gsoMax {
-		return false
+// runFor is the batch entry a packet of n bytes for sa may join as one
+// more segment of its GSO run, or -1: the latest entry for sa's address
+// (so each address's packets leave in the order written; a fan-out's
+// copies to several nodes interleave), if its run is not closed by a
+// shorter packet, its packets are no shorter than n, and it is within
+// the kernel's bounds.
+func (t *Transport) runFor(n int, sa *syscall.SockaddrInet4) int {
+	if t.gsoMax == 0 {
+		return -1
 	}
-	i := t.wn - 1
-	if last := t.wsas[i]; last != sa && (last.Port != sa.Port || last.Addr != sa.Addr) {
-		return false
+	for i := t.wn - 1; i >= 0; i-- {
+		if last := t.wsas[i]; last != sa && (last.Port != sa.Port || last.Addr != sa.Addr) {
+			continue
+		}
+		if t.wclosed[i] || n > t.wseg[i] || t.wseg[i] > t.gsoMax || t.wsegs[i] >= t.wm.k || t.wlen[i]+n > gsoMaxBytes {
+			return -1
+		}
+		return i
 	}
-	return t.wsegs[i] < gsoMaxSegs && int(t.wm.iovs[i].Len)+n <= gsoMaxBytes
+	return -1
 }
 
-// joinRun makes the packet of n bytes just copied to the end of wslab
-// (right after the last entry's bytes) one more segment of the last
-// entry's run (canJoin said it may).
-func (t *Transport) joinRun(n int) {
-	i := t.wn - 1
+// joinRun makes packet b (copied into wslab) one more segment of entry
+// i's run (runFor chose it).
+func (t *Transport) joinRun(i int, b []byte) {
 	if t.wsegs[i] == 1 {
 		ctl := t.wctl[i*gsoCtlSize : (i+1)*gsoCtlSize]
-		putSegmentCtl(ctl, t.runSeg)
+		putSegmentCtl(ctl, t.wseg[i])
 		t.wm.setOOB(i, ctl)
 	}
-	iov := &t.wm.iovs[i]
-	iov.SetLen(int(iov.Len) + n)
+	t.wm.add(i, b)
 	t.wsegs[i]++
-	t.runClosed = n < t.runSeg
+	t.wlen[i] += len(b)
+	t.wclosed[i] = len(b) < t.wseg[i]
 }
 
 // The bounds of a GSO run: the kernel takes at most 64 segments (128 in
@@ -745,12 +752,8 @@ func (t *Transport) sendmmsg(fd uintptr) bool {
 // sendApart sends batch entry i's run one packet at a time (sendto), for
 // a kernel that refused it as one.
 func (t *Transport) sendApart(fd uintptr, i int) {
-	iov := &t.wm.iovs[i]
-	run := unsafe.Slice(iov.Base, int(iov.Len))
-	seg := int(binary.NativeEndian.Uint16(t.wctl[i*gsoCtlSize+syscall.CmsgLen(0):]))
-	for len(run) > 0 {
-		p := run[:min(seg, len(run))]
-		run = run[len(p):]
+	for _, iov := range t.wm.bufs(i) {
+		p := unsafe.Slice(iov.Base, int(iov.Len))
 		switch err := syscall.Sendto(int(fd), p, 0, t.wsas[i]); {
 		case err == nil:
 			t.wpkts++
@@ -952,7 +955,7 @@ func (t *Transport) read(rc syscall.RawConn) {
 		bufs[b] = make([]byte, bs*mp)
 		free <- b
 	}
-	m := newMmsg(bs)
+	m := newMmsg(bs, 1)
 	oob := make([]byte, bs*oobSize)
 	for i := range bs {
 		m.setOOB(i, oob[i*oobSize:(i+1)*oobSize])
