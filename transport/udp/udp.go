@@ -33,14 +33,16 @@
 // packets); before that, each leaves at once. Packets of 8 KB or more
 // (packs) always leave at once, uncopied.
 //
-// On Linux the batch also uses UDP segmentation offload: consecutive
-// packets of one size to one address (a sender's casts) leave as one
-// buffer the kernel cuts into the same datagrams (UDP_SEGMENT), and every
+// On Linux the batch also uses UDP segmentation offload: a batch's
+// packets of one size to one address (a sender's casts, or a fan-out's
+// copies to one node) leave as one buffer the kernel cuts into the same
+// datagrams (UDP_SEGMENT), each address's in the order written, and every
 // socket asks for receive offload (UDP_GRO), so such a run sent on this
 // host arrives as one buffer the reader cuts. The kernel then walks its
 // send and delivery path once per run instead of once per packet: on
 // loopback multicast to 3 receiver processes, 1,000-byte casts took 7.9
-// against 1.0 us of the sender's CPU each. Config.NoOffload turns it off;
+// against 1.0 us of the sender's CPU each (fan-out: 15.4 against 1.4).
+// Config.NoOffload turns it off;
 // a kernel that refuses a run gets its packets one by one, and no runs
 // after that.
 package udp
