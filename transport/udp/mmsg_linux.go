@@ -40,9 +40,15 @@ func (m *mmsg) set(i int, b []byte) {
 	m.hs[i].Hdr.Namelen = unix.SizeofSockaddrInet4
 }
 
-// add appends buffer b to entry i's buffers (at most k).
+// add appends buffer b to entry i's buffers (at most k); a b that
+// starts where the last buffer ends extends it instead (one buffer is
+// cheaper for the kernel to copy from).
 func (m *mmsg) add(i int, b []byte) {
 	j := i*m.k + int(m.hs[i].Hdr.Iovlen)
+	if last := &m.iovs[j-1]; unsafe.Add(unsafe.Pointer(last.Base), last.Len) == unsafe.Pointer(unsafe.SliceData(b)) {
+		last.SetLen(int(last.Len) + len(b))
+		return
+	}
 	m.iovs[j].Base = unsafe.SliceData(b)
 	m.iovs[j].SetLen(len(b))
 	m.hs[i].Hdr.Iovlen++

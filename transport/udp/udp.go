@@ -755,17 +755,27 @@ func (t *Transport) sendmmsg(fd uintptr) bool {
 // a kernel that refused it as one.
 func (t *Transport) sendApart(fd uintptr, i int) {
 	for _, iov := range t.wm.bufs(i) {
-		p := unsafe.Slice(iov.Base, int(iov.Len))
-		switch err := syscall.Sendto(int(fd), p, 0, t.wsas[i]); {
-		case err == nil:
-			t.wpkts++
-			t.wbyts += int64(len(p))
-		case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOBUFS):
-			t.sendDrops.Add(1)
-			t.pause()
-		default:
-			t.sendErrors.Add(1)
+		// A buffer holds whole packets of the run: all wseg[i] bytes
+		// long but its last.
+		for run := unsafe.Slice(iov.Base, int(iov.Len)); len(run) > 0; {
+			p := run[:min(t.wseg[i], len(run))]
+			run = run[len(p):]
+			t.sendOne(fd, p, t.wsas[i])
 		}
+	}
+}
+
+// sendOne is one sendto of a run the kernel refused as one (sendApart).
+func (t *Transport) sendOne(fd uintptr, p []byte, sa *syscall.SockaddrInet4) {
+	switch err := syscall.Sendto(int(fd), p, 0, sa); {
+	case err == nil:
+		t.wpkts++
+		t.wbyts += int64(len(p))
+	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOBUFS):
+		t.sendDrops.Add(1)
+		t.pause()
+	default:
+		t.sendErrors.Add(1)
 	}
 }
 
