@@ -131,13 +131,7 @@ func TestOffloadRefusedFallsBack(t *testing.T) {
 	got := make(chanSink, 1000)
 	rx := open(t, Config{Self: 2}, got)
 	tx := toward(t, Config{Self: 1}, nil, 2, rx)
-	if err := tx.raw.Control(func(fd uintptr) {
-		if err := syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_NO_CHECK, 1); err != nil {
-			t.Fatal(err)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	noChecksums(t, tx)
 	tx.Flush()
 	for round := range 2 {
 		want := offloadBatch(tx)
@@ -155,8 +149,15 @@ func TestOffloadRefusedFallsBack(t *testing.T) {
 
 // TestOffloadFanoutRuns: a fan-out's copies of a batch of casts form one
 // GSO run per node, though written interleaved (node 2, node 3, node 2,
-// ...), and each node gets every packet, in order.
+// ...), and each node gets every packet, in order; so it does where the
+// kernel refuses the runs (their packets sent one by one).
 func TestOffloadFanoutRuns(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("refused=%v", refuse), func(t *testing.T) { fanoutRuns(t, refuse) })
+	}
+}
+
+func fanoutRuns(t *testing.T, refuse bool) {
 	sinks := []chanSink{make(chanSink, 100), make(chanSink, 100), make(chanSink, 100)}
 	var trs []*Transport
 	for i := range 3 {
@@ -168,6 +169,9 @@ func TestOffloadFanoutRuns(t *testing.T) {
 		}
 	}
 	tx := trs[0]
+	if refuse {
+		noChecksums(t, tx)
+	}
 	tx.Flush()
 	var want [][]byte
 	for i := range 20 {
@@ -177,10 +181,27 @@ func TestOffloadFanoutRuns(t *testing.T) {
 		tx.Multicast(5, p)
 	}
 	tx.Flush()
-	if st := tx.Stats(); st.PacketsSent != 40 || st.BatchWrites != 1 || st.OffloadRuns != 2 {
-		t.Fatalf("%d packets in %d sendmmsg, %d runs; want 40 in 1, 2 runs (one per node)", st.PacketsSent, st.BatchWrites, st.OffloadRuns)
+	runs := int64(2)
+	if refuse {
+		runs = 0
+	}
+	if st := tx.Stats(); st.PacketsSent != 40 || st.OffloadRuns != runs || st.SendErrors != 0 || (!refuse && st.BatchWrites != 1) {
+		t.Fatalf("%d packets in %d sendmmsg, %d runs, %d errors; want 40, %d runs (one per node), no errors", st.PacketsSent, st.BatchWrites, st.OffloadRuns, st.SendErrors, runs)
 	}
 	for i := 1; i < 3; i++ {
 		expectPackets(t, sinks[i], want, fmt.Sprintf("node %d", i+1))
+	}
+}
+
+// noChecksums turns UDP checksums off on tx's socket (SO_NO_CHECK), which
+// makes the kernel refuse GSO runs.
+func noChecksums(t *testing.T, tx *Transport) {
+	t.Helper()
+	if err := tx.raw.Control(func(fd uintptr) {
+		if err := syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_NO_CHECK, 1); err != nil {
+			t.Fatal(err)
+		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
