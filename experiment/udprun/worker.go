@@ -109,6 +109,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 
 	tcfg := TransportConfig(self, "", *ifName, *mport, service, gms, learn)
 	tcfg.Fanout = *fanout
+	tcfg.NoOffload = os.Getenv(NoOffloadEnv) != ""
 	tr, err := udp.New(tcfg, nil)
 	if err != nil {
 		return fmt.Errorf("worker %v: %v", self, err)
@@ -513,6 +514,11 @@ func (l *lossySink) record(p []byte) (Record, bool) {
 	}
 	return Record{Group: st.Group, Sender: st.Sender, Index: st.Index, Sent: st.Sent, At: l.now()}, true
 }
+
+// NoOffloadEnv names the environment variable that, set (to anything),
+// makes every worker run its transport without UDP GSO and GRO
+// (udp.Config.NoOffload): to measure what offload gives.
+const NoOffloadEnv = "LAYERCAST_NO_OFFLOAD"
 
 // ProfileEnv names the environment variable that, set to a directory,
 // makes every worker write a CPU profile of its whole run there

@@ -13,14 +13,16 @@ import (
 // into a new net.UDPAddr: two allocations per packet.)
 type mmsg struct {
 	hs    []unix.Mmsghdr
-	iovs  []unix.Iovec
+	iovs  []unix.Iovec // k per header: a GSO run's packets, one iovec each
+	k     int
 	names []unix.RawSockaddrInet4
 }
 
-func newMmsg(n int) *mmsg {
-	m := &mmsg{hs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), names: make([]unix.RawSockaddrInet4, n)}
+// newMmsg makes n headers of room for k buffers each.
+func newMmsg(n, k int) *mmsg {
+	m := &mmsg{hs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n*k), k: k, names: make([]unix.RawSockaddrInet4, n)}
 	for i := range m.hs {
-		m.hs[i].Hdr.Iov = &m.iovs[i]
+		m.hs[i].Hdr.Iov = &m.iovs[i*k]
 		m.hs[i].Hdr.Iovlen = 1
 		m.hs[i].Hdr.Name = (*byte)(unsafe.Pointer(&m.names[i]))
 		m.hs[i].Hdr.Namelen = unix.SizeofSockaddrInet4
@@ -30,11 +32,31 @@ func newMmsg(n int) *mmsg {
 
 // set points entry i at buffer b (to fill or to send).
 func (m *mmsg) set(i int, b []byte) {
-	m.iovs[i].Base = unsafe.SliceData(b)
-	m.iovs[i].SetLen(len(b))
+	m.iovs[i*m.k].Base = unsafe.SliceData(b)
+	m.iovs[i*m.k].SetLen(len(b))
+	m.hs[i].Hdr.Iovlen = 1
 	m.hs[i].Len = 0
 	m.hs[i].Hdr.Flags = 0
 	m.hs[i].Hdr.Namelen = unix.SizeofSockaddrInet4
+}
+
+// add appends buffer b to entry i's buffers (at most k); a b that
+// starts where the last buffer ends extends it instead (one buffer is
+// cheaper for the kernel to copy from).
+func (m *mmsg) add(i int, b []byte) {
+	j := i*m.k + int(m.hs[i].Hdr.Iovlen)
+	if last := &m.iovs[j-1]; unsafe.Add(unsafe.Pointer(last.Base), last.Len) == unsafe.Pointer(unsafe.SliceData(b)) {
+		last.SetLen(int(last.Len) + len(b))
+		return
+	}
+	m.iovs[j].Base = unsafe.SliceData(b)
+	m.iovs[j].SetLen(len(b))
+	m.hs[i].Hdr.Iovlen++
+}
+
+// bufs is entry i's buffers.
+func (m *mmsg) bufs(i int) []unix.Iovec {
+	return m.iovs[i*m.k : i*m.k+int(m.hs[i].Hdr.Iovlen)]
 }
 
 // setOOB gives entry i room for control messages.
