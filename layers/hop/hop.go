@@ -697,8 +697,12 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		}
 		return
 	}
-	if l.rejoin && l.isRep && h.Site == l.me && h.Flags&flagReplay != 0 {
-		l.memberReplay(h, g, payloadOf(h, m))
+	if l.isRep && h.Site == l.me && h.Flags&flagReplay != 0 {
+		if l.rejoin {
+			l.memberReplay(h, g, payloadOf(h, m))
+		} else if h.Type == tStart {
+			l.answerReplay(h.Seq)
+		}
 		return
 	}
 	if from != l.reps[l.me] {
@@ -817,7 +821,13 @@ func (l *Layer) onBeat() {
 			}
 		}
 	}
-	if bt != l.lastBeat || now.Sub(l.beatAt) >= 10*l.cfg.Heartbeat {
+	if l.rejoin {
+		// Readmitted, this node does not know where its site's stream
+		// stands (its members numbered on meanwhile): a heartbeat now
+		// would tell far sites that nothing it sends later is stamped
+		// below its clock, while it has still to send on what its
+		// members numbered, stamped lower (memberReplay).
+	} else if bt != l.lastBeat || now.Sub(l.beatAt) >= 10*l.cfg.Heartbeat {
 		l.lastBeat, l.beatAt = bt, now
 		l.sendBeat(&bt)
 	}

@@ -183,8 +183,15 @@ func (st *stream) head() *item {
 }
 
 // beat records a heartbeat's sequence and time stamp; it reports whether
-// they told anything new.
+// they told anything new. A heartbeat that claims numbers past contig with
+// a stamp no higher than contig's message is of a numbering the stream
+// moved past (a tStart skipped it there: a representative readmitted
+// numbers on below what the one before it announced), and is not taken:
+// taken, agreed order waited for good on numbers nobody would send.
 func (st *stream) beat(bt *beat) bool {
+	if st.synced && bt.Seq > st.contig && bt.LTS <= st.lastLTS {
+		return false
+	}
 	if bt.LTS <= st.best.LTS && bt.Seq <= st.best.Seq {
 		return false
 	}
