@@ -63,3 +63,30 @@ func TestHopMemberBehindReadmittedRepresentative(t *testing.T) {
 		t.Errorf("layers.hop.replayed = 0: n5 told its member nothing")
 	}
 }
+
+// TestHopReadmittedRepresentativeTakesCastsAgain: n1, the representative of
+// site 1, is cut off alone; as the view left it alone its ring handed it its
+// member n3's last casts, which it numbered and delivered alone. n2 took
+// over and held n3's casts again until it lost the role to n1, readmitted;
+// n3 cast them again to n1, which refused them as numbered already (by
+// itself, alone): 64 owed deliveries missing (spread-site-soak seed 93).
+// A representative readmitted after being alone now forgets what it
+// numbered of its members' casts (its members' replay says what they saw
+// numbered) and does not deliver again what it delivered alone.
+func TestHopReadmittedRepresentativeTakesCastsAgain(t *testing.T) {
+	siteSoakSeed(t, "7", [3]string{"1=1-3", "2=4-6", "3=7-7"}, "93",
+		"crash:6@4.7s", "partition:1@2.7s", "heal@4.6s")
+}
+
+// TestHopOwnCastsKeptOnLosingTheRole: site 1 (n1, n2) is cut off whole
+// and readmitted; the two come back in separate views, n2 readmitted first
+// as the site's only member and so its representative. It held its own
+// casts back (the far streams did not know yet where they stood), and lost
+// the role to n1 100 ms later: it dropped what it held back, its members'
+// casts (they cast them again) and its own, which nobody else had (24 owed
+// deliveries missing, spread-site-soak seed 151). Its own now go to the new
+// representative as a member's casts again do.
+func TestHopOwnCastsKeptOnLosingTheRole(t *testing.T) {
+	siteSoakSeed(t, "9", [3]string{"1=1-2", "2=3-4", "3=5-9"}, "151",
+		"crash:5@2.9s", "partition:1,2@1.9s", "heal@4.6s")
+}

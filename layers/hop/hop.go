@@ -195,9 +195,14 @@ type Layer struct {
 	oseq     uint32
 	own      ring.Ring[ownCast]
 	numbered map[event.NodeID]uint32
-	resync   map[event.NodeID]bool // members whose casts again are awaited (takeOver)
-	lastRep  event.NodeID
-	retained [maxSite + 1]ring.Ring[kept]
+	// delivered: of each origin of my site, the highest origin number
+	// of its casts this node delivered. A readmitted representative takes
+	// again the casts it numbered alone (rejoined), and must not deliver
+	// them twice.
+	delivered map[event.NodeID]uint32
+	resync    map[event.NodeID]bool // members whose casts again are awaited (takeOver)
+	lastRep   event.NodeID
+	retained  [maxSite + 1]ring.Ring[kept]
 	// waiting are members' casts a representative took but numbers only
 	// once its links and its site's ring are short again (failover.go).
 	waiting  ring.Ring[kept]
@@ -229,6 +234,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.beatT = ctx.NewTimer(l.onBeat)
 	l.waitT = ctx.NewTimer(l.checkHold)
 	l.numbered = map[event.NodeID]uint32{}
+	l.delivered = map[event.NodeID]uint32{}
 	l.resync = map[event.NodeID]bool{}
 	l.belowHeld = map[event.GroupID]bool{}
 	return nil
@@ -358,6 +364,11 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		if s, ok := l.siteOf[n]; !ok || s != l.me {
 			delete(l.numbered, n) // gone from my site: a new life numbers from 1
 			delete(l.resync, n)
+		}
+	}
+	for n := range l.delivered {
+		if s, ok := l.siteOf[n]; !ok || s != l.me {
+			delete(l.delivered, n)
 		}
 	}
 	l.rejoined(prev, prevInView, prevRep)

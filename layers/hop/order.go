@@ -266,6 +266,12 @@ func (l *Layer) deliver(st *stream, it *item) {
 	// along a stream; a site that numbers again from 1 stamps above).
 	u := &l.upTo[st.site]
 	again := it.h.Seq <= u.seq && it.h.LTS <= u.lts
+	if st.site == l.me && it.h.Type == tData {
+		// A member's casts are numbered in their order, so one at or
+		// below the last delivered of its origin came before.
+		again = again || it.h.Last <= l.delivered[it.h.Origin]
+		l.delivered[it.h.Origin] = max(l.delivered[it.h.Origin], it.h.Last)
+	}
 	if again {
 		l.c.Redelivery.Inc()
 	} else {

@@ -273,6 +273,17 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		for l.retained[l.me].Len() > 0 {
 			l.unkeep(l.retained[l.me].Pop())
 		}
+		// What it numbered of its members' casts alone is void too: a
+		// member's cast again must be taken (the member never saw it
+		// numbered by anyone the far sites heard; refused, it was lost
+		// for good: spread-site-soak seeds 93 and 177). Its members'
+		// replay says what they saw numbered (memberReplay); what this
+		// node delivered alone it does not deliver again (delivered).
+		for n := range l.numbered {
+			if n != self {
+				delete(l.numbered, n)
+			}
+		}
 		l.rejoin, l.rejoinAt = true, l.Ctx.Now()
 		l.waitT.Reset(maxSyncWait) // a member that died meanwhile tells nothing
 		return
@@ -306,6 +317,9 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message) {
 	st := l.streams[l.me]
 	if h.Type != tStart {
+		if h.Type == tData {
+			l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
+		}
 		l.retain(h, g, payload)
 		l.forward(h, g, payload)
 		return
