@@ -90,3 +90,22 @@ func TestHopOwnCastsKeptOnLosingTheRole(t *testing.T) {
 	siteSoakSeed(t, "9", [3]string{"1=1-2", "2=3-4", "3=5-9"}, "151",
 		"crash:5@2.9s", "partition:1,2@1.9s", "heal@4.6s")
 }
+
+// TestHopRejoinGivesUpWaitingForMembers: n1, the representative of the
+// two-node site 1, is cut off alone for 2.2 s and removed; its only member
+// n2, which numbered the site's stream meanwhile, crashes before n1 is
+// readmitted. A representative readmitted after being alone numbers
+// nothing until a member tells it where its site's stream stands; no
+// member is left to tell n1, so after 1 s it numbers on from its own
+// stream and tells its child links where the stream stands. Without that,
+// n1's casts after its readmission never reach the far sites (and agreed
+// order waits on site 1 for good at every far site).
+func TestHopRejoinGivesUpWaitingForMembers(t *testing.T) {
+	rep := hopStateRun(t, "149", "crash:2@4.1s", "partition:1@2.1s", "heal@4.3s")
+	if rep.Layers["hop"]["rejoin_gave_up"] == 0 {
+		t.Errorf("layers.hop.rejoin_gave_up = 0: n1 did not number on after waiting 1 s for a member")
+	}
+	if rep.DeliveriesOfExpected < 4000 {
+		t.Errorf("%d owed deliveries made, want nearly all of the 4,216 owed", rep.DeliveriesOfExpected)
+	}
+}

@@ -348,6 +348,7 @@ func (l *Layer) releaseKept() {
 // meanwhile): it numbers on from what it numbered.
 func (l *Layer) endRejoin() {
 	l.rejoin = false
+	l.c.GaveUp.Inc()
 	l.syncOwn()
 	if st := l.streams[l.me]; st != nil {
 		l.siteSeq = max(l.siteSeq, st.contig)
