@@ -109,3 +109,17 @@ func TestHopRejoinGivesUpWaitingForMembers(t *testing.T) {
 		t.Errorf("%d owed deliveries made, want nearly all of the 4,216 owed", rep.DeliveriesOfExpected)
 	}
 }
+
+// TestHopReadmittedRepresentativeSendsNotWhatItNumberedAlone: n4, the
+// representative of site 3 (n4, n5), is cut off alone and readmitted; n5
+// took over meanwhile and numbered its own cast 116 as site sequence 216.
+// Readmitted, n4 learnt from n5 where the stream stands, but its site's
+// ring then handed it back its own cast it had numbered 216 alone, and n4
+// sent it on: the far sites took it before n5's 216 and dropped n5's as a
+// copy (1 owed delivery missing, spread-site-soak seed 145). What a
+// readmitted representative numbered before its readmission is no longer
+// sent on when the ring hands it back (counter void_dropped).
+func TestHopReadmittedRepresentativeSendsNotWhatItNumberedAlone(t *testing.T) {
+	siteSoakSeed(t, "5", [3]string{"1=1-1", "2=2-3", "3=4-5"}, "145",
+		"crash:1@4.5s", "crash:2@2.5s", "partition:4@2.5s", "heal@4.5s")
+}

@@ -175,6 +175,9 @@ type Layer struct {
 	// alone: this node's view has had no far site since one had.
 	alone    bool
 	rejoinAt event.Time // when rejoin was set
+	// voidLTS: the clock when rejoin was last set; what this node numbered
+	// up to then that its site's ring hands back later is void.
+	voidLTS  uint64
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time
@@ -689,6 +692,12 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		// representative's numbered ones now go on along the site's tree.
 		switch {
 		case !l.isRep || h.Seq == 0 || h.Type == tStart || h.Flags&flagReplay != 0:
+		case h.Site == l.me && h.LTS <= l.voidLTS:
+			// Numbered before this node was readmitted (rejoined), in
+			// a configuration only it was in: those numbers its members
+			// gave on meanwhile, and sent on they reached far sites
+			// before the members' (spread-site-soak seed 145).
+			l.c.VoidDropped.Inc()
 		case h.Site == l.me:
 			l.takeNumbered(h, g, payloadOf(h, m))
 			l.checkHold()

@@ -284,7 +284,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 				delete(l.numbered, n)
 			}
 		}
-		l.rejoin, l.rejoinAt = true, l.Ctx.Now()
+		l.rejoin, l.rejoinAt, l.voidLTS = true, l.Ctx.Now(), l.clock
 		l.waitT.Reset(maxSyncWait) // a member that died meanwhile tells nothing
 		return
 	}
