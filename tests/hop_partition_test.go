@@ -123,3 +123,19 @@ func TestHopReadmittedRepresentativeSendsNotWhatItNumberedAlone(t *testing.T) {
 	siteSoakSeed(t, "5", [3]string{"1=1-1", "2=2-3", "3=4-5"}, "145",
 		"crash:1@4.5s", "crash:2@2.5s", "partition:4@2.5s", "heal@4.5s")
 }
+
+// TestHopRejoinNumbersPastWhatTheMemberAnnounced: n6, the representative of
+// site 3 (n6, n7, n8), is cut off alone; n7 takes over, numbers on to 320
+// and announces it, but the far sites turn back to n6, readmitted, while
+// n7's numbers from 305 on are still in flight (they drop them: n7 is no
+// longer the representative they link to). n7's views are held up below
+// (n8 crashed: its ring recovers first), so it tells n6 nothing, and n6,
+// after its second, numbered on from 293, its own stream: the far sites
+// waited for good on 305 to 320, which n7 had announced (2,452 owed
+// deliveries missing, spread-site-soak seed 297). A representative that
+// gives up waiting now numbers on past what the far sites hold and what a
+// member can have had in flight, and the far sites skip to it.
+func TestHopRejoinNumbersPastWhatTheMemberAnnounced(t *testing.T) {
+	siteSoakSeed(t, "8", [3]string{"1=1-2", "2=3-5", "3=6-8"}, "297",
+		"crash:8@4.3s", "partition:6@2.3s", "heal@4.4s")
+}

@@ -345,10 +345,25 @@ func (l *Layer) releaseKept() {
 
 // endRejoin: no member told this readmitted representative where its
 // site's stream stands in time (maxSyncWait; the member may have died
-// meanwhile): it numbers on from what it numbered.
+// meanwhile, or its views are held up below): it numbers on past what it
+// numbered, what the far sites hold, and what a member that took over can
+// have had in flight, and tells its child links where the stream stands.
 func (l *Layer) endRejoin() {
 	l.rejoin = false
 	l.c.GaveUp.Inc()
+	// A member that took over meanwhile may have numbered past both what
+	// this node numbered and what the far sites' heartbeats say they hold
+	// (what it had in flight, queued or in its ring when the far sites
+	// turned to this node: its heartbeats announced those numbers, and the
+	// far sites waited on them for good: spread-site-soak seed 297, 2,452
+	// owed deliveries missing). Number on past all it can have given; the
+	// far sites skip to it (tStart) and are told what they will not get.
+	for x := range l.arus {
+		if l.live&(1<<x) != 0 && event.SiteID(x) != l.me {
+			l.siteSeq = max(l.siteSeq, l.arus[x][l.me])
+		}
+	}
+	l.siteSeq += uint32(l.cfg.Window + l.cfg.MaxQueue)
 	l.syncOwn()
 	if st := l.streams[l.me]; st != nil {
 		l.siteSeq = max(l.siteSeq, st.contig)
