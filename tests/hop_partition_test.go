@@ -139,3 +139,17 @@ func TestHopRejoinNumbersPastWhatTheMemberAnnounced(t *testing.T) {
 	siteSoakSeed(t, "8", [3]string{"1=1-2", "2=3-5", "3=6-8"}, "297",
 		"crash:8@4.3s", "partition:6@2.3s", "heal@4.4s")
 }
+
+// TestHopTakeOverReplaysWhatItNumberedAlone: in site 3 (n4, n5, n6) the
+// representative n4 crashes while n5 is cut off alone. n5, in a view of its
+// own, numbered its backlog straight into its stream (no member, no ring);
+// readmitted, it took over from n4 and went on from there, and what it had
+// numbered alone reached the far sites on its new links but never its site:
+// n6 waited for good on those numbers (602 owed deliveries missing,
+// spread-site-soak seed 369). A representative that takes over after
+// numbering alone now casts its site what it holds of each stream, as it
+// does for a newcomer.
+func TestHopTakeOverReplaysWhatItNumberedAlone(t *testing.T) {
+	siteSoakSeed(t, "6", [3]string{"1=1-1", "2=2-3", "3=4-6"}, "369",
+		"crash:4@4.1s", "crash:4@2.5s", "partition:5@2.1s", "heal@4.1s")
+}

@@ -177,7 +177,10 @@ type Layer struct {
 	rejoinAt event.Time // when rejoin was set
 	// voidLTS: the clock when rejoin was last set; what this node numbered
 	// up to then that its site's ring hands back later is void.
-	voidLTS  uint64
+	voidLTS uint64
+	// solo: this node numbered messages with no member in its view
+	// (straight into its stream, never through its site's ring).
+	solo     bool
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time
@@ -486,6 +489,16 @@ func (l *Layer) rebuild() {
 				}
 			}
 		}
+		if !was && l.solo && l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
+			// Taking over: what this node holds of its site's stream
+			// (and the far streams) its members may lack, when it
+			// numbered some of it alone, in a view of its own that
+			// nobody else was in (they reached the far sites on its new
+			// links, never its site's ring): a member waited for good
+			// on them (spread-site-soak seed 369, 602 owed missing).
+			l.replaySite()
+			l.solo = false
+		}
 	}
 	if rep := l.reps[l.me]; rep != l.lastRep {
 		if l.lastRep != event.NoNode {
@@ -566,6 +579,7 @@ func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
 		// never get it, deliver another.
 		l.castSite(h, g, payload)
 	} else {
+		l.solo = true
 		l.takeNumbered(h, g, payload)
 	}
 	l.checkHold()
