@@ -855,13 +855,7 @@ func (l *Layer) onBeat() {
 			}
 		}
 	}
-	if l.rejoin {
-		// Readmitted, this node does not know where its site's stream
-		// stands (its members numbered on meanwhile): a heartbeat now
-		// would tell far sites that nothing it sends later is stamped
-		// below its clock, while it has still to send on what its
-		// members numbered, stamped lower (memberReplay).
-	} else if bt != l.lastBeat || now.Sub(l.beatAt) >= 10*l.cfg.Heartbeat {
+	if bt != l.lastBeat || now.Sub(l.beatAt) >= 10*l.cfg.Heartbeat {
 		l.lastBeat, l.beatAt = bt, now
 		l.sendBeat(&bt)
 	}
