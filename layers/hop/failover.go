@@ -70,14 +70,12 @@ func (l *Layer) numberedOwn(oseq uint32) {
 func (l *Layer) repChanged() {
 	for i := 0; i < l.own.Len(); i++ {
 		o := l.own.At(i)
-		h := dataHdr{Type: tData, Flags: flagRecast, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g)}
 		if l.isRep {
+			h := dataHdr{Type: tData, Flags: flagRecast, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g)}
 			l.number(&h, o.g, o.msg)
 			continue
 		}
-		m := l.Ctx.MessageFrom(o.msg.Bytes())
-		h.put(m.Prepend(dataHdrSize))
-		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: o.g, Channel: l.siteChannel(), Msg: m})
+		l.castOwn(o)
 	}
 	if l.isRep {
 		for l.own.Len() > 0 {
@@ -85,6 +83,15 @@ func (l *Layer) repChanged() {
 		}
 	}
 	l.checkHold()
+}
+
+// castOwn casts a cast of this node not seen numbered to its site's
+// representative again.
+func (l *Layer) castOwn(o *ownCast) {
+	h := dataHdr{Type: tData, Flags: flagRecast, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g)}
+	m := l.Ctx.MessageFrom(o.msg.Bytes())
+	h.put(m.Prepend(dataHdrSize))
+	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: o.g, Channel: l.siteChannel(), Msg: m})
 }
 
 // takeOver: this node became its site's representative in place of
@@ -298,10 +305,21 @@ func (l *Layer) drainWaiting() {
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)
-		} else if n, ok := l.numbered[w.h.Origin]; ok && n >= w.h.Last {
+			w.msg.Release()
+			continue
+		}
+		if n, ok := l.numbered[w.h.Origin]; ok && n >= w.h.Last {
 			// Never numbered: if this node is the representative again,
 			// the member's cast again must be taken.
 			l.numbered[w.h.Origin] = w.h.Last - 1
+		}
+		if w.h.Origin == l.Ctx.Self() {
+			// This node's own cast, taken while it was the
+			// representative: nobody else has it, so it goes to the
+			// new one as a member's cast again does (dropped, it was
+			// lost for good: spread-site-soak seed 151, 24 missing).
+			l.keepOwn(w.h.Last, w.g, w.msg.Bytes())
+			l.castOwn(l.own.At(l.own.Len() - 1))
 		}
 		w.msg.Release()
 	}
@@ -327,9 +345,25 @@ func (l *Layer) releaseKept() {
 
 // endRejoin: no member told this readmitted representative where its
 // site's stream stands in time (maxSyncWait; the member may have died
-// meanwhile): it numbers on from what it numbered.
+// meanwhile, or its views are held up below): it numbers on past what it
+// numbered, what the far sites hold, and what a member that took over can
+// have had in flight, and tells its child links where the stream stands.
 func (l *Layer) endRejoin() {
 	l.rejoin = false
+	l.c.GaveUp.Inc()
+	// A member that took over meanwhile may have numbered past both what
+	// this node numbered and what the far sites' heartbeats say they hold
+	// (what it had in flight, queued or in its ring when the far sites
+	// turned to this node: its heartbeats announced those numbers, and the
+	// far sites waited on them for good: spread-site-soak seed 297, 2,452
+	// owed deliveries missing). Number on past all it can have given; the
+	// far sites skip to it (tStart) and are told what they will not get.
+	for x := range l.arus {
+		if l.live&(1<<x) != 0 && event.SiteID(x) != l.me {
+			l.siteSeq = max(l.siteSeq, l.arus[x][l.me])
+		}
+	}
+	l.siteSeq += uint32(l.cfg.Window + l.cfg.MaxQueue)
 	l.syncOwn()
 	if st := l.streams[l.me]; st != nil {
 		l.siteSeq = max(l.siteSeq, st.contig)

@@ -175,6 +175,12 @@ type Layer struct {
 	// alone: this node's view has had no far site since one had.
 	alone    bool
 	rejoinAt event.Time // when rejoin was set
+	// voidLTS: the clock when rejoin was last set; what this node numbered
+	// up to then that its site's ring hands back later is void.
+	voidLTS uint64
+	// solo: this node numbered messages with no member in its view
+	// (straight into its stream, never through its site's ring).
+	solo     bool
 	beatT    *stack.Timer
 	lastBeat beat
 	beatAt   event.Time
@@ -195,9 +201,14 @@ type Layer struct {
 	oseq     uint32
 	own      ring.Ring[ownCast]
 	numbered map[event.NodeID]uint32
-	resync   map[event.NodeID]bool // members whose casts again are awaited (takeOver)
-	lastRep  event.NodeID
-	retained [maxSite + 1]ring.Ring[kept]
+	// delivered: of each origin of my site, the highest origin number
+	// of its casts this node delivered. A readmitted representative takes
+	// again the casts it numbered alone (rejoined), and must not deliver
+	// them twice.
+	delivered map[event.NodeID]uint32
+	resync    map[event.NodeID]bool // members whose casts again are awaited (takeOver)
+	lastRep   event.NodeID
+	retained  [maxSite + 1]ring.Ring[kept]
 	// waiting are members' casts a representative took but numbers only
 	// once its links and its site's ring are short again (failover.go).
 	waiting  ring.Ring[kept]
@@ -229,6 +240,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.beatT = ctx.NewTimer(l.onBeat)
 	l.waitT = ctx.NewTimer(l.checkHold)
 	l.numbered = map[event.NodeID]uint32{}
+	l.delivered = map[event.NodeID]uint32{}
 	l.resync = map[event.NodeID]bool{}
 	l.belowHeld = map[event.GroupID]bool{}
 	return nil
@@ -360,6 +372,11 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 			delete(l.resync, n)
 		}
 	}
+	for n := range l.delivered {
+		if s, ok := l.siteOf[n]; !ok || s != l.me {
+			delete(l.delivered, n)
+		}
+	}
 	l.rejoined(prev, prevInView, prevRep)
 	l.rebuild()
 	_ = l.Ctx.Subscribe(l.Ctx.Channel(event.SiteChannel, uint32(l.me)))
@@ -472,6 +489,16 @@ func (l *Layer) rebuild() {
 				}
 			}
 		}
+		if !was && l.solo && l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
+			// Taking over: what this node holds of its site's stream
+			// (and the far streams) its members may lack, when it
+			// numbered some of it alone, in a view of its own that
+			// nobody else was in (they reached the far sites on its new
+			// links, never its site's ring): a member waited for good
+			// on them (spread-site-soak seed 369, 602 owed missing).
+			l.replaySite()
+			l.solo = false
+		}
 	}
 	if rep := l.reps[l.me]; rep != l.lastRep {
 		if l.lastRep != event.NoNode {
@@ -552,6 +579,7 @@ func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
 		// never get it, deliver another.
 		l.castSite(h, g, payload)
 	} else {
+		l.solo = true
 		l.takeNumbered(h, g, payload)
 	}
 	l.checkHold()
@@ -678,6 +706,12 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		// representative's numbered ones now go on along the site's tree.
 		switch {
 		case !l.isRep || h.Seq == 0 || h.Type == tStart || h.Flags&flagReplay != 0:
+		case h.Site == l.me && h.LTS <= l.voidLTS:
+			// Numbered before this node was readmitted (rejoined), in
+			// a configuration only it was in: those numbers its members
+			// gave on meanwhile, and sent on they reached far sites
+			// before the members' (spread-site-soak seed 145).
+			l.c.VoidDropped.Inc()
 		case h.Site == l.me:
 			l.takeNumbered(h, g, payloadOf(h, m))
 			l.checkHold()
@@ -697,8 +731,12 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		}
 		return
 	}
-	if l.rejoin && l.isRep && h.Site == l.me && h.Flags&flagReplay != 0 {
-		l.memberReplay(h, g, payloadOf(h, m))
+	if l.isRep && h.Site == l.me && h.Flags&flagReplay != 0 {
+		if l.rejoin {
+			l.memberReplay(h, g, payloadOf(h, m))
+		} else if h.Type == tStart {
+			l.answerReplay(h.Seq)
+		}
 		return
 	}
 	if from != l.reps[l.me] {

@@ -183,8 +183,15 @@ func (st *stream) head() *item {
 }
 
 // beat records a heartbeat's sequence and time stamp; it reports whether
-// they told anything new.
+// they told anything new. A heartbeat that claims numbers past contig with
+// a stamp no higher than contig's message is of a numbering the stream
+// moved past (a tStart skipped it there: a representative readmitted
+// numbers on below what the one before it announced), and is not taken:
+// taken, agreed order waited for good on numbers nobody would send.
 func (st *stream) beat(bt *beat) bool {
+	if st.synced && bt.Seq > st.contig && bt.LTS <= st.lastLTS {
+		return false
+	}
 	if bt.LTS <= st.best.LTS && bt.Seq <= st.best.Seq {
 		return false
 	}
@@ -259,6 +266,12 @@ func (l *Layer) deliver(st *stream, it *item) {
 	// along a stream; a site that numbers again from 1 stamps above).
 	u := &l.upTo[st.site]
 	again := it.h.Seq <= u.seq && it.h.LTS <= u.lts
+	if st.site == l.me && it.h.Type == tData {
+		// A member's casts are numbered in their order, so one at or
+		// below the last delivered of its origin came before.
+		again = again || it.h.Last <= l.delivered[it.h.Origin]
+		l.delivered[it.h.Origin] = max(l.delivered[it.h.Origin], it.h.Last)
+	}
 	if again {
 		l.c.Redelivery.Inc()
 	} else {

@@ -125,6 +125,8 @@ type counters struct {
 	Starts      *stack.Counter `counter:"stream_starts" doc:"streams told where they stand (tStart, state transfer): a newcomer, a readmitted site, or a stream moved past what its feeder no longer has"`
 	ToldLost    *stack.Counter `counter:"told_lost" doc:"site sequence numbers a stream skipped because its feeder no longer had them; the application is told (event.Lost)"`
 	Replayed    *stack.Counter `counter:"replayed" doc:"messages and skip runs a representative cast into its site again for a newcomer (state transfer)"`
-	Redelivery  *stack.Counter `counter:"redelivery_suppressed" doc:"messages a stream opened again (this node readmitted, or their site back in its view) offered for delivery that this node had delivered before the stream closed (not delivered again)"`
+	Redelivery  *stack.Counter `counter:"redelivery_suppressed" doc:"messages a stream opened again (this node readmitted, or their site back in its view) offered for delivery that this node had delivered before the stream closed, or that a readmitted representative numbered again after delivering it alone (not delivered again)"`
+	VoidDropped *stack.Counter `counter:"void_dropped" doc:"messages a readmitted representative had numbered alone that its site's ring handed back after its readmission (not sent on: its members numbered those numbers meanwhile)"`
+	GaveUp      *stack.Counter `counter:"rejoin_gave_up" doc:"times a representative readmitted after being alone heard from no member within 1 s where its site's stream stands, and numbered on from its own stream"`
 	Resynced    *stack.Counter `counter:"recast_awaited" doc:"members' casts a new representative passed over because an earlier one of the same member was still to come again (numbered when they come again, in order)"`
 }

@@ -93,6 +93,14 @@ func (st *stream) start(first uint32, lts uint64, now event.Time) (changed bool,
 	}
 	lost = [2]uint32{st.contig + 1, first}
 	st.skip(st.contig+1, first-1, lts, now)
+	if st.best.Seq >= first {
+		// Heartbeats announced numbers the stream skipped past: of a
+		// numbering that stopped there (a representative readmitted
+		// numbers on below what the one before it announced). Kept,
+		// agreed order waited for good on them; forgotten, it waits
+		// only for the next heartbeat.
+		st.best.Seq, st.best.LTS = 0, 0
+	}
 	return true, lost
 }
 
@@ -265,7 +273,18 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		for l.retained[l.me].Len() > 0 {
 			l.unkeep(l.retained[l.me].Pop())
 		}
-		l.rejoin, l.rejoinAt = true, l.Ctx.Now()
+		// What it numbered of its members' casts alone is void too: a
+		// member's cast again must be taken (the member never saw it
+		// numbered by anyone the far sites heard; refused, it was lost
+		// for good: spread-site-soak seeds 93 and 177). Its members'
+		// replay says what they saw numbered (memberReplay); what this
+		// node delivered alone it does not deliver again (delivered).
+		for n := range l.numbered {
+			if n != self {
+				delete(l.numbered, n)
+			}
+		}
+		l.rejoin, l.rejoinAt, l.voidLTS = true, l.Ctx.Now(), l.clock
 		l.waitT.Reset(maxSyncWait) // a member that died meanwhile tells nothing
 		return
 	}
@@ -298,6 +317,9 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message) {
 	st := l.streams[l.me]
 	if h.Type != tStart {
+		if h.Type == tData {
+			l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
+		}
 		l.retain(h, g, payload)
 		l.forward(h, g, payload)
 		return
@@ -315,4 +337,27 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 	l.drainWaiting()
 	l.checkHold()
 	l.tryDeliver()
+}
+
+// answerReplay: a member told this representative, which is not waiting
+// for it (it numbers its site's stream already), that its stream of the
+// site stands at first (it saw this node become its representative, so
+// casts it where it stands: rejoined). A member behind this node's stream
+// would wait for good on numbers this node will not send (it was readmitted
+// and numbered on from its own stream, the 1 s fallback, while the member's
+// views were held up below): tell it where the stream stands, and what this
+// node has of it from there, as a newcomer is told (replaySite).
+func (l *Layer) answerReplay(first uint32) {
+	st := l.streams[l.me]
+	if !l.peers || st == nil || !st.synced || first == 0 || first > st.contig {
+		return
+	}
+	l.replay(l.me, first, func(h *dataHdr, g event.GroupID, payload *event.Message) {
+		hh := *h
+		hh.Flags = flagReplay
+		if hh.Type != tStart {
+			l.c.Replayed.Inc()
+		}
+		l.castSite(&hh, g, payload)
+	})
 }
