@@ -56,7 +56,7 @@ func TestHopMemberBehindReadmittedRepresentative(t *testing.T) {
 		"nodes", "8", "groups-per-node", "1", "group-size", "8", "seed", "177", "rate", "40",
 		"duration", "6s", "drain", "5s", "loss", "none",
 		"fault", "crash:8@4.3s", "fault", "crash:7@2.5s", "fault", "partition:5@2.3s", "fault", "heal@4.6s")
-	if rep.MissingUnexplained > 10 {
+	if rep.MissingUnexplained > 4 { // the known 4 (above); any more is a regression
 		t.Errorf("%d owed deliveries missing unexplained, want at most the 4 of n6's cast n5 numbered alone", rep.MissingUnexplained)
 	}
 	if rep.Layers["hop"]["replayed"] == 0 {
