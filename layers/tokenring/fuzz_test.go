@@ -179,8 +179,18 @@ func seedRanges(l *Layer, typ byte) []byte {
 	return append([]byte{typ}, l.wc.Encode(&rangeMsg{R: 1, S: 1, Mod: 2, Part: 1, G: []uint32{1, 9}})...)
 }
 
+// seedFloor is a floor query (answer false) or answer.
+func seedFloor(l *Layer, answer bool) []byte {
+	m := floorMsg{R: 1, S: 1, G: 7, J: 1}
+	if answer {
+		m.S, m.F, m.GF = 2, 3, 2
+	}
+	return append([]byte{tFloor}, l.wc.Encode(&m)...)
+}
+
 func seedCorpus(f *testing.F) {
 	l := New(fuzzConfig())
+	f.Add(append(record(1, 0, seedFloor(l, true)), record(1, 0, seedFloor(l, false))...))
 	f.Add(append(append(record(2, 0, nil)[:2], record(0, 0, seedData())...), record(2, 0, nil)[:2]...))
 	f.Add(append(record(1, 0, seedToken(l)), record(1, 1, seedRanges(l, tPull))...))
 	f.Add(append(append([]byte{2 | 40<<2, 0}, record(1, 0, seedAck())...), record(1, 0, seedRanges(l, tNak))...))
@@ -202,7 +212,8 @@ func FuzzToken(f *testing.F) {
 }
 
 // FuzzControl feeds every other packet: ACKs, collective NAKs, pulls,
-// point-to-point messages and their acknowledgements.
+// point-to-point messages and their acknowledgements, floor queries
+// and answers.
 func FuzzControl(f *testing.F) {
 	seedCorpus(f)
 	f.Fuzz(func(t *testing.T, in []byte) { newFuzzNode(t).run(in, 0) })

@@ -2,7 +2,6 @@ package tokenring_test
 
 import (
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -86,19 +85,11 @@ func TestNewcomerFloorFromLaterStretch(t *testing.T) {
 // brought n5 (100 ms) and before any packet reaches n5: its first packet
 // is two stretches of the sender's numbering past the one it is owed from.
 // n5 must still deliver every cast from the view that brought it, in
-// order.
-//
-// Known gap, not fixed: the data header names one stretch back, so n5's
-// streams begin at n6's stretch and n5 never delivers the 30 casts of its
-// own stretch (it delivers 270 from 131 on; owed 300 from 101 on). Closing
-// it takes a floor the header cannot carry (a query to the sender, which
-// would keep a bounded history of stretches and of each group's first
-// cast per view, with the receiver holding a group's packets until
-// answered). Set TOKENRING_GAPS=1 to run it.
+// order. The data header names one stretch back only, so n5 asks the
+// sender for its floor (floorMsg); before that fix its streams began at
+// n6's stretch and it delivered 270 casts from 131 on, owed 300 from 101
+// on.
 func TestNewcomerFloorTwoStretchesBack(t *testing.T) {
-	if os.Getenv("TOKENRING_GAPS") == "" {
-		t.Skip("known gap (a newcomer's floor one stretch back only): set TOKENRING_GAPS=1")
-	}
 	on := false
 	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: cutOff{rx: 5, on: &on}}, 7, nil)
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}, Joined: []event.NodeID{1, 2, 3, 4}}

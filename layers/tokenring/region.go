@@ -55,7 +55,14 @@ type region struct {
 	// results per sender; lastOrder its senders in order.
 	last      map[event.NodeID]lastRec
 	lastOrder []event.NodeID
+	// floorAsk holds when this node last asked a sender for its floor in
+	// a group (floorMsg), until answered; at most maxFloorAsks.
+	floorAsk map[groupMember]event.Time
 }
+
+// maxFloorAsks bounds the floor queries a node has outstanding (past it,
+// they are forgotten, and asked again as packets come).
+const maxFloorAsks = 4096
 
 // lastRec is what the region leader keeps from a round for the next: the
 // cutoff, the purge point and each partition's union of NAK sets.
@@ -89,7 +96,7 @@ func (r *region) has(n event.NodeID) bool {
 // newRegion makes the node's own region from its view.
 func (l *Layer) newRegion(rv *event.RegionView) *region {
 	r := &region{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)), joinView: rv.ID,
-		streams: map[event.NodeID]*stream{}, last: map[event.NodeID]lastRec{}}
+		streams: map[event.NodeID]*stream{}, last: map[event.NodeID]lastRec{}, floorAsk: map[groupMember]event.Time{}}
 	r.timer = l.Ctx.NewTimer(func() { l.makeToken(r) })
 	l.setView(r, rv)
 	return r
@@ -198,6 +205,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 			o = &outRegion{id: rv.Region, ch: l.Ctx.Channel(event.RegionChannel, uint32(rv.Region)),
 				view: rv.ID, members: rv.Members, next: next, vbase: next, acked: next - 1, fresh: next > 1,
 				gvbase: map[event.GroupID]uint32{}, sview: uint32(rv.ID)}
+			o.hist = []stretchRec{{view: uint32(rv.ID), vbase: next, g: o.gvbase}}
 			o.probe = l.Ctx.NewTimer(func() { l.probeFire(o) })
 			l.out[rv.Region] = o
 		case o.view != rv.ID || slices.ContainsFunc(rv.Members, func(m event.NodeID) bool { return rejoined[m] }):
@@ -211,10 +219,16 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 					if o.next > o.vbase { // the stretch ending had packets: it is the previous one now
 						o.pview, o.pvbase, o.pgvbase = o.sview, o.vbase, o.gvbase
 						o.gvbase = map[event.GroupID]uint32{}
+						if len(o.hist) >= maxStretches {
+							o.hist = slices.Delete(o.hist, 0, 1)
+						}
+						o.hist = append(o.hist, stretchRec{})
 					}
 					o.vbase = o.next // a newcomer is owed what is sent from here on
 					clear(o.gvbase)  // and of each group, from the next packet
 					o.sview = uint32(rv.ID)
+					// (an empty stretch ending is merged into this one)
+					o.hist[len(o.hist)-1] = stretchRec{view: o.sview, vbase: o.vbase, g: o.gvbase}
 					o.fresh = false // the packets below vbase are still owed to the others
 					// The front cast, if it went here in the old view, goes
 					// again: the newcomer (moved from a region the cast had
@@ -231,6 +245,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				// (receivers that joined the region before would take it
 				// for theirs, and wait for packets long purged).
 				o.pview, o.pvbase, o.pgvbase = 0, 0, nil
+				o.hist = o.hist[len(o.hist)-1:]
 			}
 			if o.pview == uint32(rv.ID) && o.sview == uint32(rv.ID) {
 				// The previous stretch began in a view of the same id as
@@ -243,6 +258,7 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				// casts from before its readmission (qsm-gms soak seed
 				// 367: 67 owed deliveries held). So no previous stretch.
 				o.pview, o.pvbase, o.pgvbase = 0, 0, nil
+				o.hist = o.hist[len(o.hist)-1:]
 			}
 			o.view, o.members = rv.ID, rv.Members
 		}
@@ -380,6 +396,26 @@ func (l *Layer) dataUp(ev *event.Event) {
 			floor, gfloor = h.pvbase, h.pgvbase
 		}
 	}
+	if h.pview != 0 && uint64(h.pview) > r.joinView && uint64(h.view) >= r.joinView {
+		// The header names the stretch before this packet's, and that
+		// began after the view this node joined in: stretches between may
+		// be owed to it too, and the header cannot say where they began.
+		// Unless the group's floor is known (answered, or taken from a
+		// packet handed up before), the sender is asked (floorUp), and the
+		// packet dropped unrecorded: the region recovers it once the
+		// stream begins at the floor owed.
+		gf, ok := uint32(0), false
+		if st := r.streams[s]; st != nil {
+			gf, ok = st.gfloor[g]
+		}
+		if !ok {
+			l.askFloor(r, s, g)
+			l.c.FloorWaits.Inc()
+			m.Release()
+			return
+		}
+		floor, gfloor = 0, gf
+	}
 	st := l.stream(r, s, floor)
 	if h.flags&flagFresh != 0 && st.next < h.vbase {
 		// The sender numbers anew from vbase and gave up what is below.
@@ -441,6 +477,9 @@ func (l *Layer) dataUp(ev *event.Event) {
 		m.Release()
 		return
 	}
+	if _, ok := st.gfloor[g]; !ok {
+		st.gfloor[g] = gfloor // what the layers above began the group's stream at
+	}
 	_, _ = m.Consume(dataHeaderSize)
 	l.c.Delivered.Inc()
 	l.Ctx.Up(&event.Event{Kind: event.Cast, Group: g, Peer: s, Msg: m, Seq: h.gseq, Start: gfloor})
@@ -465,4 +504,82 @@ func (r *region) recordOwn(l *Layer, seq uint32, m *event.Message) {
 	if !r.timer.Pending() {
 		r.timer.Reset(l.cfg.Interval) // a token, or the watchdog
 	}
+}
+
+// askFloor asks sender s where this node is owed its packets of group g
+// from (floorMsg), at most once an interval while unanswered.
+func (l *Layer) askFloor(r *region, s event.NodeID, g event.GroupID) {
+	k := groupMember{g, s}
+	now := l.Ctx.Now()
+	if at, ok := r.floorAsk[k]; ok && now-at < event.Time(l.cfg.Interval) {
+		return
+	}
+	if len(r.floorAsk) >= maxFloorAsks {
+		clear(r.floorAsk)
+	}
+	r.floorAsk[k] = now
+	l.sendBody(s, tFloor, &floorMsg{R: uint32(r.id), S: uint32(s), G: uint32(g), J: uint32(r.joinView)})
+}
+
+// floorUp takes a floor query (at the sender) or its answer (at the
+// newcomer that asked).
+func (l *Layer) floorUp(ev *event.Event) {
+	var m floorMsg
+	err := l.wc.Decode(ev.Msg.Bytes()[1:], &m)
+	ev.Msg.Release()
+	if err == nil {
+		err = m.check()
+	}
+	if err != nil {
+		l.c.Malformed.Inc()
+		return
+	}
+	if m.F == 0 {
+		o := l.out[event.RegionID(m.R)]
+		if m.S != uint32(l.self) || o == nil || !o.has(ev.Peer) {
+			l.c.Foreign.Inc()
+			return
+		}
+		m.F, m.GF = l.floorOf(o, event.GroupID(m.G), m.J)
+		l.sendBody(ev.Peer, tFloor, &m)
+		return
+	}
+	r := l.own
+	if r == nil || event.RegionID(m.R) != r.id || ev.Peer != event.NodeID(m.S) || uint64(m.J) != r.joinView {
+		l.c.Foreign.Inc()
+		return
+	}
+	k := groupMember{event.GroupID(m.G), event.NodeID(m.S)}
+	if _, asked := r.floorAsk[k]; !asked {
+		return // answered already, or a stale answer
+	}
+	delete(r.floorAsk, k)
+	st := l.stream(r, event.NodeID(m.S), m.F)
+	if _, ok := st.gfloor[k.g]; !ok {
+		st.gfloor[k.g] = m.GF
+	}
+}
+
+// floorOf is where a member that joined region o in view j is owed the
+// sender's packets from: the first sequence number of the first stretch
+// begun in a view not before j (the current one if none is: the region
+// was made anew), and the first group sequence number of g from there on
+// (the next one g gets here if none was sent yet).
+func (l *Layer) floorOf(o *outRegion, g event.GroupID, j uint32) (uint32, uint32) {
+	i := slices.IndexFunc(o.hist, func(s stretchRec) bool { return s.view >= j })
+	if i < 0 {
+		i = len(o.hist) - 1
+	}
+	for _, s := range o.hist[i:] {
+		if gb := s.g[g]; gb != 0 {
+			return o.hist[i].vbase, gb
+		}
+	}
+	next := max(1, l.gnext[g])
+	if l.sendQ.Len() > 0 {
+		if q := l.sendQ.Front(); q.g == g && q.gseq != 0 && !slices.Contains(l.frontSent, o) {
+			next = q.gseq // numbered, not sent here yet
+		}
+	}
+	return o.hist[i].vbase, next
 }

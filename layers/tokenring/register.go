@@ -148,6 +148,7 @@ type counters struct {
 	OutOfWindow     *stack.Counter `counter:"out_of_window" doc:"packets too far ahead of the receive window, dropped (recovered later)"`
 	StaleTokens     *stack.Counter `counter:"stale_tokens" doc:"tokens of another region view or an overtaken round, dropped"`
 	Skipped         *stack.Counter `counter:"skipped" doc:"packets a receiver gave up: a joiner's that every node had purged, or those below where a sender numbering a region anew began (flagFresh)"`
+	FloorWaits      *stack.Counter `counter:"floor_waits" doc:"packets a newcomer dropped unrecorded while it asked their sender where it is owed the group's packets from (the header names one stretch back only)"`
 	NoRegion        *stack.Counter `counter:"no_region" doc:"casts to a group whose regions were not known"`
 	DroppedUnsent   *stack.Counter `counter:"dropped_unsent" doc:"casts accepted and queued, then dropped before any region had them: their group spanned no region any more when their turn came (the application left it)"`
 	P2pSent         *stack.Counter `counter:"p2p_sent" doc:"point-to-point messages sent"`

@@ -43,7 +43,26 @@ type outRegion struct {
 	// the sender's neighbourhood) and no view has brought members since;
 	// packets say so (flagFresh).
 	fresh bool
+	// hist holds the region's stretches, oldest first, the current one
+	// last (its g is gvbase): what floorUp answers a newcomer whose first
+	// packet came two or more stretches after the one it joined in. At
+	// most maxStretches; the oldest go first.
+	hist []stretchRec
 }
+
+// stretchRec is one stretch of a sender's numbering in a region: the
+// region view it began in, its first sequence number, and each group's
+// first group sequence number in it.
+type stretchRec struct {
+	view, vbase uint32
+	g           map[event.GroupID]uint32
+}
+
+// maxStretches bounds the stretches a sender remembers per region (so its
+// state is at most maxStretches maps of the region's groups): a newcomer
+// whose first packet comes more stretches after its own than that is told
+// the oldest it remembers.
+const maxStretches = 16
 
 // maxResume bounds the regions whose next sequence number a sender
 // remembers after they leave its neighbourhood.

@@ -29,6 +29,10 @@ type stream struct {
 	// asked holds, per other partition, the first packet this node last
 	// pulled from it and for how many visits in a row (pullOthers).
 	asked map[uint32]pullAsk
+	// gfloor holds, per group, the group sequence number the layers above
+	// began the sender's group stream at (the Start of the first packet
+	// handed up, or a floor answer): at most one per group of the region.
+	gfloor map[event.GroupID]uint32
 }
 
 // pullAsk is the first packet of the last pull to a partition, and how
@@ -51,7 +55,7 @@ const (
 )
 
 func newStream(sender event.NodeID, floor uint32, window int) *stream {
-	s := &stream{sender: sender, next: floor, high: floor - 1, cacheBase: floor, lost: map[uint32]event.Time{}, asked: map[uint32]pullAsk{}}
+	s := &stream{sender: sender, next: floor, high: floor - 1, cacheBase: floor, lost: map[uint32]event.Time{}, asked: map[uint32]pullAsk{}, gfloor: map[event.GroupID]uint32{}}
 	s.win = seqwin.NewBitmap(window)
 	s.size = uint32(s.win.Size())
 	s.cache.Max = 2 * int(s.size)

@@ -276,6 +276,8 @@ func (l *Layer) packetUp(ev *event.Event) {
 		l.nakUp(ev)
 	case t == tPull && !cast:
 		l.pullUp(ev)
+	case t == tFloor && !cast:
+		l.floorUp(ev)
 	case (t == tP2P || t == tP2PAck || t == tP2PCtl) && !cast:
 		l.p2pUp(ev)
 	default:
@@ -295,6 +297,8 @@ func (l *Layer) controlUp(ev *event.Event) {
 		l.nakUp(ev)
 	case b[0] == tPull:
 		l.pullUp(ev)
+	case b[0] == tFloor:
+		l.floorUp(ev)
 	default:
 		l.drop(ev)
 	}

@@ -35,6 +35,9 @@ const (
 	// sent reliably in the same per-peer sequence as tP2P; p2pHeaderSize,
 	// then the control packet.
 	tP2PCtl byte = 9
+	// tFloor is a newcomer's floor query to a sender, or the sender's
+	// answer (msgpack floorMsg), sent reliably like the token.
+	tFloor byte = 10
 )
 
 // dataHeaderSize is the fixed header of a regional data packet:
@@ -65,7 +68,10 @@ const (
 // base (event.Event Seq and Start: compose.Sequenced, what fifo orders by).
 // If the previous stretch began in the view it joined in or later, it is
 // owed that stretch too (its first packet from the sender came after
-// another view brought more members): it starts at the previous bases.
+// another view brought more members): it starts at the previous bases. If
+// the previous stretch began after the view it joined in, stretches
+// between may be owed as well: it asks the sender (tFloor) before it takes
+// the group's packets.
 // The group view tells a receiver which membership the packet belongs to
 // (views.go): one cast in a view it has not installed yet is not handed up
 // (the layers above would take a readmitted sender's cast for the old
@@ -254,6 +260,31 @@ type rangeMsg struct {
 	Mod  uint32   `codec:"m"`
 	Part uint32   `codec:"p"`
 	G    []uint32 `codec:"g"`
+}
+
+// floorMsg asks sender S (F 0), or answers (F > 0), where a member that
+// joined region R in region view J is owed S's packets from: F is the
+// first sequence number of the first stretch S began in a view not before
+// J (a stretch is the run of S's numbering between two views that brought
+// members), and GF the first group sequence number of group G from F on.
+// The data header names one stretch back only; a newcomer whose first
+// packet from S comes two or more stretches after the one it joined in
+// asks (region.go, dataUp).
+type floorMsg struct {
+	R  uint32 `codec:"r"`
+	S  uint32 `codec:"s"`
+	G  uint32 `codec:"g"`
+	J  uint32 `codec:"j"`
+	F  uint32 `codec:"f"`
+	GF uint32 `codec:"gf"`
+}
+
+// check validates a decoded floor query or answer.
+func (m *floorMsg) check() error {
+	if m.S == 0 || m.G == 0 || m.F > wirecodec.MaxSeq || m.GF > wirecodec.MaxSeq || (m.F == 0) != (m.GF == 0) {
+		return fmt.Errorf("%w: floor of sender %d group %d: %d, %d", errMalformed, m.S, m.G, m.F, m.GF)
+	}
+	return nil
 }
 
 // checkRanges reports a range list that is not ascending, disjoint pairs

@@ -9,8 +9,8 @@ import (
 
 // FuzzWire decodes arbitrary bytes as each of tokenring's packets: the
 // fixed headers (data, ACK, point-to-point) decode only from all their
-// bytes and encode back to them; a token or a range list (pull, collective
-// NAK) is refused with errMalformed, or passes check and then re-encodes
+// bytes and encode back to them; a token, a range list (pull, collective
+// NAK) or a floor query or answer is refused with errMalformed, or passes check and then re-encodes
 // to the same bytes and passes check again. Decoding a token allocates
 // within allocBound however many records or ranges it claims. Seeds:
 // testdata/fuzz/FuzzWire.
@@ -32,6 +32,14 @@ func FuzzWire(f *testing.F) {
 		}
 		return rm.check(cfg.MaxRanges)
 	}
+	floor := func(b []byte, fm *floorMsg) error {
+		*fm = floorMsg{}
+		if err := wc.Decode(b, fm); err != nil {
+			return err
+		}
+		return fm.check()
+	}
+	encFloor := func(fm *floorMsg) []byte { return wc.Encode(fm) }
 	encToken := func(tk *tokenMsg) []byte { return wc.Encode(tk) }
 	encRanges := func(rm *rangeMsg) []byte { return wc.Encode(rm) }
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -52,6 +60,10 @@ func FuzzWire(f *testing.F) {
 		var rm rangeMsg
 		if wiretest.Decoded(t, "ranges", b, func() error { return ranges(b, &rm) }, errMalformed) {
 			wiretest.ReEncodes(t, "ranges", &rm, encRanges, ranges)
+		}
+		var fm floorMsg
+		if wiretest.Decoded(t, "floor", b, func() error { return floor(b, &fm) }, errMalformed) {
+			wiretest.ReEncodes(t, "floor", &fm, encFloor, floor)
 		}
 	})
 }
