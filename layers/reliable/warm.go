@@ -12,9 +12,10 @@ import (
 var _ stack.Warmer = (*Layer)(nil)
 
 // Warm implements stack.Warmer for what dataUp and digestUp read, a link
-// of the chain a stage: the table's slot, the group and member, the
-// member's stream, the word of its receive window the packet most likely
-// falls in (at or just past next). Nothing while the table is stale.
+// of the chain a stage: the table's slot, the group and member (whose
+// stream is in its own memory, member.recv), the word of the stream's
+// receive window the packet most likely falls in (at or just past next).
+// Nothing while the table is stale.
 func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
 	if !l.stale {
 		pairindex.Warm(&l.hits, g, src, stage)
@@ -27,11 +28,9 @@ func (e hitEntry) Warm(stage int) {
 	case e.m == nil:
 	case stage == 0:
 		prefetch.Lines(unsafe.Pointer(e.g), 1)
-		prefetch.Lines(unsafe.Pointer(e.m), 1)
-	case e.m.rs == nil:
-	case stage == 1:
-		prefetch.Lines(unsafe.Pointer(e.m.rs), 1)
-	default:
+		// the member and its stream's first fields (next, the window)
+		prefetch.Lines(unsafe.Pointer(e.m), 2)
+	case stage == 1 && e.m.rs != nil:
 		e.m.rs.got.Prefetch(e.m.rs.next)
 	}
 }
