@@ -39,10 +39,13 @@ type group struct {
 	// gossip
 	gossip     bool // the gossip timer is set
 	gt         *stack.Timer
-	dirty      bool       // something changed since the last digest
-	answerOwed bool       // a member with unstable messages gossiped: answer it
-	rxBytes    int64      // bytes received since our last digest
-	rxMsgs     int        // messages received since our last digest
+	dirty      bool  // something changed since the last digest
+	answerOwed bool  // a member with unstable messages gossiped: answer it
+	rxBytes    int64 // bytes received since our last digest
+	rxMsgs     int   // messages received since our last digest
+	// waiting is how many members have waitFloor set (gossip keeps going
+	// while one has): counted, so the gossip timer reads no member
+	waiting    int
 	lastAnswer event.Time // when we last answered a held sender's digest
 }
 
@@ -99,6 +102,14 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 
 	g.gt = l.Ctx.NewTimer(func() { l.gossipTimer(g) })
 	return g
+}
+
+// forget deletes a member from the group.
+func (g *group) forget(m *member) {
+	if m.waitFloor {
+		g.waiting--
+	}
+	delete(g.members, m.id)
 }
 
 // dropGroup releases everything held for a group (we left it).
@@ -195,7 +206,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 				if m.rs != nil {
 					l.freeRecv(m.rs)
 				}
-				delete(g.members, id)
+				g.forget(m)
 				gone = append(gone, id)
 			}
 		}
@@ -208,7 +219,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 			if m.rs != nil {
 				l.freeRecv(m.rs)
 			}
-			delete(g.members, id)
+			g.forget(m)
 		}
 	}
 	for _, id := range v.Members {
@@ -457,13 +468,7 @@ func (l *Layer) touch(g *group) {
 // nothing.
 func (l *Layer) gossipTimer(g *group) {
 	g.gossip = false
-	waiting := false
-	for _, m := range g.members {
-		if m.waitFloor {
-			waiting = true
-			break
-		}
-	}
+	waiting := g.waiting > 0
 	unstable := g.stable < g.next-1
 	if !(g.dirty || unstable || g.answerOwed || waiting) || g.view == nil {
 		return
@@ -558,7 +563,10 @@ func (l *Layer) digestUp(ev *event.Event) {
 			}
 			// its stream starts for us at most one past what it sent
 			if fm.rs == nil && f > 0 && f <= highest+1 {
-				fm.waitFloor = false
+				if fm.waitFloor {
+					fm.waitFloor = false
+					g.waiting--
+				}
 				l.newRecv(g, fm, f)
 			}
 		}

@@ -159,7 +159,10 @@ func (l *Layer) dataUp(ev *event.Event) {
 			// it may have sent since we joined; its digest will say
 			// where its stream starts for us (it keeps the messages
 			// until we acknowledge them)
-			mb.waitFloor = true
+			if !mb.waitFloor {
+				mb.waitFloor = true
+				g.waiting++
+			}
 			l.touchQuiet(g)
 			m.Release()
 			return
