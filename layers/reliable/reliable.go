@@ -98,6 +98,12 @@ type Config struct {
 // Layer is the reliable layer of one node.
 type Layer struct {
 	stack.Base
+	// the per-packet path's table first, beside Ctx: the cache line a
+	// simulator prefetches (stack.Stack.Prefetch) before each step, and
+	// Warm reads a few steps before every packet
+	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+	stale bool                      // hits needs rebuilding before its next use (see index.go)
+
 	cfg  Config
 	self event.NodeID
 	wc   *wirecodec.Codec
@@ -113,9 +119,6 @@ type Layer struct {
 	p2pRing int   // size of a peer's receive ring: p2p_window rounded up to a power of two
 
 	c counters
-
-	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
-	stale bool                      // hits needs rebuilding before its next use (see index.go)
 
 	paths map[event.NodeID]*path // round trips to senders (receiver.go)
 
