@@ -89,7 +89,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 	if g := l.groups[id]; g != nil {
 		return g
 	}
-	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1, buf: ring.Ring[sentMsg]{MinCap: 64}}
+	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1}
 	if n := len(l.gfree); n > 0 {
 		g.idx = l.gfree[n-1]
 		l.gfree = l.gfree[:n-1]
