@@ -16,37 +16,42 @@ import (
 // (sequence numbers, retransmission buffer, casts waiting for room) and a
 // member entry per other member (its receive state and what it holds of ours).
 type group struct {
-	id      event.GroupID
+	// The first cache line holds what every packet of the group reads
+	// (the view, the gossip state a delivery marks, our stream's ends),
+	// the line Warm asks for before a packet: at thousands of simulated
+	// nodes each further line read is a cold load.
+	id   event.GroupID
+	tag  uint32          // view tag of view
+	view *event.ViewInfo // nil until the first view arrives
+
+	// gossip
+	gossip     bool       // the gossip timer is set
+	dirty      bool       // something changed since the last digest
+	answerOwed bool       // a member with unstable messages gossiped: answer it
+	held       bool       // HoldOff sent, Resume not yet (our stream)
+	next       uint32     // next sequence number to send (our stream)
+	rxMsgs     int        // messages received since our last digest
+	rxBytes    int64      // bytes received since our last digest
+	lastAnswer event.Time // when we last answered a held sender's digest
+	stable     uint32     // every message up to stable is stable and freed (our stream)
+	// waiting is how many members have waitFloor set (gossip keeps going
+	// while one has): counted, so the gossip timer reads no member
+	waiting int
+	gt      *stack.Timer
+
+	// own stream
+	base     uint32 // first sequence number sent since baseView was installed
+	baseView uint32
+	buf      ring.Ring[sentMsg]        // messages stable+1 .. next-1
+	bufBytes int64                     // bytes in buf
+	pending  ring.Ring[*event.Message] // casts waiting for room or for a view
+
 	idx     int
-	view    *event.ViewInfo // nil until the first view arrives
-	tag     uint32          // view tag of view
 	members map[event.NodeID]*member
 	// ranked is members by view rank (nil for us), rebuilt with the pair
 	// table (reindex; use rankedOf): the per-member loops of gossip walk
 	// it rather than looking each member up.
 	ranked []*member
-
-	// own stream
-	next     uint32 // next sequence number to send
-	base     uint32 // first sequence number sent since baseView was installed
-	baseView uint32
-	stable   uint32                    // every message up to stable is stable and freed
-	buf      ring.Ring[sentMsg]        // messages stable+1 .. next-1
-	bufBytes int64                     // bytes in buf
-	pending  ring.Ring[*event.Message] // casts waiting for room or for a view
-	held     bool                      // HoldOff sent, Resume not yet
-
-	// gossip
-	gossip     bool // the gossip timer is set
-	gt         *stack.Timer
-	dirty      bool  // something changed since the last digest
-	answerOwed bool  // a member with unstable messages gossiped: answer it
-	rxBytes    int64 // bytes received since our last digest
-	rxMsgs     int   // messages received since our last digest
-	// waiting is how many members have waitFloor set (gossip keeps going
-	// while one has): counted, so the gossip timer reads no member
-	waiting    int
-	lastAnswer event.Time // when we last answered a held sender's digest
 }
 
 // member is another member of a group, seen from this node.

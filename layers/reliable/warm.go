@@ -27,8 +27,10 @@ func (e hitEntry) Warm(stage int) {
 	switch {
 	case e.m == nil:
 	case stage == 0:
-		prefetch.Lines(unsafe.Pointer(e.g), 1)
-		// the member and its stream's first fields (next, the window)
+		// the group's first 64 bytes (a 224-byte object starts
+		// anywhere in a line), the member and its stream's first fields
+		// (next, the window)
+		prefetch.Lines(unsafe.Pointer(e.g), 2)
 		prefetch.Lines(unsafe.Pointer(e.m), 2)
 	case stage == 1 && e.m.rs != nil:
 		e.m.rs.got.Prefetch(e.m.rs.next)
