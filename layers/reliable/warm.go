@@ -14,9 +14,21 @@ var _ stack.Warmer = (*Layer)(nil)
 // Warm implements stack.Warmer for what dataUp and digestUp read, a link
 // of the chain a stage: the table's slot, the group and member (whose
 // stream is in its own memory, member.recv), the word of the stream's
-// receive window the packet most likely falls in (at or just past next).
-// Nothing while the table is stale.
+// receive window the packet most likely falls in (at or just past next);
+// nothing of these while the table is stale. Beside them, the layer's
+// own fields a packet reads beyond its first cache line.
 func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
+	switch stage {
+	case 0:
+		// the layer's own fields every packet reads beyond its first
+		// line (which the stack's Prefetch asks for): the window and
+		// the counters' pointers
+		prefetch.Lines(unsafe.Pointer(&l.cfg.Window), 1)
+		prefetch.Lines(unsafe.Pointer(&l.c.Malformed), 1)
+		prefetch.Lines(unsafe.Pointer(&l.c.Delivered), 1)
+	case 1:
+		prefetch.Lines(unsafe.Pointer(l.c.Delivered), 1)
+	}
 	if !l.stale {
 		pairindex.Warm(&l.hits, g, src, stage)
 	}
