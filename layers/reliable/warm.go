@@ -48,3 +48,33 @@ func (e hitEntry) Warm(stage int) {
 		e.m.rs.got.Prefetch(e.m.rs.next)
 	}
 }
+
+var _ stack.ControlWarmer = (*Layer)(nil)
+
+// WarmControl implements stack.ControlWarmer: a control packet of a group
+// is mostly a member's digest, which reads, besides what Warm asks for,
+// the group's members by rank and every one of them with its stream
+// (digestUp): the ranked list's header, then the list, then the members,
+// a link a stage. Nothing of these while the table is stale.
+func (l *Layer) WarmControl(g event.GroupID, src event.NodeID, stage int) {
+	l.Warm(g, src, stage)
+	if l.stale || stage == 0 {
+		return
+	}
+	e := l.hits.Get(g, src)
+	if e == nil || e.m == nil {
+		return
+	}
+	switch stage {
+	case 1:
+		prefetch.Lines(unsafe.Pointer(&e.g.ranked), 1)
+	case 2:
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(e.g.ranked)), 1)
+	default:
+		for _, m := range e.g.ranked {
+			if m != nil {
+				prefetch.Lines(unsafe.Pointer(m), 2)
+			}
+		}
+	}
+}
