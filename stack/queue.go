@@ -39,7 +39,9 @@ func (r *ring) slot() *item {
 	if r.size == len(r.buf) {
 		n := 2 * len(r.buf)
 		if n == 0 {
-			n = 64
+			// a step queues a few items: a small first buffer (88 bytes
+			// an item) is what thousands of simulated stacks each keep
+			n = 16
 		}
 		nb := make([]item, n)
 		for i := 0; i < r.size; i++ {

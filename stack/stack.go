@@ -99,7 +99,9 @@ type Stack struct {
 	app   Application
 	tr    Transport
 	net   NetStats
-	nwarm int // warm's length
+	nwarm int32 // warm's length
+	// ctlWarm has bit i set when warm[i] is also a ControlWarmer
+	ctlWarm uint32
 	// hints are what Prefetch asks the CPU to load: the objects behind
 	// the layers (bottom first), the application and the transport, the
 	// layers' contexts.

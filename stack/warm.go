@@ -28,15 +28,28 @@ type Warmer interface {
 	Warm(g event.GroupID, src event.NodeID, stage int)
 }
 
+// ControlWarmer is a Warmer that reads other memory for a control packet
+// (the frame's control flag: a digest, say, reads the state of every
+// member of its group) than for a data packet: Stack.Warm calls
+// WarmControl instead of Warm for a control packet. Its contract is
+// Warm's.
+type ControlWarmer interface {
+	Warmer
+	WarmControl(g event.GroupID, src event.NodeID, stage int)
+}
+
 // maxWarmers bounds how many of a stack's layers are warmed.
 const maxWarmers = 4
 
 // setWarmers notes the layers that implement Warmer, bottom first, then
 // the application if it does.
 func (s *Stack) setWarmers() {
-	s.nwarm = 0
+	s.nwarm, s.ctlWarm = 0, 0
 	add := func(v any) {
 		if w, ok := v.(Warmer); ok && s.nwarm < maxWarmers {
+			if _, ok := w.(ControlWarmer); ok {
+				s.ctlWarm |= 1 << s.nwarm
+			}
 			s.warm[s.nwarm] = w
 			s.nwarm++
 		}
@@ -49,15 +62,22 @@ func (s *Stack) setWarmers() {
 
 // Warm hints that pkt (a packet as Receive takes it) will be received soon:
 // it calls Warm with the packet's group and source on every layer that is
-// a Warmer, bottom first, then on the application if it is one. Stages are as for Warmer.Warm; the caller should have called
-// Prefetch a step before stage 0. It changes nothing.
+// a Warmer, bottom first, then on the application if it is one (WarmControl
+// instead, for a control packet, where one is a ControlWarmer). Stages are
+// as for Warmer.Warm; the caller should have called Prefetch a step before
+// stage 0. It changes nothing.
 func (s *Stack) Warm(pkt []byte, stage int) {
 	if s.nwarm == 0 || len(pkt) < FrameSize {
 		return
 	}
 	g := event.GroupID(binary.BigEndian.Uint32(pkt[2:]))
 	src := event.NodeID(binary.BigEndian.Uint32(pkt[6:]))
-	for _, w := range s.warm[:s.nwarm] {
+	ctl := pkt[0]&flagControl != 0
+	for i, w := range s.warm[:s.nwarm] {
+		if ctl && s.ctlWarm&(1<<i) != 0 {
+			w.(ControlWarmer).WarmControl(g, src, stage)
+			continue
+		}
 		w.Warm(g, src, stage)
 	}
 }

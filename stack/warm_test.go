@@ -56,6 +56,38 @@ func TestWarmTellsWarmersTheFrame(t *testing.T) {
 	}
 }
 
+// ctlWarmLayer is a ControlWarmer: it records which of its two it got.
+type ctlWarmLayer struct{ warmLayer }
+
+func (l *ctlWarmLayer) WarmControl(g event.GroupID, src event.NodeID, stage int) {
+	*l.calls = append(*l.calls, l.name+" control "+g.String()+" "+src.String()+" "+string(rune('0'+stage)))
+}
+
+// A control packet (the frame's flag) warms a ControlWarmer through
+// WarmControl and any other Warmer through Warm; a data packet warms
+// every one through Warm.
+func TestWarmControlForControlPackets(t *testing.T) {
+	var calls []string
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		Layers: []stack.Entry{
+			{Name: "top", Layer: &warmLayer{name: "top", calls: &calls}},
+			{Name: "bottom", Layer: &ctlWarmLayer{warmLayer{name: "bottom", calls: &calls}}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := make([]byte, stack.FrameSize+4)
+	stack.PutFrame(ctl, stack.Frame{Kind: event.Cast, Group: 7, Src: 3, Control: true})
+	data := make([]byte, stack.FrameSize+4)
+	stack.PutFrame(data, stack.Frame{Kind: event.Cast, Group: 8, Src: 4})
+	st.Warm(ctl, 1)
+	st.Warm(data, 2)
+	want := []string{"bottom control g7 n3 1", "top g7 n3 1", "bottom g8 n4 2", "top g8 n4 2"}
+	if !slices.Equal(calls, want) {
+		t.Errorf("Warm calls = %q, want %q", calls, want)
+	}
+}
+
 // FuzzWarm: Warm reads a packet from the network before anything checks
 // it; any bytes warm with the group and source ParseFrame would read, or
 // warm nothing when too short for a frame, and never panic.

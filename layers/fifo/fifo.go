@@ -38,6 +38,12 @@ var errSeq = errors.New("fifo: inconsistent sequence numbers from the layer belo
 // Layer is the fifo layer of one node.
 type Layer struct {
 	stack.Base
+	// the per-packet path's table first, beside Ctx: the cache line a
+	// simulator prefetches (stack.Stack.Prefetch) before each step, and
+	// Warm reads a few steps before every packet
+	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+	stale bool                      // hits needs rebuilding before its next use (see index.go)
+
 	maxReorder      int
 	maxReorderBytes int64
 	self            event.NodeID
@@ -45,9 +51,6 @@ type Layer struct {
 	held            int64 // bytes in every reorder buffer
 
 	c counters
-
-	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
-	stale bool                      // hits needs rebuilding before its next use (see index.go)
 }
 
 type group struct {

@@ -16,34 +16,42 @@ import (
 // (sequence numbers, retransmission buffer, casts waiting for room) and a
 // member entry per other member (its receive state and what it holds of ours).
 type group struct {
-	id      event.GroupID
+	// The first cache line holds what every packet of the group reads
+	// (the view, the gossip state a delivery marks, our stream's ends),
+	// the line Warm asks for before a packet: at thousands of simulated
+	// nodes each further line read is a cold load.
+	id   event.GroupID
+	tag  uint32          // view tag of view
+	view *event.ViewInfo // nil until the first view arrives
+
+	// gossip
+	gossip     bool       // the gossip timer is set
+	dirty      bool       // something changed since the last digest
+	answerOwed bool       // a member with unstable messages gossiped: answer it
+	held       bool       // HoldOff sent, Resume not yet (our stream)
+	next       uint32     // next sequence number to send (our stream)
+	rxMsgs     int        // messages received since our last digest
+	rxBytes    int64      // bytes received since our last digest
+	lastAnswer event.Time // when we last answered a held sender's digest
+	stable     uint32     // every message up to stable is stable and freed (our stream)
+	// waiting is how many members have waitFloor set (gossip keeps going
+	// while one has): counted, so the gossip timer reads no member
+	waiting int
+	gt      *stack.Timer
+
+	// own stream
+	base     uint32 // first sequence number sent since baseView was installed
+	baseView uint32
+	buf      ring.Ring[sentMsg]        // messages stable+1 .. next-1
+	bufBytes int64                     // bytes in buf
+	pending  ring.Ring[*event.Message] // casts waiting for room or for a view
+
 	idx     int
-	view    *event.ViewInfo // nil until the first view arrives
-	tag     uint32          // view tag of view
 	members map[event.NodeID]*member
 	// ranked is members by view rank (nil for us), rebuilt by
 	// installView (rerank; use rankedOf): the per-member loops of gossip
 	// walk it rather than looking each member up.
 	ranked []*member
-
-	// own stream
-	next     uint32 // next sequence number to send
-	base     uint32 // first sequence number sent since baseView was installed
-	baseView uint32
-	stable   uint32                    // every message up to stable is stable and freed
-	buf      ring.Ring[sentMsg]        // messages stable+1 .. next-1
-	bufBytes int64                     // bytes in buf
-	pending  ring.Ring[*event.Message] // casts waiting for room or for a view
-	held     bool                      // HoldOff sent, Resume not yet
-
-	// gossip
-	gossip     bool // the gossip timer is set
-	gt         *stack.Timer
-	dirty      bool       // something changed since the last digest
-	answerOwed bool       // a member with unstable messages gossiped: answer it
-	rxBytes    int64      // bytes received since our last digest
-	rxMsgs     int        // messages received since our last digest
-	lastAnswer event.Time // when we last answered a held sender's digest
 	// grtt is the group's round trip as our receivers state it in their
 	// NAKs (NORM's GRTT, RFC 5740: the largest, raised at once, lowered
 	// gradually); 0 until a NAK stated one. It paces our digests while
@@ -55,7 +63,7 @@ type group struct {
 // member is another member of a group, seen from this node.
 type member struct {
 	id    event.NodeID
-	rs    *recvState // its stream at this node; nil before first contact
+	rs    *recvState // its stream at this node (&recv); nil before first contact
 	acked uint32     // it holds our stream up to here (from its digests)
 	floor uint32     // our stream starts here for it
 	// since is the view tag from which it and we are in the group together
@@ -66,6 +74,13 @@ type member struct {
 	// waitFloor: we heard from it but cannot tell where its stream starts
 	// for us; its digest will say.
 	waitFloor bool
+	// recv is where rs points once set: the stream's state in the
+	// member's own memory, whose first fields share the member's cache
+	// line. A data packet and every entry of a digest read both, and at
+	// thousands of simulated nodes each separate object is a cold load.
+	// A member's stream starts at most once (a member whose stream ends
+	// is deleted with it).
+	recv recvState
 }
 
 // sentMsg is one message in a sender's retransmission buffer.
@@ -85,7 +100,7 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 	if g := l.groups[id]; g != nil {
 		return g
 	}
-	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1, buf: ring.Ring[sentMsg]{MinCap: 64}}
+	g := &group{id: id, members: map[event.NodeID]*member{}, next: 1, base: 1}
 	if n := len(l.gfree); n > 0 {
 		g.idx = l.gfree[n-1]
 		l.gfree = l.gfree[:n-1]
@@ -98,6 +113,14 @@ func (l *Layer) groupFor(id event.GroupID) *group {
 
 	g.gt = l.Ctx.NewTimer(func() { l.gossipTimer(g) })
 	return g
+}
+
+// forget deletes a member from the group.
+func (g *group) forget(m *member) {
+	if m.waitFloor {
+		g.waiting--
+	}
+	delete(g.members, m.id)
 }
 
 // dropGroup releases everything held for a group (we left it).
@@ -194,7 +217,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 				if m.rs != nil {
 					l.freeRecv(m.rs)
 				}
-				delete(g.members, id)
+				g.forget(m)
 				gone = append(gone, id)
 			}
 		}
@@ -207,7 +230,7 @@ func (l *Layer) installView(v *event.ViewInfo) {
 			if m.rs != nil {
 				l.freeRecv(m.rs)
 			}
-			delete(g.members, id)
+			g.forget(m)
 		}
 	}
 	for _, id := range v.Members {
@@ -469,13 +492,7 @@ func (l *Layer) touch(g *group) {
 // nothing.
 func (l *Layer) gossipTimer(g *group) {
 	g.gossip = false
-	waiting := false
-	for _, m := range g.members {
-		if m.waitFloor {
-			waiting = true
-			break
-		}
-	}
+	waiting := g.waiting > 0
 	unstable := g.stable < g.next-1
 	if !(g.dirty || unstable || g.answerOwed || waiting) || g.view == nil {
 		return
@@ -596,7 +613,10 @@ func (l *Layer) digestUp(ev *event.Event) {
 			}
 			// its stream starts for us at most one past what it sent
 			if fm.rs == nil && f > 0 && f <= highest+1 {
-				fm.waitFloor = false
+				if fm.waitFloor {
+					fm.waitFloor = false
+					g.waiting--
+				}
 				l.newRecv(g, fm, f)
 			}
 		}
@@ -604,10 +624,11 @@ func (l *Layer) digestUp(ev *event.Event) {
 	l.repairLagging(g, fm)
 	ranked := l.rankedOf(g)
 	for _, m := range ranked {
-		// every stream the entries name, asked for at once rather than
-		// one cold load after another (thousands of simulated nodes)
-		if m != nil && m.rs != nil {
-			prefetch.Lines(unsafe.Pointer(m.rs), 1)
+		// every member and stream the entries name (a stream is in its
+		// member's memory), asked for at once rather than one cold load
+		// after another (thousands of simulated nodes)
+		if m != nil {
+			prefetch.Lines(unsafe.Pointer(m), 2)
 		}
 	}
 	if fm.rs != nil {

@@ -91,8 +91,9 @@ const maxEpochs = 32
 
 // newRecv starts a sender's stream at a receiver at sequence number start.
 func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
-	rs := &recvState{g: g, from: m.id, start: start, next: start, highest: start - 1, path: l.pathTo(m.id),
+	m.recv = recvState{g: g, from: m.id, start: start, next: start, highest: start - 1, path: l.pathTo(m.id),
 		hintedAt: l.placedAfterHint(g.id, m.id)}
+	rs := &m.recv
 	rs.got = seqwin.NewBitmap(l.cfg.Window)
 	rs.epochs = make([]gapEpoch, 0, maxEpochs)
 	m.rs = rs
@@ -159,7 +160,10 @@ func (l *Layer) dataUp(ev *event.Event) {
 			// it may have sent since we joined; its digest will say
 			// where its stream starts for us (it keeps the messages
 			// until we acknowledge them)
-			mb.waitFloor = true
+			if !mb.waitFloor {
+				mb.waitFloor = true
+				g.waiting++
+			}
 			l.touchQuiet(g)
 			m.Release()
 			return

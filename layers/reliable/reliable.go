@@ -114,6 +114,12 @@ type Config struct {
 // Layer is the reliable layer of one node.
 type Layer struct {
 	stack.Base
+	// the per-packet path's table first, beside Ctx: the cache line a
+	// simulator prefetches (stack.Stack.Prefetch) before each step, and
+	// Warm reads a few steps before every packet
+	hits  pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
+	stale bool                      // hits needs rebuilding before its next use (see index.go)
+
 	cfg  Config
 	self event.NodeID
 	wc   *wirecodec.Codec
@@ -130,9 +136,7 @@ type Layer struct {
 
 	c counters
 
-	hits    pairindex.Table[hitEntry] // (group, sender) -> state on the per-packet path
-	stale   bool                      // hits needs rebuilding before its next use (see index.go)
-	rebuilt int                       // times hits was rebuilt (for the start-up test)
+	rebuilt int // times hits was rebuilt (for the start-up test)
 
 	paths map[event.NodeID]*path // round trips to senders (receiver.go)
 

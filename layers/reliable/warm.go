@@ -12,10 +12,23 @@ import (
 var _ stack.Warmer = (*Layer)(nil)
 
 // Warm implements stack.Warmer for what dataUp and digestUp read, a link
-// of the chain a stage: the table's slot, the group and member, the
-// member's stream, the word of its receive window the packet most likely
-// falls in (at or just past next). Nothing while the table is stale.
+// of the chain a stage: the table's slot, the group and member (whose
+// stream is in its own memory, member.recv), the word of the stream's
+// receive window the packet most likely falls in (at or just past next);
+// nothing of these while the table is stale. Beside them, the layer's
+// own fields a packet reads beyond its first cache line.
 func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
+	switch stage {
+	case 0:
+		// the layer's own fields every packet reads beyond its first
+		// line (which the stack's Prefetch asks for): the window and
+		// the counters' pointers
+		prefetch.Lines(unsafe.Pointer(&l.cfg.Window), 1)
+		prefetch.Lines(unsafe.Pointer(&l.c.Malformed), 1)
+		prefetch.Lines(unsafe.Pointer(&l.c.Delivered), 1)
+	case 1:
+		prefetch.Lines(unsafe.Pointer(l.c.Delivered), 1)
+	}
 	if !l.stale {
 		pairindex.Warm(&l.hits, g, src, stage)
 	}
@@ -26,12 +39,42 @@ func (e hitEntry) Warm(stage int) {
 	switch {
 	case e.m == nil:
 	case stage == 0:
-		prefetch.Lines(unsafe.Pointer(e.g), 1)
-		prefetch.Lines(unsafe.Pointer(e.m), 1)
-	case e.m.rs == nil:
-	case stage == 1:
-		prefetch.Lines(unsafe.Pointer(e.m.rs), 1)
-	default:
+		// the group's first 64 bytes (a 224-byte object starts
+		// anywhere in a line), the member and its stream's first fields
+		// (next, the window)
+		prefetch.Lines(unsafe.Pointer(e.g), 2)
+		prefetch.Lines(unsafe.Pointer(e.m), 2)
+	case stage == 1 && e.m.rs != nil:
 		e.m.rs.got.Prefetch(e.m.rs.next)
+	}
+}
+
+var _ stack.ControlWarmer = (*Layer)(nil)
+
+// WarmControl implements stack.ControlWarmer: a control packet of a group
+// is mostly a member's digest, which reads, besides what Warm asks for,
+// the group's members by rank and every one of them with its stream
+// (digestUp): the ranked list's header, then the list, then the members,
+// a link a stage. Nothing of these while the table is stale.
+func (l *Layer) WarmControl(g event.GroupID, src event.NodeID, stage int) {
+	l.Warm(g, src, stage)
+	if l.stale || stage == 0 {
+		return
+	}
+	e := l.hits.Get(g, src)
+	if e == nil || e.m == nil {
+		return
+	}
+	switch stage {
+	case 1:
+		prefetch.Lines(unsafe.Pointer(&e.g.ranked), 1)
+	case 2:
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(e.g.ranked)), 1)
+	default:
+		for _, m := range e.g.ranked {
+			if m != nil {
+				prefetch.Lines(unsafe.Pointer(m), 2)
+			}
+		}
 	}
 }
