@@ -43,42 +43,7 @@ func joinGroup(c interface {
 // carry a later view base. n5's stream and fifo must start at the first
 // cast of the view that brought n5, not at the later base.
 func TestNewcomerFloorFromLaterStretch(t *testing.T) {
-	on := false
-	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: cutOff{rx: 5, on: &on}}, 6, nil)
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}, Joined: []event.NodeID{1, 2, 3, 4}}
-	installStatic(c, []*event.ViewInfo{v1})
-	inst := installer{c.Stacks}
-	sent := map[event.GroupID]map[event.NodeID]uint32{}
-	c.CastLoop(1, 1, 400, time.Millisecond, 100, sent)
-	var owedFrom uint32
-	c.Net.At(event.Time(100*time.Millisecond), func() {
-		on = true
-		owedFrom = sent[1][1] + 1 // the next cast is numbered in view 2
-		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}, Joined: []event.NodeID{5}})
-	})
-	c.Net.At(event.Time(150*time.Millisecond), func() {
-		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 4, 5, 6}, Joined: []event.NodeID{6}})
-	})
-	c.Net.At(event.Time(200*time.Millisecond), func() { on = false })
-	c.Net.Run(3 * time.Second)
-	got := c.Got[5][1][1]
-	total := sent[1][1]
-	if owedFrom < 50 || total != 400 {
-		t.Fatalf("set-up: view 2 came after %d casts, %d cast in all; want about 100 and 400", owedFrom-1, total)
-	}
-	want := total - owedFrom + 1
-	if uint32(len(got)) != want || (len(got) > 0 && got[0] != owedFrom) {
-		first := uint32(0)
-		if len(got) > 0 {
-			first = got[0]
-		}
-		t.Errorf("n5 delivered %d casts from %d on, want %d from %d on (every cast since the view that brought it)", len(got), first, want, owedFrom)
-	}
-	for i := 1; i < len(got); i++ {
-		if got[i] != got[i-1]+1 {
-			t.Fatalf("n5 delivered %d after %d, want in order without gaps", got[i], got[i-1])
-		}
-	}
+	newcomerFloor(t, 150*time.Millisecond)
 }
 
 // Two views bring members (n6 at 130 ms, n7 at 160 ms) after the one that
@@ -90,8 +55,16 @@ func TestNewcomerFloorFromLaterStretch(t *testing.T) {
 // n6's stretch and it delivered 270 casts from 131 on, owed 300 from 101
 // on.
 func TestNewcomerFloorTwoStretchesBack(t *testing.T) {
+	newcomerFloor(t, 130*time.Millisecond, 160*time.Millisecond)
+}
+
+// newcomerFloor: n1 casts 400 to group 1 of n1-n4; n5 joins at 100 ms, cut
+// off until 200 ms; one more member joins at each of later. n5 must
+// deliver every cast from the view that brought it, in order.
+func newcomerFloor(t *testing.T, later ...time.Duration) {
+	t.Helper()
 	on := false
-	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: cutOff{rx: 5, on: &on}}, 7, nil)
+	c := cluster(t, sim.Config{Seed: 1, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: cutOff{rx: 5, on: &on}}, 5+len(later), nil)
 	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}, Joined: []event.NodeID{1, 2, 3, 4}}
 	installStatic(c, []*event.ViewInfo{v1})
 	inst := installer{c.Stacks}
@@ -103,12 +76,13 @@ func TestNewcomerFloorTwoStretchesBack(t *testing.T) {
 		owedFrom = sent[1][1] + 1 // the next cast is numbered in view 2
 		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3, 4, 5}, Joined: []event.NodeID{5}})
 	})
-	c.Net.At(event.Time(130*time.Millisecond), func() {
-		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3, 4, 5, 6}, Joined: []event.NodeID{6}})
-	})
-	c.Net.At(event.Time(160*time.Millisecond), func() {
-		joinGroup(inst, &event.ViewInfo{Group: 1, ID: 4, Members: []event.NodeID{1, 2, 3, 4, 5, 6, 7}, Joined: []event.NodeID{7}})
-	})
+	members := []event.NodeID{1, 2, 3, 4, 5}
+	for i, at := range later {
+		id := event.NodeID(6 + i)
+		members = append(members, id)
+		v := &event.ViewInfo{Group: 1, ID: uint64(3 + i), Members: append([]event.NodeID(nil), members...), Joined: []event.NodeID{id}}
+		c.Net.At(event.Time(at), func() { joinGroup(inst, v) })
+	}
 	c.Net.At(event.Time(200*time.Millisecond), func() { on = false })
 	c.Net.Run(3 * time.Second)
 	got := c.Got[5][1][1]
