@@ -15,11 +15,11 @@ import (
 
 // SoakSpecs are the specs a soak runs besides the spec files it is given
 // (specs/*.stack in stacktool soak).
-var SoakSpecs = []string{"fifo:reliable:gms", "mflow:fifo:reliable:gms", "fifo:reliable:lec:gms"}
+var SoakSpecs = []string{"fifo:reliable:gms", "mflow(window=50000,ack_thresh=25000):fifo:reliable:gms", "fifo:reliable:lec:gms"}
 
 // OverloadSpecs are the specs an overload soak runs unless told otherwise:
 // the reliable stacks with and without flow control, with and without gms.
-var OverloadSpecs = []string{"fifo:reliable", "mflow:fifo:reliable", "fifo:reliable:gms", "mflow:fifo:reliable:gms"}
+var OverloadSpecs = []string{"fifo:reliable", "mflow(window=50000,ack_thresh=25000):fifo:reliable", "fifo:reliable:gms", "mflow(window=50000,ack_thresh=25000):fifo:reliable:gms"}
 
 // SoakScenario is the random scenario of one soak seed: 6 to 20 nodes
 // (quick: 6 to 12) in groups that fit, a loss model (uniform, bursty or

@@ -46,7 +46,7 @@ func buildLayers(t *testing.T, names []string, params map[string]map[string]stri
 func TestMflowOverReliableUnderLoss(t *testing.T) {
 	const n, msgs, size = 6, 3000, 1000
 	const thresh = 12500
-	r := castRun{names: []string{"mflow", "fifo", "reliable"}, params: map[string]map[string]string{"mflow": {"ack_thresh": "12500"}},
+	r := castRun{names: []string{"mflow", "fifo", "reliable"}, params: map[string]map[string]string{"mflow": {"window": "50000", "ack_thresh": "12500"}},
 		n: n, seed: 3, net: sim.Config{Seed: 11, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.05}},
 		gap: time.Millisecond, until: msgs*time.Millisecond + 5*time.Second, msgs: msgs}.run(t)
 	if r.sent != msgs {
@@ -62,7 +62,7 @@ func TestMflowOverReliableUnderLoss(t *testing.T) {
 		acks += r.counter(id, "mflow", "acks_sent")
 		casts += r.counter(id, "mflow", "casts")
 	}
-	weight := float64(size + mflow.DefaultConfig().Overhead)
+	weight := float64(size + mflow.EnsembleConfig().Overhead)
 	eff := float64(casts) / float64(casts+acks)
 	want := mflow.Efficiency(n, weight, thresh)
 	t.Logf("5%% loss: %d casts, %d mflow acks (%.3f per message, equation 2: %.3f); efficiency %.4f, equation 3: %.4f; network dropped %d packets",
@@ -86,7 +86,7 @@ func TestMflowViewChangesUnderLoss(t *testing.T) {
 		self := id
 		next[id] = map[event.NodeID]uint64{}
 		flowOK[id] = true
-		layers := buildLayers(t, []string{"mflow", "fifo", "reliable"}, nil)
+		layers := buildLayers(t, []string{"mflow", "fifo", "reliable"}, map[string]map[string]string{"mflow": {"window": "50000", "ack_thresh": "25000"}})
 		st, err := stack.New(stack.Config{Self: id, Transport: net.AddNode(id), Clock: net, Seed: 4, Layers: layers,
 			App: stack.AppFuncs{
 				OnDeliver: func(d stack.Delivery) {

@@ -45,11 +45,11 @@ func TestMflowSpecRun(t *testing.T) {
 	if m["casts"] != float64(rep.MessagesSent) || m["acks_sent"] == 0 {
 		t.Errorf("layers.mflow: casts %v (messages_sent %d), acks_sent %v", m["casts"], rep.MessagesSent, m["acks_sent"])
 	}
-	weight := float64(sc.MsgSize) + float64(mflow.DefaultConfig().Overhead)
-	want := mflow.AcksPerMsg(sc.GroupSize, weight, float64(mflow.DefaultConfig().AckThresh))
+	weight := float64(sc.MsgSize) + float64(mflow.EnsembleConfig().Overhead)
+	want := mflow.AcksPerMsg(sc.GroupSize, weight, float64(mflow.EnsembleConfig().AckThresh))
 	got := js.Extra.Mflow.AcksPerMsg
 	t.Logf("acks per message %.4f (equation 2: %.4f), efficiency %.4f (equation 3: %.4f); notes %q", got, want,
-		js.Extra.Mflow.Efficiency, mflow.Efficiency(sc.GroupSize, weight, float64(mflow.DefaultConfig().AckThresh)), rep.Notes)
+		js.Extra.Mflow.Efficiency, mflow.Efficiency(sc.GroupSize, weight, float64(mflow.EnsembleConfig().AckThresh)), rep.Notes)
 	if math.Abs(got-want)/want > 0.02 {
 		t.Errorf("acks_per_msg %.4f, equation 2 gives %.4f", got, want)
 	}
@@ -85,7 +85,7 @@ func TestMflowSpecNeedsFIFO(t *testing.T) {
 			t.Errorf("Check(%q) = %v, want mflow's needs refused", src, err)
 		}
 	}
-	if _, err := compose.BuildString("mflow(ack_thresh=60KB) : fifo : reliable"); err == nil || !strings.Contains(err.Error(), "ack_thresh") {
+	if _, err := compose.BuildString("mflow(window=50KB, ack_thresh=60KB) : fifo : reliable"); err == nil || !strings.Contains(err.Error(), "ack_thresh") {
 		t.Errorf("ack_thresh above window: Build error %v", err)
 	}
 }

@@ -151,7 +151,7 @@ func slowReceiver(names []string, fast float64, d time.Duration) castRun {
 func TestMflowSlowReceiverSimCapacity(t *testing.T) {
 	const fast = 6000.0
 	const d = 3 * time.Second
-	cfg := mflow.DefaultConfig()
+	cfg := mflow.EnsembleConfig()
 	window := int(cfg.Window)
 
 	base := slowReceiver([]string{"fifo", "reliable"}, fast, d).run(t)
@@ -162,7 +162,10 @@ func TestMflowSlowReceiverSimCapacity(t *testing.T) {
 		t.Errorf("baseline: the slow receiver dropped nothing (buffer peak %d bytes)", s4.PeakRecvBytes)
 	}
 
-	r := slowReceiver([]string{"mflow", "fifo", "reliable"}, fast, d).run(t)
+	sr := slowReceiver([]string{"mflow", "fifo", "reliable"}, fast, d)
+	// Ensemble's parameters, which the bounds below are figured from.
+	sr.params = map[string]map[string]string{"mflow": {"window": fmt.Sprint(cfg.Window), "ack_thresh": fmt.Sprint(cfg.AckThresh)}}
+	r := sr.run(t)
 	for id := event.NodeID(2); id <= 4; id++ {
 		s := r.net.NodeStats(id)
 		bound := window // n2 is sender n1's receiver at offset 0
@@ -199,7 +202,7 @@ func q(l []time.Duration, p float64) time.Duration { return l[int(p*float64(len(
 func TestMflowAddsNoLatency(t *testing.T) {
 	const n, rate, capacity = 10, 1000, 5000
 	const latency, d = 2 * time.Millisecond, 3 * time.Second
-	cfg := mflow.DefaultConfig()
+	cfg := mflow.EnsembleConfig()
 	w := mflow.Workload{N: n, Size: 1000 + float64(cfg.Overhead), Rate: rate, Delay: latency + time.Second/capacity, Window: float64(cfg.Window)}
 	thresh := int64(mflow.SafeAckThresh(w))
 	runLat := func(names []string, params map[string]map[string]string) []time.Duration {
@@ -213,11 +216,11 @@ func TestMflowAddsNoLatency(t *testing.T) {
 	}
 
 	base := runLat([]string{"fifo", "reliable"}, nil)
-	with := runLat([]string{"mflow", "fifo", "reliable"}, map[string]map[string]string{"mflow": {"ack_thresh": fmt.Sprint(thresh)}})
+	with := runLat([]string{"mflow", "fifo", "reliable"}, map[string]map[string]string{"mflow": {"window": "50000", "ack_thresh": fmt.Sprint(thresh)}})
 	for _, r := range []struct {
 		name string
 		l    []time.Duration
-	}{{"fifo : reliable", base}, {fmt.Sprintf("mflow(ack_thresh=%d) : fifo : reliable", thresh), with}} {
+	}{{"fifo : reliable", base}, {fmt.Sprintf("mflow(window=50000, ack_thresh=%d) : fifo : reliable", thresh), with}} {
 		t.Logf("%-42s p50 %v  p90 %v  p99 %v  max %v", r.name, q(r.l, .5), q(r.l, .9), q(r.l, .99), r.l[len(r.l)-1])
 	}
 	for _, p := range []float64{.5, .9, .99, 1} {

@@ -15,7 +15,7 @@ import (
 // jitter (issue 13 item 7's set-up), with stagger on or off.
 func staggerRun(t *testing.T, stagger string, rate int) *experiment.Report {
 	t.Helper()
-	rep, _ := simRun(t, fmt.Sprintf("mflow(ack_thresh=26000, stagger=%s) : fifo : reliable", stagger), "",
+	rep, _ := simRun(t, fmt.Sprintf("mflow(window=50000, ack_thresh=26000, stagger=%s) : fifo : reliable", stagger), "",
 		"nodes", "12", "groups-per-node", "1", "group-size", "12", "senders", "1", "rate", fmt.Sprint(rate), "msg-size", "1000",
 		"duration", "3s", "drain", "1s", "loss", "none", "latency", "2ms", "jitter", "1ms", "seed", "1")
 	return rep

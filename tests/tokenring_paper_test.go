@@ -38,9 +38,9 @@ func keptPromises(t *testing.T, what string, rep *experiment.Report) {
 // the reason (lec numbers a group's casts, tokenring sends one per region).
 func TestTokenringMixes(t *testing.T) {
 	for spec, refused := range map[string]string{
-		"mflow : fifo : tokenring : gms": "",
-		"fifo : lec : tokenring : gms":   "lec, which does not pass it on",
-		"fifo : tokenring : lec":         "lec cannot stand below tokenring",
+		"mflow(window=50000, ack_thresh=25000) : fifo : tokenring : gms": "",
+		"fifo : lec : tokenring : gms":                                   "lec, which does not pass it on",
+		"fifo : tokenring : lec":                                         "lec cannot stand below tokenring",
 	} {
 		sp, err := compose.Parse(spec)
 		if err != nil {
@@ -51,7 +51,7 @@ func TestTokenringMixes(t *testing.T) {
 			t.Errorf("Check(%q) = %v, want %q", spec, err, refused)
 		}
 	}
-	for _, spec := range []string{"mflow : fifo : tokenring"} {
+	for _, spec := range []string{"mflow(window=50000, ack_thresh=25000) : fifo : tokenring"} {
 		rep := trRun(t, spec, "baseline.scenario", "duration", "1s")
 		keptPromises(t, spec, rep)
 		if rep.Layers["tokenring"]["sent"] == 0 {

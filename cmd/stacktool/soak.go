@@ -24,14 +24,14 @@ func init() {
 		Description: "For each seed, builds a random scenario from it (6-20 nodes, groups that fit, uniform, bursty\n" +
 			"or markov loss at 0-20%, rates, capacity limits, crashes, freezes, partitions then heals inside the\n" +
 			"sending period) and runs it on every spec (specs/*.stack plus fifo:reliable:gms,\n" +
-			"mflow:fifo:reliable:gms and fifo:reliable:lec:gms, or the --spec given), in parallel. Each run must\n" +
+			"mflow(window=50000,ack_thresh=25000):fifo:reliable:gms and fifo:reliable:lec:gms, or the --spec given), in parallel. Each run must\n" +
 			"not panic, not deliver twice, keep FIFO order and agreed order where the stack gives them, and miss\n" +
 			"no owed delivery that a fault in force at the end or a removal does not explain, and keep every\n" +
 			"layer's buffer within the bound its parameters set (memory). Prints one line per failure with the\n" +
 			"command that replays it, then per spec the peak buffer of each bounded layer against its bound,\n" +
 			"then totals; exits 1 if any run failed. Same seed, same scenario, same result.\n" +
 			"--overload runs instead, per seed, senders 2 to 4 times faster than the capacity-limited receivers\n" +
-			"for --overload-time of virtual time (default fifo:reliable, mflow:fifo:reliable and both over gms):\n" +
+			"for --overload-time of virtual time (default fifo:reliable, mflow(window=50000,ack_thresh=25000):fifo:reliable and both over gms):\n" +
 			"each run must also hold the application off (back-pressure) and lose nothing.\n" +
 			"Example: stacktool soak --seeds 100; stacktool soak --overload --seeds 5",
 		Flags: []cli.Flag{

@@ -11,7 +11,7 @@ import (
 // nothing once warm (the benchmark rounds to whole allocations per message,
 // which would hide one per acknowledgement).
 func TestSteadyStateAllocatesNothing(t *testing.T) {
-	_, r, step := pipePair(t, "mflow", func() stack.Layer { return New(DefaultConfig()) })
+	_, r, step := pipePair(t, "mflow", func() stack.Layer { return New(EnsembleConfig()) })
 	payload := make([]byte, 1000)
 	run := func() {
 		for i := 0; i < 1000; i++ {

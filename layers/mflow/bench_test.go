@@ -69,7 +69,7 @@ func pipePair(tb testing.TB, name string, newLayer func() stack.Layer) (a, r *st
 func BenchmarkMflowPerMessage(b *testing.B) {
 	for _, name := range []string{"mflow", "pass"} {
 		b.Run(name, func(b *testing.B) {
-			newLayer := func() stack.Layer { return New(DefaultConfig()) }
+			newLayer := func() stack.Layer { return New(EnsembleConfig()) }
 			if name == "pass" {
 				newLayer = func() stack.Layer { return &passLayer{} }
 			}

@@ -37,7 +37,7 @@ func credited(s *sender) []int64 {
 // than the receiver can have returned) leave every limit as it was; the
 // impossible ones are counted, and the group still works afterwards.
 func TestForgedAcksCreateNoCredit(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := EnsembleConfig()
 	c := newCluster(t, 3, cfg, time.Millisecond)
 	c.castEvery(1, 1000, 100, time.Millisecond, 0)
 	c.net.Run(200 * time.Millisecond)
@@ -99,7 +99,7 @@ func TestForgedAcksCreateNoCredit(t *testing.T) {
 // current, old and future epochs, leave at most the members' counts plus
 // maxEarly; the entries go once a view arrives.
 func TestForgedDataKeepsNoState(t *testing.T) {
-	c := newCluster(t, 3, DefaultConfig(), time.Millisecond)
+	c := newCluster(t, 3, EnsembleConfig(), time.Millisecond)
 	l := c.layers[2]
 	st := c.stacks[2]
 	c.castEvery(1, 100, 5, time.Millisecond, 0)
@@ -144,7 +144,7 @@ func TestForgedDataKeepsNoState(t *testing.T) {
 // flow goes on (it stopped for good after one window before), and the
 // credit it gains is at most the forged bytes.
 func TestForgedEpochDoesNotStall(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := EnsembleConfig()
 	c := newCluster(t, 3, cfg, time.Millisecond)
 	c.lax = true
 	c.castEvery(1, 1000, 20, time.Millisecond, 0)
@@ -174,7 +174,7 @@ func TestForgedEpochDoesNotStall(t *testing.T) {
 // forged multicasts for thousands of groups the receivers are not in (and
 // not joining) take none of the maxEarly early counts first.
 func TestEarlyCountsOnlyInWantedGroups(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := EnsembleConfig()
 	c := newCluster(t, 3, cfg, time.Millisecond)
 	c.addNode(4, cfg)
 	for i := 0; i < 3000; i++ {

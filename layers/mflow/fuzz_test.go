@@ -48,7 +48,7 @@ func FuzzReceive(f *testing.F) {
 	f.Add(byte(8|4), byte(1), append([]byte{tagData}, append(ep, make([]byte, 100)...)...))
 	f.Add(byte(8|1), byte(3), ackBytes(ack{group: 1, epoch: 0, off: 0, amount: 30000}))
 	f.Fuzz(func(t *testing.T, sel, peer byte, b []byte) {
-		cfg := DefaultConfig()
+		cfg := EnsembleConfig()
 		c := newCluster(t, 3, cfg, time.Millisecond)
 		c.lax = true
 		c.castEvery(1, 1000, 60, 100*time.Microsecond, 0)

@@ -72,7 +72,7 @@ func pct(l []time.Duration, p float64) time.Duration { return l[int(p*float64(le
 func TestNoAddedLatency(t *testing.T) {
 	const n, rate, capacity = 10, 1000, 5000
 	const latency, d = 2 * time.Millisecond, 3 * time.Second
-	cfg := DefaultConfig()
+	cfg := EnsembleConfig()
 	// ε: propagation plus the host's service time for one packet.
 	w := Workload{N: n, Size: 1000 + float64(cfg.Overhead), Rate: rate, Delay: latency + time.Second/capacity, Window: float64(cfg.Window)}
 	cfg.AckThresh = int64(SafeAckThresh(w)) // what stacktool mflow-params prints

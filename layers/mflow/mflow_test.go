@@ -29,7 +29,7 @@ func TestEfficiencyMatchesEquation3(t *testing.T) {
 	for _, stagger := range []bool{true, false} {
 		for _, n := range []int{4, 10, 32} {
 			for _, thresh := range []int64{5000, 12500, 25000} {
-				cfg := DefaultConfig()
+				cfg := EnsembleConfig()
 				cfg.AckThresh = thresh
 				cfg.Stagger = stagger
 				c := newCluster(t, n, cfg, time.Millisecond)
@@ -246,7 +246,7 @@ func TestBackpressureAndViewChanges(t *testing.T) {
 // and leave and come back. Nothing deadlocks, every member delivers in
 // order, and each sender's credit for each receiver is exact at the end.
 func TestManyViewChanges(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := EnsembleConfig()
 	c := newCluster(t, 5, cfg, time.Millisecond)
 	c.addNode(6, cfg)
 	const msgs = 2500
@@ -295,7 +295,7 @@ func TestManyViewChanges(t *testing.T) {
 // acknowledging; each leaves as soon as that receiver has less than
 // ack_thresh outstanding, so nothing deadlocks.
 func TestLargeMessages(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := EnsembleConfig()
 	c := newCluster(t, 4, cfg, time.Millisecond)
 	sent := c.castEvery(1, 40000, 200, time.Millisecond, 0)
 	c.net.Run(2 * time.Second)
@@ -307,7 +307,7 @@ func TestLargeMessages(t *testing.T) {
 // TestMalformedInput feeds random and truncated mflow headers from below:
 // each is dropped and counted, nothing panics, and the layer keeps working.
 func TestMalformedInput(t *testing.T) {
-	c := newCluster(t, 3, DefaultConfig(), time.Millisecond)
+	c := newCluster(t, 3, EnsembleConfig(), time.Millisecond)
 	st := c.stacks[1]
 	inputs := [][]byte{nil, {}, {tagData}, {tagData, 0, 0}, {tagAck}, {tagAck, 1, 2, 3}, {0}, {99, 1, 2}, make([]byte, ackSize+3)}
 	inputs[len(inputs)-1][0] = tagAck
@@ -352,7 +352,7 @@ func TestMalformedInput(t *testing.T) {
 // nothing down and queues; the application hears one HoldOff and one
 // Resume for mflow's and the lower layer's holds together.
 func TestBackpressureFromBelow(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := EnsembleConfig()
 	cfg.HiWmark = 5
 	c := newCluster(t, 3, cfg, time.Millisecond)
 	st := c.stacks[1]
@@ -400,7 +400,7 @@ func TestBackpressureFromBelow(t *testing.T) {
 // the application stops casting (and the last acknowledgements are in) not
 // one packet more is sent.
 func TestIdleSendsNothing(t *testing.T) {
-	c := newCluster(t, 5, DefaultConfig(), time.Millisecond)
+	c := newCluster(t, 5, EnsembleConfig(), time.Millisecond)
 	c.castEvery(1, 1000, 500, time.Millisecond, 0)
 	c.net.Run(600 * time.Millisecond)
 	before := c.net.Stats().Sent

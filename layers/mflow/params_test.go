@@ -78,3 +78,24 @@ func TestConfigCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultCoversUDPHost checks the default window against equation 6 for
+// the workload it was chosen for: 1 sender and 3 receivers on one host over
+// UDP, 1,000-byte messages (1,100 weighted) at 400k msgs/s, and ε = 1.5 ms
+// (a credit round trip between loaded processes plus a NAK recovery, half
+// each way). Ensemble's 50000/25000 cannot carry it without delay.
+func TestDefaultCoversUDPHost(t *testing.T) {
+	d := DefaultConfig()
+	w := Workload{N: 4, Size: 1000 + float64(d.Overhead), Rate: 400000, Delay: 1500 * time.Microsecond, Window: float64(d.Window)}
+	if got := SafeAckThresh(w); got < float64(d.AckThresh) {
+		t.Errorf("default window %d, ack_thresh %d: equation 6 allows ack_thresh at most %.0f", d.Window, d.AckThresh, got)
+	}
+	if e := Efficiency(w.N, w.Size, float64(d.AckThresh)); e < 0.99 {
+		t.Errorf("default efficiency %.4f with 4 members, want at least 0.99", e)
+	}
+	e := EnsembleConfig()
+	w.Window = float64(e.Window)
+	if got := MaxAckThresh(w); got >= float64(e.AckThresh) {
+		t.Errorf("Ensemble's window %d: equation 6 allows ack_thresh %.0f, want less than %d (it cannot carry this workload)", e.Window, got, e.AckThresh)
+	}
+}

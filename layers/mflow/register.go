@@ -16,8 +16,8 @@ func init() {
 			"Receivers return credit in bulk, one acknowledgement per ack_thresh bytes, staggered so the " +
 			"acknowledgements reach the sender evenly spread instead of in a storm; no timers.",
 		Params: []compose.Param{
-			{Name: "window", Type: compose.Size, Default: "50000", Doc: "unacknowledged bytes a sender may have towards each receiver", Min: 1, Max: 1 << 31},
-			{Name: "ack_thresh", Type: compose.Size, Default: "25000", Doc: "bytes a receiver counts before it acknowledges (at most window; see stacktool mflow-params)", Min: 1, Max: 1 << 31},
+			{Name: "window", Type: compose.Size, Default: "2000000", Doc: "unacknowledged bytes a sender may have towards each receiver (Ensemble: 50000)", Min: 1, Max: 1 << 31},
+			{Name: "ack_thresh", Type: compose.Size, Default: "500000", Doc: "bytes a receiver counts before it acknowledges (at most window; Ensemble: 25000; see stacktool mflow-params)", Min: 1, Max: 1 << 31},
 			{Name: "overhead", Type: compose.Size, Default: "100", Doc: "bytes added to each message's payload size when it is weighed", Min: 0, Max: 1 << 20},
 			{Name: "hi_wmark", Type: compose.Int, Default: "100", Doc: "queued messages at which the application is told to hold off; it may resume once half have left", Min: 1, Max: 1 << 20},
 			{Name: "stagger", Type: compose.Bool, Default: "on", Doc: "stagger the receivers' acknowledgements ack_thresh/(n-1) bytes apart"},

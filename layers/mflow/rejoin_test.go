@@ -121,7 +121,7 @@ func TestRemovedSenderKeepsQueuedCasts(t *testing.T) {
 // return: the sender stalled for good.
 func TestReadmittedReceiverStartsAfresh(t *testing.T) {
 	for _, senderFirst := range []bool{true, false} {
-		cfg := DefaultConfig()
+		cfg := EnsembleConfig()
 		c := newCluster(t, 3, cfg, time.Millisecond)
 		joinAll(t, c)
 		const msgs = 1500

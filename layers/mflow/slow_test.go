@@ -136,7 +136,7 @@ func slowRun(t *testing.T, useMflow bool, cfg Config, fast int, d time.Duration)
 func TestSlowReceiver(t *testing.T) {
 	const fast = 6000 // packets per second: the sender and receivers 2, 3
 	const d = 3 * time.Second
-	cfg := DefaultConfig()
+	cfg := EnsembleConfig()
 
 	base, baseSent, _ := slowRun(t, false, cfg, fast, d)
 	t.Logf("without mflow: sent %d; slow receiver took %d, dropped %d, buffer peak %d bytes; fast receivers dropped %d, %d",

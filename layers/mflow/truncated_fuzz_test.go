@@ -21,7 +21,7 @@ func FuzzTruncatedCounted(f *testing.F) {
 	f.Fuzz(func(t *testing.T, typ byte, cut uint16, wrongKind bool) {
 		p := layertest.PickCut(packets, typ)
 		b, kind := p.Input(cut, wrongKind)
-		c := newCluster(t, 2, DefaultConfig(), time.Millisecond)
+		c := newCluster(t, 2, EnsembleConfig(), time.Millisecond)
 		c.lax = true
 		before := c.layers[1].c.Malformed.Value()
 		inject(c.stacks[1], kind, c.g, 2, b)

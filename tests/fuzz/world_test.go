@@ -55,7 +55,7 @@ func specs(tb testing.TB) []string {
 		}
 		out = append(out, strings.Join(strings.Fields(strings.Join(lines, " ")), " "))
 	}
-	return append(out, "fifo:reliable:gms", "mflow:fifo:reliable:gms", "fifo:reliable:lec:gms")
+	return append(out, "fifo:reliable:gms", "mflow(window=50000,ack_thresh=25000):fifo:reliable:gms", "fifo:reliable:lec:gms")
 }
 
 // tap is a node's transport: the simulator's, recording what the stack
