@@ -40,7 +40,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "spec", Usage: "spec or .stack file to run (repeatable); default specs/*.stack and the three gms stacks"},
 			&cli.BoolFlag{Name: "quick", Usage: "smaller, shorter scenarios (6-12 nodes, 2s of sending)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as JSON"},
-			&cli.DurationFlag{Name: "drain", Usage: "virtual time after sending ends for every owed message to arrive (default: 10s, quick 4s)"},
+			&cli.DurationFlag{Name: "drain", Usage: "virtual time after sending ends for every owed message to arrive (default: 10s)"},
 			&cli.DurationFlag{Name: "wall-cap", Value: time.Minute, Usage: "wall time allowed per run; a run past it is a failure"},
 			&cli.IntFlag{Name: "workers", Usage: "runs in parallel (default GOMAXPROCS)"},
 			&cli.BoolFlag{Name: "overload", Usage: "overload runs: senders faster than the receivers; back-pressure, bounded memory, nothing lost"},
