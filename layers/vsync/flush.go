@@ -123,6 +123,7 @@ func (l *Layer) startFlush(g *group, v *event.ViewInfo) {
 	if g.target == nil {
 		g.since = l.Ctx.Now()
 	}
+	g.moved = l.Ctx.Now()
 	g.target, g.cutKnown = v, false
 	clear(g.cut)
 	clear(g.holder)
@@ -183,6 +184,9 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 	}
 	if g.newest(from) > r.Target {
 		return
+	}
+	if g.target != nil && r.Target >= g.target.ID {
+		g.moved = l.Ctx.Now()
 	}
 	g.setReport(from, r)
 	if l.Ctx.Logging() {
@@ -602,7 +606,25 @@ func (l *Layer) flushTimeout(g *group) {
 	if g.target == nil {
 		return
 	}
+	if at := g.moved.Add(l.cfg.FlushTimeout); at > l.Ctx.Now() {
+		// the flush moved since the timer was set: a survivor is catching
+		// up (reports and old-view casts still arrive), not stuck
+		g.timer.ResetAt(at)
+		return
+	}
 	l.c.Timeouts.Inc()
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("%v flush %d->%d timed out: cutKnown %v cut %v mine %v gone %v", g.id, g.view.ID, g.target.ID, g.cutKnown, g.cut, l.state(g), l.goneList(g))
+		l.survivors(g, func(s event.NodeID) bool {
+			r := g.reportFor(s)
+			if r == nil {
+				l.Ctx.Logf("  survivor %v: no report (gone %v, newest %d)", s, g.gone(s), g.newest(s))
+			} else {
+				l.Ctx.Logf("  survivor %v: gone %v old %d entries %v gone %v installed %v", s, g.gone(s), r.Old, r.Entries, r.Gone, g.installed(s))
+			}
+			return true
+		})
+	}
 	l.settle(g)
 	t := g.target
 	l.c.FlushNs.Add(int64(l.Ctx.Now().Sub(g.since)))

@@ -53,6 +53,7 @@ type group struct {
 	target     *event.ViewInfo            // the view being flushed to (nil: not flushing)
 	later      []*event.ViewInfo          // views that arrived during the flush, in order
 	since      event.Time                 // when the flush began
+	moved      event.Time                 // when the flush last made progress (a report, an old-view cast arrived)
 	reports    map[event.NodeID][]*report // per member, its reports for targets not installed yet, oldest first
 	cutKnown   bool
 	cut        map[event.NodeID]uint32       // per old-view sender: the most a survivor delivered
@@ -333,9 +334,11 @@ func (l *Layer) arrive(g *group, h held) {
 		h.cost = event.HeldCost(h.m.Len())
 		g.waiting = append(g.waiting, h)
 		l.hold(h.cost)
+		g.moved = l.Ctx.Now()
 	default:
 		l.deliver(g, h)
 		if g.target != nil {
+			g.moved = l.Ctx.Now()
 			l.tryInstall(g)
 		}
 	}
