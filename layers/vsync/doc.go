@@ -47,9 +47,12 @@
 // that has them does. The view goes up after the old view's last
 // deliveries (the stack hands the application the top layer's events in
 // order). flush_timeout bounds a flush whose survivors stop answering
-// without being removed; a flush given up that way installs the view with
-// what the member has, which may differ from what another delivered
-// (counted in flush_timeouts): the one way left to break view synchrony.
+// without being removed: it runs from the flush's last progress (a report
+// or an old-view cast arriving), so a survivor still catching up on a
+// stream under overload is waited for, not given up on. A flush given up
+// that way installs the view with what the member has, which may differ
+// from what another delivered (counted in flush_timeouts): the one way
+// left to break view synchrony.
 //
 // Whether a survivor is gone is learned from views, which reach members at
 // different times. A member that already leaves a removed survivor out of

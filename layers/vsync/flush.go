@@ -599,9 +599,13 @@ func (l *Layer) dropWaiting(g *group) {
 	g.waiting = nil
 }
 
-// flushTimeout gives a flush up: the target is installed with what this
-// node has. It never fires in the soak; it bounds how long the group can
-// stay blocked if a member stops answering without being removed.
+// flushTimeout gives a flush up once it made no progress for
+// flush_timeout: the target is installed with what this node has. It
+// bounds how long the group can stay blocked if a member stops answering
+// without being removed. A flush that still moves is not given up: a
+// survivor recovering a stream at the capacity left by overload reports
+// late, and giving up on it broke view synchrony (the replay in
+// tests.TestVsyncFlushCatchingUpUnderOverload).
 func (l *Layer) flushTimeout(g *group) {
 	if g.target == nil {
 		return

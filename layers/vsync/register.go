@@ -28,7 +28,7 @@ func init() {
 		Params: []compose.Param{
 			{Name: "max_bytes", Type: compose.Size, Default: "16MB", Doc: "bytes held per node: delivered messages kept until stable (every member delivered them) for re-sending in a flush, and casts waiting for a flush or a view; past it the oldest kept message is let go (counter unkept)", Min: 1 << 10, Max: 1 << 40},
 			{Name: "stable_interval", Type: compose.Duration, Default: "200ms", Doc: "how often members gossip how far they delivered, while they keep or deliver messages"},
-			{Name: "flush_timeout", Type: compose.Duration, Default: "5s", Doc: "a flush still unfinished after this long installs its view with what the node has (counter flush_timeouts); 0 waits for ever"},
+			{Name: "flush_timeout", Type: compose.Duration, Default: "5s", Doc: "a flush that made no progress (no report, no old-view cast arrived) for this long installs its view with what the node has (counter flush_timeouts); 0 waits for ever"},
 		},
 		Needs:      []compose.Property{compose.Reliable, compose.FIFO, compose.Views},
 		Gives:      []compose.Property{ViewSynchrony},

@@ -19,8 +19,9 @@ type Config struct {
 	// StableInterval is how often members gossip how far they delivered,
 	// while something is kept.
 	StableInterval time.Duration
-	// FlushTimeout bounds a flush: past it the view is installed with what
-	// the node has (counted in flush_timeouts; the soak shows none).
+	// FlushTimeout bounds a flush that stopped moving: once no report and
+	// no old-view cast arrived for this long, the view is installed with
+	// what the node has (counted in flush_timeouts; the soak shows none).
 	FlushTimeout time.Duration
 }
 
