@@ -375,3 +375,33 @@ func lastCastsMissed(t *testing.T, cfg sim.Config, n int, missed map[event.NodeI
 	dropping = false
 	return c, all
 }
+
+// flush_timeout gives up a flush that stopped moving, timed from its last
+// progress: while old-view casts still arrive (a survivor catching up on a
+// stream under overload) the flush is not given up. n2 never hears of v2
+// and never reports; its casts reach n1 600 ms into n1's flush, so n1
+// gives up 1 s after them, not 1 s after the flush began.
+func TestFlushTimeoutFromLastProgress(t *testing.T) {
+	mk := layertest.Registered(map[string]map[string]string{"vsync": {"flush_timeout": "1s"}}, "vsync", "fifo", "reliable")
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, mk)
+	c.Install(v1)
+	c.Net.Run(10 * time.Millisecond)
+	c.Net.Crash(3)
+	c.Stacks[1].InstallView(v2) // n2 never gets it: n1 waits for its report
+	c.Net.Run(600 * time.Millisecond)
+	c.Caster(2, 1)(3) // old-view casts: the flush moves
+	installed := func() bool {
+		return slices.ContainsFunc(c.Views[1], func(w *event.ViewInfo) bool { return w.ID == v2.ID })
+	}
+	c.Net.Run(500 * time.Millisecond) // 1.1 s into the flush, 0.5 s after its last progress
+	if installed() || c.Counter("vsync", "flush_timeouts", 1) != 0 {
+		t.Fatalf("n1 gave the flush up 0.5 s after old-view casts arrived (flush_timeouts %d), want it waiting 1 s", c.Counter("vsync", "flush_timeouts", 1))
+	}
+	c.Net.Run(600 * time.Millisecond) // 1.1 s after its last progress
+	if !installed() {
+		t.Fatalf("n1 saw views %v: a flush that stopped moving was not given up after flush_timeout", c.Views[1])
+	}
+	if n := c.Counter("vsync", "flush_timeouts", 1); n != 1 {
+		t.Errorf("n1 gave %d flushes up, want 1", n)
+	}
+}
