@@ -279,8 +279,8 @@ func TestCheckScenario(t *testing.T) {
 // full, which checks back to the same values.
 func TestCheckVerbose(t *testing.T) {
 	for _, args := range [][]string{
-		{"check", "-v", "mflow(window=64KiB) : fifo : reliable(nak_delay=5ms) : lec(c=2.5) : gms"},
-		{"check", "mflow(window=64KiB) : fifo : reliable(nak_delay=5ms) : lec(c=2.5) : gms", "--verbose"},
+		{"check", "-v", "mflow(window=4MiB) : fifo : reliable(nak_delay=5ms) : lec(c=2.5) : gms"},
+		{"check", "mflow(window=4MiB) : fifo : reliable(nak_delay=5ms) : lec(c=2.5) : gms", "--verbose"},
 	} {
 		out, err := runApp(t, args...)
 		if err != nil {
@@ -324,7 +324,7 @@ func TestCheckVerbose(t *testing.T) {
 			t.Errorf("%d parameter rows, want %d:\n%s", len(row), n, out)
 		}
 		// Values carry their units; what was set reads as set.
-		for k, want := range map[string]string{"mflow.window": "64KiB set", "mflow.ack_thresh": "25KB default", "reliable.nak_delay": "5ms set",
+		for k, want := range map[string]string{"mflow.window": "4MiB set", "mflow.ack_thresh": "500KB default", "reliable.nak_delay": "5ms set",
 			"reliable.max_buffer": "4MB default", "lec.c": "2.5 set", "gms.fd_timeout": "1s default", "mflow.stagger": "on default"} {
 			if f := row[k]; len(f) < 3 || f[1]+" "+f[2] != want {
 				t.Errorf("%s: %q, want %s", k, f, want)
