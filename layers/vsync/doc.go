@@ -49,7 +49,11 @@
 // order). flush_timeout bounds a flush whose survivors stop answering
 // without being removed: it runs from the flush's last progress (a report
 // or an old-view cast arriving), so a survivor still catching up on a
-// stream under overload is waited for, not given up on. A flush given up
+// stream under overload is waited for, not given up on. Members that
+// agreed already hear of such a survivor only through its reports: while
+// old-view casts still arrive to it, it reports again at most once per a
+// third of flush_timeout (counter catching_up_reports), so they wait for
+// it too; a survivor that stops receiving stops reporting. A flush given up
 // that way installs the view with what the member has, which may differ
 // from what another delivered (counted in flush_timeouts): the one way
 // left to break view synchrony.

@@ -148,6 +148,7 @@ func (l *Layer) sendReport(g *group) {
 	r := report{Old: g.view.ID, Target: g.target.ID, Entries: l.state(g), Gone: l.goneList(g)}
 	rr := r
 	g.setReport(l.self, &rr)
+	g.told = l.Ctx.Now()
 	l.castReport(g, &r)
 }
 

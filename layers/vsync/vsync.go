@@ -55,6 +55,7 @@ type group struct {
 	later      []*event.ViewInfo          // views that arrived during the flush, in order
 	since      event.Time                 // when the flush began
 	moved      event.Time                 // when the flush last made progress (a report, an old-view cast arrived)
+	told       event.Time                 // when this node last cast its report in the flush
 	reports    map[event.NodeID][]*report // per member, its reports for targets not installed yet, oldest first
 	cutKnown   bool
 	cut        map[event.NodeID]uint32       // per old-view sender: the most a survivor delivered
@@ -336,13 +337,31 @@ func (l *Layer) arrive(g *group, h held) {
 		g.waiting = append(g.waiting, h)
 		l.hold(h.cost)
 		g.moved = l.Ctx.Now()
+		l.stillCatchingUp(g)
 	default:
 		l.deliver(g, h)
 		if g.target != nil {
 			g.moved = l.Ctx.Now()
 			l.tryInstall(g)
+			l.stillCatchingUp(g)
 		}
 	}
+}
+
+// stillCatchingUp casts this node's report again when old-view casts keep
+// arriving to it during a flush and it has not reported for a third of
+// flush_timeout. Members that agreed already hear nothing else from a
+// survivor still recovering the old view (under overload, by NAK, for
+// longer than flush_timeout): its report is their progress, so they do not
+// give the flush up and install without it. Only arrivals here trigger it,
+// so agreed members never keep each other waiting; a survivor that stops
+// receiving stops reporting, and the flush still times out.
+func (l *Layer) stillCatchingUp(g *group) {
+	if g.target == nil || g.view == nil || l.cfg.FlushTimeout <= 0 || l.Ctx.Now().Sub(g.told) < l.cfg.FlushTimeout/3 {
+		return
+	}
+	l.c.CatchingUp.Inc()
+	l.sendReport(g)
 }
 
 // next reports whether seq is not ahead of p's stream in the current

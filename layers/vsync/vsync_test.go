@@ -405,3 +405,48 @@ func TestFlushTimeoutFromLastProgress(t *testing.T) {
 		t.Errorf("n1 gave %d flushes up, want 1", n)
 	}
 }
+
+// A survivor still catching up on the old view for longer than
+// flush_timeout keeps the members that agreed waiting for it: while
+// old-view casts arrive to it, it reports again, which is their progress.
+// n3 crashes after casting 30 that only n1 got; n2 takes packets in at 10
+// a second, so n1's re-sends reach it over about 3 s, while n1 (flush_timeout
+// 1 s) hears nothing else from it. Both must flush to v2 with every cast,
+// none giving the flush up.
+func TestFlushWaitsForSurvivorCatchingUp(t *testing.T) {
+	mk := layertest.Registered(map[string]map[string]string{"vsync": {"flush_timeout": "1s"}}, "vsync", "fifo", "reliable")
+	dropping := false
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
+		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool { return dropping }}}, 3, mk)
+	c.Install(v1)
+	c.Net.Run(10 * time.Millisecond)
+	dropping = true
+	cast := c.Caster(3, 1)
+	cast(30)
+	c.Net.Run(2 * time.Millisecond) // n1 has them, n2 lost them
+	c.Net.Crash(3)
+	dropping = false
+	c.Net.SetCapacity(2, sim.Capacity{RecvPPS: 10})
+	c.Install(v2)
+	c.Net.Run(20 * time.Second)
+	for _, id := range []event.NodeID{1, 2} {
+		if got := len(c.Got[id][1][3]); got != 30 {
+			t.Errorf("n%v delivered %d of n3's casts, want 30", id, got)
+		}
+		if !slices.ContainsFunc(c.Views[id], func(w *event.ViewInfo) bool { return w.ID == v2.ID }) {
+			t.Errorf("n%v did not install v2: views %v", id, c.Views[id])
+		}
+	}
+	if n := c.Counter("vsync", "flush_timeouts", 1, 2); n != 0 {
+		t.Errorf("%d flushes given up, want 0: n2 was still catching up", n)
+	}
+	if f := c.Counter("vsync", "flushes", 1, 2); f != 2 {
+		t.Errorf("%d flushes, want 2 (one per survivor)", f)
+	}
+	if n := c.Counter("vsync", "catching_up_reports", 2); n == 0 {
+		t.Errorf("n2 never reported again while catching up")
+	}
+	if ns := c.Counter("vsync", "flush_ns", 2); ns <= int64(time.Second) {
+		t.Errorf("n2's flush took %v, want longer than flush_timeout (the case under test)", time.Duration(ns))
+	}
+}
