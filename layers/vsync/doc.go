@@ -51,9 +51,10 @@
 // or an old-view cast arriving), so a survivor still catching up on a
 // stream under overload is waited for, not given up on. Members that
 // agreed already hear of such a survivor only through its reports: while
-// old-view casts still arrive to it, it reports again at most once per a
+// old-view casts still bring it nearer the cut (delivered, or arriving
+// ahead of the reports it waits for), it reports again at most once per a
 // third of flush_timeout (counter catching_up_reports), so they wait for
-// it too; a survivor that stops receiving stops reporting. A flush given up
+// it too; a survivor that stops moving stops reporting. A flush given up
 // that way installs the view with what the member has, which may differ
 // from what another delivered (counted in flush_timeouts): the one way
 // left to break view synchrony.

@@ -65,7 +65,7 @@ type counters struct {
 	CutShort      *stack.Counter `counter:"cut_short" doc:"messages up to a cut that no survivor left could re-send (told lost)"`
 	Timeouts      *stack.Counter `counter:"flush_timeouts" doc:"flushes given up after flush_timeout (the view installed with what the node had)"`
 	Reports       *stack.Counter `counter:"reports" doc:"flush reports sent"`
-	CatchingUp    *stack.Counter `counter:"catching_up_reports" doc:"flush reports sent again while old-view casts still arrived here (at most one per third of flush_timeout), so that members that agreed do not give the flush up on a survivor still catching up"`
+	CatchingUp    *stack.Counter `counter:"catching_up_reports" doc:"flush reports sent again while old-view casts still brought this node nearer the cut (at most one per third of flush_timeout), so that members that agreed do not give the flush up on a survivor still catching up"`
 	Resent        *stack.Counter `counter:"resent" doc:"old-view messages sent again to the survivors that lacked them"`
 	BeyondCut     *stack.Counter `counter:"discarded_beyond_cut" doc:"old-view casts discarded because no survivor had delivered them (past the cut)"`
 	Late          *stack.Counter `counter:"late" doc:"casts of a view already settled that arrived late (copies, or past the cut)"`

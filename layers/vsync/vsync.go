@@ -337,20 +337,29 @@ func (l *Layer) arrive(g *group, h held) {
 		g.waiting = append(g.waiting, h)
 		l.hold(h.cost)
 		g.moved = l.Ctx.Now()
-		l.stillCatchingUp(g)
+		if !g.cutKnown {
+			// before the cut, arrivals are what the reports this node
+			// waits for come behind (FIFO); after it, one past the cut or
+			// out of order brings it no nearer
+			l.stillCatchingUp(g)
+		}
 	default:
+		was := l.hiOf(g, h.from)
 		l.deliver(g, h)
 		if g.target != nil {
 			g.moved = l.Ctx.Now()
 			l.tryInstall(g)
-			l.stillCatchingUp(g)
+			if l.hiOf(g, h.from) > was {
+				l.stillCatchingUp(g)
+			}
 		}
 	}
 }
 
 // stillCatchingUp casts this node's report again when old-view casts keep
-// arriving to it during a flush and it has not reported for a third of
-// flush_timeout. Members that agreed already hear nothing else from a
+// bringing it nearer the end of its flush (delivered, or, before the cut is
+// known, arriving ahead of the reports it waits for) and it has not
+// reported for a third of flush_timeout. Members that agreed already hear nothing else from a
 // survivor still recovering the old view (under overload, by NAK, for
 // longer than flush_timeout): its report is their progress, so they do not
 // give the flush up and install without it. Only arrivals here trigger it,
