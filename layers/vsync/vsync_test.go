@@ -33,17 +33,7 @@ func TestFlushResendsFromSurvivor(t *testing.T) {
 		want2 int
 	}{{"vsync", vsyncStack(), 10}, {"without vsync", layertest.Registered(nil, "fifo", "reliable"), 0}} {
 		t.Run(tc.name, func(t *testing.T) {
-			dropping := false
-			c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
-				Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool { return dropping }}}, 3, tc.mk)
-			c.Install(v1)
-			c.Net.Run(10 * time.Millisecond)
-			dropping = true
-			cast := c.Caster(3, 1)
-			cast(10)
-			c.Net.Run(2 * time.Millisecond) // n1 has them, n2 lost them
-			c.Net.Crash(3)
-			dropping = false
+			c := onlyN1Gets(t, tc.mk, 10)
 			c.Install(v2)
 			c.Net.Run(time.Second)
 			if got := len(c.Got[1][1][3]); got != 10 {
@@ -415,17 +405,7 @@ func TestFlushTimeoutFromLastProgress(t *testing.T) {
 // none giving the flush up.
 func TestFlushWaitsForSurvivorCatchingUp(t *testing.T) {
 	mk := layertest.Registered(map[string]map[string]string{"vsync": {"flush_timeout": "1s"}}, "vsync", "fifo", "reliable")
-	dropping := false
-	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
-		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool { return dropping }}}, 3, mk)
-	c.Install(v1)
-	c.Net.Run(10 * time.Millisecond)
-	dropping = true
-	cast := c.Caster(3, 1)
-	cast(30)
-	c.Net.Run(2 * time.Millisecond) // n1 has them, n2 lost them
-	c.Net.Crash(3)
-	dropping = false
+	c := onlyN1Gets(t, mk, 30)
 	c.Net.SetCapacity(2, sim.Capacity{RecvPPS: 10})
 	c.Install(v2)
 	c.Net.Run(20 * time.Second)
@@ -449,4 +429,22 @@ func TestFlushWaitsForSurvivorCatchingUp(t *testing.T) {
 	if ns := c.Counter("vsync", "flush_ns", 2); ns <= int64(time.Second) {
 		t.Errorf("n2's flush took %v, want longer than flush_timeout (the case under test)", time.Duration(ns))
 	}
+}
+
+// onlyN1Gets makes n1-n3 in view v1, has n3 cast n casts to group 1 that
+// reach n1 and not n2, and crashes n3: the start of every test of a
+// survivor's resend.
+func onlyN1Gets(t *testing.T, mk func() []stack.Entry, n int) *layertest.Cluster {
+	t.Helper()
+	dropping := false
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
+		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{2: true}, On: func() bool { return dropping }}}, 3, mk)
+	c.Install(v1)
+	c.Net.Run(10 * time.Millisecond)
+	dropping = true
+	c.Caster(3, 1)(n)
+	c.Net.Run(2 * time.Millisecond) // n1 has them, n2 lost them
+	c.Net.Crash(3)
+	dropping = false
+	return c
 }
