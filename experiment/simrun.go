@@ -42,6 +42,7 @@ type SimEnv struct {
 	Notes []string
 
 	extra []*stack.Stack
+	log   stack.Logger // every stack's (WithStackLog); nil: off
 	// col sees every view the applications see (SimEnv.view); service
 	// names the service's layer and figures holds what the harness
 	// measured for it (gms.go).
@@ -58,7 +59,7 @@ func (e *SimEnv) AddNode(id event.NodeID, layers []stack.Entry) (*stack.Stack, e
 		return nil, fmt.Errorf("node %v already exists", id)
 	}
 	nd := e.Net.AddNode(id)
-	st, err := stack.New(stack.Config{Self: id, Layers: layers, Transport: nd, Clock: nd, Seed: e.Seed})
+	st, err := stack.New(stack.Config{Self: id, Layers: layers, Transport: nd, Clock: nd, Seed: e.Seed, Log: e.log})
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	siteOf := sc.siteOf()
 	env := &SimEnv{
 		Net: net, Scenario: sc, Spec: spec, Nodes: asg.Nodes, Groups: asg.Groups, Of: asg.Of,
-		Stacks: map[event.NodeID]*stack.Stack{}, Seed: sc.Seed,
+		Stacks: map[event.NodeID]*stack.Stack{}, Seed: sc.Seed, log: stackLog(ctx),
 	}
 	col := NewCollector(sc, asg)
 	env.col = col
@@ -199,7 +200,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			}
 		}
 		tr := &watchTransport{Node: nd, self: id, col: col, size: sc.MsgSize}
-		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed, Site: siteOf[id]})
+		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed, Site: siteOf[id], Log: env.log})
 		if err != nil {
 			return nil, err
 		}

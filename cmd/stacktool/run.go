@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -25,8 +27,11 @@ func init() {
 		ArgsUsage: "SPEC|FILE",
 		Description: "Runs the stack on every node of the scenario (the simulator by default) and reports\n" +
 			"deliveries, order, latency, loss and recovery, overhead and buffers. Flags may follow the spec.\n" +
+			"--log-level debug prints every layer's log lines on stderr, each with the virtual time, the node and\n" +
+			"the layer (on the simulator; off by default, and free when off).\n" +
 			"Example: stacktool run specs/baseline.stack --loss uniform:5% --duration 10s",
-		Flags:  scenarioFlags(),
+		Flags: append(scenarioFlags(), &cli.StringFlag{Name: "log-level", Value: "info",
+			Usage: "debug prints the layers' log lines (virtual time, node, layer: text) on stderr; info, warn or error print none"}),
 		Action: runCmd,
 	})
 }
@@ -79,7 +84,7 @@ type options struct {
 // parseOptions parses the command line of run or compare, whose scenario
 // must be complete as given.
 func parseOptions(c *cli.Context) (*options, error) {
-	return parseCommand(c, nil, nil, true)
+	return parseCommand(c, []string{"log-level"}, nil, true)
 }
 
 // parseCommand collects the flags cli parsed (those before the first
@@ -230,12 +235,27 @@ func runCmd(c *cli.Context) error {
 		return err
 	}
 	out, errw := writers(c)
-	show := o.bools["progress"] || isTerminal(errw)
+	ctx := context.Background()
+	logw, err := stackLogWriter(last(o.values["log-level"]), errw)
+	if err != nil {
+		return err
+	}
+	if logw != nil {
+		ctx = experiment.WithStackLog(ctx, func(line string) {
+			logw.WriteString(line)
+			logw.WriteByte('\n')
+		})
+	}
+	// the progress line would be torn by the log lines on the same stream
+	show := o.bools["progress"] || logw == nil && isTerminal(errw)
 	var p experiment.Progress
 	if show {
 		p = progressLine(errw, "")
 	}
-	r, err := experiment.Run(context.Background(), o.network, sp, o.scenario, p)
+	r, err := experiment.Run(ctx, o.network, sp, o.scenario, p)
+	if logw != nil {
+		logw.Flush()
+	}
 	if show {
 		fmt.Fprint(errw, "\r\033[K")
 	}
@@ -257,6 +277,23 @@ func runCmd(c *cli.Context) error {
 		return err
 	}
 	return brokenError(reps)
+}
+
+// stackLogWriter is where run's --log-level sends the stacks' log lines:
+// a buffer on errw at debug, nil at any other level (the layers' lines are
+// all debug lines, as on a real node), an error for a level that is none.
+func stackLogWriter(level string, errw io.Writer) (*bufio.Writer, error) {
+	if level == "" {
+		return nil, nil
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	if lv > slog.LevelDebug {
+		return nil, nil
+	}
+	return bufio.NewWriterSize(errw, 64<<10), nil
 }
 
 // brokenError is nil when every report kept its stack's promises, and

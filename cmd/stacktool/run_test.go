@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,43 @@ func TestRepeatableFlagsKeepEachOthersLists(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("scenario line lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// run --log-level debug prints the layers' log lines on stderr, each with
+// the virtual time, the node and the layer; without it, none.
+func TestRunLogLevel(t *testing.T) {
+	args := []string{"run", "fifo:reliable", "--nodes", "4", "--group-size", "4", "--groups-per-node", "1",
+		"--duration", "200ms", "--loss", "uniform:5%", "--no-wall"}
+	run := func(extra ...string) (stdout, stderr string) {
+		t.Helper()
+		app := newApp()
+		var out, errw bytes.Buffer
+		app.Writer, app.ErrWriter = &out, &errw
+		if err := app.Run(append(append([]string{"stacktool"}, args...), extra...)); err != nil {
+			t.Fatalf("stacktool %q: %v", append(args, extra...), err)
+		}
+		return out.String(), errw.String()
+	}
+	// a NAK line from reliable: "34.661881ms n1 reliable: nak from n3 for g1: [1 1]"
+	line := regexp.MustCompile(`(?m)^\d[\d.]*[nµm]?s n\d+ reliable: nak from n\d+ for g\d+: `)
+	quietOut, quiet := run()
+	if quiet != "" {
+		t.Errorf("run without --log-level wrote %q on stderr, want nothing", quiet)
+	}
+	for _, lv := range []string{"info", "warn"} {
+		if _, e := run("--log-level", lv); e != "" {
+			t.Errorf("run --log-level %s wrote %q on stderr, want nothing", lv, e)
+		}
+	}
+	loudOut, loud := run("--log-level", "debug")
+	if !line.MatchString(loud) {
+		t.Errorf("run --log-level debug: stderr has no reliable NAK line with time and node:\n%.2000s", loud)
+	}
+	if loudOut != quietOut {
+		t.Errorf("run --log-level debug changed the report:\n%s\nwant\n%s", loudOut, quietOut)
+	}
+	if _, err := runCLI(t, append(args, "--log-level", "loud")...); err == nil || !strings.Contains(err.Error(), "--log-level") {
+		t.Errorf("run --log-level loud: error %v, want one naming --log-level", err)
 	}
 }
