@@ -54,10 +54,13 @@
 // old-view casts still bring it nearer the cut (delivered, or arriving
 // ahead of the reports it waits for), it reports again at most once per a
 // third of flush_timeout (counter catching_up_reports), so they wait for
-// it too; a survivor that stops moving stops reporting. A flush given up
-// that way installs the view with what the member has, which may differ
-// from what another delivered (counted in flush_timeouts): the one way
-// left to break view synchrony.
+// it too; a survivor that stops moving stops reporting. A member readmitted
+// into a view the others reach only after flushes of their own (views it
+// was out of the group for) hears nothing from them for its next flush
+// until they are done: their reports in those older flushes are its
+// flush's progress too. A flush given up that way installs the view with
+// what the member has, which may differ from what another delivered
+// (counted in flush_timeouts): the one way left to break view synchrony.
 //
 // Whether a survivor is gone is learned from views, which reach members at
 // different times. A member that already leaves a removed survivor out of

@@ -181,7 +181,16 @@ func (l *Layer) reportUp(g *group, from event.NodeID, r *report) {
 		}
 	}
 	if g.view != nil && r.Target <= g.view.ID {
-		return // a flush this node is past
+		// a flush this node is past (it was out of the group then, and
+		// installed the view readmitting it at once). A survivor of our
+		// flush still in that older flush must install every view up to
+		// ours before it reports for our target: its progress there is
+		// our flush's progress (overload replay seed 41: a readmitted
+		// member gave its flush up while the others caught up on theirs)
+		if g.target != nil && l.survivor(g, from) {
+			g.moved = l.Ctx.Now()
+		}
+		return
 	}
 	if g.newest(from) > r.Target {
 		return
@@ -217,12 +226,18 @@ func (l *Layer) goneList(g *group) []uint32 {
 // view to the target: in both, not (re)joining, not this node.
 func (l *Layer) survivors(g *group, f func(event.NodeID) bool) {
 	for _, m := range g.view.Members {
-		if m != l.self && g.target.Has(m) && !slices.Contains(g.target.Joined, m) {
+		if l.survivor(g, m) {
 			if !f(m) {
 				return
 			}
 		}
 	}
+}
+
+// survivor reports whether m is a survivor of the flush: in this node's
+// view and in the target, not (re)joining, not this node.
+func (l *Layer) survivor(g *group, m event.NodeID) bool {
+	return m != l.self && g.view.Has(m) && g.target.Has(m) && !slices.Contains(g.target.Joined, m)
 }
 
 // gone reports whether survivor s will never report for the target, or

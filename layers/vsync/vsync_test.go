@@ -448,3 +448,74 @@ func onlyN1Gets(t *testing.T, mk func() []stack.Entry, n int) *layertest.Cluster
 	dropping = false
 	return c
 }
+
+// A member readmitted into a view that the others reach only after a long
+// flush of their own waits for them in its next flush: their reports in
+// that older flush, which it takes no part in, are its flush's progress
+// too (soak replay seed 41: the readmitted member gave its flush up after
+// flush_timeout while the others were still catching up, and installed
+// the next view without agreement). n4 casts 30 that only n1 gets and
+// crashes; v2 removes n3 and n4, and n2, taking 10 packets a second, gets
+// n4's casts from n1 over about 3 s. v3 readmits n3, which installs it at
+// once and casts 5 in it; v4 adds n5. n3's flush from v3 to v4 has n1 and
+// n2 as survivors, which report for v4 only once done with v2 and v3:
+// n3 (flush_timeout 1 s) must wait for them, and all three move from v3 to
+// v4 having delivered n3's 5.
+func TestReadmittedWaitsForOthersOlderFlush(t *testing.T) {
+	mk := layertest.Registered(map[string]map[string]string{"vsync": {"flush_timeout": "1s"}}, "vsync", "fifo", "reliable")
+	dropping := false
+	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond,
+		Loss: layertest.DropWhen{Rx: map[event.NodeID]bool{2: true, 3: true}, On: func() bool { return dropping }}}, 5, mk)
+	w1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}, Joined: []event.NodeID{1, 2, 3, 4}}
+	w2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2}, Left: []event.NodeID{3, 4}}
+	w3 := &event.ViewInfo{Group: 1, ID: 3, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{3}}
+	w4 := &event.ViewInfo{Group: 1, ID: 4, Members: []event.NodeID{1, 2, 3, 5}, Joined: []event.NodeID{5}}
+	c.Install(w1)
+	c.Net.Run(10 * time.Millisecond)
+	dropping = true
+	c.Caster(4, 1)(30)
+	c.Net.Run(2 * time.Millisecond) // n1 has them, n2 and n3 lost them
+	c.Net.Crash(4)
+	dropping = false
+	c.Net.SetCapacity(2, sim.Capacity{RecvPPS: 10})
+	c.Stacks[1].InstallView(w2)
+	c.Stacks[2].InstallView(w2)
+	c.Stacks[3].InstallView(w2) // n3 is told it was removed
+	c.Net.Run(100 * time.Millisecond)
+	c.Install(w3)
+	c.Net.Run(100 * time.Millisecond)
+	if vs := c.Views[3]; len(vs) == 0 || vs[len(vs)-1].ID != 3 {
+		t.Fatalf("n3 did not install v3 on its readmission (views %v)", vs)
+	}
+	c.Caster(3, 1)(5)
+	c.Net.Run(100 * time.Millisecond)
+	c.Install(w4)
+	// n2's link is slow until it has n4's casts (about 3 s)
+	for i := 0; i < 100 && len(c.Got[2][1][4]) < 30; i++ {
+		c.Net.Run(100 * time.Millisecond)
+	}
+	c.Net.SetCapacity(2, sim.Capacity{})
+	c.Net.Run(10 * time.Second)
+
+	for _, id := range []event.NodeID{1, 2, 3} {
+		vs := c.Views[id]
+		i := slices.IndexFunc(vs, func(v *event.ViewInfo) bool { return v.ID == 4 })
+		if i < 1 || vs[i-1].ID != 3 {
+			t.Fatalf("n%d did not install v4 right after v3 (views %v)", id, vs)
+		}
+		if got := len(c.Got[id][1][3]); id != 3 && got != 5 {
+			t.Errorf("n%d delivered %d of n3's casts in v3, want 5", id, got)
+		}
+	}
+	for _, id := range []event.NodeID{1, 2} {
+		if got := len(c.Got[id][1][4]); got != 30 {
+			t.Errorf("n%d delivered %d of n4's casts, want 30", id, got)
+		}
+	}
+	if n := c.Counter("vsync", "flush_timeouts", 1, 2, 3); n != 0 {
+		t.Errorf("%d flushes given up after flush_timeout, want 0 (n3 gave its up while n1 and n2 were still flushing to v2)", n)
+	}
+	if ns := c.Counter("vsync", "flush_ns", 3); ns <= int64(time.Second) {
+		t.Errorf("n3's flush to v4 took %v, want longer than flush_timeout (the case under test)", time.Duration(ns))
+	}
+}
