@@ -303,3 +303,73 @@ func TestP2PResendAfterMeasuredRoundTrip(t *testing.T) {
 		t.Errorf("the lost send was delivered %v after it was sent, want within 5ms (the measured round trip's timeout, not p2p_timeout)", wait)
 	}
 }
+
+// TestNakRoundBeyondMaxRanges: a NAK round that finds more due gaps than
+// one NAK lists (max_nak_ranges) sends as many NAKs as they need, within
+// the round's ask limit, so every gap is asked for in the round it falls
+// due. Receiver 3 loses six single casts while frozen; on thawing it
+// finds all six gaps at once, due together nak_delay later. With
+// max_nak_ranges=2, the round used to send one NAK for the first two and
+// leave the other four for later rounds (nak_retry, 20 ms, apart): the
+// last repair came 40 ms after the first. At 10% loss over UDP, where
+// most gaps are single messages, that held a receiver to 32 repairs per
+// round trip.
+func TestNakRoundBeyondMaxRanges(t *testing.T) {
+	const ms = event.Time(time.Millisecond)
+	r := newNakRun(t, 1, 4, time.Millisecond, map[string]string{"max_nak_ranges": "2", "nak_delay_rtts": "0", "nak_delay": "20ms"})
+	var ws []*lossWindow
+	for k := range 6 {
+		ws = append(ws, r.lose(100+2*k, 3))
+	}
+	r.c.Net.At(99*ms, func() { r.c.Net.Freeze(3, 15*time.Millisecond) })
+	watch, naks := r.nakWatch()
+	byNak, lastRepair := 0, event.Time(0)
+	r.run(func() {
+		watch()
+		if r.c.ByNak != byNak {
+			byNak, lastRepair = r.c.ByNak, r.c.Net.Now()
+		}
+	})
+	for _, w := range ws {
+		if w.found[3] == 0 {
+			t.Fatal("a loss window lost nothing")
+		}
+	}
+	first := firstNakAfterGap(naks[3], 114*ms) // the first round after the thaw
+	sent := r.c.Counter("reliable", "naks_sent", 3)
+	t.Logf("node 3: %d NAKs, the first round at %v; last repair delivered at %v; %d recovered by NAK", sent, first, lastRepair, byNak)
+	if byNak != 6 {
+		t.Fatalf("%d recovered by NAK, want 6", byNak)
+	}
+	// the round's NAKs leave at one instant; all six come back within a
+	// round trip or two of it
+	if sent < 3 {
+		t.Errorf("node 3 sent %d NAKs, want at least 3 (six single gaps, two ranges per NAK)", sent)
+	}
+	if first == 0 || lastRepair > first+5*ms {
+		t.Errorf("last repair at %v, %v after the first round's NAKs: want within 5ms (one round)", lastRepair, time.Duration(lastRepair-first))
+	}
+}
+
+// TestAskLimitJudgedAfterRoundTrip: the ask limit falls to what the last
+// round brought back only once its answers have had a measured round trip
+// to come. A round that falls due sooner (a newer gap) found almost
+// nothing back yet and cut the limit to minAsk, round after round, at 10%
+// loss over UDP.
+func TestAskLimitJudgedAfterRoundTrip(t *testing.T) {
+	l := New(Config{MaxNakRetrans: 256})
+	rs := &recvState{path: &path{}}
+	rs.path.Sample(time.Millisecond)
+	t0 := event.Time(time.Second)
+	rs.ask, rs.asked, rs.askedAt = 256, 40, t0
+	if got := l.askLimit(rs, 0, t0+event.Time(100*time.Microsecond)); got != 256 {
+		t.Errorf("100us after a round of 40, nothing back yet: ask %d, want 256 (too early to judge)", got)
+	}
+	if got := l.askLimit(rs, 20, t0+event.Time(2*time.Millisecond)); got != 20 {
+		t.Errorf("2 round trips after a round of 40, 20 back: ask %d, want 20", got)
+	}
+	rs.asked, rs.askedAt = 20, t0+event.Time(2*time.Millisecond)
+	if got := l.askLimit(rs, 20, t0+event.Time(4*time.Millisecond)); got != 40 {
+		t.Errorf("all 20 back: ask %d, want 40 (doubled)", got)
+	}
+}

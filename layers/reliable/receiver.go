@@ -44,9 +44,11 @@ type recvState struct {
 	// sample was taken from (one sample per NAK).
 	path    *path
 	sampled event.Time
-	// ask bounds the messages one NAK asks for (0: max_nak_retrans), and
-	// asked is how many the last NAK asked for (see askLimit)
+	// ask bounds the messages one NAK round asks for (0: max_nak_retrans),
+	// and asked is how many the last round asked for, at askedAt (see
+	// askLimit)
 	ask, asked int
+	askedAt    event.Time
 	// stalls counts NAK retry rounds in a row that brought nothing back:
 	// the retry interval doubles with each (exponential backoff)
 	stalls int
@@ -315,10 +317,14 @@ func (rs *recvState) prune() {
 	}
 }
 
-// nakTimer sends one NAK listing the missing ranges that are due (at most
-// max_nak_ranges of them, within the window) and sets the timer for the next
+// nakTimer NAKs the missing messages that are due (within the window, at
+// most askLimit of them in one round) and sets the timer for the next
 // that will be. A gap is due firstNakAfter its discovery, then every
-// retryAfter.
+// retryAfter. One NAK lists at most max_nak_ranges ranges; a round that
+// has more sends more NAKs: at 10% loss most gaps are single messages,
+// and a round cut at one NAK's 32 left the rest (and the rest of the
+// epoch it cut) waiting a whole retry interval, so a receiver recovered
+// at most 32 messages per round trip while its window filled.
 func (l *Layer) nakTimer(rs *recvState) {
 	rs.timer = false
 	if rs.next > rs.highest {
@@ -329,6 +335,7 @@ func (l *Layer) nakTimer(rs *recvState) {
 	limit := min(rs.highest+1, rs.next+w)
 	nk := &l.nak
 	nk.G, nk.R = uint32(rs.g.id), nk.R[:0]
+	nk.T = uint32(min(rs.path.SRTT(), l.cfg.NakSlow) / time.Microsecond)
 	nextDue := event.Never
 	// a retry round with nothing recovered since the last NAK backs off;
 	// any recovery resets the pace to the round trip
@@ -336,8 +343,8 @@ func (l *Layer) nakTimer(rs *recvState) {
 	if got > 0 {
 		rs.stalls = 0
 	}
-	ask := l.askLimit(rs, got)
-	asked := 0
+	ask := l.askLimit(rs, got, now)
+	asked, naks := 0, 0
 	retry := false
 	for i := range rs.epochs {
 		e := &rs.epochs[i]
@@ -358,10 +365,15 @@ func (l *Layer) nakTimer(rs *recvState) {
 		}
 		retry = retry || e.tries > 0
 		added := false
-		for seq := lo; seq < hi && len(nk.R) < 2*l.cfg.MaxNakRanges && asked < ask; {
+		for seq := lo; seq < hi && asked < ask; {
 			if rs.got.Has(seq) {
 				seq = rs.got.NextUnset(seq, hi)
 				continue
+			}
+			if len(nk.R) == 2*l.cfg.MaxNakRanges {
+				l.sendNak(rs.from) // full: the round goes on in another
+				nk.R = nk.R[:0]
+				naks++
 			}
 			first := seq
 			for seq < hi && !rs.got.Has(seq) && asked < ask {
@@ -376,14 +388,15 @@ func (l *Layer) nakTimer(rs *recvState) {
 			e.tries++
 		}
 	}
-	if len(nk.R) > 0 {
+	if len(nk.R) > 0 || naks > 0 {
 		if retry && rs.recovered == rs.recoveredAtNak {
 			rs.stalls++
 		}
 		rs.recoveredAtNak = rs.recovered
-		rs.asked = asked
-		nk.T = uint32(min(rs.path.SRTT(), l.cfg.NakSlow) / time.Microsecond)
-		l.sendNak(rs.from)
+		rs.asked, rs.askedAt = asked, now
+		if len(nk.R) > 0 {
+			l.sendNak(rs.from)
+		}
 		// every epoch NAKed now is due again one retry interval on
 		nextDue = min(nextDue, now.Add(l.retryAfter(rs)))
 	}
@@ -412,22 +425,26 @@ func (l *Layer) sendNak(to event.NodeID) {
 // minAsk is the least a NAK may ask for when asks are cut back.
 const minAsk = 16
 
-// askLimit adapts how many messages the next NAK of a stream asks for to
-// what the path brings back, additive-increase/multiplicative-decrease
-// style: got of the last NAK's asked came back since. When (nearly) all did,
-// the limit doubles up to max_nak_retrans; when not, it falls to what came
-// back (at least minAsk). A NAK for thousands of messages over a narrow
-// link otherwise buys a burst of retransmissions its queue drops, round
-// after round (specs/spread-wan.scenario at rate max: 250 retransmissions
-// per NAK, most dropped).
-func (l *Layer) askLimit(rs *recvState, got int) int {
+// askLimit adapts how many messages the next NAK round of a stream asks
+// for to what the path brings back, additive-increase/multiplicative-
+// decrease style: got of the last round's asked came back since. When
+// (nearly) all did, the limit doubles up to max_nak_retrans; when not, and
+// the answers have had a measured round trip to come, it falls to what
+// came back (at least minAsk). A NAK for thousands of messages over a
+// narrow link otherwise buys a burst of retransmissions its queue drops,
+// round after round (specs/spread-wan.scenario at rate max: 250
+// retransmissions per NAK, most dropped). A round sooner than that (a
+// newer gap falling due) says nothing of the path: judged then, at 10%
+// loss over UDP, where a gap falls due every few messages, the limit sat
+// at minAsk and most due gaps waited a retry interval.
+func (l *Layer) askLimit(rs *recvState, got int, now event.Time) int {
 	if rs.ask == 0 {
 		rs.ask = l.cfg.MaxNakRetrans
 	}
 	if rs.asked > 0 {
 		if got >= rs.asked-rs.asked/8 {
 			rs.ask = min(2*rs.ask, l.cfg.MaxNakRetrans)
-		} else {
+		} else if s := rs.path.SRTT(); s == 0 || now-rs.askedAt >= event.Time(s) {
 			rs.ask = max(got, min(minAsk, l.cfg.MaxNakRetrans))
 		}
 	}
