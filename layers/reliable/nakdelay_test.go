@@ -373,3 +373,58 @@ func TestAskLimitJudgedAfterRoundTrip(t *testing.T) {
 		t.Errorf("all 20 back: ask %d, want 40 (doubled)", got)
 	}
 }
+
+// rxLoss loses a fraction of the packets arriving at each listed node.
+type rxLoss map[event.NodeID]float64
+
+func (l rxLoss) Drop(rx event.NodeID, r *rand.Rand) bool { return r.Float64() < l[rx] }
+
+// TestNakCopiesFollowLoss: a receiver that measures nak_copies_loss (5%)
+// or more on a sender's stream sends its NAKs in 2 copies and asks for 2
+// copies of their repairs; one that loses less, or with nak_copies_loss=0,
+// sends one. Node 2 loses 10% of what arrives, node 3 1%, node 4 nothing.
+func TestNakCopiesFollowLoss(t *testing.T) {
+	for _, tc := range []struct {
+		param string
+		want  map[event.NodeID]int
+	}{
+		{"0.05", map[event.NodeID]int{2: 2, 3: 1, 4: 1}},
+		{"0", map[event.NodeID]int{2: 1, 3: 1, 4: 1}},
+	} {
+		t.Run("nak_copies_loss="+tc.param, func(t *testing.T) {
+			layers := map[event.NodeID]*Layer{}
+			id := event.NodeID(0)
+			mk := func() []stack.Entry {
+				info, _ := compose.Lookup("reliable")
+				l, err := info.New(compose.MustParams("reliable", map[string]string{"nak_copies_loss": tc.param}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				id++
+				layers[id] = l.(*Layer)
+				return []stack.Entry{{Name: "reliable", Layer: l}}
+			}
+			c := layertest.New(t, sim.Config{Seed: 1, Latency: 200 * time.Microsecond, Loss: rxLoss{2: 0.10, 3: 0.01}}, 4, mk)
+			v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
+			c.Install(v)
+			sent := map[event.GroupID]map[event.NodeID]uint32{}
+			c.CastLoop(1, 1, 3000, 100*time.Microsecond, 100, sent)
+			c.Net.RunUntil(event.Time(2 * time.Second))
+			c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+			for rx, want := range tc.want {
+				_, mb := layers[rx].lookup(1, 1)
+				if mb == nil || mb.rs == nil {
+					t.Fatalf("node %v has no stream from node 1", rx)
+				}
+				got := layers[rx].copies(mb.rs)
+				t.Logf("node %v: loss %d/1000, %d copies, %d NAKs sent", rx, mb.rs.loss, got, c.Counter("reliable", "naks_sent", rx))
+				if got != want {
+					t.Errorf("node %v (loss %d/1000): %d copies, want %d", rx, mb.rs.loss, got, want)
+				}
+			}
+			if tc.param != "0" && c.Counter("reliable", "duplicates", 2) == 0 {
+				t.Error("node 2 got no second copy of any repair")
+			}
+		})
+	}
+}

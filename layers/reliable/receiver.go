@@ -52,6 +52,12 @@ type recvState struct {
 	// stalls counts NAK retry rounds in a row that brought nothing back:
 	// the retry interval doubles with each (exponential backoff)
 	stalls int
+	// rx and lost count the messages that arrived and that were found
+	// missing since loss (the stream's loss in thousandths, smoothed) was
+	// last updated (see noteLoss); seen is the highest sequence number
+	// whose first copy arrived
+	rx, lost, seen uint32
+	loss           uint32
 }
 
 // path is the round trip to one sender as this receiver sees it (NAK to
@@ -194,6 +200,15 @@ func (l *Layer) dataUp(ev *event.Event) {
 		l.c.LossDiscovered.Add(-1)
 	}
 	rs.got.Set(seq)
+	if h.flags&flagRetrans == 0 && seq > rs.seen {
+		// the first copies' arrivals alone: a gap before this one's
+		// sequence number is loss (or reordering), whatever digests
+		// announced (much of that is still on its way)
+		if rs.seen > 0 {
+			l.noteLoss(rs, 1, seq-rs.seen-1)
+		}
+		rs.seen = seq
+	}
 	if h.flags&flagRetrans != 0 {
 		rs.recovered++
 		if h.flags&flagUnasked == 0 {
@@ -336,6 +351,10 @@ func (l *Layer) nakTimer(rs *recvState) {
 	nk := &l.nak
 	nk.G, nk.R = uint32(rs.g.id), nk.R[:0]
 	nk.T = uint32(min(rs.path.SRTT(), l.cfg.NakSlow) / time.Microsecond)
+	nk.C = 0
+	if c := l.copies(rs); c > l.cfg.NakCopies {
+		nk.C = uint32(c)
+	}
 	nextDue := event.Never
 	// a retry round with nothing recovered since the last NAK backs off;
 	// any recovery resets the pace to the round trip
@@ -408,13 +427,42 @@ func (l *Layer) nakTimer(rs *recvState) {
 	rs.tm.ResetAt(nextDue)
 }
 
-// sendNak sends l.nak to a sender, nak_copies times.
+// lossSpan is how many messages (arrived or found missing) a stream's
+// loss estimate is updated after.
+const lossSpan = 256
+
+// noteLoss counts arrivals and messages found missing on a stream and,
+// every lossSpan of them, moves its loss estimate a quarter of the way to
+// what they showed. Reordering counted missing and then arriving counts
+// as loss here: the estimate only chooses how many copies NAKs go in.
+func (l *Layer) noteLoss(rs *recvState, rx, lost uint32) {
+	rs.rx += rx
+	rs.lost += lost
+	if n := rs.rx + rs.lost; n >= lossSpan {
+		p := uint32(uint64(rs.lost) * 1000 / uint64(n))
+		rs.loss = (3*rs.loss + p) / 4
+		rs.rx, rs.lost = 0, 0
+	}
+}
+
+// copies is how many copies of a NAK to the stream's sender, and of the
+// retransmissions answering it, to send: nak_copies, at least 2 once the
+// stream's loss is at least nak_copies_loss.
+func (l *Layer) copies(rs *recvState) int {
+	if l.cfg.NakCopiesLoss > 0 && float64(rs.loss) >= 1000*l.cfg.NakCopiesLoss {
+		return max(l.cfg.NakCopies, 2)
+	}
+	return max(l.cfg.NakCopies, 1)
+}
+
+// sendNak sends l.nak to a sender, nak_copies times (or l.nak.C times when
+// that asks for more).
 func (l *Layer) sendNak(to event.NodeID) {
 	body := l.wc.Encode(&l.nak)
 	msg := l.Ctx.NewMessage()
 	msg.SetPayload(body)
 	msg.Prepend(1)[0] = tNak
-	for i := 1; i < l.cfg.NakCopies; i++ {
+	for i := 1; i < max(l.cfg.NakCopies, int(l.nak.C)); i++ {
 		l.c.NaksSent.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg.Clone()})
 	}

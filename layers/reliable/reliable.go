@@ -109,6 +109,10 @@ type Config struct {
 	// NakCopies is how many copies of each NAK, and of each
 	// retransmission answering one, are sent (1: no redundancy).
 	NakCopies int
+	// NakCopiesLoss is the loss, measured by a receiver on a sender's
+	// stream, from which its NAKs and the retransmissions answering them
+	// go in at least 2 copies (0: never; see copies).
+	NakCopiesLoss float64
 }
 
 // Layer is the reliable layer of one node.
