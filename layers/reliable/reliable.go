@@ -18,7 +18,9 @@
 // freeze of our own is taken for the path. One NAK asks for as much as the
 // last one brought back (doubling while everything came, up to
 // max_nak_retrans), so recovery over a narrow link does not buy bursts its
-// queue drops. Members gossip stability
+// queue drops; a round with more gaps than one NAK lists sends several. A
+// receiver that measures nak_copies_loss or more on a stream sends its
+// NAKs, and asks for their repairs, in 2 copies. Members gossip stability
 // digests (JGroups STABLE) while there is something to settle: each lists how
 // far the member has received every sender's stream, and the sender's own
 // highest sequence number, which also reveals lost tails. A message every
