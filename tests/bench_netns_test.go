@@ -122,3 +122,13 @@ func TestBenchTenPercentLoss(t *testing.T) {
 		t.Errorf("reliable out_of_window = %v, want 0", n)
 	}
 }
+
+// TestBenchSenderLossOff: --sender-loss=false applies --loss at the
+// receivers only (as bench/peers inject it into JGroups and NORM, whose
+// senders lose none of the NAKs and acknowledgements sent to them): the
+// flag is taken through --netns's re-run and the workers, and everything
+// is delivered at 10% loss.
+func TestBenchSenderLossOff(t *testing.T) {
+	rep := benchNetns(t, "fifo : reliable", "--receivers", "3", "--messages", "20000", "--size", "200", "--loss", "10%", "--sender-loss=false")
+	rep.checkDelivered(t, 60000)
+}

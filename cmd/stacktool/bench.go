@@ -36,6 +36,7 @@ func init() {
 			&cli.Int64Flag{Name: "messages", Value: 200000, Usage: "messages the sender casts"},
 			&cli.IntFlag{Name: "size", Value: 1000, Usage: "payload bytes per message (24 to 60000)"},
 			&cli.StringFlag{Name: "loss", Value: "none", Usage: "loss at the receivers: a percentage (1%) or a loss model (uniform:1%, bursty:P,b, markov:P,m)"},
+			&cli.BoolFlag{Name: "sender-loss", Value: true, Usage: "apply --loss at the sender too, to the NAKs and acknowledgements it is sent (--sender-loss=false: at the receivers only, as bench/peers inject loss into JGroups and NORM)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the loss model and the stacks"},
 			&cli.StringFlag{Name: "mcast-if", Value: "lo", Usage: "multicast interface (set explicitly on every socket)"},
 			&cli.BoolFlag{Name: "netns", Usage: "run inside a network namespace made for the run (loopback with multicast; needs root)"},
@@ -69,11 +70,13 @@ type benchOptions struct {
 	loss, mcastIf       string
 	seed                uint64
 	netns, json, fanout bool
+	senderLoss          bool
 }
 
 func parseBench(c *cli.Context) (*benchOptions, error) {
 	o := &benchOptions{receivers: c.Int("receivers"), size: c.Int("size"), messages: c.Int64("messages"),
-		loss: c.String("loss"), mcastIf: c.String("mcast-if"), seed: c.Uint64("seed"), netns: c.Bool("netns"), json: c.Bool("json"), fanout: c.Bool("fanout")}
+		loss: c.String("loss"), mcastIf: c.String("mcast-if"), seed: c.Uint64("seed"), netns: c.Bool("netns"), json: c.Bool("json"), fanout: c.Bool("fanout"),
+		senderLoss: c.Bool("sender-loss")}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.IntVar(&o.receivers, "receivers", o.receivers, "")
@@ -85,6 +88,7 @@ func parseBench(c *cli.Context) (*benchOptions, error) {
 	fs.BoolVar(&o.netns, "netns", o.netns, "")
 	fs.BoolVar(&o.json, "json", o.json, "")
 	fs.BoolVar(&o.fanout, "fanout", o.fanout, "")
+	fs.BoolVar(&o.senderLoss, "sender-loss", o.senderLoss, "")
 	args, err := splitArgs(c, fs)
 	if err != nil {
 		return nil, err
@@ -151,7 +155,7 @@ func benchCmd(c *cli.Context) error {
 		return err
 	}
 	udprun.Interface = o.mcastIf
-	rep, use, err := udprun.Bench(context.Background(), spec, sc, udprun.BenchOptions{Messages: m, Fanout: o.fanout})
+	rep, use, err := udprun.Bench(context.Background(), spec, sc, udprun.BenchOptions{Messages: m, Fanout: o.fanout, ReceiversOnlyLoss: !o.senderLoss})
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,13 @@ type BenchOptions struct {
 	Messages int64
 	// Fanout carries multicast by unicast fan-out (udp.Config.Fanout).
 	Fanout bool
+	// ReceiversOnlyLoss applies the scenario's loss model at the nodes
+	// that only receive, not at the senders: loss "at the receivers" as
+	// bench/peers inject it into JGroups (DISCARD) and NORM
+	// (NormSetRxLoss), whose senders lose none of the NAKs and ACKs they
+	// are sent. Without it every node drops, the sender's NAKs and
+	// digests included.
+	ReceiversOnlyLoss bool
 }
 
 // Usage is what each worker process of a Bench run cost.
@@ -168,7 +175,8 @@ func run(ctx context.Context, spec *compose.Spec, sc experiment.Scenario, progre
 	for i, id := range asg.Nodes {
 		cmd := exec.Command(exe, "worker", "--id", strconv.Itoa(int(id)), "--spec", spec.String(),
 			"--scenario", scJSON, "--mcast-if", Interface, "--mcast-port", strconv.Itoa(mport),
-			"--deadline", deadline.String(), "--messages", strconv.FormatInt(o.Messages, 10), "--fanout="+strconv.FormatBool(o.Fanout))
+			"--deadline", deadline.String(), "--messages", strconv.FormatInt(o.Messages, 10), "--fanout="+strconv.FormatBool(o.Fanout),
+			"--sender-loss="+strconv.FormatBool(!o.ReceiversOnlyLoss))
 		cmd.Stderr = Stderr
 		stdin, err := cmd.StdinPipe()
 		if err != nil {

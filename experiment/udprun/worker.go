@@ -50,6 +50,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	joinText := fs.String("join", "", "with --gms: comma-separated group names to join")
 	messages := fs.Int64("messages", 0, "cast exactly this many messages in all (0: as the scenario's rate and duration say)")
 	fanout := fs.Bool("fanout", false, "carry multicast by unicast to every node of the address book")
+	senderLoss := fs.Bool("sender-loss", true, "apply the scenario's loss model at a sending node too (false: at the nodes that only receive)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("worker: %v", err)
 	}
@@ -220,7 +221,7 @@ func Worker(args []string, in io.Reader, out io.Writer) error {
 	closeNode := sync.OnceFunc(nd.Close)
 	defer closeNode()
 	var loss *lossySink
-	if sc.Loss != "" && sc.Loss != "none" {
+	if sc.Loss != "" && sc.Loss != "none" && (*senderLoss || !isSender(asg, self)) {
 		model, err := sim.ParseLoss(sc.Loss)
 		if err != nil {
 			return fmt.Errorf("worker %v: loss: %v", self, err)

@@ -379,7 +379,7 @@ func (l *Layer) advanceStability(g *group) {
 func (l *Layer) nakUp(ev *event.Event) {
 	from := ev.Peer
 	msg := &l.nak
-	msg.G, msg.R, msg.T = 0, msg.R[:0], 0
+	msg.G, msg.R, msg.T, msg.C = 0, msg.R[:0], 0, 0
 	err := l.wc.Decode(ev.Msg.Bytes(), msg)
 	ev.Msg.Release()
 	if err != nil || len(msg.R)%2 != 0 || len(msg.R) > 2*l.cfg.MaxNakRanges {
@@ -424,6 +424,9 @@ func (l *Layer) nakUp(ev *event.Event) {
 			return
 		}
 	}
+	// copies of each retransmission: as the NAK asks, at most 2 (or
+	// nak_copies if more), so a NAK buys no more than twice its ranges
+	copies := max(l.cfg.NakCopies, min(int(msg.C), 2), 1)
 	// one NAK causes at most max_nak_retrans retransmissions: a 12-byte
 	// packet must not buy a window's worth of traffic; the receiver asks
 	// again for the rest
@@ -458,15 +461,15 @@ func (l *Layer) nakUp(ev *event.Event) {
 				l.c.Remulticasts.Inc()
 			}
 			s.last, s.to = now, to
-			l.retransmit(g, s, to, flagRetrans)
+			l.retransmit(g, s, to, flagRetrans, copies)
 		}
 	}
 }
 
-// retransmit sends nak_copies copies of a buffered message, with the given
-// flags (a retransmission), to one node (or the whole group for NoNode).
-func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID, flags byte) {
-	for range l.cfg.NakCopies {
+// retransmit sends copies of a buffered message, with the given flags (a
+// retransmission), to one node (or the whole group for NoNode).
+func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID, flags byte, copies int) {
+	for range copies {
 		c := l.Ctx.NewMessage()
 		c.SetPayload(s.b)
 		c.Bytes()[1] |= flags
@@ -700,7 +703,7 @@ func (l *Layer) repairLagging(g *group, m *member) {
 		}
 		s.last, s.to = now, m.id
 		l.c.DigestRepairs.Inc()
-		l.retransmit(g, s, m.id, flagRetrans|flagUnasked)
+		l.retransmit(g, s, m.id, flagRetrans|flagUnasked, max(l.cfg.NakCopies, 1))
 		n++
 	}
 }

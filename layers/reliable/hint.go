@@ -161,7 +161,7 @@ func (l *Layer) askTimer() {
 		}
 		nk := &l.nak
 		p := l.paths[a.n]
-		nk.G, nk.R, nk.T = uint32(a.g), append(nk.R[:0], 1, wirecodec.MaxSeq), 0
+		nk.G, nk.R, nk.T, nk.C = uint32(a.g), append(nk.R[:0], 1, wirecodec.MaxSeq), 0, 0
 		rto := l.cfg.NakRetry
 		if p != nil && p.SRTT() > 0 {
 			nk.T = uint32(min(p.SRTT(), l.cfg.NakSlow) / time.Microsecond)

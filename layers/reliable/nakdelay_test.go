@@ -303,3 +303,128 @@ func TestP2PResendAfterMeasuredRoundTrip(t *testing.T) {
 		t.Errorf("the lost send was delivered %v after it was sent, want within 5ms (the measured round trip's timeout, not p2p_timeout)", wait)
 	}
 }
+
+// TestNakRoundBeyondMaxRanges: a NAK round that finds more due gaps than
+// one NAK lists (max_nak_ranges) sends as many NAKs as they need, within
+// the round's ask limit, so every gap is asked for in the round it falls
+// due. Receiver 3 loses six single casts while frozen; on thawing it
+// finds all six gaps at once, due together nak_delay later. With
+// max_nak_ranges=2, the round used to send one NAK for the first two and
+// leave the other four for later rounds (nak_retry, 20 ms, apart): the
+// last repair came 40 ms after the first. At 10% loss over UDP, where
+// most gaps are single messages, that held a receiver to 32 repairs per
+// round trip.
+func TestNakRoundBeyondMaxRanges(t *testing.T) {
+	const ms = event.Time(time.Millisecond)
+	r := newNakRun(t, 1, 4, time.Millisecond, map[string]string{"max_nak_ranges": "2", "nak_delay_rtts": "0", "nak_delay": "20ms"})
+	var ws []*lossWindow
+	for k := range 6 {
+		ws = append(ws, r.lose(100+2*k, 3))
+	}
+	r.c.Net.At(99*ms, func() { r.c.Net.Freeze(3, 15*time.Millisecond) })
+	watch, naks := r.nakWatch()
+	byNak, lastRepair := 0, event.Time(0)
+	r.run(func() {
+		watch()
+		if r.c.ByNak != byNak {
+			byNak, lastRepair = r.c.ByNak, r.c.Net.Now()
+		}
+	})
+	for _, w := range ws {
+		if w.found[3] == 0 {
+			t.Fatal("a loss window lost nothing")
+		}
+	}
+	first := firstNakAfterGap(naks[3], 114*ms) // the first round after the thaw
+	sent := r.c.Counter("reliable", "naks_sent", 3)
+	t.Logf("node 3: %d NAKs, the first round at %v; last repair delivered at %v; %d recovered by NAK", sent, first, lastRepair, byNak)
+	if byNak != 6 {
+		t.Fatalf("%d recovered by NAK, want 6", byNak)
+	}
+	// the round's NAKs leave at one instant; all six come back within a
+	// round trip or two of it
+	if sent < 3 {
+		t.Errorf("node 3 sent %d NAKs, want at least 3 (six single gaps, two ranges per NAK)", sent)
+	}
+	if first == 0 || lastRepair > first+5*ms {
+		t.Errorf("last repair at %v, %v after the first round's NAKs: want within 5ms (one round)", lastRepair, time.Duration(lastRepair-first))
+	}
+}
+
+// TestAskLimitJudgedAfterRoundTrip: the ask limit falls to what the last
+// round brought back only once its answers have had a measured round trip
+// to come. A round that falls due sooner (a newer gap) found almost
+// nothing back yet and cut the limit to minAsk, round after round, at 10%
+// loss over UDP.
+func TestAskLimitJudgedAfterRoundTrip(t *testing.T) {
+	l := New(Config{MaxNakRetrans: 256})
+	rs := &recvState{path: &path{}}
+	rs.path.Sample(time.Millisecond)
+	t0 := event.Time(time.Second)
+	rs.ask, rs.asked, rs.askedAt = 256, 40, t0
+	if got := l.askLimit(rs, 0, t0+event.Time(100*time.Microsecond)); got != 256 {
+		t.Errorf("100us after a round of 40, nothing back yet: ask %d, want 256 (too early to judge)", got)
+	}
+	if got := l.askLimit(rs, 20, t0+event.Time(2*time.Millisecond)); got != 20 {
+		t.Errorf("2 round trips after a round of 40, 20 back: ask %d, want 20", got)
+	}
+	rs.asked, rs.askedAt = 20, t0+event.Time(2*time.Millisecond)
+	if got := l.askLimit(rs, 20, t0+event.Time(4*time.Millisecond)); got != 40 {
+		t.Errorf("all 20 back: ask %d, want 40 (doubled)", got)
+	}
+}
+
+// rxLoss loses a fraction of the packets arriving at each listed node.
+type rxLoss map[event.NodeID]float64
+
+func (l rxLoss) Drop(rx event.NodeID, r *rand.Rand) bool { return r.Float64() < l[rx] }
+
+// TestNakCopiesFollowLoss: a receiver that measures nak_copies_loss (5%)
+// or more on a sender's stream sends its NAKs in 2 copies and asks for 2
+// copies of their repairs; one that loses less, or with nak_copies_loss=0,
+// sends one. Node 2 loses 10% of what arrives, node 3 1%, node 4 nothing.
+func TestNakCopiesFollowLoss(t *testing.T) {
+	for _, tc := range []struct {
+		param string
+		want  map[event.NodeID]int
+	}{
+		{"0.05", map[event.NodeID]int{2: 2, 3: 1, 4: 1}},
+		{"0", map[event.NodeID]int{2: 1, 3: 1, 4: 1}},
+	} {
+		t.Run("nak_copies_loss="+tc.param, func(t *testing.T) {
+			layers := map[event.NodeID]*Layer{}
+			id := event.NodeID(0)
+			mk := func() []stack.Entry {
+				info, _ := compose.Lookup("reliable")
+				l, err := info.New(compose.MustParams("reliable", map[string]string{"nak_copies_loss": tc.param}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				id++
+				layers[id] = l.(*Layer)
+				return []stack.Entry{{Name: "reliable", Layer: l}}
+			}
+			c := layertest.New(t, sim.Config{Seed: 1, Latency: 200 * time.Microsecond, Loss: rxLoss{2: 0.10, 3: 0.01}}, 4, mk)
+			v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
+			c.Install(v)
+			sent := map[event.GroupID]map[event.NodeID]uint32{}
+			c.CastLoop(1, 1, 3000, 100*time.Microsecond, 100, sent)
+			c.Net.RunUntil(event.Time(2 * time.Second))
+			c.CheckExactlyOnce([]*event.ViewInfo{v}, sent, false)
+			for rx, want := range tc.want {
+				_, mb := layers[rx].lookup(1, 1)
+				if mb == nil || mb.rs == nil {
+					t.Fatalf("node %v has no stream from node 1", rx)
+				}
+				got := layers[rx].copies(mb.rs)
+				t.Logf("node %v: loss %d/1000, %d copies, %d NAKs sent", rx, mb.rs.loss, got, c.Counter("reliable", "naks_sent", rx))
+				if got != want {
+					t.Errorf("node %v (loss %d/1000): %d copies, want %d", rx, mb.rs.loss, got, want)
+				}
+			}
+			if tc.param != "0" && c.Counter("reliable", "duplicates", 2) == 0 {
+				t.Error("node 2 got no second copy of any repair")
+			}
+		})
+	}
+}

@@ -44,12 +44,20 @@ type recvState struct {
 	// sample was taken from (one sample per NAK).
 	path    *path
 	sampled event.Time
-	// ask bounds the messages one NAK asks for (0: max_nak_retrans), and
-	// asked is how many the last NAK asked for (see askLimit)
+	// ask bounds the messages one NAK round asks for (0: max_nak_retrans),
+	// and asked is how many the last round asked for, at askedAt (see
+	// askLimit)
 	ask, asked int
+	askedAt    event.Time
 	// stalls counts NAK retry rounds in a row that brought nothing back:
 	// the retry interval doubles with each (exponential backoff)
 	stalls int
+	// rx and lost count the messages that arrived and that were found
+	// missing since loss (the stream's loss in thousandths, smoothed) was
+	// last updated (see noteLoss); seen is the highest sequence number
+	// whose first copy arrived
+	rx, lost, seen uint32
+	loss           uint32
 }
 
 // path is the round trip to one sender as this receiver sees it (NAK to
@@ -192,6 +200,15 @@ func (l *Layer) dataUp(ev *event.Event) {
 		l.c.LossDiscovered.Add(-1)
 	}
 	rs.got.Set(seq)
+	if h.flags&flagRetrans == 0 && seq > rs.seen {
+		// the first copies' arrivals alone: a gap before this one's
+		// sequence number is loss (or reordering), whatever digests
+		// announced (much of that is still on its way)
+		if rs.seen > 0 {
+			l.noteLoss(rs, 1, seq-rs.seen-1)
+		}
+		rs.seen = seq
+	}
 	if h.flags&flagRetrans != 0 {
 		rs.recovered++
 		if h.flags&flagUnasked == 0 {
@@ -315,10 +332,14 @@ func (rs *recvState) prune() {
 	}
 }
 
-// nakTimer sends one NAK listing the missing ranges that are due (at most
-// max_nak_ranges of them, within the window) and sets the timer for the next
+// nakTimer NAKs the missing messages that are due (within the window, at
+// most askLimit of them in one round) and sets the timer for the next
 // that will be. A gap is due firstNakAfter its discovery, then every
-// retryAfter.
+// retryAfter. One NAK lists at most max_nak_ranges ranges; a round that
+// has more sends more NAKs: at 10% loss most gaps are single messages,
+// and a round cut at one NAK's 32 left the rest (and the rest of the
+// epoch it cut) waiting a whole retry interval, so a receiver recovered
+// at most 32 messages per round trip while its window filled.
 func (l *Layer) nakTimer(rs *recvState) {
 	rs.timer = false
 	if rs.next > rs.highest {
@@ -329,6 +350,11 @@ func (l *Layer) nakTimer(rs *recvState) {
 	limit := min(rs.highest+1, rs.next+w)
 	nk := &l.nak
 	nk.G, nk.R = uint32(rs.g.id), nk.R[:0]
+	nk.T = uint32(min(rs.path.SRTT(), l.cfg.NakSlow) / time.Microsecond)
+	nk.C = 0
+	if c := l.copies(rs); c > l.cfg.NakCopies {
+		nk.C = uint32(c)
+	}
 	nextDue := event.Never
 	// a retry round with nothing recovered since the last NAK backs off;
 	// any recovery resets the pace to the round trip
@@ -336,8 +362,8 @@ func (l *Layer) nakTimer(rs *recvState) {
 	if got > 0 {
 		rs.stalls = 0
 	}
-	ask := l.askLimit(rs, got)
-	asked := 0
+	ask := l.askLimit(rs, got, now)
+	asked, naks := 0, 0
 	retry := false
 	for i := range rs.epochs {
 		e := &rs.epochs[i]
@@ -358,10 +384,15 @@ func (l *Layer) nakTimer(rs *recvState) {
 		}
 		retry = retry || e.tries > 0
 		added := false
-		for seq := lo; seq < hi && len(nk.R) < 2*l.cfg.MaxNakRanges && asked < ask; {
+		for seq := lo; seq < hi && asked < ask; {
 			if rs.got.Has(seq) {
 				seq = rs.got.NextUnset(seq, hi)
 				continue
+			}
+			if len(nk.R) == 2*l.cfg.MaxNakRanges {
+				l.sendNak(rs.from) // full: the round goes on in another
+				nk.R = nk.R[:0]
+				naks++
 			}
 			first := seq
 			for seq < hi && !rs.got.Has(seq) && asked < ask {
@@ -376,14 +407,15 @@ func (l *Layer) nakTimer(rs *recvState) {
 			e.tries++
 		}
 	}
-	if len(nk.R) > 0 {
+	if len(nk.R) > 0 || naks > 0 {
 		if retry && rs.recovered == rs.recoveredAtNak {
 			rs.stalls++
 		}
 		rs.recoveredAtNak = rs.recovered
-		rs.asked = asked
-		nk.T = uint32(min(rs.path.SRTT(), l.cfg.NakSlow) / time.Microsecond)
-		l.sendNak(rs.from)
+		rs.asked, rs.askedAt = asked, now
+		if len(nk.R) > 0 {
+			l.sendNak(rs.from)
+		}
 		// every epoch NAKed now is due again one retry interval on
 		nextDue = min(nextDue, now.Add(l.retryAfter(rs)))
 	}
@@ -395,13 +427,42 @@ func (l *Layer) nakTimer(rs *recvState) {
 	rs.tm.ResetAt(nextDue)
 }
 
-// sendNak sends l.nak to a sender, nak_copies times.
+// lossSpan is how many messages (arrived or found missing) a stream's
+// loss estimate is updated after.
+const lossSpan = 256
+
+// noteLoss counts arrivals and messages found missing on a stream and,
+// every lossSpan of them, moves its loss estimate a quarter of the way to
+// what they showed. Reordering counted missing and then arriving counts
+// as loss here: the estimate only chooses how many copies NAKs go in.
+func (l *Layer) noteLoss(rs *recvState, rx, lost uint32) {
+	rs.rx += rx
+	rs.lost += lost
+	if n := rs.rx + rs.lost; n >= lossSpan {
+		p := uint32(uint64(rs.lost) * 1000 / uint64(n))
+		rs.loss = (3*rs.loss + p) / 4
+		rs.rx, rs.lost = 0, 0
+	}
+}
+
+// copies is how many copies of a NAK to the stream's sender, and of the
+// retransmissions answering it, to send: nak_copies, at least 2 once the
+// stream's loss is at least nak_copies_loss.
+func (l *Layer) copies(rs *recvState) int {
+	if l.cfg.NakCopiesLoss > 0 && float64(rs.loss) >= 1000*l.cfg.NakCopiesLoss {
+		return max(l.cfg.NakCopies, 2)
+	}
+	return max(l.cfg.NakCopies, 1)
+}
+
+// sendNak sends l.nak to a sender, nak_copies times (or l.nak.C times when
+// that asks for more).
 func (l *Layer) sendNak(to event.NodeID) {
 	body := l.wc.Encode(&l.nak)
 	msg := l.Ctx.NewMessage()
 	msg.SetPayload(body)
 	msg.Prepend(1)[0] = tNak
-	for i := 1; i < l.cfg.NakCopies; i++ {
+	for i := 1; i < max(l.cfg.NakCopies, int(l.nak.C)); i++ {
 		l.c.NaksSent.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Send, Peer: to, Control: true, Msg: msg.Clone()})
 	}
@@ -412,22 +473,26 @@ func (l *Layer) sendNak(to event.NodeID) {
 // minAsk is the least a NAK may ask for when asks are cut back.
 const minAsk = 16
 
-// askLimit adapts how many messages the next NAK of a stream asks for to
-// what the path brings back, additive-increase/multiplicative-decrease
-// style: got of the last NAK's asked came back since. When (nearly) all did,
-// the limit doubles up to max_nak_retrans; when not, it falls to what came
-// back (at least minAsk). A NAK for thousands of messages over a narrow
-// link otherwise buys a burst of retransmissions its queue drops, round
-// after round (specs/spread-wan.scenario at rate max: 250 retransmissions
-// per NAK, most dropped).
-func (l *Layer) askLimit(rs *recvState, got int) int {
+// askLimit adapts how many messages the next NAK round of a stream asks
+// for to what the path brings back, additive-increase/multiplicative-
+// decrease style: got of the last round's asked came back since. When
+// (nearly) all did, the limit doubles up to max_nak_retrans; when not, and
+// the answers have had a measured round trip to come, it falls to what
+// came back (at least minAsk). A NAK for thousands of messages over a
+// narrow link otherwise buys a burst of retransmissions its queue drops,
+// round after round (specs/spread-wan.scenario at rate max: 250
+// retransmissions per NAK, most dropped). A round sooner than that (a
+// newer gap falling due) says nothing of the path: judged then, at 10%
+// loss over UDP, where a gap falls due every few messages, the limit sat
+// at minAsk and most due gaps waited a retry interval.
+func (l *Layer) askLimit(rs *recvState, got int, now event.Time) int {
 	if rs.ask == 0 {
 		rs.ask = l.cfg.MaxNakRetrans
 	}
 	if rs.asked > 0 {
 		if got >= rs.asked-rs.asked/8 {
 			rs.ask = min(2*rs.ask, l.cfg.MaxNakRetrans)
-		} else {
+		} else if s := rs.path.SRTT(); s == 0 || now-rs.askedAt >= event.Time(s) {
 			rs.ask = max(got, min(minAsk, l.cfg.MaxNakRetrans))
 		}
 	}

@@ -18,7 +18,9 @@
 // freeze of our own is taken for the path. One NAK asks for as much as the
 // last one brought back (doubling while everything came, up to
 // max_nak_retrans), so recovery over a narrow link does not buy bursts its
-// queue drops. Members gossip stability
+// queue drops; a round with more gaps than one NAK lists sends several. A
+// receiver that measures nak_copies_loss or more on a stream sends its
+// NAKs, and asks for their repairs, in 2 copies. Members gossip stability
 // digests (JGroups STABLE) while there is something to settle: each lists how
 // far the member has received every sender's stream, and the sender's own
 // highest sequence number, which also reveals lost tails. A message every
@@ -109,6 +111,10 @@ type Config struct {
 	// NakCopies is how many copies of each NAK, and of each
 	// retransmission answering one, are sent (1: no redundancy).
 	NakCopies int
+	// NakCopiesLoss is the loss, measured by a receiver on a sender's
+	// stream, from which its NAKs and the retransmissions answering them
+	// go in at least 2 copies (0: never; see copies).
+	NakCopiesLoss float64
 }
 
 // Layer is the reliable layer of one node.

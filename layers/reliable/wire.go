@@ -87,11 +87,15 @@ func parseData(b []byte) (dataHeader, error) {
 // ranges, as (from, to) pairs, inclusive. T is the asking receiver's
 // smoothed round trip to the sender in microseconds (0: not measured yet):
 // the sender does not resend a message to that receiver within about one
-// round trip of the last resend (the NAK crossed the answer).
+// round trip of the last resend (the NAK crossed the answer). C asks for
+// that many copies of each retransmission (0: the sender's nak_copies; the
+// sender grants at most 2, or its own nak_copies if more): a receiver
+// losing more than nak_copies_loss of the stream asks for 2.
 type nakMsg struct {
 	G uint32   `codec:"g"`
 	R []uint32 `codec:"r"`
 	T uint32   `codec:"t"`
+	C uint32   `codec:"c,omitempty"`
 }
 
 // digestMsg is a member's stability digest for group G in its view V: for

@@ -22,6 +22,7 @@ func FuzzWire(f *testing.F) {
 	wc := newWireCodec()
 	f.Add(dataPacket(3, 9, 0))
 	f.Add(bytes.Clone(wc.Encode(&nakMsg{G: 1, R: []uint32{1, 5, 9, 9}, T: 1200})))
+	f.Add(bytes.Clone(wc.Encode(&nakMsg{G: 1, R: []uint32{3, 3}, T: 300, C: 2}))) // copies asked (nak_copies_loss)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		wiretest.Header(t, "parseData", b, dataHeaderSize, parseData, putData, errMalformed)
 
