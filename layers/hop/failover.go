@@ -259,7 +259,13 @@ func (l *Layer) unsyncedFar() bool {
 // armWait arms the timer that numbers waiting casts once maxSyncWait has
 // passed for the first of them, should nothing else drain them.
 func (l *Layer) armWait() {
-	if l.waiting.Len() > 0 && !l.waitT.Pending() {
+	switch {
+	case l.waitT.Pending():
+	case l.rejoinWaits():
+		if l.ringUp { // else armed when the ring carries a cast
+			l.waitT.Reset(max(time.Millisecond, maxSyncWait-l.Ctx.Now().Sub(l.rejoinAt)))
+		}
+	case l.waiting.Len() > 0:
 		l.waitT.Reset(max(time.Millisecond, maxSyncWait-l.Ctx.Now().Sub(l.waiting.Front().at)))
 	}
 }
@@ -295,13 +301,10 @@ func (l *Layer) drainWaiting() {
 	}
 	l.draining = true
 	defer func() { l.draining = false }()
-	if l.rejoin && l.isRep && l.Ctx.Now().Sub(l.rejoinAt) >= maxSyncWait {
+	if l.rejoin && l.isRep && !l.rejoinWaits() {
 		l.endRejoin()
 	}
-	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
-		if l.rejoin && l.isRep {
-			l.endRejoin()
-		}
+	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && !l.rejoinWaits() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)
@@ -326,6 +329,32 @@ func (l *Layer) drainWaiting() {
 	if l.isRep {
 		l.armWait()
 	}
+}
+
+// rejoinWaits reports whether this readmitted representative still waits
+// for a member to tell it where its site's stream stands (rejoined): not
+// at all with no member in its view, else until its site's ring has
+// carried a cast (ringUp) and then maxSyncWait has passed with no sign of
+// a member that still acts as the representative (rejoinHeard). Its
+// members' casts, and its own, wait meanwhile. Timed from the readmission,
+// the wait ran out while a member's views were still held up below (a
+// member crashed, and the member's new ring recovers the old one first,
+// until membership removes the crashed one), the member still numbering
+// and announcing as the representative: this node numbered on past the
+// numbers the member had given, which some far sites never got (they had
+// turned to this node) and skipped (spread-site-soak seed 21, 80 owed
+// deliveries missing).
+func (l *Layer) rejoinWaits() bool {
+	return l.rejoin && l.isRep && l.peers && (!l.ringUp || l.Ctx.Now().Sub(l.rejoinAt) < maxSyncWait)
+}
+
+// rejoinHeard (re)starts a readmitted representative's wait for its
+// members: its site's ring carries casts, or a member's views are still
+// held up below (its heartbeat or numbered cast as the site's
+// representative): that member's word is still to come.
+func (l *Layer) rejoinHeard() {
+	l.ringUp, l.rejoinAt = true, l.Ctx.Now()
+	l.armWait()
 }
 
 // releaseKept frees everything kept (Close).

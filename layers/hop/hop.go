@@ -173,8 +173,15 @@ type Layer struct {
 	// tells it where the stream stands (rejoined, state.go).
 	rejoin bool
 	// alone: this node's view has had no far site since one had.
-	alone    bool
-	rejoinAt event.Time // when rejoin was set
+	alone bool
+	// ringUp: since rejoin was set, my site's ring has carried a cast
+	// (at rejoinAt). Before, no member's word can reach this node: a
+	// readmission makes a new ring, which recovers the old one first, and
+	// a member's views are held up below meanwhile (a crashed member
+	// holds them up until membership removes it), so the wait for a
+	// member runs from then, not from the readmission.
+	ringUp   bool
+	rejoinAt event.Time
 	// voidLTS: the clock when rejoin was last set; what this node numbered
 	// up to then that its site's ring hands back later is void.
 	voidLTS uint64
@@ -671,6 +678,9 @@ func (l *Layer) receive(ev *event.Event) {
 		return
 	}
 	// A cast on the site channel.
+	if l.rejoin && !l.ringUp {
+		l.rejoinHeard()
+	}
 	switch b[0] {
 	case tData, tSkip, tStart:
 		hb, err := m.Consume(dataHdrSize)
@@ -690,6 +700,9 @@ func (l *Layer) receive(ev *event.Event) {
 		if err != nil {
 			l.c.Malformed.Inc()
 			return
+		}
+		if l.rejoin && bt.Site == l.me && ev.Peer != l.Ctx.Self() {
+			l.rejoinHeard() // a member that still acts as the representative
 		}
 		l.onBeatIn(&bt, false, false)
 	default:
@@ -740,6 +753,9 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		return
 	}
 	if from != l.reps[l.me] {
+		if l.rejoin && h.Site == l.me {
+			l.rejoinHeard() // a member that still acts as the representative
+		}
 		l.c.Foreign.Inc()
 		return
 	}

@@ -89,6 +89,17 @@ func (st *stream) start(first uint32, lts uint64, now event.Time) (changed bool,
 		return true, lost
 	}
 	if st.contig+1 >= first {
+		if st.best.Seq >= first {
+			// Numbers announced from first on are of a numbering that
+			// stopped (a representative whose ring never handed them
+			// back, and a readmitted one numbers on from where its
+			// member stands): kept, agreed order waited for good on
+			// them (spread-site-soak seed 297 once a readmitted
+			// representative waits for its member's word). Changed: it
+			// goes on, for the site's members and the sites below.
+			st.best.Seq, st.best.LTS = 0, 0
+			return true, lost
+		}
 		return false, lost
 	}
 	lost = [2]uint32{st.contig + 1, first}
@@ -284,12 +295,18 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 				delete(l.numbered, n)
 			}
 		}
-		l.rejoin, l.rejoinAt, l.voidLTS = true, l.Ctx.Now(), l.clock
-		l.waitT.Reset(maxSyncWait) // a member that died meanwhile tells nothing
+		l.rejoin, l.ringUp, l.voidLTS = true, false, l.clock
 		return
 	}
 	if l.inView&far != 0 {
 		l.alone = false
+	}
+	if l.rejoin && rep == self && prevRep == self && l.inView&far != 0 {
+		// Still waiting for a member (a member that crashed left the
+		// view, or one joined): its word comes once the new ring carries
+		// casts. With no member left it never comes (rejoinWaits).
+		l.ringUp = false
+		return
 	}
 	l.rejoin = false
 	st := l.streams[l.me]
