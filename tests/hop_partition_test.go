@@ -169,3 +169,19 @@ func TestHopRejoinWaitsForHeldUpMember(t *testing.T) {
 	siteSoakSeed(t, "9", [3]string{"1=1-3", "2=4-4", "3=5-9"}, "21",
 		"crash:3@4.9s", "partition:1@2.9s", "heal@4.9s")
 }
+
+// TestHopMemberReadmittedAloneTakesTheStream: site 3 (n3 to n9) is cut off
+// from sites 1 and 2, whose nodes crash; membership removes every node of
+// site 3, each comes back first in a view of its own (the representative
+// of a site of one), numbers its own casts there up to 970, and is then
+// readmitted with the others, n3 the representative. n3 learnt from a
+// member that the stream stands at 967 and numbered on from there, but the
+// members readmitted alone stood at 970 by their own numbers: they took
+// n3's 967 to 970 as copies (12 owed deliveries missing, spread-site-soak
+// seed 111). A member readmitted alone now drops what it numbered alone,
+// as a readmitted representative does, and takes where the stream stands
+// from its representative (a tStart it casts once it knows).
+func TestHopMemberReadmittedAloneTakesTheStream(t *testing.T) {
+	siteSoakSeed(t, "9", [3]string{"1=1-1", "2=2-2", "3=3-9"}, "111",
+		"crash:1@2.9s", "crash:2@2.5s", "partition:3,4,5,6,7,8,9@1.9s", "heal@4.0s")
+}

@@ -397,6 +397,7 @@ func (l *Layer) endRejoin() {
 	if st := l.streams[l.me]; st != nil {
 		l.siteSeq = max(l.siteSeq, st.contig)
 	}
+	l.castStart()
 	l.resendOwn()
 	l.tryDeliver()
 }

@@ -298,6 +298,26 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		l.rejoin, l.ringUp, l.voidLTS = true, false, l.clock
 		return
 	}
+	if rep != self && rep != event.NoNode && prevRep == self && l.alone && len(prev) <= 1 && l.inView&far != 0 && l.peers {
+		// Readmitted alone as a member: what it numbered alone is void
+		// as a readmitted representative's is (above), and its stream
+		// stood past the numbers its representative gives (each member
+		// of a site split into nodes alone numbered its own casts there):
+		// it took them as copies and waited for good (spread-site-soak
+		// seed 111, 12 owed deliveries missing). It waits for its
+		// representative's tStart (replaySite, or castStart once a
+		// readmitted one knows where the stream stands); what it
+		// delivered before it does not deliver again (delivered, upTo).
+		l.alone, l.rejoin = false, false
+		if st := l.streams[l.me]; st != nil {
+			st.close()
+		}
+		l.streams[l.me] = newStream(l.me, l.cfg.MaxPending)
+		for l.retained[l.me].Len() > 0 {
+			l.unkeep(l.retained[l.me].Pop())
+		}
+		return
+	}
 	if l.inView&far != 0 {
 		l.alone = false
 	}
@@ -350,10 +370,20 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 	st.inSite = st.contig
 	l.rejoin = false
 	l.c.Starts.Inc()
+	l.castStart()
 	l.resendOwn()
 	l.drainWaiting()
 	l.checkHold()
 	l.tryDeliver()
+}
+
+// castStart casts into my site where my site's stream stands (a tStart):
+// a readmitted representative learnt it (memberReplay, endRejoin), and
+// members readmitted alone wait on it (rejoined); the others stand there.
+func (l *Layer) castStart() {
+	if st := l.streams[l.me]; st != nil && st.synced {
+		l.castSite(&dataHdr{Type: tStart, Site: l.me, Seq: st.contig + 1, LTS: st.lastLTS}, 0, nil)
+	}
 }
 
 // answerReplay: a member told this representative, which is not waiting
