@@ -200,3 +200,17 @@ func TestHopRejoinAnnouncesNoStamp(t *testing.T) {
 	siteSoakSeed(t, "6", [3]string{"1=1-1", "2=2-4", "3=5-6"}, "69",
 		"crash:4@4.1s", "crash:5@2.5s", "partition:2@2.1s", "heal@4.1s")
 }
+
+// TestHopOwnCastsInRingKeptOnLosingTheRole: n1, the representative of site
+// 1 (n1, n2, n3), is cut off alone; n2 takes over and, at n1's
+// readmission, has just numbered its own backlog as 423 to 438 into its
+// ring when it loses the role to n1. n1 learnt from n2's replay that the
+// stream stands at 423 and numbered on from there; n2's 16 casts, numbered
+// in its ring and never handed back, nobody took or cast again (48 owed
+// deliveries missing, spread-site-soak seed 209). A node losing the role
+// now casts again its own casts still in its ring, as it does those it
+// held back, and its replay stops where its ring handed the stream back.
+func TestHopOwnCastsInRingKeptOnLosingTheRole(t *testing.T) {
+	siteSoakSeed(t, "6", [3]string{"1=1-3", "2=4-5", "3=6-6"}, "209",
+		"crash:6@4.1s", "partition:1@2.1s", "heal@4.7s")
+}

@@ -68,6 +68,27 @@ func (l *Layer) numberedOwn(oseq uint32) {
 // never numbered: numbered at once if this node is the new one, else cast
 // again.
 func (l *Layer) repChanged() {
+	if st := l.streams[l.me]; !l.isRep && l.lastRep == l.Ctx.Self() && st != nil && st.synced {
+		// This node lost the role with its own casts numbered and
+		// still in its site's ring (not handed back): no member takes
+		// them from it now, nor does its replay send them on
+		// (rejoined). They go to the new representative as a member's
+		// casts again do, before the ones it keeps already (spread-site-
+		// soak seed 177: n6's cast numbered 368 was lost).
+		var later []ownCast
+		for l.own.Len() > 0 {
+			later = append(later, l.own.Pop())
+		}
+		r := &l.retained[l.me]
+		for i := 0; i < r.Len(); i++ {
+			if k := r.At(i); k.h.Type == tData && k.h.Origin == l.Ctx.Self() && k.h.Seq > st.contig && k.msg != nil {
+				l.keepOwn(k.h.Last, k.g, k.msg.Bytes())
+			}
+		}
+		for _, o := range later {
+			l.own.Push(o)
+		}
+	}
 	for i := 0; i < l.own.Len(); i++ {
 		o := l.own.At(i)
 		if l.isRep {
@@ -77,6 +98,7 @@ func (l *Layer) repChanged() {
 		}
 		l.castOwn(o)
 	}
+	l.recasting = !l.isRep
 	if l.isRep {
 		for l.own.Len() > 0 {
 			l.own.Pop().msg.Release()

@@ -214,6 +214,10 @@ type Layer struct {
 	// them twice.
 	delivered map[event.NodeID]uint32
 	resync    map[event.NodeID]bool // members whose casts again are awaited (takeOver)
+	// recasting: a member whose representative changed marks its casts
+	// as cast again until it sees one numbered, so even with none to
+	// cast again its first cast to the new one ends the wait (resync).
+	recasting bool
 	lastRep   event.NodeID
 	retained  [maxSite + 1]ring.Ring[kept]
 	// waiting are members' casts a representative took but numbers only
@@ -543,6 +547,9 @@ func (l *Layer) originate(ev *event.Event) {
 	l.oseq++
 	h := dataHdr{Type: tData, Site: l.me, Origin: l.Ctx.Self(), Last: l.oseq, LTS: l.clock, Mask: l.interest(g)}
 	if !l.isRep {
+		if l.recasting {
+			h.Flags = flagRecast // after its casts again (takeCast)
+		}
 		// The representative numbers it and sends it on; keep it until
 		// then, for a new representative if this one fails.
 		l.keepOwn(l.oseq, g, ev.Msg.Bytes())
@@ -763,6 +770,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
 		if h.Origin == l.Ctx.Self() {
 			l.numberedOwn(h.Last)
+			l.recasting = false
 		}
 	}
 	l.accept(h, g, m)

@@ -295,6 +295,12 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 				delete(l.numbered, n)
 			}
 		}
+		// And its members' casts queued below before they saw it as
+		// their representative come first, out of order with the ones
+		// they cast again (a member's cast it never saw numbered came
+		// after later ones, and was refused as taken: spread-site-soak
+		// seed 177, 4 owed deliveries missing): as at a take-over.
+		l.takeOver()
 		l.rejoin, l.ringUp, l.voidLTS = true, false, l.clock
 		return
 	}
@@ -336,6 +342,15 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	emit := func(h *dataHdr, g event.GroupID, payload *event.Message) {
 		if h.Type == tStart && h.Seq != st.contig+1 {
 			return // only the closing one: where the stream stands
+		}
+		if h.Type != tStart && h.Seq > st.contig {
+			// Numbered by this node as the representative and not
+			// handed back by its ring: in no member's stream, and the
+			// new one numbers from the closing tStart on. Sent on, a
+			// far site held this number for another message than the
+			// one the new representative gives it (its own casts among
+			// them this node casts again: repChanged).
+			return
 		}
 		hh := *h
 		hh.Flags = flagReplay
