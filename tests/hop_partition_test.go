@@ -201,6 +201,19 @@ func TestHopRejoinAnnouncesNoStamp(t *testing.T) {
 		"crash:4@4.1s", "crash:5@2.5s", "partition:2@2.1s", "heal@4.1s")
 }
 
+// TestHopTakeOverTellsMembersWhereStreamsStand: n6, a member of site 2 (n4,
+// n5, n6), is cut off alone, removed, and readmitted, its streams waiting
+// for a tStart; n4, the representative, crashed before it told n6, and
+// n5, which took over when membership removed n4, told it nothing: n6
+// waited for good (325 owed deliveries missing, spread-site-soak seed
+// 317). A representative that takes over now casts its site where each
+// stream stands and what it holds past there (a tStart and the messages it
+// got out of order, before the member was in its ring).
+func TestHopTakeOverTellsMembersWhereStreamsStand(t *testing.T) {
+	siteSoakSeed(t, "8", [3]string{"1=1-3", "2=4-6", "3=7-8"}, "317",
+		"crash:4@4.3s", "partition:6@2.3s", "heal@4.2s")
+}
+
 // TestHopOwnCastsInRingKeptOnLosingTheRole: n1, the representative of site
 // 1 (n1, n2, n3), is cut off alone; n2 takes over and, at n1's
 // readmission, has just numbered its own backlog as 423 to 438 into its

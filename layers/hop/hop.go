@@ -509,6 +509,22 @@ func (l *Layer) rebuild() {
 			// on them (spread-site-soak seed 369, 602 owed missing).
 			l.replaySite()
 			l.solo = false
+		} else if !was && l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
+			// Taking over: a member the old representative admitted
+			// but failed before it told it where each stream stands
+			// waits for a tStart, and then for what this node got
+			// past it before that member was in the ring (spread-site-
+			// soak seed 317, 325 owed missing). The others stand where
+			// this node does (ring gave every member the same): to
+			// them it says nothing new. Not the whole replay: cast
+			// before this node's first numbered casts, it held them in
+			// the ring until a member crashed, and they were lost
+			// (seed 21).
+			for s, st := range l.streams {
+				if st != nil {
+					l.replay(event.SiteID(s), st.contig+1, l.castReplay)
+				}
+			}
 		}
 	}
 	if rep := l.reps[l.me]; rep != l.lastRep {

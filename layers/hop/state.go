@@ -209,15 +209,18 @@ func (l *Layer) replaySite() {
 		return
 	}
 	for s := range l.streams {
-		l.replay(event.SiteID(s), 1, func(h *dataHdr, g event.GroupID, payload *event.Message) {
-			hh := *h
-			hh.Flags = flagReplay
-			if hh.Type != tStart {
-				l.c.Replayed.Inc()
-			}
-			l.castSite(&hh, g, payload)
-		})
+		l.replay(event.SiteID(s), 1, l.castReplay)
 	}
+}
+
+// castReplay casts into my site, marked a replay, what replay emits.
+func (l *Layer) castReplay(h *dataHdr, g event.GroupID, payload *event.Message) {
+	hh := *h
+	hh.Flags = flagReplay
+	if hh.Type != tStart {
+		l.c.Replayed.Inc()
+	}
+	l.castSite(&hh, g, payload)
 }
 
 // startIn handles a tStart for stream st (from a link, or from this node's
