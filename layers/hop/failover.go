@@ -68,6 +68,27 @@ func (l *Layer) numberedOwn(oseq uint32) {
 // never numbered: numbered at once if this node is the new one, else cast
 // again.
 func (l *Layer) repChanged() {
+	if st := l.streams[l.me]; !l.isRep && l.lastRep == l.Ctx.Self() && st != nil && st.synced {
+		// This node lost the role with its own casts numbered and
+		// still in its site's ring (not handed back): no member takes
+		// them from it now, nor does its replay send them on
+		// (rejoined). They go to the new representative as a member's
+		// casts again do, before the ones it keeps already (spread-site-
+		// soak seed 177: n6's cast numbered 368 was lost).
+		var later []ownCast
+		for l.own.Len() > 0 {
+			later = append(later, l.own.Pop())
+		}
+		r := &l.retained[l.me]
+		for i := 0; i < r.Len(); i++ {
+			if k := r.At(i); k.h.Type == tData && k.h.Origin == l.Ctx.Self() && k.h.Seq > st.contig && k.msg != nil {
+				l.keepOwn(k.h.Last, k.g, k.msg.Bytes())
+			}
+		}
+		for _, o := range later {
+			l.own.Push(o)
+		}
+	}
 	for i := 0; i < l.own.Len(); i++ {
 		o := l.own.At(i)
 		if l.isRep {
@@ -77,6 +98,7 @@ func (l *Layer) repChanged() {
 		}
 		l.castOwn(o)
 	}
+	l.recasting = !l.isRep
 	if l.isRep {
 		for l.own.Len() > 0 {
 			l.own.Pop().msg.Release()
@@ -259,7 +281,13 @@ func (l *Layer) unsyncedFar() bool {
 // armWait arms the timer that numbers waiting casts once maxSyncWait has
 // passed for the first of them, should nothing else drain them.
 func (l *Layer) armWait() {
-	if l.waiting.Len() > 0 && !l.waitT.Pending() {
+	switch {
+	case l.waitT.Pending():
+	case l.rejoinWaits():
+		if l.ringUp { // else armed when the ring carries a cast
+			l.waitT.Reset(max(time.Millisecond, maxSyncWait-l.Ctx.Now().Sub(l.rejoinAt)))
+		}
+	case l.waiting.Len() > 0:
 		l.waitT.Reset(max(time.Millisecond, maxSyncWait-l.Ctx.Now().Sub(l.waiting.Front().at)))
 	}
 }
@@ -295,13 +323,10 @@ func (l *Layer) drainWaiting() {
 	}
 	l.draining = true
 	defer func() { l.draining = false }()
-	if l.rejoin && l.isRep && l.Ctx.Now().Sub(l.rejoinAt) >= maxSyncWait {
+	if l.rejoin && l.isRep && !l.rejoinWaits() {
 		l.endRejoin()
 	}
-	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
-		if l.rejoin && l.isRep {
-			l.endRejoin()
-		}
+	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && !l.rejoinWaits() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)
@@ -326,6 +351,32 @@ func (l *Layer) drainWaiting() {
 	if l.isRep {
 		l.armWait()
 	}
+}
+
+// rejoinWaits reports whether this readmitted representative still waits
+// for a member to tell it where its site's stream stands (rejoined): not
+// at all with no member in its view, else until its site's ring has
+// carried a cast (ringUp) and then maxSyncWait has passed with no sign of
+// a member that still acts as the representative (rejoinHeard). Its
+// members' casts, and its own, wait meanwhile. Timed from the readmission,
+// the wait ran out while a member's views were still held up below (a
+// member crashed, and the member's new ring recovers the old one first,
+// until membership removes the crashed one), the member still numbering
+// and announcing as the representative: this node numbered on past the
+// numbers the member had given, which some far sites never got (they had
+// turned to this node) and skipped (spread-site-soak seed 21, 80 owed
+// deliveries missing).
+func (l *Layer) rejoinWaits() bool {
+	return l.rejoin && l.isRep && l.peers && (!l.ringUp || l.Ctx.Now().Sub(l.rejoinAt) < maxSyncWait)
+}
+
+// rejoinHeard (re)starts a readmitted representative's wait for its
+// members: its site's ring carries casts, or a member's views are still
+// held up below (its heartbeat or numbered cast as the site's
+// representative): that member's word is still to come.
+func (l *Layer) rejoinHeard() {
+	l.ringUp, l.rejoinAt = true, l.Ctx.Now()
+	l.armWait()
 }
 
 // releaseKept frees everything kept (Close).
@@ -368,6 +419,7 @@ func (l *Layer) endRejoin() {
 	if st := l.streams[l.me]; st != nil {
 		l.siteSeq = max(l.siteSeq, st.contig)
 	}
+	l.castStart()
 	l.resendOwn()
 	l.tryDeliver()
 }

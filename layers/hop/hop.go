@@ -173,8 +173,15 @@ type Layer struct {
 	// tells it where the stream stands (rejoined, state.go).
 	rejoin bool
 	// alone: this node's view has had no far site since one had.
-	alone    bool
-	rejoinAt event.Time // when rejoin was set
+	alone bool
+	// ringUp: since rejoin was set, my site's ring has carried a cast
+	// (at rejoinAt). Before, no member's word can reach this node: a
+	// readmission makes a new ring, which recovers the old one first, and
+	// a member's views are held up below meanwhile (a crashed member
+	// holds them up until membership removes it), so the wait for a
+	// member runs from then, not from the readmission.
+	ringUp   bool
+	rejoinAt event.Time
 	// voidLTS: the clock when rejoin was last set; what this node numbered
 	// up to then that its site's ring hands back later is void.
 	voidLTS uint64
@@ -207,6 +214,10 @@ type Layer struct {
 	// them twice.
 	delivered map[event.NodeID]uint32
 	resync    map[event.NodeID]bool // members whose casts again are awaited (takeOver)
+	// recasting: a member whose representative changed marks its casts
+	// as cast again until it sees one numbered, so even with none to
+	// cast again its first cast to the new one ends the wait (resync).
+	recasting bool
 	lastRep   event.NodeID
 	retained  [maxSite + 1]ring.Ring[kept]
 	// waiting are members' casts a representative took but numbers only
@@ -498,6 +509,22 @@ func (l *Layer) rebuild() {
 			// on them (spread-site-soak seed 369, 602 owed missing).
 			l.replaySite()
 			l.solo = false
+		} else if !was && l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
+			// Taking over: a member the old representative admitted
+			// but failed before it told it where each stream stands
+			// waits for a tStart, and then for what this node got
+			// past it before that member was in the ring (spread-site-
+			// soak seed 317, 325 owed missing). The others stand where
+			// this node does (ring gave every member the same): to
+			// them it says nothing new. Not the whole replay: cast
+			// before this node's first numbered casts, it held them in
+			// the ring until a member crashed, and they were lost
+			// (seed 21).
+			for s, st := range l.streams {
+				if st != nil {
+					l.replay(event.SiteID(s), st.contig+1, l.castReplay)
+				}
+			}
 		}
 	}
 	if rep := l.reps[l.me]; rep != l.lastRep {
@@ -536,6 +563,9 @@ func (l *Layer) originate(ev *event.Event) {
 	l.oseq++
 	h := dataHdr{Type: tData, Site: l.me, Origin: l.Ctx.Self(), Last: l.oseq, LTS: l.clock, Mask: l.interest(g)}
 	if !l.isRep {
+		if l.recasting {
+			h.Flags = flagRecast // after its casts again (takeCast)
+		}
 		// The representative numbers it and sends it on; keep it until
 		// then, for a new representative if this one fails.
 		l.keepOwn(l.oseq, g, ev.Msg.Bytes())
@@ -671,6 +701,9 @@ func (l *Layer) receive(ev *event.Event) {
 		return
 	}
 	// A cast on the site channel.
+	if l.rejoin && !l.ringUp {
+		l.rejoinHeard()
+	}
 	switch b[0] {
 	case tData, tSkip, tStart:
 		hb, err := m.Consume(dataHdrSize)
@@ -690,6 +723,9 @@ func (l *Layer) receive(ev *event.Event) {
 		if err != nil {
 			l.c.Malformed.Inc()
 			return
+		}
+		if l.rejoin && bt.Site == l.me && ev.Peer != l.Ctx.Self() {
+			l.rejoinHeard() // a member that still acts as the representative
 		}
 		l.onBeatIn(&bt, false, false)
 	default:
@@ -740,6 +776,9 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		return
 	}
 	if from != l.reps[l.me] {
+		if l.rejoin && h.Site == l.me {
+			l.rejoinHeard() // a member that still acts as the representative
+		}
 		l.c.Foreign.Inc()
 		return
 	}
@@ -747,6 +786,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 		l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
 		if h.Origin == l.Ctx.Self() {
 			l.numberedOwn(h.Last)
+			l.recasting = false
 		}
 	}
 	l.accept(h, g, m)
@@ -843,6 +883,15 @@ func (l *Layer) onBeat() {
 	}
 	now := l.Ctx.Now()
 	bt := beat{Site: l.me, Seq: l.siteSeq, LTS: l.clock, Down: l.downs[l.me] & l.inView}
+	if l.rejoin {
+		// Readmitted, this node does not know where its site's stream
+		// stands (rejoined): its siteSeq and clock are of what it
+		// numbered alone. Announced, a far site whose stream reached
+		// that number took the stamp as passed and delivered past the
+		// numbers its members gave meanwhile, which came after
+		// (spread-site-soak seed 69, 8 deliveries out of agreed order).
+		bt.Seq, bt.LTS = 0, 0
+	}
 	for s, st := range l.streams {
 		if st != nil {
 			bt.Has |= 1 << s

@@ -89,6 +89,17 @@ func (st *stream) start(first uint32, lts uint64, now event.Time) (changed bool,
 		return true, lost
 	}
 	if st.contig+1 >= first {
+		if st.best.Seq >= first {
+			// Numbers announced from first on are of a numbering that
+			// stopped (a representative whose ring never handed them
+			// back, and a readmitted one numbers on from where its
+			// member stands): kept, agreed order waited for good on
+			// them (spread-site-soak seed 297 once a readmitted
+			// representative waits for its member's word). Changed: it
+			// goes on, for the site's members and the sites below.
+			st.best.Seq, st.best.LTS = 0, 0
+			return true, lost
+		}
 		return false, lost
 	}
 	lost = [2]uint32{st.contig + 1, first}
@@ -198,15 +209,18 @@ func (l *Layer) replaySite() {
 		return
 	}
 	for s := range l.streams {
-		l.replay(event.SiteID(s), 1, func(h *dataHdr, g event.GroupID, payload *event.Message) {
-			hh := *h
-			hh.Flags = flagReplay
-			if hh.Type != tStart {
-				l.c.Replayed.Inc()
-			}
-			l.castSite(&hh, g, payload)
-		})
+		l.replay(event.SiteID(s), 1, l.castReplay)
 	}
+}
+
+// castReplay casts into my site, marked a replay, what replay emits.
+func (l *Layer) castReplay(h *dataHdr, g event.GroupID, payload *event.Message) {
+	hh := *h
+	hh.Flags = flagReplay
+	if hh.Type != tStart {
+		l.c.Replayed.Inc()
+	}
+	l.castSite(&hh, g, payload)
 }
 
 // startIn handles a tStart for stream st (from a link, or from this node's
@@ -284,12 +298,44 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 				delete(l.numbered, n)
 			}
 		}
-		l.rejoin, l.rejoinAt, l.voidLTS = true, l.Ctx.Now(), l.clock
-		l.waitT.Reset(maxSyncWait) // a member that died meanwhile tells nothing
+		// And its members' casts queued below before they saw it as
+		// their representative come first, out of order with the ones
+		// they cast again (a member's cast it never saw numbered came
+		// after later ones, and was refused as taken: spread-site-soak
+		// seed 177, 4 owed deliveries missing): as at a take-over.
+		l.takeOver()
+		l.rejoin, l.ringUp, l.voidLTS = true, false, l.clock
+		return
+	}
+	if rep != self && rep != event.NoNode && prevRep == self && l.alone && len(prev) <= 1 && l.inView&far != 0 && l.peers {
+		// Readmitted alone as a member: what it numbered alone is void
+		// as a readmitted representative's is (above), and its stream
+		// stood past the numbers its representative gives (each member
+		// of a site split into nodes alone numbered its own casts there):
+		// it took them as copies and waited for good (spread-site-soak
+		// seed 111, 12 owed deliveries missing). It waits for its
+		// representative's tStart (replaySite, or castStart once a
+		// readmitted one knows where the stream stands); what it
+		// delivered before it does not deliver again (delivered, upTo).
+		l.alone, l.rejoin = false, false
+		if st := l.streams[l.me]; st != nil {
+			st.close()
+		}
+		l.streams[l.me] = newStream(l.me, l.cfg.MaxPending)
+		for l.retained[l.me].Len() > 0 {
+			l.unkeep(l.retained[l.me].Pop())
+		}
 		return
 	}
 	if l.inView&far != 0 {
 		l.alone = false
+	}
+	if l.rejoin && rep == self && prevRep == self && l.inView&far != 0 {
+		// Still waiting for a member (a member that crashed left the
+		// view, or one joined): its word comes once the new ring carries
+		// casts. With no member left it never comes (rejoinWaits).
+		l.ringUp = false
+		return
 	}
 	l.rejoin = false
 	st := l.streams[l.me]
@@ -299,6 +345,15 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	emit := func(h *dataHdr, g event.GroupID, payload *event.Message) {
 		if h.Type == tStart && h.Seq != st.contig+1 {
 			return // only the closing one: where the stream stands
+		}
+		if h.Type != tStart && h.Seq > st.contig {
+			// Numbered by this node as the representative and not
+			// handed back by its ring: in no member's stream, and the
+			// new one numbers from the closing tStart on. Sent on, a
+			// far site held this number for another message than the
+			// one the new representative gives it (its own casts among
+			// them this node casts again: repChanged).
+			return
 		}
 		hh := *h
 		hh.Flags = flagReplay
@@ -333,10 +388,20 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 	st.inSite = st.contig
 	l.rejoin = false
 	l.c.Starts.Inc()
+	l.castStart()
 	l.resendOwn()
 	l.drainWaiting()
 	l.checkHold()
 	l.tryDeliver()
+}
+
+// castStart casts into my site where my site's stream stands (a tStart):
+// a readmitted representative learnt it (memberReplay, endRejoin), and
+// members readmitted alone wait on it (rejoined); the others stand there.
+func (l *Layer) castStart() {
+	if st := l.streams[l.me]; st != nil && st.synced {
+		l.castSite(&dataHdr{Type: tStart, Site: l.me, Seq: st.contig + 1, LTS: st.lastLTS}, 0, nil)
+	}
 }
 
 // answerReplay: a member told this representative, which is not waiting
