@@ -611,11 +611,11 @@ func (n *Network) RunUntil(t event.Time) {
 	for {
 		var e simEvent
 		if q.depth == 0 {
-			// a small network: no lookahead, the heap alone
-			if len(q.heap) == 0 || q.heap[0].at > t {
+			// a small network: no lookahead, the calendar alone
+			if next := q.cal.peek(); next == nil || next.at > t {
 				break
 			}
-			e = q.heapPop()
+			e = q.cal.pop()
 		} else {
 			if next := q.peek(); next == nil || next.at > t {
 				break
