@@ -8,8 +8,9 @@ import (
 )
 
 // The event queue holds every queued event in (at, seq) order: the next
-// few in a short sorted array (ahead), the others in a calendar (cal).
-// Every event in ahead comes before every event in the calendar, so
+// few in a short sorted array (ahead), the others in a calendar (cal),
+// which in a small network is a heap alone. Every event in ahead comes
+// before every event in the calendar, so
 // ahead[i] is the event handled i+1 steps after the one just popped,
 // unless an earlier one is pushed meanwhile. Knowing that, the network
 // prepares the memory of the next several steps while it handles one
@@ -26,8 +27,17 @@ type evQueue struct {
 	cal   calendar
 	// depth is how many events ahead holds when the calendar has them:
 	// aheadLen from the network size at which prefetchNext runs, 0 below
-	// it (where keeping ahead would cost without paying).
+	// it (where keeping ahead would cost without paying). See setDepth.
 	depth int
+}
+
+// setDepth sets depth; from a non-zero depth (a large network) the
+// calendar uses its buckets, below it (a network whose events all stay in
+// the CPU's caches, where sorting buckets costs more than a heap) its heap
+// alone.
+func (q *evQueue) setDepth(d int) {
+	q.depth = d
+	q.cal.setBuckets(d > 0)
 }
 
 func before(a, b *simEvent) bool {
@@ -127,6 +137,8 @@ func (q *evQueue) fill() {
 // a heap of tens of thousands of events (every group's digest in flight at
 // once, with thousands of nodes) touched a dozen, most of them cold.
 //
+// Without buckets (calendar.buckets false) every event is in far.
+//
 // Invariant: every event in cur comes before every event in the ring,
 // and every event in the ring before every event in far. cur holds the
 // events of buckets up to b0 (sorted from head on), the ring those of
@@ -145,7 +157,23 @@ type calendar struct {
 	far    []simEvent // 4-ary heap; sifting moves a hole instead of swapping
 	// free holds emptied bucket arrays by size class (capacity
 	// calMinCap<<k), so that steady state allocates nothing.
-	free [calClasses][][]simEvent
+	free    [calClasses][][]simEvent
+	buckets bool
+}
+
+// setBuckets turns the buckets on or off, keeping the queued events.
+func (c *calendar) setBuckets(on bool) {
+	if on == c.buckets {
+		return
+	}
+	var all []simEvent
+	for c.n > 0 {
+		all = append(all, c.pop())
+	}
+	c.buckets = on
+	for _, e := range all {
+		c.push(e)
+	}
 }
 
 const (
@@ -166,6 +194,10 @@ func bucketOf(e *simEvent) int64 { return int64(e.at) >> calShift }
 // push queues e; its seq must be above every queued event's.
 func (c *calendar) push(e simEvent) {
 	c.n++
+	if !c.buckets {
+		c.farPush(e)
+		return
+	}
 	b := bucketOf(&e)
 	switch {
 	case b <= c.b0:
@@ -254,6 +286,12 @@ func (c *calendar) give(b []simEvent) {
 
 // peek is the next event, or nil.
 func (c *calendar) peek() *simEvent {
+	if !c.buckets {
+		if c.n == 0 {
+			return nil
+		}
+		return &c.far[0]
+	}
 	if c.head == len(c.cur) && !c.advance() {
 		return nil
 	}
@@ -262,6 +300,10 @@ func (c *calendar) peek() *simEvent {
 
 // pop removes and returns the next event; the calendar must not be empty.
 func (c *calendar) pop() simEvent {
+	if !c.buckets {
+		c.n--
+		return c.farPop()
+	}
 	if c.head == len(c.cur) {
 		c.advance()
 	}
@@ -305,10 +347,29 @@ func (c *calendar) advance() bool {
 			c.ringAdd(int(b&calMask), e)
 		}
 	}
-	if len(c.cur) > 1 {
-		slices.SortFunc(c.cur, cmpEvent)
-	}
+	sortEvents(c.cur)
 	return true
+}
+
+// sortEvents sorts a bucket's events by (at, seq). A bucket holds a few
+// events, mostly in seq order: insertion sort, unless it is long.
+func sortEvents(a []simEvent) {
+	if len(a) > 48 {
+		slices.SortFunc(a, cmpEvent)
+		return
+	}
+	for i := 1; i < len(a); i++ {
+		if !before(&a[i], &a[i-1]) {
+			continue
+		}
+		e := a[i]
+		j := i - 1
+		for j > 0 && before(&e, &a[j-1]) {
+			j--
+		}
+		copy(a[j+1:i+1], a[j:i])
+		a[j] = e
+	}
 }
 
 // nextOcc is how many slots after s (s itself counting 0) the first

@@ -605,13 +605,13 @@ func (n *Network) RunUntil(t event.Time) {
 		n.sweep(false) // stacks the driver called since the last run
 	}
 	if len(n.order) >= prefetchNodes {
-		n.q.depth = aheadLen
+		n.q.setDepth(aheadLen)
 	}
 	q := &n.q
 	for {
 		var e simEvent
 		if q.depth == 0 {
-			// a small network: no lookahead, the calendar alone
+			// a small network: no lookahead, the heap alone
 			if next := q.cal.peek(); next == nil || next.at > t {
 				break
 			}
