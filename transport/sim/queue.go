@@ -29,6 +29,9 @@ type evQueue struct {
 	// aheadLen from the network size at which prefetchNext runs, 0 below
 	// it (where keeping ahead would cost without paying). See setDepth.
 	depth int
+	// heapOnly keeps the calendar's buckets off whatever the depth
+	// (tests compare the two).
+	heapOnly bool
 }
 
 // setDepth sets depth; from a non-zero depth (a large network) the
@@ -37,7 +40,7 @@ type evQueue struct {
 // alone.
 func (q *evQueue) setDepth(d int) {
 	q.depth = d
-	q.cal.setBuckets(d > 0)
+	q.cal.setBuckets(d > 0 && !q.heapOnly)
 }
 
 func before(a, b *simEvent) bool {
