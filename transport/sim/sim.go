@@ -62,7 +62,11 @@
 // event is handled, the network therefore asks the CPU to load what the
 // next few will read (their nodes, stacks, and the stacks' layers),
 // which it knows from its queue; AtNode tells it which node a scheduled
-// function will call. This changes nothing but the speed.
+// function will call. For the same reason the event queue of such a
+// network is a calendar of short time buckets (queue.go), not one heap:
+// when every group's periodic timer fires in the same instant, tens of
+// thousands of packets are in flight at once. This changes nothing but
+// the speed.
 package sim
 
 import (
