@@ -615,11 +615,13 @@ func (n *Network) RunUntil(t event.Time) {
 	for {
 		var e simEvent
 		if q.depth == 0 {
-			// a small network: no lookahead, the heap alone
-			if next := q.cal.peek(); next == nil || next.at > t {
+			// a small network: no lookahead, the calendar's heap alone
+			c := &q.cal
+			if c.n == 0 || c.far[0].at > t {
 				break
 			}
-			e = q.cal.pop()
+			c.n--
+			e = c.farPop()
 		} else {
 			if next := q.peek(); next == nil || next.at > t {
 				break
