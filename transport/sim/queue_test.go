@@ -9,23 +9,38 @@ import (
 )
 
 // The queue hands events out in (at, seq) order, whatever the mix of
-// pushes (before, among and after the events it holds ahead) and pops,
+// pushes (before, among and after the events it holds ahead; in the
+// calendar's current bucket, in its ring and beyond it; with its
+// buckets, without, and turned on midway) and pops,
 // and ahead always holds the next events in that order: checked against
 // a sorted list, with lookahead (a large network) and without.
 func TestQueueOrderAndLookahead(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 0))
 		n := &Network{}
-		if seed%4 != 0 {
-			n.q.depth = aheadLen
+		if seed%4 == 1 || seed%4 == 2 {
+			n.q.setDepth(aheadLen)
 		}
 		var ref []simEvent // what the queue should hold, sorted
 		now := event.Time(0)
 		for step := 0; step < 3000; step++ {
+			if seed%4 == 3 && step == 1500 {
+				// a network that grows large: the calendar takes up
+				// its buckets with events queued
+				n.q.setDepth(aheadLen)
+			}
 			if rng.IntN(3) > 0 || len(ref) == 0 {
 				// times cluster near now, so pushes land in ahead
-				// as well as in the heap; some share a time
+				// as well as in the calendar's current bucket, and
+				// some share a time; others fall in later buckets of
+				// the ring, or beyond it (far)
 				at := now + event.Time(rng.IntN(40))
+				switch rng.IntN(8) {
+				case 0, 1, 2:
+					at = now + event.Time(rng.IntN(4<<calShift))
+				case 3:
+					at = now + event.Time(rng.IntN(3*calBuckets<<calShift))
+				}
 				n.push(simEvent{at: at, arg: uint32(step)})
 				e := simEvent{at: at, seq: n.seq, arg: uint32(step)}
 				i, _ := slices.BinarySearchFunc(ref, e, func(a, b simEvent) int {

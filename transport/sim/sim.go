@@ -62,7 +62,11 @@
 // event is handled, the network therefore asks the CPU to load what the
 // next few will read (their nodes, stacks, and the stacks' layers),
 // which it knows from its queue; AtNode tells it which node a scheduled
-// function will call. This changes nothing but the speed.
+// function will call. For the same reason the event queue of such a
+// network is a calendar of short time buckets (queue.go), not one heap:
+// when every group's periodic timer fires in the same instant, tens of
+// thousands of packets are in flight at once. This changes nothing but
+// the speed.
 package sim
 
 import (
@@ -605,17 +609,19 @@ func (n *Network) RunUntil(t event.Time) {
 		n.sweep(false) // stacks the driver called since the last run
 	}
 	if len(n.order) >= prefetchNodes {
-		n.q.depth = aheadLen
+		n.q.setDepth(aheadLen)
 	}
 	q := &n.q
 	for {
 		var e simEvent
 		if q.depth == 0 {
-			// a small network: no lookahead, the heap alone
-			if len(q.heap) == 0 || q.heap[0].at > t {
+			// a small network: no lookahead, the calendar's heap alone
+			c := &q.cal
+			if c.n == 0 || c.far[0].at > t {
 				break
 			}
-			e = q.heapPop()
+			c.n--
+			e = c.farPop()
 		} else {
 			if next := q.peek(); next == nil || next.at > t {
 				break
