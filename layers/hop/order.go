@@ -168,6 +168,26 @@ func (st *stream) advance(now event.Time) {
 	}
 }
 
+// truncate forgets everything past seq (its stamp lts): numbers this node
+// gave alone, in a view nobody else was in (rollBackAlone).
+func (st *stream) truncate(seq uint32, lts uint64) {
+	if !st.synced || st.contig <= seq {
+		return
+	}
+	for i := range st.items {
+		if it := &st.items[i]; it.present && it.h.Seq > seq {
+			it.msg.Release()
+			*it = item{}
+		}
+	}
+	// Every run left lies past contig (advance drops those it passed).
+	st.skips = st.skips[:0]
+	st.contig, st.lastLTS = seq, lts
+	st.delivered = min(st.delivered, seq)
+	st.inSite = min(st.inSite, seq)
+	st.best.Seq, st.best.LTS = 0, 0
+}
+
 // head is the first message not yet delivered that is deliverable in FIFO
 // order, or nil; it steps delivered over pruned sequence numbers.
 func (st *stream) head() *item {

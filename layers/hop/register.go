@@ -127,6 +127,7 @@ type counters struct {
 	Replayed    *stack.Counter `counter:"replayed" doc:"messages and skip runs a representative cast into its site again for a newcomer (state transfer)"`
 	Redelivery  *stack.Counter `counter:"redelivery_suppressed" doc:"messages a stream opened again (this node readmitted, or their site back in its view) offered for delivery that this node had delivered before the stream closed, or that a readmitted representative numbered again after delivering it alone (not delivered again)"`
 	VoidDropped *stack.Counter `counter:"void_dropped" doc:"messages a readmitted representative had numbered alone that its site's ring handed back after its readmission (not sent on: its members numbered those numbers meanwhile)"`
+	RolledBack  *stack.Counter `counter:"alone_rolled_back" doc:"times a node that numbered its site's stream alone (no member, no far site in its view) came back under another representative and forgot those numbers, to take the site's own"`
 	GaveUp      *stack.Counter `counter:"rejoin_gave_up" doc:"times a representative readmitted after being alone heard from no member within 1 s where its site's stream stands, and numbered on from its own stream"`
 	Resynced    *stack.Counter `counter:"recast_awaited" doc:"members' casts a new representative passed over because an earlier one of the same member was still to come again (numbered when they come again, in order)"`
 }

@@ -266,6 +266,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	}
 	if rep == self && prevRep == self && l.alone && len(prev) <= 1 && l.inView&far != 0 && l.peers {
 		l.alone = false
+		l.aloneMark.set = false // its whole stream goes
 		if st := l.streams[l.me]; st != nil {
 			st.close()
 		}
@@ -292,6 +293,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		l.alone = false
 	}
 	l.rejoin = false
+	l.rollBackAlone(rep)
 	st := l.streams[l.me]
 	if rep == self || rep == event.NoNode || prev[rep] || prevInView&far == 0 || st == nil || !st.synced || !l.peers {
 		return
@@ -307,6 +309,54 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	if l.replay(l.me, 1, emit) {
 		emit(&dataHdr{Type: tStart, Site: l.me, Seq: st.contig + 1, LTS: st.lastLTS}, 0, nil)
 	}
+}
+
+// rollBackAlone: this node numbered its site's stream in a view with
+// neither a member nor a far site (cut off, or removed and not yet
+// readmitted), and now rep, another node, numbers it: those numbers
+// (this node's own casts, delivered nowhere else) its site gave on
+// meanwhile. Kept, the stream stood past what rep sends, took the site's
+// messages under those numbers as copies and let agreed order pass them,
+// so this node delivered them after far messages that every other member
+// delivered after them (spread-site-soak seeds 229 and 357). The stream
+// goes back to where it stood before, and takes the site's numbers from
+// rep: its casts, its replay to a newcomer (replaySite), to a member's
+// replay (memberReplay) or after it gave up waiting for one (endRejoin).
+// Once its far sites are back with this node still numbering, what it
+// numbered is the site's stream, and stays.
+func (l *Layer) rollBackAlone(rep event.NodeID) {
+	if !l.aloneMark.set {
+		return
+	}
+	self := l.Ctx.Self()
+	if rep == self {
+		if l.inView&^(1<<l.me) != 0 {
+			l.aloneMark.set = false
+		}
+		return
+	}
+	if rep == event.NoNode {
+		return
+	}
+	l.aloneMark.set = false
+	mark := l.aloneMark.seq
+	if st := l.streams[l.me]; st != nil {
+		st.truncate(mark, l.aloneMark.lts)
+	}
+	l.siteSeq = mark
+	r := &l.retained[l.me]
+	for n := r.Len(); n > 0; n-- {
+		k := r.Pop()
+		if k.h.Seq > mark {
+			l.unkeep(k)
+			continue
+		}
+		if k.h.Type == tSkip {
+			k.h.Last = min(k.h.Last, mark)
+		}
+		r.Push(k)
+	}
+	l.c.RolledBack.Inc()
 }
 
 // memberReplay takes, at a readmitted representative (rejoin), a member's
@@ -333,6 +383,11 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 	st.inSite = st.contig
 	l.rejoin = false
 	l.c.Starts.Inc()
+	// A member that forgot what it numbered alone (rollBackAlone) stands
+	// below the stream the replaying member had, and gets from no one
+	// else what lies between: what this node now has of it goes into the
+	// site too (spread-site-soak seed 31).
+	l.answerReplay(1)
 	l.resendOwn()
 	l.drainWaiting()
 	l.checkHold()
