@@ -157,6 +157,9 @@ type Layer struct {
 	belowHeld map[event.GroupID]bool
 
 	streams [maxSite + 1]*stream
+	// last: the time stamp and site of the last message delivered (or
+	// dropped as late): agreed order delivers nothing before it.
+	last item
 	// upTo: of each source site, the site sequence and stamp of the last
 	// message this node delivered, kept when the stream is closed (its
 	// site left this node's view, or this node was cut off and
