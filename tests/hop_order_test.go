@@ -90,3 +90,16 @@ func TestHopLateMessageNotDelivered(t *testing.T) {
 		})
 	}
 }
+
+// TestHopNewRepresentativeNumbersAboveWhatTheOldDelivered: site 3 (n3, n4,
+// n5) is cut off whole and its nodes removed; n5 is readmitted first, its
+// site's representative alone, and delivers far messages up to stamp 512;
+// then n3 is readmitted and takes the role, and n5 tells it where the
+// site's stream stands, with the stamp of the stream's last message (448).
+// n3 numbered on from there (465), below what n5 had delivered: n5 dropped
+// those as late (17 owed deliveries missing). A member that tells its
+// representative where the stream stands now gives its own clock with it.
+func TestHopNewRepresentativeNumbersAboveWhatTheOldDelivered(t *testing.T) {
+	siteSoakSeed(t, "5", [3]string{"1=1-1", "2=2-2", "3=3-5"}, "215",
+		"crash:1@2.5s", "crash:4@2.5s", "partition:3,4,5@1.5s", "heal@4.8s")
+}

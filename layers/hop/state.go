@@ -304,6 +304,13 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		}
 		hh := *h
 		hh.Flags = flagReplay
+		if hh.Type == tStart {
+			// The representative numbers on above every stamp this
+			// node delivered, not only its site's: else what it numbers
+			// next sorts before far messages this node delivered while
+			// it was the representative (late, spread-site-soak seed 215).
+			hh.LTS = max(hh.LTS, l.clock)
+		}
 		l.castSite(&hh, g, payload)
 	}
 	if l.replay(l.me, 1, emit) {
