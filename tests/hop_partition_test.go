@@ -3,6 +3,8 @@ package tests
 import (
 	"testing"
 
+	"github.com/layercast/layercast/experiment"
+
 	_ "github.com/layercast/layercast/layers/all"
 )
 
@@ -12,12 +14,19 @@ import (
 // and every owed delivery.
 func siteSoakSeed(t *testing.T, nodes string, sites [3]string, seed string, faults ...string) {
 	t.Helper()
+	wantAgreedNoneUnexplained(t, siteSoakRun(t, nodes, sites, seed, faults...))
+}
+
+// siteSoakRun runs one seed of scripts/spread-site-soak.sh as siteSoakSeed
+// does and returns its report.
+func siteSoakRun(t *testing.T, nodes string, sites [3]string, seed string, faults ...string) *experiment.Report {
+	t.Helper()
 	kv := []string{"nodes", nodes, "groups-per-node", "1", "group-size", nodes, "seed", seed, "rate", "40",
 		"duration", "6s", "drain", "5s", "loss", "none"}
 	for _, f := range faults {
 		kv = append(kv, "fault", f)
 	}
-	wantAgreedNoneUnexplained(t, spreadThreeSites(t, sites, kv...))
+	return spreadThreeSites(t, sites, kv...)
 }
 
 // TestHopSkippedNumbersNotAwaited: n1, the representative of site 1, is cut

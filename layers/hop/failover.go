@@ -421,6 +421,12 @@ func (l *Layer) endRejoin() {
 	}
 	l.castStart()
 	l.resendOwn()
+	if st := l.streams[l.me]; st != nil {
+		// And its members: one that forgot what it numbered alone
+		// (rollBackAlone) waited for good on the numbers skipped
+		// (spread-site-soak seed 279, 288 owed deliveries missing).
+		l.castSite(&dataHdr{Type: tStart, Site: l.me, Seq: l.siteSeq + 1, LTS: l.clock}, 0, nil)
+	}
 	l.tryDeliver()
 }
 

@@ -157,6 +157,9 @@ type Layer struct {
 	belowHeld map[event.GroupID]bool
 
 	streams [maxSite + 1]*stream
+	// last: the time stamp and site of the last message delivered (or
+	// dropped as late): agreed order delivers nothing before it.
+	last item
 	// upTo: of each source site, the site sequence and stamp of the last
 	// message this node delivered, kept when the stream is closed (its
 	// site left this node's view, or this node was cut off and
@@ -185,6 +188,14 @@ type Layer struct {
 	// voidLTS: the clock when rejoin was last set; what this node numbered
 	// up to then that its site's ring hands back later is void.
 	voidLTS uint64
+	// aloneMark: where its site's stream stood (and its stamp) when this
+	// node first numbered a message in a view with neither a member nor
+	// a far site (rollBackAlone); set says it did.
+	aloneMark struct {
+		set bool
+		seq uint32
+		lts uint64
+	}
 	// solo: this node numbered messages with no member in its view
 	// (straight into its stream, never through its site's ring).
 	solo     bool
@@ -610,6 +621,9 @@ func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
 		l.castSite(h, g, payload)
 	} else {
 		l.solo = true
+		if st := l.streams[l.me]; st != nil && !l.aloneMark.set && l.inView == 1<<l.me {
+			l.aloneMark.set, l.aloneMark.seq, l.aloneMark.lts = true, st.contig, st.lastLTS
+		}
 		l.takeNumbered(h, g, payload)
 	}
 	l.checkHold()

@@ -280,6 +280,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	}
 	if rep == self && prevRep == self && l.alone && len(prev) <= 1 && l.inView&far != 0 && l.peers {
 		l.alone = false
+		l.aloneMark.set = false // its whole stream goes
 		if st := l.streams[l.me]; st != nil {
 			st.close()
 		}
@@ -318,6 +319,11 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		// readmitted one knows where the stream stands); what it
 		// delivered before it does not deliver again (delivered, upTo).
 		l.alone, l.rejoin = false, false
+		if l.aloneMark.set {
+			// Its whole stream goes, not back to the mark (rollBackAlone).
+			l.aloneMark.set = false
+			l.c.RolledBack.Inc()
+		}
 		if st := l.streams[l.me]; st != nil {
 			st.close()
 		}
@@ -338,6 +344,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		return
 	}
 	l.rejoin = false
+	l.rollBackAlone(rep)
 	st := l.streams[l.me]
 	if rep == self || rep == event.NoNode || prev[rep] || prevInView&far == 0 || st == nil || !st.synced || !l.peers {
 		return
@@ -357,11 +364,66 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		}
 		hh := *h
 		hh.Flags = flagReplay
+		if hh.Type == tStart {
+			// The representative numbers on above every stamp this
+			// node delivered, not only its site's: else what it numbers
+			// next sorts before far messages this node delivered while
+			// it was the representative (late, spread-site-soak seed 215).
+			hh.LTS = max(hh.LTS, l.clock)
+		}
 		l.castSite(&hh, g, payload)
 	}
 	if l.replay(l.me, 1, emit) {
 		emit(&dataHdr{Type: tStart, Site: l.me, Seq: st.contig + 1, LTS: st.lastLTS}, 0, nil)
 	}
+}
+
+// rollBackAlone: this node numbered its site's stream in a view with
+// neither a member nor a far site (cut off, or removed and not yet
+// readmitted), and now rep, another node, numbers it: those numbers
+// (this node's own casts, delivered nowhere else) its site gave on
+// meanwhile. Kept, the stream stood past what rep sends, took the site's
+// messages under those numbers as copies and let agreed order pass them,
+// so this node delivered them after far messages that every other member
+// delivered after them (spread-site-soak seeds 229 and 357). The stream
+// goes back to where it stood before, and takes the site's numbers from
+// rep: its casts, its replay to a newcomer (replaySite), to a member's
+// replay (memberReplay) or after it gave up waiting for one (endRejoin).
+// Once its far sites are back with this node still numbering, what it
+// numbered is the site's stream, and stays.
+func (l *Layer) rollBackAlone(rep event.NodeID) {
+	if !l.aloneMark.set {
+		return
+	}
+	self := l.Ctx.Self()
+	if rep == self {
+		if l.inView&^(1<<l.me) != 0 {
+			l.aloneMark.set = false
+		}
+		return
+	}
+	if rep == event.NoNode {
+		return
+	}
+	l.aloneMark.set = false
+	mark := l.aloneMark.seq
+	if st := l.streams[l.me]; st != nil {
+		st.truncate(mark, l.aloneMark.lts)
+	}
+	l.siteSeq = mark
+	r := &l.retained[l.me]
+	for n := r.Len(); n > 0; n-- {
+		k := r.Pop()
+		if k.h.Seq > mark {
+			l.unkeep(k)
+			continue
+		}
+		if k.h.Type == tSkip {
+			k.h.Last = min(k.h.Last, mark)
+		}
+		r.Push(k)
+	}
+	l.c.RolledBack.Inc()
 }
 
 // memberReplay takes, at a readmitted representative (rejoin), a member's
@@ -388,6 +450,12 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 	st.inSite = st.contig
 	l.rejoin = false
 	l.c.Starts.Inc()
+	// A member that forgot what it numbered alone (rollBackAlone) stands
+	// below the stream the replaying member had, and gets from no one
+	// else what lies between: what this node now has of it goes into the
+	// site too (spread-site-soak seed 31); then where it stands, for a
+	// member readmitted after numbering alone (seed 111).
+	l.answerReplay(1)
 	l.castStart()
 	l.resendOwn()
 	l.drainWaiting()
