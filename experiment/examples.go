@@ -280,6 +280,15 @@ func exampleLines(r *Report, kind exampleKind) []string {
 	return out
 }
 
+// firstCase is " (first: CASE)" naming the first example of a kind, or ""
+// when the report has none.
+func firstCase(r *Report, kind exampleKind) string {
+	if l := exampleLines(r, kind); len(l) > 0 {
+		return " (first: " + l[0] + ")"
+	}
+	return ""
+}
+
 func missingLine(e *MissingExample) string {
 	what := fmt.Sprintf("%v never delivered %v's message #%d to %v", e.Receiver, e.Sender, e.Index, e.Group)
 	if e.Count > 1 {

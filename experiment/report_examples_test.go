@@ -103,6 +103,11 @@ func TestReportExamples(t *testing.T) {
 			t.Errorf("text report lacks\n%s\nin\n%s", want, text)
 		}
 	}
+	// A soak's failure line names the first case of each.
+	if _, d := SoakCheck(rep); !strings.Contains(d, "6 of 20 owed deliveries missing unexplained (first: n2 never delivered n1's messages #3-#4 to g1 (2): ") ||
+		!strings.Contains(d, "1 duplicates (first: n2 delivered n1's message #7 to g1 again at 10ms)") {
+		t.Errorf("soak detail %q names no first cases", d)
+	}
 	// A report read back from JSON prints the same.
 	var back Report
 	if err := json.Unmarshal(b, &back); err != nil {
