@@ -22,6 +22,7 @@ type MessageID struct {
 	Index  uint64       `json:"index"`
 }
 
+// String is "n3#17": the 17th cast of n3 (from 0).
 func (m MessageID) String() string { return fmt.Sprintf("%v#%d", m.Sender, m.Index) }
 
 // MissingExample is a run of owed deliveries missing with no fault to
@@ -260,7 +261,7 @@ func exampleLines(r *Report, kind exampleKind) []string {
 		total, unit = r.MissingUnexplained, "missing deliveries"
 	case agreedExamples:
 		for _, e := range r.AgreedViolationExamples {
-			out = append(out, fmt.Sprintf("%v: %v and %v first differ at position %d of the messages both delivered: %v delivered %v (its delivery %d), %v delivered %v (its delivery %d); %d of %v's deliveries out of %v's order",
+			out = append(out, fmt.Sprintf("%v: %v and %v first differ at position %d (from 0) of the messages both delivered: %v delivered %v (its delivery %d), %v delivered %v (its delivery %d); %d of %v's deliveries out of %v's order",
 				e.Group, e.Member, e.Reference, e.Position, e.Member, e.Message, e.MemberDelivery,
 				e.Reference, e.ReferenceMessage, e.ReferenceDelivery, e.Violations, e.Member, e.Reference))
 			shown += e.Violations

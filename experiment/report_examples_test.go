@@ -189,7 +189,7 @@ func TestReportAgreedExamples(t *testing.T) {
 	var sb strings.Builder
 	WriteTable(&sb, []*Report{rep}, false)
 	line := "PROMISE BROKEN: 1 deliveries out of agreed order (the stack gives agreed order)\n" +
-		"    g1: n3 and n2 first differ at position 1 of the messages both delivered: n3 delivered n1#2 (its delivery 1), n2 delivered n1#1 (its delivery 1); 1 of n3's deliveries out of n2's order\n"
+		"    g1: n3 and n2 first differ at position 1 (from 0) of the messages both delivered: n3 delivered n1#2 (its delivery 1), n2 delivered n1#1 (its delivery 1); 1 of n3's deliveries out of n2's order\n"
 	if !strings.Contains(sb.String(), line) {
 		t.Errorf("text lacks\n%s\nin\n%s", line, sb.String())
 	}
