@@ -52,13 +52,22 @@ func (o *orderLog) record(g event.GroupID, rx, tx event.NodeID, index uint64) {
 // never compared among them at all. Only when every receiver of the group
 // crashed is the one that delivered most the reference.
 func (o *orderLog) violations(crashed func(event.NodeID) bool) int64 {
+	n, _ := o.check(crashed)
+	return n
+}
+
+// check is violations, with examples: for the first MaxExamples members
+// out of order (by group, then member), where their order first differs
+// from the reference's (AgreedExample).
+func (o *orderLog) check(crashed func(event.NodeID) bool) (int64, []AgreedExample) {
 	if !o.on {
-		return 0
+		return 0, nil
 	}
 	if crashed == nil {
 		crashed = func(event.NodeID) bool { return false }
 	}
 	type rxList struct {
+		rx      event.NodeID
 		crashed bool
 		l       []uint64
 	}
@@ -73,11 +82,18 @@ func (o *orderLog) violations(crashed func(event.NodeID) bool) int64 {
 		}
 		return int(a[1]) - int(b[1])
 	})
+	var groups []uint32
 	for _, k := range keys {
-		by[k[0]] = append(by[k[0]], rxList{crashed(event.NodeID(k[1])), o.seqs[k]})
+		if len(by[k[0]]) == 0 {
+			groups = append(groups, k[0])
+		}
+		rx := event.NodeID(k[1])
+		by[k[0]] = append(by[k[0]], rxList{rx, crashed(rx), o.seqs[k]})
 	}
 	var n int64
-	for _, lists := range by {
+	var ex []AgreedExample
+	for _, g := range groups { // in order: the examples are the first ones
+		lists := by[g]
 		ref := -1
 		for i, x := range lists {
 			switch {
@@ -99,6 +115,7 @@ func (o *orderLog) violations(crashed func(event.NodeID) bool) int64 {
 		}
 		for _, x := range lists {
 			hi := -1
+			var bad int64
 			seen := make(map[uint64]bool, len(x.l))
 			for _, m := range x.l {
 				p, ok := pos[m]
@@ -107,13 +124,50 @@ func (o *orderLog) violations(crashed func(event.NodeID) bool) int64 {
 				}
 				seen[m] = true
 				if p < hi {
-					n++
+					bad++
 				}
 				hi = max(hi, p)
 			}
+			n += bad
+			if bad > 0 && len(ex) < MaxExamples {
+				e := firstDifference(x.l, lists[ref].l, seen)
+				e.Group, e.Member, e.Reference, e.Violations = event.GroupID(g), x.rx, lists[ref].rx, bad
+				ex = append(ex, e)
+			}
 		}
 	}
-	return n
+	return n, ex
+}
+
+// firstDifference is where member's delivery order first differs from
+// ref's over the messages both delivered (judged: the messages of member's
+// list that ref delivered), each message at its first delivery. Member
+// being out of ref's order, the two orders of the same messages differ
+// somewhere.
+func firstDifference(member, ref []uint64, judged map[uint64]bool) AgreedExample {
+	id := func(m uint64) MessageID { return MessageID{Sender: event.NodeID(m >> 40), Index: m & (1<<40 - 1)} }
+	i, j := 0, 0
+	seenM, seenR := map[uint64]bool{}, map[uint64]bool{}
+	// next moves k to the next message of l both delivered, first time.
+	next := func(l []uint64, k int, seen map[uint64]bool) int {
+		for ; k < len(l); k++ {
+			if m := l[k]; judged[m] && !seen[m] {
+				seen[m] = true
+				return k
+			}
+		}
+		return k
+	}
+	for p := 0; ; p++ {
+		i, j = next(member, i, seenM), next(ref, j, seenR)
+		if i >= len(member) || j >= len(ref) {
+			return AgreedExample{Position: -1} // the same order: not reached for a member out of order
+		}
+		if member[i] != ref[j] {
+			return AgreedExample{Position: p, Message: id(member[i]), ReferenceMessage: id(ref[j]), MemberDelivery: i, ReferenceDelivery: j}
+		}
+		i, j = i+1, j+1
+	}
 }
 
 // agreedBroken is the broken-promise line for agreed order, or "".

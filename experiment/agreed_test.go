@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/layercast/layercast/event"
@@ -97,6 +98,55 @@ func TestOrderLogCrashedReceivers(t *testing.T) {
 		}
 		if got := o.violations(crashed); got != tc.want {
 			t.Errorf("%s: violations(crashed) = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The checker names, per member out of order, where its order first
+// differs from the reference's over the messages both delivered: a message
+// the member lacks (a gap) is skipped, not taken as the difference.
+func TestOrderLogExamples(t *testing.T) {
+	cases := []struct {
+		name  string
+		lists map[event.NodeID][]uint64 // receiver -> indexes from sender 1
+		want  []AgreedExample
+	}{
+		{"in order", map[event.NodeID][]uint64{2: {1, 2, 3}, 3: {1, 3}}, nil},
+		{"one swapped pair", map[event.NodeID][]uint64{2: {1, 2, 3, 4}, 3: {1, 3, 2, 4}}, []AgreedExample{
+			{Group: 7, Member: 3, Reference: 2, Position: 1, Message: MessageID{1, 3}, ReferenceMessage: MessageID{1, 2},
+				MemberDelivery: 1, ReferenceDelivery: 1, Violations: 1}}},
+		// n3 lacks 2 and has 9 that n2 never delivered: over {1, 3, 4, 5}
+		// n3 has 1 3 5 4, n2 1 3 4 5
+		{"past a gap and a message only one delivered", map[event.NodeID][]uint64{2: {1, 2, 3, 4, 5}, 3: {9, 1, 3, 5, 4}}, []AgreedExample{
+			{Group: 7, Member: 3, Reference: 2, Position: 2, Message: MessageID{1, 5}, ReferenceMessage: MessageID{1, 4},
+				MemberDelivery: 3, ReferenceDelivery: 3, Violations: 1}}},
+		{"two members out of order, by member", map[event.NodeID][]uint64{2: {1, 2, 3, 4}, 4: {4, 3, 2, 1}, 3: {2, 1, 3, 4}}, []AgreedExample{
+			{Group: 7, Member: 3, Reference: 2, Position: 0, Message: MessageID{1, 2}, ReferenceMessage: MessageID{1, 1},
+				MemberDelivery: 0, ReferenceDelivery: 0, Violations: 1},
+			{Group: 7, Member: 4, Reference: 2, Position: 0, Message: MessageID{1, 4}, ReferenceMessage: MessageID{1, 1},
+				MemberDelivery: 0, ReferenceDelivery: 0, Violations: 3}}},
+	}
+	for _, c := range cases {
+		var o orderLog
+		o.on, o.seqs = true, map[[2]uint32][]uint64{}
+		for rx, l := range c.lists {
+			for _, i := range l {
+				o.record(7, rx, 1, i)
+			}
+		}
+		n, ex := o.check(nil)
+		if n != o.violations(nil) {
+			t.Errorf("%s: check counts %d, violations %d", c.name, n, o.violations(nil))
+		}
+		if !reflect.DeepEqual(ex, c.want) {
+			t.Errorf("%s: examples %+v, want %+v", c.name, ex, c.want)
+		}
+		var sum int64
+		for _, e := range ex {
+			sum += e.Violations
+		}
+		if sum != n {
+			t.Errorf("%s: examples count %d violations, the checker %d", c.name, sum, n)
 		}
 	}
 }

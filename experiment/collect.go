@@ -57,6 +57,7 @@ type Collector struct {
 	trackOut bool     // LeftStack is called: never-sent casts can be told apart
 	order    orderLog // delivery orders, for agreed_violations (agreed.go)
 	vsync    vsyncLog // what each node delivered in each view, for vsync_violations (vsync.go)
+	ex       deliveryExamples
 
 	messagesSent, deliveries, duplicates, fifo, recovered int64
 	foreign, self, nonMember                              int64
@@ -328,12 +329,14 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 	dup, late := s.Deliver(st.Index, c.inViewAtCast(c.off[st.Group-1]+tr, rr, rx, st.Index))
 	if dup {
 		c.duplicates++
+		c.ex.duplicate(rx, st.Group, st.Sender, st.Index, now)
 		return
 	}
 	s.n++
 	c.vsync.delivered(c.off[st.Group-1]+rr, tr, st.Index)
 	if late {
 		c.fifo++
+		c.ex.late(rx, st.Group, st.Sender, st.Index, s.hi-1, now)
 	}
 	c.deliveries++
 	c.outstanding--
@@ -802,6 +805,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 	short := map[[3]event.NodeID]int64{} // unexplained by (receiver, sender, group)
 	held := map[int]string{}             // sender slot -> why its stack held casts back
 	var dropMissing int64                // owed, missing, and a packet of it to the receiver dropped
+	mex := missingExamples{c: c}         // the first unexplained ones
 	agreed := slices.Contains(rep.Promises, string(agreedOrder))
 	for gi, ms := range c.groups {
 		size := len(ms)
@@ -850,6 +854,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 								continue
 							}
 							rep.MissingUnexplained++
+							mex.add(gi, ti, ri, i, a, s.lost.has(i), true)
 							short[[3]event.NodeID{rx, tx, event.NodeID(gi + 1)}]++
 							continue
 						}
@@ -863,6 +868,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 							continue
 						}
 						rep.MissingUnexplained++
+						mex.add(gi, ti, ri, i, a, s.lost.has(i), false)
 						short[[3]event.NodeID{rx, tx, event.NodeID(gi + 1)}]++
 					}
 				})
@@ -928,8 +934,10 @@ func (c *Collector) Finish(o Outcome) *Report {
 	if c.self > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d deliveries of a node's own messages (not counted)", c.self))
 	}
-	rep.AgreedViolations = c.order.violations(es.crashed)
+	rep.AgreedViolations, rep.AgreedViolationExamples = c.order.check(es.crashed)
 	c.finishVsync(rep)
+	rep.MissingExamples = mex.finish()
+	rep.DuplicateExamples, rep.FIFOViolationExamples = slices.Clone(c.ex.dup), slices.Clone(c.ex.fifo)
 	rep.Broken = brokenPromises(rep)
 
 	// Throughput: mean over receivers of deliveries per second (with a

@@ -35,7 +35,12 @@
 // (receiver, sender, group) over the owed deliveries since the receiver
 // last joined the group. promises lists what the stack gives that a run
 // checks (reliable, fifo) and broken_promises what it broke; stacktool
-// exits 1 when it is not empty.
+// exits 1 when it is not empty. missing_examples, duplicate_examples,
+// fifo_violation_examples, agreed_violation_examples and
+// vsync_violation_examples name the first cases behind those counts (up
+// to MaxExamples each, in a fixed order): which messages, at which
+// receiver, and what the collector knows of them; the text prints them
+// under each PROMISE BROKEN line.
 //
 // Drops (loss): every data packet the network drops is counted, per
 // receiver, where it happened, by cause in loss.dropped_by (model,

@@ -189,8 +189,8 @@ func WriteTable(w io.Writer, reps []*Report, wall bool) error {
 		}
 		b.WriteByte('\n')
 	}
-	writeTagged(&b, reps, "PROMISE BROKEN", func(r *Report) []string { return r.Broken })
-	writeTagged(&b, reps, "note", func(r *Report) []string { return r.Notes })
+	writeTagged(&b, reps, "PROMISE BROKEN", func(r *Report) []string { return r.Broken }, brokenDetail)
+	writeTagged(&b, reps, "note", func(r *Report) []string { return r.Notes }, nil)
 	if wall {
 		parts := make([]string, len(reps))
 		for i, r := range reps {
@@ -203,14 +203,21 @@ func WriteTable(w io.Writer, reps []*Report, wall bool) error {
 }
 
 // writeTagged writes the lines of every report, each as "tag: line", or
-// "tag [i]: line" naming the report when there are several.
-func writeTagged(b *strings.Builder, reps []*Report, tag string, lines func(*Report) []string) {
+// "tag [i]: line" naming the report when there are several, each followed
+// by its detail lines (detail may be nil), indented.
+func writeTagged(b *strings.Builder, reps []*Report, tag string, lines func(*Report) []string, detail func(*Report, string) []string) {
 	for i, r := range reps {
 		for _, n := range lines(r) {
 			if len(reps) == 1 {
 				fmt.Fprintf(b, "%s: %s\n", tag, n)
 			} else {
 				fmt.Fprintf(b, "%s [%d]: %s\n", tag, i+1, n)
+			}
+			if detail == nil {
+				continue
+			}
+			for _, d := range detail(r, n) {
+				fmt.Fprintf(b, "    %s\n", d)
 			}
 		}
 	}

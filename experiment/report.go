@@ -80,6 +80,33 @@ type Report struct {
 	// exits 1 when Broken is not empty.
 	Promises []string `json:"promises"`
 	Broken   []string `json:"broken_promises"`
+	// The *Examples name the first cases (up to MaxExamples, in a fixed
+	// order) behind a count, so that a broken promise says which messages:
+	// the text report prints them under its PROMISE BROKEN line. Each is
+	// set whenever its count is not 0, promised or not, and absent
+	// otherwise (and agreed and vsync ones only where those are checked).
+	//
+	// MissingExamples are runs of consecutive owed deliveries missing
+	// with no fault to explain them (MissingUnexplained), in the order
+	// (group, sender, receiver, index): receiver, group, sender, the first
+	// index and how many, the sender's view when it cast them, how many the
+	// network dropped to the receiver or the sender never sent, and what
+	// the receiver delivered of the stream.
+	MissingExamples []MissingExample `json:"missing_examples,omitempty"`
+	// DuplicateExamples are the first duplicate deliveries (Duplicates)
+	// and FIFOViolationExamples the first deliveries out of FIFO order
+	// (FIFOViolations, with the index they came after), in the order the
+	// collector saw them.
+	DuplicateExamples     []DeliveryExample `json:"duplicate_examples,omitempty"`
+	FIFOViolationExamples []DeliveryExample `json:"fifo_violation_examples,omitempty"`
+	// AgreedViolationExamples name, per member out of agreed order (by
+	// group, then member), the yardstick member and the first position
+	// where their orders differ, with the two messages there.
+	AgreedViolationExamples []AgreedExample `json:"agreed_violation_examples,omitempty"`
+	// VsyncViolationExamples name, per violation, the two members, the
+	// two views, the sender whose messages they delivered differently in
+	// the first view, and how many (and the last) each delivered.
+	VsyncViolationExamples []VsyncExample `json:"vsync_violation_examples,omitempty"`
 	// ThroughputMsgsPerS is the mean over receivers of messages delivered
 	// per second of virtual time (from the start to its last delivery; with
 	// a warm-up, from the warm-up's end to the end of sending).
@@ -147,22 +174,44 @@ func specPromises(spec string) []string {
 // brokenPromises says which promises a report shows broken.
 func brokenPromises(r *Report) []string {
 	out := []string{}
-	if r.Duplicates > 0 {
-		out = append(out, fmt.Sprintf("%d duplicate deliveries", r.Duplicates))
-	}
-	if r.FIFOViolations > 0 && slices.Contains(r.Promises, string(compose.FIFO)) {
-		out = append(out, fmt.Sprintf("%d FIFO violations (the stack gives FIFO order)", r.FIFOViolations))
-	}
-	if r.MissingUnexplained > 0 && slices.Contains(r.Promises, string(compose.Reliable)) {
-		out = append(out, fmt.Sprintf("%d owed deliveries missing with no fault to explain them (the stack gives reliable delivery)", r.MissingUnexplained))
-	}
-	if s := agreedBroken(r); s != "" {
-		out = append(out, s)
-	}
-	if s := vsyncBroken(r); s != "" {
-		out = append(out, s)
+	for _, b := range brokenList(r) {
+		out = append(out, b.line)
 	}
 	return out
+}
+
+// brokenList is brokenPromises with, for each line, the kind of examples
+// that name its cases.
+func brokenList(r *Report) []brokenPromise {
+	var out []brokenPromise
+	if r.Duplicates > 0 {
+		out = append(out, brokenPromise{fmt.Sprintf("%d duplicate deliveries", r.Duplicates), duplicateExamples})
+	}
+	if r.FIFOViolations > 0 && slices.Contains(r.Promises, string(compose.FIFO)) {
+		out = append(out, brokenPromise{fmt.Sprintf("%d FIFO violations (the stack gives FIFO order)", r.FIFOViolations), fifoExamples})
+	}
+	if r.MissingUnexplained > 0 && slices.Contains(r.Promises, string(compose.Reliable)) {
+		out = append(out, brokenPromise{fmt.Sprintf("%d owed deliveries missing with no fault to explain them (the stack gives reliable delivery)", r.MissingUnexplained), missingExamplesKind})
+	}
+	if s := agreedBroken(r); s != "" {
+		out = append(out, brokenPromise{s, agreedExamples})
+	}
+	if s := vsyncBroken(r); s != "" {
+		out = append(out, brokenPromise{s, vsyncExamples})
+	}
+	return out
+}
+
+// brokenDetail is the lines naming the cases of the broken promise line
+// (one of r.Broken), found again from the report's fields so that a report
+// read back from JSON prints them too; none for a line it does not know.
+func brokenDetail(r *Report, line string) []string {
+	for _, b := range brokenList(r) {
+		if b.line == line {
+			return exampleLines(r, b.kind)
+		}
+	}
+	return nil
 }
 
 // Percentile summarises a latency distribution in milliseconds.

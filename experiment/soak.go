@@ -169,27 +169,29 @@ type SoakFailure struct {
 // members judged against the survivors' order, see orderLog.violations),
 // no unexplained missing owed delivery where it gives reliable delivery,
 // no view-synchrony violation (counted only where the stack gives it).
+// The detail names each broken invariant's first case (the report's
+// examples), for the engineer replaying the seed.
 func SoakCheck(rep *Report) (kinds []string, detail string) {
 	var parts []string
 	if rep.Duplicates > 0 {
 		kinds = append(kinds, SoakDuplicates)
-		parts = append(parts, fmt.Sprintf("%d duplicates", rep.Duplicates))
+		parts = append(parts, fmt.Sprintf("%d duplicates", rep.Duplicates)+firstCase(rep, duplicateExamples))
 	}
 	if rep.FIFOViolations > 0 && slices.Contains(rep.Promises, string(compose.FIFO)) {
 		kinds = append(kinds, SoakFIFO)
-		parts = append(parts, fmt.Sprintf("%d FIFO violations", rep.FIFOViolations))
+		parts = append(parts, fmt.Sprintf("%d FIFO violations", rep.FIFOViolations)+firstCase(rep, fifoExamples))
 	}
 	if rep.AgreedViolations > 0 && slices.Contains(rep.Promises, string(agreedOrder)) {
 		kinds = append(kinds, SoakAgreed)
-		parts = append(parts, fmt.Sprintf("%d deliveries out of agreed order", rep.AgreedViolations))
+		parts = append(parts, fmt.Sprintf("%d deliveries out of agreed order", rep.AgreedViolations)+firstCase(rep, agreedExamples))
 	}
 	if rep.MissingUnexplained > 0 && slices.Contains(rep.Promises, string(compose.Reliable)) {
 		kinds = append(kinds, SoakMissing)
-		parts = append(parts, fmt.Sprintf("%d of %d owed deliveries missing unexplained", rep.MissingUnexplained, rep.DeliveriesExpected))
+		parts = append(parts, fmt.Sprintf("%d of %d owed deliveries missing unexplained", rep.MissingUnexplained, rep.DeliveriesExpected)+firstCase(rep, missingExamplesKind))
 	}
 	if rep.VsyncViolations > 0 {
 		kinds = append(kinds, SoakVsync)
-		parts = append(parts, fmt.Sprintf("%d view-synchrony violations", rep.VsyncViolations))
+		parts = append(parts, fmt.Sprintf("%d view-synchrony violations", rep.VsyncViolations)+firstCase(rep, vsyncExamples))
 	}
 	return kinds, strings.Join(parts, ", ")
 }

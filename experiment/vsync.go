@@ -22,12 +22,27 @@ type vset struct {
 }
 
 // vcount is what a node delivered of one sender in one view: n messages
-// whose mixed indexes sum to h. Kept together, one delivery touches one
+// whose mixed indexes sum to h, the last of them (the highest, in FIFO
+// order) index last, its low 32 bits: in the struct's padding, to name the
+// messages in a report's example. Kept together, one delivery touches one
 // line.
 type vcount struct {
-	h uint64
-	n uint32
+	h    uint64
+	n    uint32
+	last uint32
 }
+
+// lastIndex is the last index delivered (its low 32 bits), nil if none.
+func (a vcount) lastIndex() *uint64 {
+	if a.n == 0 {
+		return nil
+	}
+	l := uint64(a.last)
+	return &l
+}
+
+// same reports whether two counts name the same set of messages.
+func (a vcount) same(b vcount) bool { return a.h == b.h && a.n == b.n }
 
 // vsyncLog records, per (group, node) slot, a vset per view the node's
 // application saw (nil for a view without the node), parallel to
@@ -67,6 +82,7 @@ func (l *vsyncLog) delivered(k, tr int, index uint64) {
 	e := &l.cur[k][tr]
 	e.n++
 	e.h += mix64(index)
+	e.last = uint32(index)
 }
 
 // mix64 is splitmix64's finaliser: a sum of mixed indexes tells sets of
@@ -84,6 +100,12 @@ func mix64(x uint64) uint64 {
 // own casts are not compared (a node does not deliver its own): for the
 // pair (a, b), every sender but a and b.
 func (c *Collector) vsyncViolations() (n int64, first string) {
+	n, first, _ = c.vsyncCheck()
+	return n, first
+}
+
+// vsyncCheck is vsyncViolations with the first MaxExamples violations.
+func (c *Collector) vsyncCheck() (n int64, first string, ex []VsyncExample) {
 	type key struct{ from, to uint64 }
 	type at struct {
 		node event.NodeID
@@ -121,11 +143,16 @@ func (c *Collector) vsyncViolations() (n int64, first string) {
 						if tx == a.node || tx == b.node {
 							continue
 						}
-						if a.set.e[t] != b.set.e[t] {
+						if ca, cb := a.set.e[t], b.set.e[t]; !ca.same(cb) {
 							n++
 							if first == "" {
 								first = fmt.Sprintf("%v and %v moved together from view %d to %d of g%d but delivered %d and %d of %v's messages in view %d",
-									a.node, b.node, kk.from, kk.to, gi+1, a.set.e[t].n, b.set.e[t].n, tx, kk.from)
+									a.node, b.node, kk.from, kk.to, gi+1, ca.n, cb.n, tx, kk.from)
+							}
+							if len(ex) < MaxExamples {
+								ex = append(ex, VsyncExample{Group: event.GroupID(gi + 1), Member: a.node, Other: b.node,
+									FromView: kk.from, ToView: kk.to, Sender: tx,
+									MemberDelivered: int64(ca.n), OtherDelivered: int64(cb.n), MemberLast: ca.lastIndex(), OtherLast: cb.lastIndex()})
 							}
 							break
 						}
@@ -134,7 +161,7 @@ func (c *Collector) vsyncViolations() (n int64, first string) {
 			}
 		}
 	}
-	return n, first
+	return n, first, ex
 }
 
 // finishVsync sets the report's vsync_violations where the stack promises
@@ -143,8 +170,8 @@ func (c *Collector) finishVsync(rep *Report) {
 	if !vsyncAlways && !slices.Contains(rep.Promises, string(viewSynchrony)) {
 		return
 	}
-	n, first := c.vsyncViolations()
-	rep.VsyncViolations = n
+	n, first, ex := c.vsyncCheck()
+	rep.VsyncViolations, rep.VsyncViolationExamples = n, ex
 	if n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d view-synchrony violations; first: %s", n, first))
 	}

@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -91,6 +93,24 @@ func TestVsyncCheckerOnSoakSeeds(t *testing.T) {
 		if forced.VsyncViolations == 0 {
 			t.Errorf("seed %d: fifo:reliable:gms checked anyway: vsync_violations = 0, want some (no flush)", seed)
 		}
+		// its examples are the first violations, each a real difference
+		if want := min(forced.VsyncViolations, MaxExamples); int64(len(forced.VsyncViolationExamples)) != want {
+			t.Errorf("seed %d: %d vsync examples for %d violations, want %d", seed, len(forced.VsyncViolationExamples), forced.VsyncViolations, want)
+		}
+		for _, e := range forced.VsyncViolationExamples {
+			if e.Member == e.Other || e.FromView >= e.ToView || (e.MemberDelivered == e.OtherDelivered && reflect.DeepEqual(e.MemberLast, e.OtherLast)) {
+				t.Errorf("seed %d: vsync example %+v names no difference", seed, e)
+			}
+		}
+		if e := forced.VsyncViolationExamples; len(e) > 0 && !slices.ContainsFunc(forced.Notes, func(n string) bool {
+			return strings.Contains(n, fmt.Sprintf("first: %v and %v moved together from view %d to %d of %v but delivered %d and %d of %v's",
+				e[0].Member, e[0].Other, e[0].FromView, e[0].ToView, e[0].Group, e[0].MemberDelivered, e[0].OtherDelivered, e[0].Sender))
+		}) {
+			t.Errorf("seed %d: the first vsync example %+v is not the note's first violation: %q", seed, e[0], forced.Notes)
+		}
+		if len(plain.VsyncViolationExamples) != 0 {
+			t.Errorf("seed %d: fifo:reliable:gms not checked, yet vsync examples %+v", seed, plain.VsyncViolationExamples)
+		}
 		v := run("../specs/vsync.stack", seed)
 		if v.VsyncViolations != 0 || len(v.Broken) != 0 {
 			t.Errorf("seed %d: specs/vsync.stack: vsync_violations = %d, broken %v; want 0, none", seed, v.VsyncViolations, v.Broken)
@@ -118,4 +138,34 @@ func tableRow(t *testing.T, reps []*Report, label string) []string {
 		}
 	}
 	return nil
+}
+
+// The checker names each violation: the two members, the two views, the
+// sender they disagree on, and how many (and the last) of its messages each
+// delivered in the first view.
+func TestVsyncExamples(t *testing.T) {
+	r := newOwedRig(t)
+	for _, n := range all {
+		r.view(n, 1, all, all, nil)
+	}
+	r.cast(0, 5)
+	r.deliver(2, span(0, 5)...)
+	r.deliver(3, 0, 1, 3)
+	for _, n := range all {
+		r.view(n, 2, all, nil, nil)
+	}
+	n, _, ex := r.c.vsyncCheck()
+	want := []VsyncExample{{Group: 1, Member: 2, Other: 3, FromView: 1, ToView: 2, Sender: 1,
+		MemberDelivered: 5, OtherDelivered: 3, MemberLast: u64(4), OtherLast: u64(3)}}
+	if n != 1 || !reflect.DeepEqual(ex, want) {
+		t.Errorf("vsyncCheck() = %d, %+v; want 1, %+v", n, ex, want)
+	}
+	var sb strings.Builder
+	rep := &Report{Promises: []string{string(viewSynchrony)}, VsyncViolations: n, VsyncViolationExamples: ex}
+	rep.Broken = brokenPromises(rep)
+	WriteTable(&sb, []*Report{rep}, false)
+	line := "    g1: n2 and n3 moved from view 1 to 2; in view 1 n2 delivered 5 (the last #4) of n1's messages, n3 3 (the last #3)\n"
+	if !strings.Contains(sb.String(), line) {
+		t.Errorf("text lacks\n%s\nin\n%s", line, sb.String())
+	}
 }

@@ -100,3 +100,54 @@ func FuzzLossRecord(f *testing.F) {
 		}
 	})
 }
+
+// Over UDP the report names the broken promises' cases as on the
+// simulator, from the workers' logs: the message a receiver never got, the
+// one it delivered twice, the one it delivered out of order.
+func TestAggregateNamesCases(t *testing.T) {
+	sc := experiment.Default()
+	sc.Nodes, sc.GroupsPerNode, sc.GroupSize, sc.Senders = 3, 1, 3, 1
+	asg, err := experiment.Assign(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := compose.Parse("fifo : reliable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := asg.Senders[0]
+	g := asg.Of[tx][0]
+	var ws []*worker
+	var rxs []event.NodeID
+	for _, id := range asg.Nodes {
+		w := &worker{id: id, done: true, rep: &WorkerReport{Node: id}}
+		if id == tx {
+			w.rep.Sent = []SentCount{{Group: g, Count: 6}}
+		} else {
+			rxs = append(rxs, id)
+		}
+		ws = append(ws, w)
+	}
+	order := map[event.NodeID][]uint64{rxs[0]: {0, 1, 2, 3, 4, 5}, rxs[1]: {0, 2, 1, 3, 3, 4}} // rxs[1]: 1 late, 3 twice, 5 missing
+	for _, w := range ws {
+		for k, i := range order[w.id] {
+			w.rep.Deliveries = append(w.rep.Deliveries, Record{Group: g, Sender: tx, Index: i, At: event.Time(1000 * (k + 1))})
+		}
+	}
+	rep := aggregate(spec, sc, asg, ws, 0, 100000, 0, nil)
+	if rep.MissingUnexplained != 1 || rep.Duplicates != 1 || rep.FIFOViolations != 1 {
+		t.Fatalf("missing %d, duplicates %d, fifo %d; want 1 each", rep.MissingUnexplained, rep.Duplicates, rep.FIFOViolations)
+	}
+	m := rep.MissingExamples
+	if len(m) != 1 || m[0].Receiver != rxs[1] || m[0].Sender != tx || m[0].Group != g || m[0].Index != 5 || m[0].Count != 1 ||
+		m[0].NeverSent != nil || m[0].StreamDelivered != 5 || m[0].NextDelivered != nil {
+		t.Errorf("missing examples %+v, want %v's #5 at %v, the stream's tail, never_sent unknown", m, tx, rxs[1])
+	}
+	d, f := rep.DuplicateExamples, rep.FIFOViolationExamples
+	if len(d) != 1 || d[0].Receiver != rxs[1] || d[0].Index != 3 || d[0].AtMs != 0.005 {
+		t.Errorf("duplicate examples %+v, want #3 at %v, 5µs in", d, rxs[1])
+	}
+	if len(f) != 1 || f[0].Receiver != rxs[1] || f[0].Index != 1 || f[0].After == nil || *f[0].After != 2 {
+		t.Errorf("fifo examples %+v, want #1 after #2 at %v", f, rxs[1])
+	}
+}
