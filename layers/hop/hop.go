@@ -231,7 +231,7 @@ type Layer struct {
 	// readmitted so answers with a replay (answerReplay) that holds what
 	// it numbered meanwhile.
 	awaitRep event.NodeID
-	retained  [maxSite + 1]ring.Ring[kept]
+	retained [maxSite + 1]ring.Ring[kept]
 	// waiting are members' casts a representative took but numbers only
 	// once its links and its site's ring are short again (failover.go).
 	waiting  ring.Ring[kept]
