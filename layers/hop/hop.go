@@ -220,8 +220,8 @@ type Layer struct {
 	recasting bool
 	lastRep   event.NodeID
 	// awaitRep: a representative new to my site that this member told
-	// where the site's stream stands (rejoined), until its answer (a
-	// tStart) comes. What it numbered of the site's stream before it
+	// where the site's stream stands, or that this member, readmitted
+	// alone, waits on to be told (rejoined), until its tStart comes. What it numbered of the site's stream before it
 	// answered is void: a representative readmitted from a site cut off
 	// whole had numbered it in the old configuration, its ring below sent
 	// it in the new one (it waited there for the token), and it numbers

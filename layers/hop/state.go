@@ -320,7 +320,13 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		// representative's tStart (replaySite, or castStart once a
 		// readmitted one knows where the stream stands); what it
 		// delivered before it does not deliver again (delivered, upTo).
-		l.alone, l.rejoin = false, false
+		// Nor does it take its representative's numbers before that
+		// tStart (awaitRep): a representative cut off with its site
+		// and readmitted sends, in the new ring, what it numbered in
+		// the old one and numbers again; held as early, those void
+		// numbers took the new ones' place (spread-site-soak seed 27
+		// at rate max, 2 owed deliveries missing).
+		l.alone, l.rejoin, l.awaitRep = false, false, rep
 		if st := l.streams[l.me]; st != nil {
 			st.close()
 		}
