@@ -41,10 +41,11 @@ func TestHopVoidNumbersOfReadmittedRepresentativeDropped(t *testing.T) {
 // in their ring, where they wait for the token when membership removes the
 // site's nodes. n8 comes back as a member readmitted alone and waits for
 // its representative's tStart; n4, readmitted, sends those void numbers in
-// the new ring and, told by n7 where the stream stands, numbers 555 on
-// again. n8 held the void ones as early and took n4's new 569 and 570 (n7's
-// casts) as copies: 2 owed deliveries missing. A member readmitted alone
-// now takes none of its representative's numbers before its tStart.
+// the new ring and, told by n7 (readmitted first, it numbered the stream
+// alone up to 568) where the stream stands, numbers 569 on again. n8 held
+// the void ones as early and took n4's new 569 and 570 (n7's casts) as
+// copies: 2 owed deliveries missing. A member readmitted alone now takes
+// none of its representative's numbers before its tStart.
 func TestHopReadmittedMemberTakesNoVoidNumbers(t *testing.T) {
 	siteSoakSeedMax(t, "8", [3]string{"1=1-1", "2=2-3", "3=4-8"}, "27",
 		"crash:6@2.3s", "crash:5@2.5s", "partition:4,5,6,7,8@1.3s", "heal@4.1s")
