@@ -274,6 +274,9 @@ func (l *Layer) tellLost(lost [2]uint32) {
 func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep event.NodeID) {
 	rep := l.reps[l.me]
 	self := l.Ctx.Self()
+	if l.awaitRep != rep {
+		l.awaitRep = event.NoNode // its answer will not come
+	}
 	far := ^uint64(1 << l.me)
 	if prevInView&far != 0 && l.inView&far == 0 {
 		l.alone = true // cut off from every far site
@@ -318,7 +321,13 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		// representative's tStart (replaySite, or castStart once a
 		// readmitted one knows where the stream stands); what it
 		// delivered before it does not deliver again (delivered, upTo).
-		l.alone, l.rejoin = false, false
+		// Nor does it take its representative's numbers before that
+		// tStart (awaitRep): a representative cut off with its site
+		// and readmitted sends, in the new ring, what it numbered in
+		// the old one and numbers again; held as early, those void
+		// numbers took the new ones' place (spread-site-soak seed 27
+		// at rate max, 2 owed deliveries missing).
+		l.alone, l.rejoin, l.awaitRep = false, false, rep
 		if l.aloneMark.set {
 			// Its whole stream goes, not back to the mark (rollBackAlone).
 			l.aloneMark.set = false
@@ -375,6 +384,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	}
 	if l.replay(l.me, 1, emit) {
 		emit(&dataHdr{Type: tStart, Site: l.me, Seq: st.contig + 1, LTS: st.lastLTS}, 0, nil)
+		l.awaitRep = rep
 	}
 }
 
@@ -482,10 +492,14 @@ func (l *Layer) castStart() {
 // node has of it from there, as a newcomer is told (replaySite).
 func (l *Layer) answerReplay(first uint32) {
 	st := l.streams[l.me]
-	if !l.peers || st == nil || !st.synced || first == 0 || first > st.contig {
+	if !l.peers || st == nil || !st.synced || first == 0 {
 		return
 	}
-	l.replay(l.me, first, func(h *dataHdr, g event.GroupID, payload *event.Message) {
+	// Always answered, so the member ends its wait (awaitRep); from where
+	// this node's stream stands at most, with what it numbered and its
+	// ring has not handed back yet (kept), which the member dropped
+	// while it waited.
+	l.replay(l.me, min(first, st.contig+1), func(h *dataHdr, g event.GroupID, payload *event.Message) {
 		hh := *h
 		hh.Flags = flagReplay
 		if hh.Type != tStart {
