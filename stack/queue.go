@@ -81,16 +81,32 @@ type appSend struct {
 }
 
 // appQueue is the bounded queue between the application and the top layer.
+// It holds at most max requests; its ring starts small and doubles as the
+// backlog needs (no allocation once grown): a full queue of 256 on each of
+// 2,048 simulated nodes was 13 MB that a paced application never uses.
 type appQueue struct {
 	buf        []appSend
 	head, size int
+	max        int
 }
 
-func (q *appQueue) full() bool { return q.size == len(q.buf) }
+func (q *appQueue) full() bool { return q.size == q.max }
 
 func (q *appQueue) push(a appSend) {
+	if q.size == len(q.buf) {
+		q.grow()
+	}
 	q.buf[(q.head+q.size)%len(q.buf)] = a
 	q.size++
+}
+
+// grow doubles the ring (from 16, up to max), keeping the order.
+func (q *appQueue) grow() {
+	nb := make([]appSend, min(q.max, max(16, 2*len(q.buf))))
+	for i := 0; i < q.size; i++ {
+		nb[i] = q.buf[(q.head+i)%len(q.buf)]
+	}
+	q.buf, q.head = nb, 0
 }
 
 func (q *appQueue) pop() (appSend, bool) {

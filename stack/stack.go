@@ -195,7 +195,7 @@ func New(cfg Config) (*Stack, error) {
 	if n <= 0 {
 		n = 256
 	}
-	s.apps.buf = make([]appSend, n)
+	s.apps.max = n
 	s.appFeed = Feed{st: s, pull: s.pullApp}
 	s.pacer, _ = cfg.Transport.(Pacer)
 	s.chtr, _ = cfg.Transport.(Channels)

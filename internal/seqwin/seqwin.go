@@ -3,7 +3,7 @@
 // itself (reliable's receive window, bounded by its window parameter); a
 // Window slides on its own as higher numbers arrive and takes everything
 // below it as present (lec's window over a sender's stream has that
-// shape). Neither allocates after it is made.
+// shape). Neither allocates after it is made, but for a Bitmap's Grow.
 package seqwin
 
 import (
@@ -37,6 +37,33 @@ func PowerOfTwo(n, least int) int {
 func NewBitmap(size int) Bitmap {
 	n := PowerOfTwo(size, 64)
 	return Bitmap{bits: make([]uint64, n/64), mask: uint32(n - 1)}
+}
+
+// Grow makes the bitmap cover at least size numbers (rounded up to a power
+// of two), keeping the marks of the numbers in [from, from+Size()): an owner
+// whose window is usually narrow can start small and grow on demand (one
+// allocation per doubling, none once grown). Nothing changes when the
+// bitmap is already that large.
+func (b *Bitmap) Grow(size int, from uint32) {
+	n := PowerOfTwo(size, 64)
+	if n <= b.Size() {
+		return
+	}
+	nb := Bitmap{bits: make([]uint64, n/64), mask: uint32(n - 1)}
+	old := uint32(b.Size())
+	for off := uint32(0); off < old; {
+		i := (from + off) & b.mask
+		w := b.bits[i>>6] >> (i & 63)
+		if w == 0 {
+			off += 64 - i&63 // the rest of this word is clear
+			continue
+		}
+		if w&1 != 0 {
+			nb.Set(from + off)
+		}
+		off++
+	}
+	*b = nb
 }
 
 // Size is the number of sequence numbers the bitmap covers.

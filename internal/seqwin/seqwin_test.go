@@ -174,3 +174,58 @@ func TestPowerOfTwo(t *testing.T) {
 		}
 	}
 }
+
+// TestBitmapGrowKeepsMarks drives a bitmap that starts at 64 numbers and
+// grows on demand beside one made at full size, as reliable drives its
+// receive window ([next, highest] marked at random, next sliding): after
+// every step both say the same for every number of the window, and a Grow
+// to a size already covered changes nothing.
+func TestBitmapGrowKeepsMarks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const full = 4096
+	small, big := NewBitmap(64), NewBitmap(full)
+	next := uint32(1 << 20)
+	highest := next - 1
+	grew := 0
+	for step := 0; step < 20000; step++ {
+		// raise highest by a little, sometimes by a lot (a digest)
+		span := 1 + rng.IntN(4)
+		if rng.IntN(200) == 0 {
+			span = rng.IntN(full / 2)
+		}
+		if h := highest + uint32(span); h-next < full {
+			highest = h
+		}
+		if need := int(highest-next) + 1; need > small.Size() {
+			small.Grow(need, next)
+			grew++
+		}
+		if small.Size() < int(highest-next)+1 {
+			t.Fatalf("step %d: size %d does not cover %d numbers", step, small.Size(), highest-next+1)
+		}
+		seq := next + uint32(rng.IntN(int(highest-next)+1))
+		small.Set(seq)
+		big.Set(seq)
+		for next <= highest && big.Has(next) {
+			if !small.Has(next) {
+				t.Fatalf("step %d: %d marked in the full bitmap only", step, next)
+			}
+			big.Clear(next)
+			small.Clear(next)
+			next++
+		}
+		before := small.Size()
+		small.Grow(before/2, next)
+		if small.Size() != before {
+			t.Fatalf("Grow to a smaller size changed the size %d to %d", before, small.Size())
+		}
+		for off := uint32(0); off < uint32(small.Size()); off++ {
+			if small.Has(next+off) != big.Has(next+off) {
+				t.Fatalf("step %d: number %d: grown %v, full %v", step, next+off, small.Has(next+off), big.Has(next+off))
+			}
+		}
+	}
+	if grew < 3 || small.Size() < full/2 {
+		t.Fatalf("grew %d times to %d: the test did not exercise growth", grew, small.Size())
+	}
+}

@@ -24,10 +24,17 @@ type recvState struct {
 	// then, and is NAKed nak_delay after it (0: no such hint, or used).
 	// Beside next and highest: every digest reads the three.
 	hintedAt event.Time
-	got      seqwin.Bitmap // what arrived in [next, next+window)
+	// got marks what arrived in [next, highest]: it starts at 64 numbers
+	// and grows as highest moves (raise), up to the window: at 1% loss a
+	// stream rarely has more than a few numbers outstanding, and a full
+	// window on each of 57,000 streams at 2,048 simulated nodes was 29 MB
+	got seqwin.Bitmap
 	// epochs record when gaps were discovered: every missing sequence number
 	// from epochs[i].from up to epochs[i+1].from was found missing at
-	// epochs[i].at. Bounded: the oldest merge when it is full.
+	// epochs[i].at. Bounded: the oldest merge when it is full. Made at the
+	// stream's first gap (most streams at low loss never have one, and
+	// 32 records on each of 57,000 streams at 2,048 simulated nodes were
+	// 73 MB for the collector to mark), then grown to maxEpochs at most.
 	epochs []gapEpoch
 	timer  bool // a NAK timer is set
 	tm     *stack.Timer
@@ -102,8 +109,7 @@ func (l *Layer) newRecv(g *group, m *member, start uint32) *recvState {
 	m.recv = recvState{g: g, from: m.id, start: start, next: start, highest: start - 1, path: l.pathTo(m.id),
 		hintedAt: l.placedAfterHint(g.id, m.id)}
 	rs := &m.recv
-	rs.got = seqwin.NewBitmap(l.cfg.Window)
-	rs.epochs = make([]gapEpoch, 0, maxEpochs)
+	rs.got = seqwin.NewBitmap(64)
 	m.rs = rs
 
 	rs.tm = l.Ctx.NewTimer(func() { l.nakTimer(rs) })
@@ -180,7 +186,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	w := l.cfg.Window
 	seq := h.seq
 	switch {
-	case seq < rs.next || (seq < rs.next+uint32(w) && rs.got.Has(seq)):
+	case seq < rs.next || (seq <= rs.highest && rs.got.Has(seq)):
 		l.c.Duplicates.Inc()
 		m.Release()
 		return
@@ -194,7 +200,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	now := l.Ctx.Now()
 	if seq > rs.highest {
 		l.announce(rs, seq-1)
-		rs.highest = seq
+		rs.raise(seq)
 	} else if h.flags&flagRetrans == 0 && m.Recovery.By == "" {
 		// counted missing, but it was only late (reordered): not a loss
 		l.c.LossDiscovered.Add(-1)
@@ -270,6 +276,9 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 	}
 	if seq >= from {
 		l.c.LossDiscovered.Add(int64(seq - from + 1))
+		if rs.epochs == nil {
+			rs.epochs = make([]gapEpoch, 0, 4)
+		}
 		if len(rs.epochs) == maxEpochs {
 			// merge the two oldest, keeping the earlier discovery time
 			// and first NAK
@@ -285,7 +294,16 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 			rs.tm.ResetAt(due)
 		}
 	}
+	rs.raise(seq)
+}
+
+// raise moves highest up to seq (within the window of next), growing got
+// to cover [next, seq].
+func (rs *recvState) raise(seq uint32) {
 	rs.highest = seq
+	if n := seq - rs.next + 1; n > uint32(rs.got.Size()) {
+		rs.got.Grow(int(n), rs.next)
+	}
 }
 
 // firstNakAfter is how long a gap waits before its first NAK: NORM's NACK
