@@ -236,3 +236,24 @@ func TestHopOwnCastsInRingKeptOnLosingTheRole(t *testing.T) {
 	siteSoakSeed(t, "6", [3]string{"1=1-3", "2=4-5", "3=6-6"}, "209",
 		"crash:6@4.1s", "partition:1@2.1s", "heal@4.7s")
 }
+
+// TestHopReadmittedAloneDeliversTheNewViewsCasts: site 3 is cut off whole
+// and its nodes removed; n3 learns it first and, in a view of its own,
+// numbers and delivers its members' casts alone (seed 327: up to stamp
+// 1008). Readmitted as the site's representative, it took its members'
+// numbering of the stream again (stamps up to 959), and n1 (seed 331: n2)
+// cast into the view n3 had joined with stamps from there; n3 kept what
+// it delivered alone as agreed order's floor and dropped those casts as
+// late, which every other member delivered (7 and 4 owed deliveries
+// missing, spread-site-soak seeds 327 and 331). What a node delivered
+// alone no longer holds agreed order back once its numbers are void.
+func TestHopReadmittedAloneDeliversTheNewViewsCasts(t *testing.T) {
+	t.Run("seed327", func(t *testing.T) {
+		siteSoakSeed(t, "8", [3]string{"1=1-1", "2=2-2", "3=3-8"}, "327",
+			"crash:2@2.3s", "crash:2@2.5s", "partition:3,4,5,6,7,8@1.3s", "heal@4.1s")
+	})
+	t.Run("seed331", func(t *testing.T) {
+		siteSoakSeed(t, "9", [3]string{"1=1-1", "2=2-2", "3=3-9"}, "331",
+			"crash:1@2.9s", "crash:1@2.5s", "partition:3,4,5,6,7,8,9@1.9s", "heal@4.8s")
+	})
+}

@@ -195,6 +195,12 @@ type Layer struct {
 		set bool
 		seq uint32
 		lts uint64
+		// last: the last message delivered then (agreed order's floor,
+		// last); what it delivered alone sorts after it (restoreLast).
+		last struct {
+			lts  uint64
+			site event.SiteID
+		}
 	}
 	// solo: this node numbered messages with no member in its view
 	// (straight into its stream, never through its site's ring).
@@ -635,6 +641,7 @@ func (l *Layer) number(h *dataHdr, g event.GroupID, payload *event.Message) {
 		l.solo = true
 		if st := l.streams[l.me]; st != nil && !l.aloneMark.set && l.inView == 1<<l.me {
 			l.aloneMark.set, l.aloneMark.seq, l.aloneMark.lts = true, st.contig, st.lastLTS
+			l.aloneMark.last.lts, l.aloneMark.last.site = l.last.h.LTS, l.last.h.Site
 		}
 		l.takeNumbered(h, g, payload)
 	}

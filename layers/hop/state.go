@@ -283,6 +283,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	}
 	if rep == self && prevRep == self && l.alone && len(prev) <= 1 && l.inView&far != 0 && l.peers {
 		l.alone = false
+		l.restoreLast()
 		l.aloneMark.set = false // its whole stream goes
 		if st := l.streams[l.me]; st != nil {
 			st.close()
@@ -330,6 +331,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		l.alone, l.rejoin, l.awaitRep = false, false, rep
 		if l.aloneMark.set {
 			// Its whole stream goes, not back to the mark (rollBackAlone).
+			l.restoreLast()
 			l.aloneMark.set = false
 			l.c.RolledBack.Inc()
 		}
@@ -415,6 +417,7 @@ func (l *Layer) rollBackAlone(rep event.NodeID) {
 	if rep == event.NoNode {
 		return
 	}
+	l.restoreLast()
 	l.aloneMark.set = false
 	mark := l.aloneMark.seq
 	if st := l.streams[l.me]; st != nil {
@@ -434,6 +437,26 @@ func (l *Layer) rollBackAlone(rep event.NodeID) {
 		r.Push(k)
 	}
 	l.c.RolledBack.Inc()
+}
+
+// restoreLast sets agreed order's floor (last) back to where it stood when
+// this node first numbered alone (aloneMark), when what it numbered alone
+// is void. It delivered those in a configuration only it was in, with
+// stamps no other node heard of; kept as the floor, they made this node
+// drop as late the messages that far sites numbered for the configuration
+// it is readmitted to, which every other member of it delivers (spread-
+// site-soak seed 327: n3, alone, delivered its members' casts up to stamp
+// 1008; readmitted, it dropped n1's casts stamped 965 to 979, cast in the
+// view n3 had joined: 7 owed deliveries missing). What it delivered alone
+// it does not deliver again (deliver: delivered, upTo).
+func (l *Layer) restoreLast() {
+	m := &l.aloneMark
+	if !m.set {
+		return
+	}
+	if l.last.h.LTS > m.last.lts || l.last.h.LTS == m.last.lts && l.last.h.Site > m.last.site {
+		l.last.h.LTS, l.last.h.Site = m.last.lts, m.last.site
+	}
 }
 
 // memberReplay takes, at a readmitted representative (rejoin), a member's
