@@ -18,16 +18,7 @@ import (
 // fix the kernel's drops were not told apart from the others, and every
 // marked delivery was a recovery (3 here, 2 of them with no drop).
 func TestAggregateDrops(t *testing.T) {
-	sc := experiment.Default()
-	sc.Nodes, sc.GroupsPerNode, sc.GroupSize, sc.Senders = 3, 1, 3, 1
-	asg, err := experiment.Assign(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := compose.Parse("fifo : reliable")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, asg, spec := threeNodeFifoReliable(t)
 	tx := asg.Senders[0]
 	g := asg.Of[tx][0]
 	var ws []*worker
@@ -105,16 +96,7 @@ func FuzzLossRecord(f *testing.F) {
 // simulator, from the workers' logs: the message a receiver never got, the
 // one it delivered twice, the one it delivered out of order.
 func TestAggregateNamesCases(t *testing.T) {
-	sc := experiment.Default()
-	sc.Nodes, sc.GroupsPerNode, sc.GroupSize, sc.Senders = 3, 1, 3, 1
-	asg, err := experiment.Assign(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := compose.Parse("fifo : reliable")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, asg, spec := threeNodeFifoReliable(t)
 	tx := asg.Senders[0]
 	g := asg.Of[tx][0]
 	var ws []*worker
@@ -150,4 +132,21 @@ func TestAggregateNamesCases(t *testing.T) {
 	if len(f) != 1 || f[0].Receiver != rxs[1] || f[0].Index != 1 || f[0].After == nil || *f[0].After != 2 {
 		t.Errorf("fifo examples %+v, want #1 after #2 at %v", f, rxs[1])
 	}
+}
+
+// threeNodeFifoReliable is the work both aggregate tests hand-feed: 3
+// nodes, one group of 3, one sender, under fifo : reliable.
+func threeNodeFifoReliable(t *testing.T) (experiment.Scenario, *experiment.Assignment, *compose.Spec) {
+	t.Helper()
+	sc := experiment.Default()
+	sc.Nodes, sc.GroupsPerNode, sc.GroupSize, sc.Senders = 3, 1, 3, 1
+	asg, err := experiment.Assign(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := compose.Parse("fifo : reliable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, asg, spec
 }
