@@ -22,13 +22,7 @@ func TestOrderLogViolations(t *testing.T) {
 		{"reversed", map[event.NodeID][]uint64{2: {1, 2, 3, 4}, 3: {4, 3, 2, 1}}, 3},
 	}
 	for _, c := range cases {
-		var o orderLog
-		o.on, o.seqs = true, map[[2]uint32][]uint64{}
-		for rx, l := range c.lists {
-			for _, i := range l {
-				o.record(7, rx, 1, i)
-			}
-		}
+		o := orderLogOf(c.lists)
 		if got := o.violations(nil); got != c.want {
 			t.Errorf("%s: violations() = %d, want %d", c.name, got, c.want)
 		}
@@ -127,13 +121,7 @@ func TestOrderLogExamples(t *testing.T) {
 				MemberDelivery: 0, ReferenceDelivery: 0, Violations: 3}}},
 	}
 	for _, c := range cases {
-		var o orderLog
-		o.on, o.seqs = true, map[[2]uint32][]uint64{}
-		for rx, l := range c.lists {
-			for _, i := range l {
-				o.record(7, rx, 1, i)
-			}
-		}
+		o := orderLogOf(c.lists)
 		n, ex := o.check(nil)
 		if n != o.violations(nil) {
 			t.Errorf("%s: check counts %d, violations %d", c.name, n, o.violations(nil))
@@ -149,4 +137,16 @@ func TestOrderLogExamples(t *testing.T) {
 			t.Errorf("%s: examples count %d violations, the checker %d", c.name, sum, n)
 		}
 	}
+}
+
+// orderLogOf is the log of group 7 when each member delivered sender n1's
+// messages in the order its list gives.
+func orderLogOf(lists map[event.NodeID][]uint64) *orderLog {
+	o := &orderLog{on: true, seqs: map[[2]uint32][]uint64{}}
+	for rx, l := range lists {
+		for _, i := range l {
+			o.record(7, rx, 1, i)
+		}
+	}
+	return o
 }
