@@ -266,8 +266,10 @@ func dataOf(v any) unsafe.Pointer {
 // changes nothing.
 func (s *Stack) Prefetch() {
 	// One line each: more hints at once than the CPU has room to track
-	// would stall the step that gives them.
-	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.data.buf)), 1)
+	// would stall the step that gives them. The data queue's first slot
+	// takes two (an item is 88 bytes): every packet's first event goes
+	// there, and copying it out of a half-loaded slot stalled each step.
+	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.data.buf)), 2)
 	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.ctrl.buf)), 1)
 	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.layers)), 1)
 	for _, p := range s.hints {

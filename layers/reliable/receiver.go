@@ -19,6 +19,15 @@ type recvState struct {
 	start   uint32 // the join floor: the stream starts here for us
 	next    uint32
 	highest uint32
+	// rx and lost count the messages that arrived and that were found
+	// missing since loss (the stream's loss in thousandths, smoothed) was
+	// last updated (see noteLoss); seen is the highest sequence number
+	// whose first copy arrived. Every data packet reads them: they sit
+	// with next and highest, in the lines Warm asks for (at thousands of
+	// simulated nodes, seen alone four lines further on was a twentieth
+	// of the run's CPU, waiting for memory).
+	rx, lost, seen uint32
+	loss           uint32
 	// hintedAt: a loss hint named this stream before it was placed (its
 	// first casts lost); the gap its placement reveals was discovered
 	// then, and is NAKed nak_delay after it (0: no such hint, or used).
@@ -59,12 +68,6 @@ type recvState struct {
 	// stalls counts NAK retry rounds in a row that brought nothing back:
 	// the retry interval doubles with each (exponential backoff)
 	stalls int
-	// rx and lost count the messages that arrived and that were found
-	// missing since loss (the stream's loss in thousandths, smoothed) was
-	// last updated (see noteLoss); seen is the highest sequence number
-	// whose first copy arrived
-	rx, lost, seen uint32
-	loss           uint32
 }
 
 // path is the round trip to one sender as this receiver sees it (NAK to

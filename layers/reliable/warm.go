@@ -40,10 +40,12 @@ func (e hitEntry) Warm(stage int) {
 	case e.m == nil:
 	case stage == 0:
 		// the group's first 64 bytes (a 224-byte object starts
-		// anywhere in a line), the member and its stream's first fields
-		// (next, the window)
+		// anywhere in a line), the member and its stream's fields a
+		// data packet reads (next to the window and the gap records:
+		// the member's first 128 bytes, three lines when the member
+		// starts mid-line)
 		prefetch.Lines(unsafe.Pointer(e.g), 2)
-		prefetch.Lines(unsafe.Pointer(e.m), 2)
+		prefetch.Lines(unsafe.Pointer(e.m), 3)
 	case stage == 1 && e.m.rs != nil:
 		e.m.rs.got.Prefetch(e.m.rs.next)
 	}

@@ -90,6 +90,7 @@ func (n *Network) thaw(nd *Node) {
 // are dropped. Nodes in no set form one more set together. It replaces any
 // earlier partition.
 func (n *Network) Partition(sets ...[]event.NodeID) {
+	n.parted = true
 	for _, nd := range n.order {
 		nd.part = 0
 	}
@@ -107,6 +108,7 @@ func (n *Network) Partition(sets ...[]event.NodeID) {
 
 // Heal ends any partition.
 func (n *Network) Heal() {
+	n.parted = false
 	for _, nd := range n.order {
 		nd.part = 0
 	}

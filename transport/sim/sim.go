@@ -111,11 +111,14 @@ type Network struct {
 	seq   uint64
 	nodes map[event.NodeID]*Node
 	order []*Node
-	subs  map[event.ChannelID][]*Node // subscribers of each multicast channel, by id
-	stats Stats
-	pool  bufPool
-	trace func(TraceEvent)
-	drop  DropHook
+	// parted: a partition may be in force (Partition; Heal clears it).
+	// Without one no packet reads its receiver's Node when it is sent.
+	parted bool
+	subs   map[event.ChannelID][]sub // subscribers of each multicast channel, by id
+	stats  Stats
+	pool   bufPool
+	trace  func(TraceEvent)
+	drop   DropHook
 
 	fns     []func() // scheduled functions, by simEvent.arg
 	freeFns []int
@@ -162,7 +165,7 @@ func New(cfg Config) *Network {
 		cfg:   cfg,
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 		nodes: map[event.NodeID]*Node{},
-		subs:  map[event.ChannelID][]*Node{},
+		subs:  map[event.ChannelID][]sub{},
 		trace: cfg.Trace,
 	}
 }
@@ -323,9 +326,9 @@ func (nd *Node) SubscribeChannel(ch event.ChannelID) error {
 		return fmt.Errorf("sim: subscribe: %v is not a channel", ch)
 	}
 	s := nd.net.subs[ch]
-	i, found := slices.BinarySearchFunc(s, nd.id, cmpNode)
+	i, found := slices.BinarySearchFunc(s, nd.id, cmpSub)
 	if !found {
-		nd.net.subs[ch] = slices.Insert(s, i, nd)
+		nd.net.subs[ch] = slices.Insert(s, i, sub{nd: nd, id: nd.id})
 	}
 	return nil
 }
@@ -333,7 +336,7 @@ func (nd *Node) SubscribeChannel(ch event.ChannelID) error {
 // UnsubscribeChannel implements stack.Channels.
 func (nd *Node) UnsubscribeChannel(ch event.ChannelID) error {
 	s := nd.net.subs[ch]
-	i, found := slices.BinarySearchFunc(s, nd.id, cmpNode)
+	i, found := slices.BinarySearchFunc(s, nd.id, cmpSub)
 	if found {
 		nd.net.subs[ch] = slices.Delete(s, i, i+1)
 	}
@@ -342,7 +345,16 @@ func (nd *Node) UnsubscribeChannel(ch event.ChannelID) error {
 
 var _ stack.Channels = (*Node)(nil)
 
-func cmpNode(a *Node, id event.NodeID) int {
+// sub is a channel's subscriber with its id beside it: sending a
+// multicast reads the ids of its receivers (the loss model's state is per
+// receiver) and no more of them, where each Node is a cold load at
+// thousands of simulated nodes (seven per cast in groups of eight).
+type sub struct {
+	nd *Node
+	id event.NodeID
+}
+
+func cmpSub(a sub, id event.NodeID) int {
 	switch {
 	case a.id < id:
 		return -1
@@ -419,40 +431,41 @@ func (n *Network) sendDone(nd *Node) {
 // src when dst is nil. The caller keeps its reference to pb.
 func (n *Network) wire(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 	if dst != nil {
-		n.link(src, dst, g, pb)
+		n.link(src, dst, dst.id, g, pb)
 		return
 	}
 	n.wanDep = n.wanDep[:0]
 	for _, d := range n.subs[g] {
-		if d != src {
-			n.link(src, d, g, pb)
+		if d.nd != src {
+			n.link(src, d.nd, d.id, g, pb)
 		}
 	}
 }
 
-// link carries pb from src to one receiver: partition, WAN queue, loss,
-// latency and jitter.
-func (n *Network) link(src, dst *Node, g event.ChannelID, pb *pktBuf) {
-	if src.part != dst.part {
+// link carries pb from src to one receiver, dst (whose id is to):
+// partition, WAN queue, loss, latency and jitter. It reads dst itself only
+// under a partition or across WAN links.
+func (n *Network) link(src, dst *Node, to event.NodeID, g event.ChannelID, pb *pktBuf) {
+	if n.parted && src.part != dst.part {
 		n.stats.PartitionDrops++
-		n.traceDrop(src.id, dst.id, g.Group(), pb, DropPartition)
+		n.traceDrop(src.id, to, g.Group(), pb, DropPartition)
 		return
 	}
 	lat, jit, loss := n.cfg.Latency, n.cfg.Jitter, n.cfg.Loss
 	at := n.now
-	if src.site != dst.site && n.wan != nil {
+	if n.wan != nil && src.site != dst.site {
 		if w := n.wan[[2]int{src.site, dst.site}]; w != nil {
 			lat, jit, loss = w.Latency, w.Jitter, w.Loss
 			dep, ok := n.wanDepart(w, dst.site, g, len(pb.b))
 			if !ok {
 				n.stats.WANQueueDrops++
-				n.traceDrop(src.id, dst.id, g.Group(), pb, DropWANQueue)
+				n.traceDrop(src.id, to, g.Group(), pb, DropWANQueue)
 				return
 			}
 			at = dep
 		}
 	}
-	if loss != nil && loss.Drop(dst.id, n.rng) {
+	if loss != nil && loss.Drop(to, n.rng) {
 		n.stats.Dropped++
 		dst.stats.LossDrops++
 		if len(pb.b) > 0 && pb.b[0]&1 != 0 {
@@ -460,7 +473,7 @@ func (n *Network) link(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 		} else {
 			n.stats.DroppedData++
 		}
-		n.traceDrop(src.id, dst.id, g.Group(), pb, DropLoss)
+		n.traceDrop(src.id, to, g.Group(), pb, DropLoss)
 		return
 	}
 	d := lat
