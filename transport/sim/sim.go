@@ -184,14 +184,16 @@ func (n *Network) SetTrace(fn func(TraceEvent)) { n.trace = fn }
 type Node struct {
 	// What every packet and wake-up reads comes first, so that a step of a
 	// node whose memory is cold (thousands of nodes) touches few cache
-	// lines of it; the capacity and the queues come after.
+	// lines of it (nodeHotLines): an arrival reads both receive buffers'
+	// lengths and counts itself in stats, so they come before the rest
+	// (the unicast buffer's length on the fourth line was one more load
+	// waiting for memory per packet); the capacity and the queues' bytes
+	// come after.
 	net     *Network
 	st      *stack.Stack
 	wake    event.Time // the earliest wake-up already queued
 	id      event.NodeID
 	idx     int32 // position in Network.order
-	part    int   // partition set; equal sets talk
-	site    int
 	down    bool
 	frozen  bool
 	clocked bool // a stack read this node's clock
@@ -201,15 +203,17 @@ type Node struct {
 	sendLim, recvLim bool
 	txBusy, rxBusy   bool
 	blocked          bool // Writable said no; pump when the queue drains
-	stats            NodeStats
-	rx               ring[rxItem]
-	rxBytes          int
 	// rxu and rxuBytes are the unicast receive buffer when the capacity
 	// reads unicast first (Capacity.UnicastFirst); rxHeadU says the packet
 	// being taken out came from it.
-	rxu      ring[rxItem]
-	rxuBytes int
 	rxHeadU  bool
+	rx       ring[rxItem]
+	rxu      ring[rxItem]
+	stats    NodeStats
+	rxBytes  int
+	rxuBytes int
+	part     int // partition set; equal sets talk
+	site     int
 
 	cap    Capacity
 	thawAt event.Time
