@@ -9,17 +9,27 @@ import (
 	"github.com/layercast/layercast/stack"
 )
 
-// Warm implements pairindex.Warmable: the group and the sender.
+// Warm implements pairindex.Warmable: the group and the sender (an
+// 80-byte object: its next and its reorder buffer's length can be a line
+// apart).
 func (e hitEntry) Warm(stage int) {
 	if stage == 0 && e.s != nil {
 		prefetch.Lines(unsafe.Pointer(e.g), 1)
-		prefetch.Lines(unsafe.Pointer(e.s), 1)
+		prefetch.Lines(unsafe.Pointer(e.s), 2)
 	}
 }
 
 // Warm implements stack.Warmer for what dataUp reads: the table's slot,
-// then the group and the sender. Nothing while the table is stale.
+// then the group and the sender; nothing of these while the table is
+// stale. Beside them, the delivered counter every packet counts (its
+// pointer, then the counter).
 func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
+	switch stage {
+	case 0:
+		prefetch.Lines(unsafe.Pointer(&l.c.Delivered), 1)
+	case 1:
+		prefetch.Lines(unsafe.Pointer(l.c.Delivered), 1)
+	}
 	if !l.stale {
 		pairindex.Warm(&l.hits, g, src, stage)
 	}
