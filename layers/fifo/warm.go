@@ -30,7 +30,9 @@ func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
 	case 1:
 		prefetch.Lines(unsafe.Pointer(l.c.Delivered), 1)
 	}
-	if !l.stale {
+	if !l.stale && stage <= 1 {
+		// hitEntry.Warm asks for nothing past its stage 0 (the table's
+		// stage 1): no lookup for it
 		pairindex.Warm(&l.hits, g, src, stage)
 	}
 }

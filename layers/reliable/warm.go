@@ -18,6 +18,16 @@ var _ stack.Warmer = (*Layer)(nil)
 // nothing of these while the table is stale. Beside them, the layer's
 // own fields a packet reads beyond its first cache line.
 func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
+	l.warmOwn(stage)
+	if !l.stale && stage <= 2 {
+		// hitEntry.Warm asks for nothing past its stage 1 (the table's
+		// stage 2): no lookup for it
+		pairindex.Warm(&l.hits, g, src, stage)
+	}
+}
+
+// warmOwn is Warm's part for the layer's own fields.
+func (l *Layer) warmOwn(stage int) {
 	switch stage {
 	case 0:
 		// the layer's own fields every packet reads beyond its first
@@ -28,9 +38,6 @@ func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
 		prefetch.Lines(unsafe.Pointer(&l.c.Delivered), 1)
 	case 1:
 		prefetch.Lines(unsafe.Pointer(l.c.Delivered), 1)
-	}
-	if !l.stale {
-		pairindex.Warm(&l.hits, g, src, stage)
 	}
 }
 
@@ -59,12 +66,21 @@ var _ stack.ControlWarmer = (*Layer)(nil)
 // (digestUp): the ranked list's header, then the list, then the members,
 // a link a stage. Nothing of these while the table is stale.
 func (l *Layer) WarmControl(g event.GroupID, src event.NodeID, stage int) {
-	l.Warm(g, src, stage)
-	if l.stale || stage == 0 {
+	l.warmOwn(stage)
+	if l.stale {
 		return
 	}
+	if stage == 0 {
+		l.hits.Prefetch(g, src)
+		return
+	}
+	// one lookup for Warm's part (pairindex.Warm) and this one's
 	e := l.hits.Get(g, src)
-	if e == nil || e.m == nil {
+	if e == nil {
+		return
+	}
+	e.Warm(stage - 1)
+	if e.m == nil {
 		return
 	}
 	switch stage {
