@@ -464,7 +464,14 @@ func (l *Layer) nakUp(ev *event.Event) {
 				l.c.Remulticasts.Inc()
 			}
 			s.last, s.to = now, to
-			l.retransmit(g, s, to, flagRetrans, copies)
+			// nak_copies leave together, as configured; the copies a
+			// lossy receiver asks for beyond them (nak_copies_loss) a
+			// moment later (copyLater)
+			first := min(copies, max(l.cfg.NakCopies, 1))
+			l.retransmit(g, s, to, flagRetrans, first)
+			if copies > first {
+				l.copyLater(g, seq, to, flagRetrans, copies-first)
+			}
 		}
 	}
 }
@@ -480,6 +487,51 @@ func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID, flags byte, co
 		c.Recovery.By = "nak"
 		l.c.Retransmissions.Inc()
 		l.Ctx.Down(&event.Event{Kind: event.Cast, Group: g.id, Peer: to, OneMember: to != event.NoNode, Msg: c})
+	}
+}
+
+// laterCopy is a retransmission's further copies, due at the copy timer.
+type laterCopy struct {
+	g     event.GroupID
+	seq   uint32
+	to    event.NodeID
+	flags byte
+	n     int
+}
+
+// copyGap is how long after a retransmission its further copies leave.
+const copyGap = 100 * time.Microsecond
+
+// copyLater sends n more copies of our message seq copyGap from now, not
+// with the first: a layer below that packs (pack) put every copy of a
+// retransmission in the same datagram as the first, so one loss took them
+// all and the copies a lossy receiver asked for (nak_copies_loss)
+// protected nothing (UDP, 10% loss, 3 receivers: 120,000 retransmissions
+// for 58,000 messages recovered, each pair in one datagram). A moment
+// later they leave in another.
+func (l *Layer) copyLater(g *group, seq uint32, to event.NodeID, flags byte, n int) {
+	l.later = append(l.later, laterCopy{g: g.id, seq: seq, to: to, flags: flags, n: n})
+	if !l.copyTm.Pending() {
+		l.copyTm.ResetAt(l.Ctx.Now().Add(copyGap))
+	}
+}
+
+// copyTimer sends the copies queued by copyLater whose messages we still
+// hold.
+func (l *Layer) copyTimer() {
+	later := l.later
+	l.later = l.later[len(l.later):]
+	for _, c := range later {
+		g := l.groups[c.g]
+		if g == nil || g.view == nil {
+			continue
+		}
+		if s := g.sentAt(c.seq); s != nil {
+			l.retransmit(g, s, c.to, c.flags, c.n)
+		}
+	}
+	if len(l.later) == 0 {
+		l.later = later[:0]
 	}
 }
 

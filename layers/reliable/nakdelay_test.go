@@ -460,3 +460,23 @@ func TestNakCopiesFollowLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestAskedCopiesLeaveApart: the second copy of each retransmission a NAK
+// asks for (C=2, a receiver that measured nak_copies_loss) leaves copyGap
+// after the first, not with it: a packing layer below would otherwise put
+// both in one datagram, which one loss takes whole.
+func TestAskedCopiesLeaveApart(t *testing.T) {
+	p := newProbe(t, 3, nil)
+	before := p.counter("retransmissions")
+	p.c.Net.At(p.c.Net.Now(), func() {
+		p.inject(event.Send, 2, append([]byte{tNak}, p.wc.Encode(&nakMsg{G: 1, R: []uint32{1, 3}, C: 2})...))
+	})
+	p.c.Net.Run(copyGap / 2)
+	if n := p.counter("retransmissions") - before; n != 3 {
+		t.Fatalf("%d retransmissions at once, want 3 (one copy of each)", n)
+	}
+	p.c.Net.Run(copyGap)
+	if n := p.counter("retransmissions") - before; n != 6 {
+		t.Errorf("%d retransmissions after copyGap, want 6 (the second copies)", n)
+	}
+}

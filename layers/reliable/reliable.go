@@ -154,6 +154,11 @@ type Layer struct {
 	asks      []unplacedAsk
 	askQueued map[askKey]event.Time // when a hint first named it
 	askTm     *stack.Timer
+
+	// further copies of retransmissions, sent copyGap after the first
+	// (copyLater)
+	later  []laterCopy
+	copyTm *stack.Timer
 }
 
 // New returns a layer with the given configuration (already checked; a
@@ -175,6 +180,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.self = ctx.Self()
 	ctx.BindCounters(&l.c)
 	l.askTm = ctx.NewTimer(l.askTimer)
+	l.copyTm = ctx.NewTimer(l.copyTimer)
 	return nil
 }
 
