@@ -12,7 +12,8 @@ import (
 //
 //	G      group (uvarint)
 //	V      view tag (uvarint)
-//	flags  one byte: bit 0 U (unstable), bit 1 H (held); others zero
+//	flags  one byte: bit 0 U (unstable), bit 1 H (held), bit 2 Q (answer
+//	       at once: a round trip is wanted), bit 3 A (an answer); others zero
 //	n      number of entries (uvarint)
 //	then n entries N, C, F (three uvarints each)
 //
@@ -21,6 +22,8 @@ import (
 const (
 	digestU = 1
 	digestH = 2
+	digestQ = 4
+	digestA = 8
 )
 
 // appendDigest appends d's body (len(d.E) a multiple of 3) to b.
@@ -33,6 +36,12 @@ func appendDigest(b []byte, d *digestMsg) []byte {
 	}
 	if d.H {
 		fl |= digestH
+	}
+	if d.Q {
+		fl |= digestQ
+	}
+	if d.A {
+		fl |= digestA
 	}
 	b = append(b, fl)
 	b = binary.AppendUvarint(b, uint64(len(d.E)/3))
@@ -99,10 +108,10 @@ func parseDigest(b []byte, d *digestMsg) error {
 	}
 	fl := r.b[0]
 	r.b = r.b[1:]
-	if fl&^(digestU|digestH) != 0 {
+	if fl&^(digestU|digestH|digestQ|digestA) != 0 {
 		return fmt.Errorf("%w: digest flags %#x", errMalformed, fl)
 	}
-	d.U, d.H = fl&digestU != 0, fl&digestH != 0
+	d.U, d.H, d.Q, d.A = fl&digestU != 0, fl&digestH != 0, fl&digestQ != 0, fl&digestA != 0
 	n := int(r.u32())
 	if r.err == nil && n > len(r.b)/3 {
 		// each entry takes at least three bytes

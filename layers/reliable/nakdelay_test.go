@@ -171,6 +171,38 @@ func TestFirstNakScalesWithRoundTrip(t *testing.T) {
 	}
 }
 
+// TestFirstNakAfterDigestAnswer: a receiver that has not measured the
+// round trip to a sender asks, in its digest (Q), for an answer at once
+// and times it (A), so its first gap waits 2 to 4 of those round trips for
+// its first NAK rather than nak_delay (20 ms), as after a NAK's answer.
+// Node 2's first digest leaves at its gossip round (stable_interval,
+// 100 ms); it loses the cast sent at 150 ms, its first loss.
+func TestFirstNakAfterDigestAnswer(t *testing.T) {
+	const lat = 200 * time.Microsecond
+	const step = event.Time(10 * time.Microsecond)
+	r := newNakRun(t, 1, 3, lat, map[string]string{"nak_delay": "20ms", "nak_delay_rtts": "2", "nak_delay_min": "100us"})
+	w := r.lose(150, 2)
+	watch, naks := r.nakWatch()
+	var srtt time.Duration // node 2's to node 1 just before the loss
+	r.run(func() {
+		watch()
+		if srtt == 0 && r.c.Net.Now() >= event.Time(149*time.Millisecond) {
+			srtt = r.layers[2].paths[1].SRTT()
+		}
+	})
+	if w.found[2] == 0 {
+		t.Fatal("the loss window lost nothing")
+	}
+	if srtt < 2*lat || srtt > 2*lat+time.Millisecond {
+		t.Fatalf("round trip before any NAK %v, want about %v (a digest and its answer)", srtt, 2*lat)
+	}
+	gap := w.found[2].Add(lat)
+	got := time.Duration(firstNakAfterGap(naks[2], gap) - gap)
+	if got < 2*srtt-time.Duration(step) || got > 4*srtt+time.Duration(step) {
+		t.Errorf("first NAK %v after the gap, want within [%v, %v] (2 to 4 round trips timed by a digest's answer, not nak_delay)", got, 2*srtt, 4*srtt)
+	}
+}
+
 // TestFirstNakSuppressed: when every receiver loses the same cast, the
 // random part of the first NAK's wait lets the sender's multicast repair
 // (made on the second NAK) reach the later receivers before they ask, so
@@ -426,5 +458,25 @@ func TestNakCopiesFollowLoss(t *testing.T) {
 				t.Error("node 2 got no second copy of any repair")
 			}
 		})
+	}
+}
+
+// TestAskedCopiesLeaveApart: the second copy of each retransmission a NAK
+// asks for (C=2, a receiver that measured nak_copies_loss) leaves copyGap
+// after the first, not with it: a packing layer below would otherwise put
+// both in one datagram, which one loss takes whole.
+func TestAskedCopiesLeaveApart(t *testing.T) {
+	p := newProbe(t, 3, nil)
+	before := p.counter("retransmissions")
+	p.c.Net.At(p.c.Net.Now(), func() {
+		p.inject(event.Send, 2, append([]byte{tNak}, p.wc.Encode(&nakMsg{G: 1, R: []uint32{1, 3}, C: 2})...))
+	})
+	p.c.Net.Run(copyGap / 2)
+	if n := p.counter("retransmissions") - before; n != 3 {
+		t.Fatalf("%d retransmissions at once, want 3 (one copy of each)", n)
+	}
+	p.c.Net.Run(copyGap)
+	if n := p.counter("retransmissions") - before; n != 6 {
+		t.Errorf("%d retransmissions after copyGap, want 6 (the second copies)", n)
 	}
 }

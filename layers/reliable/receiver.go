@@ -82,6 +82,7 @@ type recvState struct {
 // path's timeout, about 130 ms).
 type path struct {
 	rtt.Estimator
+	asks int // digests that asked to time an answer while none was measured (askRTT)
 }
 
 // pathTo returns the round-trip state towards a sender.
@@ -247,7 +248,7 @@ func (l *Layer) dataUp(ev *event.Event) {
 	// max_buffer per stable_interval
 	g.rxMsgs++
 	if g.rxBytes += int64(m.Len()); g.rxBytes >= l.cfg.MaxBuffer/4 || g.rxMsgs >= l.cfg.Window/4 {
-		l.sendDigest(g, g.stable < g.next-1)
+		l.sendDigest(g, g.stable < g.next-1, false)
 	}
 	l.Ctx.Up(ev)
 }

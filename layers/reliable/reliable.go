@@ -23,7 +23,10 @@
 // NAKs, and asks for their repairs, in 2 copies. Members gossip stability
 // digests (JGroups STABLE) while there is something to settle: each lists how
 // far the member has received every sender's stream, and the sender's own
-// highest sequence number, which also reveals lost tails. A message every
+// highest sequence number, which also reveals lost tails. A member that
+// receives a stream whose sender's round trip it has not measured marks
+// its digest to be answered at once and times the answer, so its first
+// gap waits a few round trips rather than nak_delay. A message every
 // member of the current view holds is stable and its sender frees it. The
 // sender's buffer is bounded by max_buffer: when it is full, casts wait in the
 // layer and the application is told to hold off (event.HoldOff) until
@@ -151,6 +154,11 @@ type Layer struct {
 	asks      []unplacedAsk
 	askQueued map[askKey]event.Time // when a hint first named it
 	askTm     *stack.Timer
+
+	// further copies of retransmissions, sent copyGap after the first
+	// (copyLater)
+	later  []laterCopy
+	copyTm *stack.Timer
 }
 
 // New returns a layer with the given configuration (already checked; a
@@ -172,6 +180,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.self = ctx.Self()
 	ctx.BindCounters(&l.c)
 	l.askTm = ctx.NewTimer(l.askTimer)
+	l.copyTm = ctx.NewTimer(l.copyTimer)
 	return nil
 }
 

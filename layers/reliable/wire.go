@@ -105,12 +105,17 @@ type nakMsg struct {
 // gap and F is where its own stream starts for N (its floor). U says the
 // sender still holds unstable messages (receivers then keep answering); H
 // says its buffer is full and the application held off (receivers answer at
-// once).
+// once). Q asks the members for an answer at once too: its sender has not
+// measured the round trip to a member whose stream it receives, and times
+// the answer (A: this digest answers an H or Q one) to learn it before its
+// first NAK (see askRTT).
 type digestMsg struct {
 	G uint32   `codec:"g"`
 	V uint32   `codec:"v"`
 	U bool     `codec:"u"`
 	H bool     `codec:"h"`
+	Q bool     `codec:"q"`
+	A bool     `codec:"a"`
 	E []uint32 `codec:"e"`
 }
 
