@@ -51,6 +51,19 @@ func TestHopReadmittedMemberTakesNoVoidNumbers(t *testing.T) {
 		"crash:6@2.3s", "crash:5@2.5s", "partition:4,5,6,7,8@1.3s", "heal@4.1s")
 }
 
+// TestHopSiteAruIsWhatEveryMemberHolds: n3, a member of site 2, is cut off
+// at 2.3 s (and heals at 4.0 s, never removed); n2, its representative,
+// casts site 3's 520 into their ring, takes it back from ring at once and
+// crashes at 2.6 s before ring gets it to n3. n2's heartbeats had said site
+// 2 holds site 3's stream up to 520, so site 3 freed it, and when n3 took
+// over it was sent the stream from 521 on: n3 never delivered n6's cast
+// (1 owed delivery missing). A representative's heartbeat ARU for a far
+// stream is now the least of what its members say they hold (tHolds).
+func TestHopSiteAruIsWhatEveryMemberHolds(t *testing.T) {
+	siteSoakSeedMax(t, "8", [3]string{"1=1-1", "2=2-3", "3=4-8"}, "137",
+		"crash:8@4.3s", "crash:2@2.5s", "partition:3@2.3s", "heal@4.0s")
+}
+
 // TestHopLoneRepresentativesUnsentCastsExplained: n1, alone in site 1, is
 // cut off at 2.7 s, removed at 4.8 s and readmitted; its last casts of view
 // 1 were numbered and queued on its links (whose windows the cut-off had

@@ -237,6 +237,10 @@ func (l *Layer) startIn(st *stream, h *dataHdr) bool {
 	if lost[1] > lost[0] {
 		l.tellLost(lost)
 	}
+	// A stream moved (a site readmitted, a feeder's skip): the site's ARU
+	// of it waits on this member's word, and a representative new to a
+	// site resends it from that ARU on (resend).
+	l.sendHolds(true)
 	if l.isRep && h.Site != l.me {
 		hh := *h
 		hh.Flags = 0
@@ -460,10 +464,14 @@ func (l *Layer) restoreLast() {
 }
 
 // memberReplay takes, at a readmitted representative (rejoin), a member's
-// replay of the site's stream: its messages go on along the tree (a far
-// site may lack the last ones the member numbered alone: its link was
-// closed with them in flight), and its closing tStart tells where the
-// stream stands, from which this node numbers on.
+// replay of the site's stream: its messages are kept, and go on along the
+// tree with the closing tStart (resendOwn, from what each child's site
+// holds: a far site may lack the last ones the member numbered alone, its
+// link closed with them in flight), which tells where the stream stands,
+// from which this node numbers on. Sent on as they came as well, each went
+// twice onto the links, and the links' queues held the site's members off
+// for a second and more (TestHopReadmittedSiteGetsOwed, seed 4, once n3
+// was readmitted after n4).
 func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message) {
 	st := l.streams[l.me]
 	if h.Type != tStart {
@@ -471,7 +479,6 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 			l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
 		}
 		l.retain(h, g, payload)
-		l.forward(h, g, payload)
 		return
 	}
 	if h.Seq == 0 || st == nil || st.synced {
