@@ -78,3 +78,19 @@ func TestHopLoneRepresentativesUnsentCastsExplained(t *testing.T) {
 	siteSoakSeedMax(t, "7", [3]string{"1=1-1", "2=2-4", "3=5-7"}, "73",
 		"crash:4@4.7s", "crash:6@2.5s", "partition:1@2.7s", "heal@4.8s")
 }
+
+// TestHopReadmittedRepresentativeWaitsForItsMembersWord: n5, site 3's
+// representative, is cut off (2.3 s to 4.6 s), removed and readmitted; it
+// had numbered n6's casts up to 544 in their ring, which the cut-off kept
+// from the far sites. n6's views were held up below until crashed n8 left
+// the view (6.4 s), and came in a burst: n6 took over from n5, cast its
+// streams' tStarts (545 for site 3) as the new representative, lost the
+// role to n5, readmitted, and then cast n5 its replay of the stream. n5
+// took the first tStart as the member's word, numbered on from 545 with
+// nothing of the member's, and told the far sites 528 to 544 were lost (27
+// owed deliveries missing). A member's word is now addressed to the
+// representative it tells.
+func TestHopReadmittedRepresentativeWaitsForItsMembersWord(t *testing.T) {
+	siteSoakSeedMax(t, "8", [3]string{"1=1-1", "2=2-4", "3=5-8"}, "177",
+		"crash:8@4.3s", "crash:7@2.5s", "partition:5@2.3s", "heal@4.6s")
+}

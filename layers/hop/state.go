@@ -385,6 +385,9 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 			// next sorts before far messages this node delivered while
 			// it was the representative (late, spread-site-soak seed 215).
 			hh.LTS = max(hh.LTS, l.clock)
+			// Addressed: only rep takes it as this member's word
+			// (memberReplay).
+			hh.Origin = rep
 		}
 		l.castSite(&hh, g, payload)
 	}
@@ -464,7 +467,8 @@ func (l *Layer) restoreLast() {
 }
 
 // memberReplay takes, at a readmitted representative (rejoin), a member's
-// replay of the site's stream: its messages are kept, and go on along the
+// replay of the site's stream (its closing tStart addressed to this node:
+// Origin): its messages are kept, and go on along the
 // tree with the closing tStart (resendOwn, from what each child's site
 // holds: a far site may lack the last ones the member numbered alone, its
 // link closed with them in flight), which tells where the stream stands,
@@ -481,7 +485,18 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 		l.retain(h, g, payload)
 		return
 	}
-	if h.Seq == 0 || st == nil || st.synced {
+	if h.Seq == 0 || st == nil || st.synced || h.Origin != l.Ctx.Self() {
+		// Not a member's word to this node (rejoined addresses it): a
+		// tStart a member cast as the site's representative, which its
+		// ring carried to this node after it lost the role. Taken, it
+		// ended the wait before that member's replay came, and this node
+		// numbered on with none of what the member held: the far sites
+		// were told those numbers lost (spread-site-soak seed 177 at rate
+		// max: n6's views, held up below while crashed n8 stayed in its
+		// ring, came in a burst; n6 took over from n5 and cast its
+		// streams' tStarts, lost the role to n5 readmitted, and told it
+		// where the stream stands after that: 27 owed deliveries
+		// missing).
 		return
 	}
 	st.start(h.Seq, h.LTS, l.Ctx.Now())

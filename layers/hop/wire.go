@@ -38,6 +38,8 @@ const (
 	// stream that does not know where it stands (a new member, a site
 	// readmitted) waits for one; one that stands below Seq skips to it
 	// and tells the application what it will not get (event.Lost).
+	// Origin, in a member's replay to a representative new to its site
+	// (rejoined), is the representative it is addressed to.
 	tStart byte = 7
 	// tHolds is a member's word to its site's representative (cast on the
 	// site channel, the tBeat layout with Seq, LTS and Down zero): its
