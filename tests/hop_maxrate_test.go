@@ -94,3 +94,18 @@ func TestHopReadmittedRepresentativeWaitsForItsMembersWord(t *testing.T) {
 	siteSoakSeedMax(t, "8", [3]string{"1=1-1", "2=2-4", "3=5-8"}, "177",
 		"crash:8@4.3s", "crash:7@2.5s", "partition:5@2.3s", "heal@4.6s")
 }
+
+// TestHopRepresentativeSyncedLateGivesItsMembersWhatItHeld: site 2 (n4 to
+// n6) is cut off (1.7 s to 4.5 s) and removed, n5 crashed. n4 is
+// readmitted first, alone in its site: its stream of site 1 does not know
+// where it stands yet, and it holds site 1's 1068 to 1085 as they come
+// (early). n6 comes back before site 1's tStart reaches n4, so n4's replay
+// for the newcomer skips that stream; the tStart then took n4's stream to
+// 1085 and went into the site alone, and n6 stood at 1067 waiting for good
+// (920 owed deliveries missing). A representative whose stream learns
+// where it stands now gives its members the tStart and what it has from
+// there.
+func TestHopRepresentativeSyncedLateGivesItsMembersWhatItHeld(t *testing.T) {
+	siteSoakSeedMax(t, "7", [3]string{"1=1-3", "2=4-6", "3=7-7"}, "203",
+		"crash:5@2.7s", "partition:4,5,6@1.7s", "heal@4.5s")
+}

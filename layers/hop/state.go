@@ -228,6 +228,7 @@ func (l *Layer) castReplay(h *dataHdr, g event.GroupID, payload *event.Message) 
 // and, at a representative whose stream it moved, pass it on into the site
 // and down the tree. It reports whether it moved the stream.
 func (l *Layer) startIn(st *stream, h *dataHdr) bool {
+	synced := st.synced
 	changed, lost := st.start(h.Seq, h.LTS, l.Ctx.Now())
 	if !changed {
 		return false
@@ -244,7 +245,20 @@ func (l *Layer) startIn(st *stream, h *dataHdr) bool {
 	if l.isRep && h.Site != l.me {
 		hh := *h
 		hh.Flags = 0
-		l.castSite(&hh, 0, nil)
+		if !synced {
+			// What it held meanwhile (early) it cast into its site as it
+			// came only while it had members, and a newcomer's replay
+			// (replaySite) skipped this stream: a member admitted then
+			// stood at the tStart and waited for good on what this node
+			// took from early (spread-site-soak seed 203 at rate max:
+			// n4, readmitted alone, held site 1's 1068 to 1085 before n6
+			// came back; 920 owed deliveries missing at n6). Its members
+			// get the tStart and what it has from there, as a newcomer
+			// does.
+			l.replay(h.Site, h.Seq, l.castReplay)
+		} else {
+			l.castSite(&hh, 0, nil)
+		}
 		for _, c := range l.routes.children[h.Site] {
 			if lk := l.links[c.site]; lk != nil {
 				lk.queueStart(&hh)
