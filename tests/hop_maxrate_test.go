@@ -109,3 +109,15 @@ func TestHopRepresentativeSyncedLateGivesItsMembersWhatItHeld(t *testing.T) {
 	siteSoakSeedMax(t, "7", [3]string{"1=1-3", "2=4-6", "3=7-7"}, "203",
 		"crash:5@2.7s", "partition:4,5,6@1.7s", "heal@4.5s")
 }
+
+// TestHopReplayHoldsWhatItSends: site 3 is cut off whole and readmitted;
+// n2, site 2's representative, sends the readmitted site its stream from
+// where it stands (replay), and sending pumps the link, which numbers the
+// casts waiting at n2 and delivers: stream items the replay had listed
+// were freed and their buffers reused, and n2 sent 621 and 623 with the
+// payloads of 622 and 624 (8 duplicate deliveries at n5 and n7). The
+// replay now holds what it lists until it is done.
+func TestHopReplayHoldsWhatItSends(t *testing.T) {
+	siteSoakSeedMax(t, "7", [3]string{"1=1-1", "2=2-4", "3=5-7"}, "403",
+		"crash:1@2.7s", "crash:3@2.5s", "partition:5,6,7@1.7s", "heal@4.5s")
+}

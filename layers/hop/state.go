@@ -160,6 +160,24 @@ func (l *Layer) replay(s event.SiteID, lower uint32, emit func(h *dataHdr, g eve
 			es = append(es, kept{h: dataHdr{Type: tSkip, Site: s, Seq: sr.first, Last: sr.last, LTS: sr.lts}})
 		}
 	}
+	// Held here while emit runs: sending may pump a link, whose
+	// checkHold numbers waiting casts and delivers, freeing stream items
+	// and kept messages that es still names; their buffers, reused, went
+	// out under these numbers with another message's bytes (spread-site-
+	// soak seed 403 at rate max: n2 resent site 2's 621 and 623 with the
+	// payloads of 622 and 624, 8 duplicate deliveries).
+	for i := range es {
+		if es[i].msg != nil {
+			es[i].msg.Retain()
+		}
+	}
+	defer func() {
+		for i := range es {
+			if es[i].msg != nil {
+				es[i].msg.Release()
+			}
+		}
+	}()
 	slices.SortFunc(es, func(a, b kept) int {
 		if c := cmp.Compare(a.h.Seq, b.h.Seq); c != 0 {
 			return c
