@@ -745,7 +745,8 @@ func (l *Layer) receive(ev *event.Event) {
 		lk.receive(ev)
 		return
 	}
-	// A cast on the site channel.
+	// A cast on the site channel (a tHolds, a control cast, passes by
+	// ring: no sign the ring is up).
 	if l.rejoin && !l.ringUp && b[0] != tHolds {
 		l.rejoinHeard()
 	}
@@ -941,8 +942,10 @@ func (l *Layer) linkOf(n event.NodeID) *link {
 // stamp, flush skip records, watch the links.
 func (l *Layer) onBeat() {
 	if !l.isRep {
-		l.sendHolds(false)
-		l.beatT.Reset(l.cfg.Heartbeat)
+		if l.peers {
+			l.sendHolds(false)
+			l.beatT.Reset(l.cfg.Heartbeat)
+		}
 		return
 	}
 	now := l.Ctx.Now()
