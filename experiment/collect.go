@@ -857,6 +857,16 @@ func (c *Collector) Finish(o Outcome) *Report {
 						}
 						if c.trackOut && i >= c.out[tk] {
 							rep.MissingNeverSent++
+							if snap := c.resets[tk]; snap != nil && i < snap[ti] {
+								// As for a cast sent and lost (explain): the
+								// sender was removed after it, and its stack
+								// dropped what it still held of its own
+								// stream, unsent casts too; the others'
+								// views had moved on without it.
+								rep.MissingExplained++
+								explained[fmt.Sprintf("never sent: cast before %v learned of its removal from g%d: its own stream was dropped", tx, gi+1)]++
+								continue
+							}
 							why, ok := held[tk]
 							if !ok {
 								why = c.heldBy(gi, tk, tx, es, o.StaticMembership)

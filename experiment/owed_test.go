@@ -305,3 +305,34 @@ func TestCollectorCollapsedViews(t *testing.T) {
 		t.Errorf("notes %q do not name n1's removal of n2", rep.Notes)
 	}
 }
+
+// TestCollectorNeverSentSenderRemoved: n1 casts 0-4, of which 3 and 4 never
+// leave its stack, and then learns it was removed (and is readmitted): its
+// stack dropped its own stream, unsent casts with it, so they are
+// explained as casts sent and lost are (TestCollectorSenderRemoved). A cast
+// after the readmission that never left the stack stays unexplained.
+func TestCollectorNeverSentSenderRemoved(t *testing.T) {
+	r := newOwedRig(t)
+	r.c.TrackSends()
+	for _, n := range all {
+		r.view(n, 1, all, all, nil)
+	}
+	r.cast(0, 5)
+	r.c.LeftStack(1, 1, 2)
+	r.deliver(2, 0, 1, 2)
+	r.deliver(3, 0, 1, 2)
+	r.view(1, 2, only(2, 3), nil, only(1)) // n1 learns it was removed (R1)
+	r.view(2, 2, only(2, 3), nil, only(1))
+	r.view(3, 2, only(2, 3), nil, only(1))
+	r.view(1, 3, all, only(1), nil)
+	r.view(2, 3, all, only(1), nil)
+	r.view(3, 3, all, only(1), nil)
+	r.cast(5, 6)
+	rep := r.c.Finish(Outcome{End: r.tick()})
+	if rep.MissingNeverSent != 6 || rep.MissingExplained != 4 || rep.MissingUnexplained != 2 {
+		t.Errorf("never sent %d explained %d unexplained %d, want 6 4 2 (%q)", rep.MissingNeverSent, rep.MissingExplained, rep.MissingUnexplained, rep.Notes)
+	}
+	if !hasNote(rep, "cast before n1 learned of its removal from g1: its own stream was dropped (4)") {
+		t.Errorf("notes %q do not name the sender's removal", rep.Notes)
+	}
+}

@@ -26,8 +26,10 @@ import (
 //     relies on: it takes a message it numbered into its own stream (to
 //     deliver) and sends it on along the tree only once ring hands it back
 //     from the site, and its heartbeats give, for a far site's stream, the
-//     ARU of what it cast into the site and ring handed back, not of what
-//     it holds alone (far sites free what every site's ARU covers).
+//     ARU of what it cast into the site and ring handed back and every
+//     member says it holds (tHolds: ring hands a cast back to its sender
+//     before the others have it), not of what it holds alone (far sites
+//     free what every site's ARU covers).
 
 // ownCast is a cast of this node not yet seen numbered.
 type ownCast struct {

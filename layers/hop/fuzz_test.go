@@ -36,6 +36,9 @@ func FuzzHopHeaders(f *testing.F) {
 	fb := make([]byte, full.size())
 	full.put(fb)
 	f.Add(fb)
+	hb := make([]byte, full.size())
+	full.putAs(hb, tHolds)
+	f.Add(hb)
 	f.Add([]byte{tNack, 0x81, 0xa1, 's', 0x92, 1, 2})
 	var pb [probeSize]byte
 	(&probeHdr{Site: 2, Stage: probeAnswer, Down: 0b1001}).put(pb[:])
@@ -56,6 +59,13 @@ func FuzzHopHeaders(f *testing.F) {
 			// Entries come back sorted by site: compare as decoded.
 			if b2, err := parseBeat(out); err != nil || b2 != b || out[1] != in[1] || !bytes.Equal(out[4:beatSize], in[4:beatSize]) {
 				t.Fatalf("parseBeat(%x) = %+v, which encodes as %x (%v)", in, b, out, err)
+			}
+		}
+		if b, err := parseBeatAs(in, tHolds); err == nil {
+			out := make([]byte, b.size())
+			b.putAs(out, tHolds)
+			if b2, err := parseBeatAs(out, tHolds); err != nil || b2 != b || out[1] != in[1] || !bytes.Equal(out[4:beatSize], in[4:beatSize]) {
+				t.Fatalf("parseBeatAs(%x, tHolds) = %+v, which encodes as %x (%v)", in, b, out, err)
 			}
 		}
 		if p, err := parseProbe(in); err == nil {

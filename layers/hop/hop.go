@@ -214,9 +214,15 @@ type Layer struct {
 	// order waiting on an idle far site for good.
 	farBeat   [maxSite + 1]*beat
 	farBeatAt event.Time
-	// arus[x][s]: up to which site sequence of source s site x's
-	// representative holds s's stream (from x's heartbeats).
+	// arus[x][s]: up to which site sequence of source s site x holds
+	// s's stream (from x's heartbeats).
 	arus [maxSite + 1][maxSite + 1]uint32
+	// holds (at a representative): each member's last word on what it
+	// holds of the far streams (tHolds); lastHolds and holdsAt: what
+	// this member last told, and when.
+	holds     map[event.NodeID]*beat
+	lastHolds beat
+	holdsAt   event.Time
 
 	// Failover (failover.go): this node's casts not yet seen numbered,
 	// the highest origin number numbered per origin of my site, the
@@ -283,6 +289,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.delivered = map[event.NodeID]uint32{}
 	l.resync = map[event.NodeID]bool{}
 	l.belowHeld = map[event.GroupID]bool{}
+	l.holds = map[event.NodeID]*beat{}
 	return nil
 }
 
@@ -415,6 +422,11 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	for n := range l.delivered {
 		if s, ok := l.siteOf[n]; !ok || s != l.me {
 			delete(l.delivered, n)
+		}
+	}
+	for n := range l.holds {
+		if s, ok := l.siteOf[n]; !ok || s != l.me {
+			delete(l.holds, n)
 		}
 	}
 	l.rejoined(prev, prevInView, prevRep)
@@ -562,7 +574,7 @@ func (l *Layer) rebuild() {
 		}
 		l.lastRep = rep
 	}
-	if l.isRep && !l.beatT.Pending() {
+	if (l.isRep || l.peers) && !l.beatT.Pending() {
 		l.beatT.Reset(l.cfg.Heartbeat)
 	}
 	l.checkHold() // links gone with a dead site no longer hold the application
@@ -733,8 +745,9 @@ func (l *Layer) receive(ev *event.Event) {
 		lk.receive(ev)
 		return
 	}
-	// A cast on the site channel.
-	if l.rejoin && !l.ringUp {
+	// A cast on the site channel (a tHolds, a control cast, passes by
+	// ring: no sign the ring is up).
+	if l.rejoin && !l.ringUp && b[0] != tHolds {
 		l.rejoinHeard()
 	}
 	switch b[0] {
@@ -750,6 +763,16 @@ func (l *Layer) receive(ev *event.Event) {
 			return
 		}
 		l.fromSite(&h, ev.Group, ev.Peer, m)
+	case tHolds:
+		bt, err := parseBeatAs(m.Bytes(), tHolds)
+		m.Release()
+		if err != nil {
+			l.c.Malformed.Inc()
+			return
+		}
+		if l.isRep && ev.Peer != l.Ctx.Self() && l.siteOf[ev.Peer] == l.me {
+			l.holds[ev.Peer] = &bt
+		}
 	case tBeat:
 		bt, err := parseBeat(m.Bytes())
 		m.Release()
@@ -919,6 +942,10 @@ func (l *Layer) linkOf(n event.NodeID) *link {
 // stamp, flush skip records, watch the links.
 func (l *Layer) onBeat() {
 	if !l.isRep {
+		if l.peers {
+			l.sendHolds(false)
+			l.beatT.Reset(l.cfg.Heartbeat)
+		}
 		return
 	}
 	now := l.Ctx.Now()
@@ -940,7 +967,7 @@ func (l *Layer) onBeat() {
 				// What the site holds, not this node alone: a far site
 				// frees what every site's ARU covers, and a member that
 				// takes over from this node has only what ring carried.
-				bt.Aru[s] = min(st.contig, st.inSite)
+				bt.Aru[s] = min(st.contig, st.inSite, l.holdsFloor(event.SiteID(s)))
 			}
 		}
 	}
@@ -966,6 +993,52 @@ func (l *Layer) onBeat() {
 	}
 	l.freeStable()
 	l.beatT.Reset(l.cfg.Heartbeat)
+}
+
+// holdsFloor is, of far source site s, up to where every other member of
+// my site holds its stream by their last word (tHolds; 0 for a member not
+// heard from). A message a representative cast into its site is not in
+// every member's hands when ring hands it back: a member cut off then,
+// whose representative crashed before ring got it there, lacked it for
+// good once the far sites, by this site's ARU, had freed it (spread-site-
+// soak seed 137 at rate max: n3 never got site 3's 520).
+func (l *Layer) holdsFloor(s event.SiteID) uint32 {
+	floor := ^uint32(0)
+	for n, x := range l.siteOf {
+		if x != l.me || n == l.Ctx.Self() {
+			continue
+		}
+		h := l.holds[n]
+		if h == nil || h.Has&(1<<s) == 0 {
+			return 0
+		}
+		floor = min(floor, h.Aru[s])
+	}
+	return floor
+}
+
+// sendHolds: a member tells its site's representative, every 5 heartbeats
+// when it changed and every 25 else (a new representative hears it too),
+// or now, up to where it holds each far stream (tHolds).
+func (l *Layer) sendHolds(now bool) {
+	if !l.peers || l.isRep {
+		return
+	}
+	at := l.Ctx.Now()
+	var h beat
+	h.Site = l.me
+	for s, st := range l.streams {
+		if st != nil && st.synced && event.SiteID(s) != l.me {
+			h.Has |= 1 << s
+			h.Aru[s] = st.contig
+		}
+	}
+	if since := at.Sub(l.holdsAt); since >= 25*l.cfg.Heartbeat || h != l.lastHolds && (now || since >= 5*l.cfg.Heartbeat) {
+		l.lastHolds, l.holdsAt = h, at
+		m := l.Ctx.NewMessage()
+		h.putAs(m.Append(h.size()), tHolds)
+		l.Ctx.Down(&event.Event{Kind: event.Cast, Channel: l.siteChannel(), Control: true, Msg: m})
+	}
 }
 
 // sendBeat sends a heartbeat on my children links of its site's tree and

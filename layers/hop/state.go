@@ -160,6 +160,24 @@ func (l *Layer) replay(s event.SiteID, lower uint32, emit func(h *dataHdr, g eve
 			es = append(es, kept{h: dataHdr{Type: tSkip, Site: s, Seq: sr.first, Last: sr.last, LTS: sr.lts}})
 		}
 	}
+	// Held here while emit runs: sending may pump a link, whose
+	// checkHold numbers waiting casts and delivers, freeing stream items
+	// and kept messages that es still names; their buffers, reused, went
+	// out under these numbers with another message's bytes (spread-site-
+	// soak seed 403 at rate max: n2 resent site 2's 621 and 623 with the
+	// payloads of 622 and 624, 8 duplicate deliveries).
+	for i := range es {
+		if es[i].msg != nil {
+			es[i].msg.Retain()
+		}
+	}
+	defer func() {
+		for i := range es {
+			if es[i].msg != nil {
+				es[i].msg.Release()
+			}
+		}
+	}()
 	slices.SortFunc(es, func(a, b kept) int {
 		if c := cmp.Compare(a.h.Seq, b.h.Seq); c != 0 {
 			return c
@@ -228,6 +246,7 @@ func (l *Layer) castReplay(h *dataHdr, g event.GroupID, payload *event.Message) 
 // and, at a representative whose stream it moved, pass it on into the site
 // and down the tree. It reports whether it moved the stream.
 func (l *Layer) startIn(st *stream, h *dataHdr) bool {
+	synced := st.synced
 	changed, lost := st.start(h.Seq, h.LTS, l.Ctx.Now())
 	if !changed {
 		return false
@@ -237,10 +256,27 @@ func (l *Layer) startIn(st *stream, h *dataHdr) bool {
 	if lost[1] > lost[0] {
 		l.tellLost(lost)
 	}
+	// A stream moved (a site readmitted, a feeder's skip): the site's ARU
+	// of it waits on this member's word, and a representative new to a
+	// site resends it from that ARU on (resend).
+	l.sendHolds(true)
 	if l.isRep && h.Site != l.me {
 		hh := *h
 		hh.Flags = 0
-		l.castSite(&hh, 0, nil)
+		if !synced {
+			// What it held meanwhile (early) it cast into its site as it
+			// came only while it had members, and a newcomer's replay
+			// (replaySite) skipped this stream: a member admitted then
+			// stood at the tStart and waited for good on what this node
+			// took from early (spread-site-soak seed 203 at rate max:
+			// n4, readmitted alone, held site 1's 1068 to 1085 before n6
+			// came back; 920 owed deliveries missing at n6). Its members
+			// get the tStart and what it has from there, as a newcomer
+			// does.
+			l.replay(h.Site, h.Seq, l.castReplay)
+		} else {
+			l.castSite(&hh, 0, nil)
+		}
 		for _, c := range l.routes.children[h.Site] {
 			if lk := l.links[c.site]; lk != nil {
 				lk.queueStart(&hh)
@@ -381,6 +417,9 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 			// next sorts before far messages this node delivered while
 			// it was the representative (late, spread-site-soak seed 215).
 			hh.LTS = max(hh.LTS, l.clock)
+			// Addressed: only rep takes it as this member's word
+			// (memberReplay).
+			hh.Origin = rep
 		}
 		l.castSite(&hh, g, payload)
 	}
@@ -460,10 +499,15 @@ func (l *Layer) restoreLast() {
 }
 
 // memberReplay takes, at a readmitted representative (rejoin), a member's
-// replay of the site's stream: its messages go on along the tree (a far
-// site may lack the last ones the member numbered alone: its link was
-// closed with them in flight), and its closing tStart tells where the
-// stream stands, from which this node numbers on.
+// replay of the site's stream (its closing tStart addressed to this node:
+// Origin): its messages are kept, and go on along the
+// tree with the closing tStart (resendOwn, from what each child's site
+// holds: a far site may lack the last ones the member numbered alone, its
+// link closed with them in flight), which tells where the stream stands,
+// from which this node numbers on. Sent on as they came as well, each went
+// twice onto the links, and the links' queues held the site's members off
+// for a second and more (TestHopReadmittedSiteGetsOwed, seed 4, once n3
+// was readmitted after n4).
 func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message) {
 	st := l.streams[l.me]
 	if h.Type != tStart {
@@ -471,10 +515,20 @@ func (l *Layer) memberReplay(h *dataHdr, g event.GroupID, payload *event.Message
 			l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
 		}
 		l.retain(h, g, payload)
-		l.forward(h, g, payload)
 		return
 	}
-	if h.Seq == 0 || st == nil || st.synced {
+	if h.Seq == 0 || st == nil || st.synced || h.Origin != l.Ctx.Self() {
+		// Not a member's word to this node (rejoined addresses it): a
+		// tStart a member cast as the site's representative, which its
+		// ring carried to this node after it lost the role. Taken, it
+		// ended the wait before that member's replay came, and this node
+		// numbered on with none of what the member held: the far sites
+		// were told those numbers lost (spread-site-soak seed 177 at rate
+		// max: n6's views, held up below while crashed n8 stayed in its
+		// ring, came in a burst; n6 took over from n5 and cast its
+		// streams' tStarts, lost the role to n5 readmitted, and told it
+		// where the stream stands after that: 27 owed deliveries
+		// missing).
 		return
 	}
 	st.start(h.Seq, h.LTS, l.Ctx.Now())

@@ -38,7 +38,16 @@ const (
 	// stream that does not know where it stands (a new member, a site
 	// readmitted) waits for one; one that stands below Seq skips to it
 	// and tells the application what it will not get (event.Lost).
+	// Origin, in a member's replay to a representative new to its site
+	// (rejoined), is the representative it is addressed to.
 	tStart byte = 7
+	// tHolds is a member's word to its site's representative (cast on the
+	// site channel, the tBeat layout with Seq, LTS and Down zero): its
+	// Aru says, for each source site in Has, up to which site sequence
+	// this member holds that source's stream. The representative's
+	// heartbeats give, for a far source, the least of its members' and
+	// its own (holdsFloor): far sites free what every site's ARU covers.
+	tHolds byte = 8
 )
 
 // Probe stages: a representative that declared its link to a far site down
@@ -198,9 +207,9 @@ const (
 
 // beat is a site's heartbeat: every message of Site up to Seq has been
 // sent, and none it sends later has a timestamp at or below LTS. Aru says,
-// for each source site in Has, the site sequence up to which Site's
-// representative holds that source's stream (Spread 3.3's site ARU, for
-// safe delivery).
+// for each source site in Has, the site sequence up to which Site (its
+// representative, and by their word its members) holds that source's
+// stream (Spread 3.3's site ARU, for safe delivery and freeing).
 type beat struct {
 	Site event.SiteID
 	Seq  uint32
@@ -216,8 +225,11 @@ type beat struct {
 // size is the encoded size.
 func (bt *beat) size() int { return beatSize + beatEntry*bits.OnesCount64(bt.Has) }
 
-func (bt *beat) put(b []byte) {
-	b[0], b[1], b[2], b[3] = tBeat, byte(bt.Site), byte(bits.OnesCount64(bt.Has)), 0
+func (bt *beat) put(b []byte) { bt.putAs(b, tBeat) }
+
+// putAs encodes the beat as packet type typ (tBeat or tHolds).
+func (bt *beat) putAs(b []byte, typ byte) {
+	b[0], b[1], b[2], b[3] = typ, byte(bt.Site), byte(bits.OnesCount64(bt.Has)), 0
 	binary.BigEndian.PutUint32(b[4:], bt.Seq)
 	binary.BigEndian.PutUint64(b[8:], bt.LTS)
 	binary.BigEndian.PutUint64(b[16:], bt.Down)
@@ -231,9 +243,12 @@ func (bt *beat) put(b []byte) {
 	}
 }
 
-func parseBeat(b []byte) (beat, error) {
+func parseBeat(b []byte) (beat, error) { return parseBeatAs(b, tBeat) }
+
+// parseBeatAs decodes a beat of packet type typ (tBeat or tHolds).
+func parseBeatAs(b []byte, typ byte) (beat, error) {
 	var bt beat
-	if len(b) < beatSize || b[0] != tBeat || len(b) != beatSize+beatEntry*int(b[2]) {
+	if len(b) < beatSize || b[0] != typ || len(b) != beatSize+beatEntry*int(b[2]) {
 		return bt, fmt.Errorf("%w: heartbeat of %d bytes", errMalformed, len(b))
 	}
 	bt.Site, bt.Seq, bt.LTS = event.SiteID(b[1]), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint64(b[8:])
