@@ -101,6 +101,12 @@ func (l *Layer) repChanged() {
 		l.castOwn(o)
 	}
 	l.recasting = !l.isRep
+	if !l.isRep && l.seen > 0 {
+		// The new representative has not heard what this node saw
+		// numbered (seen.go).
+		l.seenLeft = seenRepeats
+		l.armSeen()
+	}
 	if l.isRep {
 		for l.own.Len() > 0 {
 			l.own.Pop().msg.Release()
@@ -385,6 +391,11 @@ func (l *Layer) rejoinHeard() {
 func (l *Layer) releaseKept() {
 	for l.waiting.Len() > 0 {
 		l.waiting.Pop().msg.Release()
+	}
+	for l.sitePend.Len() > 0 {
+		if k := l.sitePend.Pop(); k.msg != nil {
+			k.msg.Release()
+		}
 	}
 	for l.own.Len() > 0 {
 		l.own.Pop().msg.Release()

@@ -43,6 +43,9 @@ func FuzzHopHeaders(f *testing.F) {
 	var pb [probeSize]byte
 	(&probeHdr{Site: 2, Stage: probeAnswer, Down: 0b1001}).put(pb[:])
 	f.Add(pb[:])
+	var sb [seenSize]byte
+	putSeen(sb[:], 41)
+	f.Add(sb[:])
 	codec := wirecodec.New(wirecodec.Options{Name: "hop", Malformed: errMalformed, MaxInitLen: 256})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		wiretest.Header(t, "parseData", in, dataHdrSize, parseData, func(b []byte, h dataHdr) { h.put(b) }, errMalformed)
@@ -73,6 +76,13 @@ func FuzzHopHeaders(f *testing.F) {
 			p.put(out[:])
 			if !bytes.Equal(out[:], in) {
 				t.Fatalf("parseProbe(%x) = %+v, which encodes as %x", in, p, out)
+			}
+		}
+		if seq, err := parseSeen(in); err == nil {
+			var out [seenSize]byte
+			putSeen(out[:], seq)
+			if !bytes.Equal(out[:], in) {
+				t.Fatalf("parseSeen(%x) = %d, which encodes as %x", in, seq, out)
 			}
 		}
 		if len(in) > 0 {
@@ -110,6 +120,9 @@ func FuzzHopReceive(f *testing.F) {
 		(&probeHdr{Site: 1, Stage: st}).put(pb[:])
 		f.Add(append([]byte{0, probeSize}, pb[:]...)) // a Send from n2, site 1's representative
 	}
+	var sb [seenSize]byte
+	putSeen(sb[:], 3)
+	f.Add(append([]byte{0, seenSize}, sb[:]...)) // a member's word, from a node of another site
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fuzzSites(t).Script(in)
 	})

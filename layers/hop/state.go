@@ -321,10 +321,12 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		l.alone = false
 		l.restoreLast()
 		l.aloneMark.set = false // its whole stream goes
+		l.dropSitePend()
 		if st := l.streams[l.me]; st != nil {
 			st.close()
 		}
 		l.streams[l.me] = newStream(l.me, l.cfg.MaxPending)
+		l.seen = 0
 		for l.retained[l.me].Len() > 0 {
 			l.unkeep(l.retained[l.me].Pop())
 		}
@@ -371,10 +373,12 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 			l.aloneMark.set = false
 			l.c.RolledBack.Inc()
 		}
+		l.dropSitePend()
 		if st := l.streams[l.me]; st != nil {
 			st.close()
 		}
 		l.streams[l.me] = newStream(l.me, l.cfg.MaxPending)
+		l.seen = 0
 		for l.retained[l.me].Len() > 0 {
 			l.unkeep(l.retained[l.me].Pop())
 		}

@@ -48,7 +48,28 @@ const (
 	// heartbeats give, for a far source, the least of its members' and
 	// its own (holdsFloor): far sites free what every site's ARU covers.
 	tHolds byte = 8
+	// tSeen: a member tells its site's representative up to which of its
+	// own casts (origin number, OSeq) it has seen numbered (seenSize);
+	// the representative delivers a member's cast it numbered only then
+	// (seen.go).
+	tSeen byte = 9
 )
+
+// seenSize is tSeen: type, three pad bytes, the origin number.
+const seenSize = 8
+
+func putSeen(b []byte, oseq uint32) {
+	_ = b[seenSize-1]
+	b[0], b[1], b[2], b[3] = tSeen, 0, 0, 0
+	binary.BigEndian.PutUint32(b[4:], oseq)
+}
+
+func parseSeen(b []byte) (uint32, error) {
+	if len(b) != seenSize || b[0] != tSeen || b[1]|b[2]|b[3] != 0 {
+		return 0, fmt.Errorf("%w: seen of %d bytes", errMalformed, len(b))
+	}
+	return binary.BigEndian.Uint32(b[4:]), nil
+}
 
 // Probe stages: a representative that declared its link to a far site down
 // probes it (probeAsk); the far representative answers (probeAnswer); the
