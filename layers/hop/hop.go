@@ -468,6 +468,9 @@ func (l *Layer) rebuild() {
 	l.live = l.inView &^ l.dead
 	was := l.isRep
 	l.isRep = l.reps[l.me] == l.Ctx.Self() && l.live&(1<<l.me) != 0
+	if rep := l.reps[l.me]; rep != l.lastRep && l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
+		l.dropUnheld() // seen.go
+	}
 	if l.isRep && !was {
 		// Taking over from a representative that failed: go on with the
 		// site's stream where its numbered casts left it.
@@ -875,12 +878,15 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 	}
 	if h.Type == tData && h.Site == l.me {
 		l.numbered[h.Origin] = max(l.numbered[h.Origin], h.Last)
-		if h.Origin == l.Ctx.Self() {
-			l.numberedOwn(h.Last)
-			l.recasting = false
-		}
 	}
 	l.accept(h, g, m)
+	if st := l.streams[l.me]; h.Type == tData && h.Site == l.me && h.Origin == l.Ctx.Self() && (st == nil || !st.synced || h.Seq <= st.contig) {
+		// Forgotten only once in order: past a gap, it may be of a
+		// numbering a new representative drops (dropUnheld), and this
+		// node casts it to that one again.
+		l.numberedOwn(h.Last)
+		l.recasting = false
+	}
 	if h.Site == l.me {
 		l.noteSeen()
 	}

@@ -179,3 +179,46 @@ func (l *Layer) dropSitePend() {
 		}
 	}
 }
+
+// dropUnheld forgets, when another node takes over as this site's
+// representative, what this node holds of its site's stream past where it
+// is contiguous. That is what the old representative numbered and ring
+// handed on past a cast it lost with it (no survivor had it): ring gives
+// every survivor the same, so every member stands at the same contig, and
+// nothing past it went on to a far site or was delivered (the old
+// representative waited for its members to hold it, and they held it not
+// in order). The new representative numbers from contig on again, the
+// members' casts among those included (they keep them until they see them
+// numbered in order: fromSite). Kept, the new numbering and the old mixed
+// at the far sites (spread-site-soak seed 490 at rate max: n1 numbered
+// n2#700-#705 as 716-721 and crashed, ring lost 716; n2 numbered n2#706 as
+// 716, and 33 owed deliveries were lost as late).
+func (l *Layer) dropUnheld() {
+	st := l.streams[l.me]
+	if st == nil || !st.synced {
+		return
+	}
+	for i := range st.items {
+		it := &st.items[i]
+		if !it.present || it.h.Seq <= st.contig {
+			continue
+		}
+		if it.h.Type == tData {
+			l.numbered[it.h.Origin] = min(l.numbered[it.h.Origin], it.h.Last-1)
+		}
+		it.msg.Release()
+		*it = item{}
+		l.c.Unheld.Inc()
+	}
+	st.skips = st.skips[:0] // every run left lies past contig
+	st.best.Seq, st.best.LTS = 0, 0
+	r := &l.retained[l.me]
+	for i, n := 0, r.Len(); i < n; i++ {
+		k := r.Pop()
+		if k.h.Seq > st.contig {
+			l.unkeep(k)
+			continue
+		}
+		r.Push(k)
+	}
+}
