@@ -296,9 +296,38 @@ func (l *Layer) armWait() {
 			l.waitT.Reset(max(time.Millisecond, maxSyncWait-l.Ctx.Now().Sub(l.rejoinAt)))
 		}
 	case l.waiting.Len() > 0:
-		l.waitT.Reset(max(time.Millisecond, maxSyncWait-l.Ctx.Now().Sub(l.waiting.Front().at)))
+		l.waitT.Reset(max(time.Millisecond, l.syncWaitEnd().Sub(l.Ctx.Now())))
 	}
 }
+
+// syncWaitEnd is when the first waiting cast stops waiting for the far
+// streams to learn where they stand: maxSyncWait after it came, or later
+// while a far site whose stream here is not synced says its representative
+// is readmitted and waits for its own members (rejoinWaits there, up to
+// maxSyncWait too; its tStart, with its stamps, comes after). Numbered when
+// the two waits ran out together, a cast took a stamp below what that
+// site's members had delivered while it was cut off, and they dropped it
+// as late though it was cast in a view they were in (spread-site-soak seed
+// 655: 4 owed deliveries missing). At most rejoinSyncWaits maxSyncWaits.
+func (l *Layer) syncWaitEnd() event.Time {
+	first := l.waiting.Front().at
+	end := first.Add(maxSyncWait)
+	for s, st := range l.streams {
+		if st != nil && !st.synced && event.SiteID(s) != l.me && l.live&(1<<s) != 0 && l.rejoinBeat[s] >= first {
+			end = max(end, l.rejoinBeat[s].Add(rejoinBeatGrace*l.cfg.Heartbeat))
+		}
+	}
+	return min(end, first.Add(rejoinSyncWaits*maxSyncWait))
+}
+
+// rejoinBeatGrace is how many heartbeats a far site's word that it is
+// rejoining holds casts waiting (an unchanged beat goes again every 10
+// heartbeats, and one may be lost on the WAN); rejoinSyncWaits bounds the
+// whole wait, in maxSyncWaits.
+const (
+	rejoinBeatGrace = 25
+	rejoinSyncWaits = 3
+)
 
 // congested reports whether a link queue, or what this representative
 // numbered and its site's ring has not handed back yet, is at a quarter of
@@ -334,7 +363,7 @@ func (l *Layer) drainWaiting() {
 	if l.rejoin && l.isRep && !l.rejoinWaits() {
 		l.endRejoin()
 	}
-	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && !l.rejoinWaits() && (!l.unsyncedFar() || l.Ctx.Now().Sub(l.waiting.Front().at) >= maxSyncWait)) {
+	for l.waiting.Len() > 0 && (!l.isRep || !l.congested() && !l.rejoinWaits() && (!l.unsyncedFar() || l.Ctx.Now() >= l.syncWaitEnd())) {
 		w := l.waiting.Pop()
 		if l.isRep {
 			l.number(&w.h, w.g, w.msg)

@@ -212,8 +212,13 @@ type Layer struct {
 	// cast into the site again every 10 heartbeats: relayed only when it
 	// told something new, one lost in the site left a member's agreed
 	// order waiting on an idle far site for good.
-	farBeat   [maxSite + 1]*beat
-	farBeatAt event.Time
+	farBeat [maxSite + 1]*beat
+	// rejoinBeat: when each far site's heartbeat last said its
+	// representative, readmitted, does not know where its stream stands
+	// (no sequence, no stamp: rejoined); casts waiting on that stream's
+	// stamps wait on while it says so (syncWaitEnd).
+	rejoinBeat [maxSite + 1]event.Time
+	farBeatAt  event.Time
 	// arus[x][s]: up to which site sequence of source s site x holds
 	// s's stream (from x's heartbeats).
 	arus [maxSite + 1][maxSite + 1]uint32
@@ -1109,6 +1114,9 @@ func (l *Layer) onBeatIn(bt *beat, wan, direct bool) {
 		// came after to say it again: spread-site-soak seed 241 at rate
 		// max, the representative waited for good). Again (seen.go).
 		l.armSeen()
+	}
+	if wan && bt.Site != l.me && bt.Seq == 0 && bt.LTS == 0 {
+		l.rejoinBeat[bt.Site] = l.Ctx.Now()
 	}
 	l.clock = max(l.clock, bt.LTS)
 	changed := st.beat(bt)
