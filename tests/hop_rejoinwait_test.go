@@ -17,3 +17,16 @@ func TestHopCastsWaitForARejoiningSitesStamps(t *testing.T) {
 		"duration", "6s", "drain", "5s", "loss", "none",
 		"fault", "crash:1@2.5s", "fault", "partition:3,4,5@1.5s", "fault", "heal@4.4s"))
 }
+
+// TestHopCastsWaitForARejoiningSitesStampsAtRateMax: the same race at rate
+// max. Site 3 (n5, n6) is cut off from 1.1 s to 4.4 s; n4 and n3 of site 2
+// crash. n1 (site 1, alone) waited the full second for site 3's stream to
+// learn where it stands and numbered casts n1#1050-#1065 just as n5, site
+// 3's readmitted representative, gave up waiting for its member and jumped
+// its stream ahead: with stamps below what n5 and n6 had delivered while
+// cut off, they dropped them as late (64 owed deliveries missing;
+// spread-site-soak seed 739 at rate max).
+func TestHopCastsWaitForARejoiningSitesStampsAtRateMax(t *testing.T) {
+	siteSoakSeedMax(t, "6", [3]string{"1=1-1", "2=2-4", "3=5-6"}, "739",
+		"crash:4@2.1s", "crash:3@2.5s", "partition:5,6@1.1s", "heal@4.4s")
+}
