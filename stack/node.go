@@ -48,6 +48,22 @@ type Waker interface {
 	WakeIn(d time.Duration)
 }
 
+// Poller is implemented by transports that can read their sockets on the
+// node goroutine without waiting (transport/udp). A busy node (a sender
+// casting in a loop) always leaves a goroutine runnable, and with one P the
+// Go scheduler then checks the network only from sysmon, about every 10 ms:
+// a reader goroutine's batch would wait that long. Node calls Poll between
+// steps, at most every PollEvery, so what arrived is handled within that.
+type Poller interface {
+	// Poll reads what the sockets hold now, without blocking, and passes
+	// each batch to receive, which releases it. A socket whose reader
+	// goroutine is handing over a batch is skipped: that batch is on its way.
+	Poll(receive func(*Batch))
+}
+
+// PollEvery is how often a busy Node polls a Poller transport at most.
+const PollEvery = 100 * time.Microsecond
+
 // NodeConfig builds a Node.
 type NodeConfig struct {
 	// Stack configures the stack; its Clock is ignored and replaced by the
@@ -100,6 +116,9 @@ type Node struct {
 	timer     *time.Timer
 	flush     Flusher    // the transport, if it batches
 	waker     Waker      // the transport, if it wakes on time
+	poller    Poller     // the transport, if the node may read its sockets
+	polled    event.Time // when the node last polled
+	recvFn    func(*Batch)
 	woken     event.Time // the deadline the waker was last told of
 }
 
@@ -140,6 +159,8 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n.st = st
 	n.flush, _ = sc.Transport.(Flusher)
 	n.waker, _ = sc.Transport.(Waker)
+	n.poller, _ = sc.Transport.(Poller)
+	n.recvFn = n.receivePolled
 	in, calls := cfg.Inbox, cfg.Calls
 	if in <= 0 {
 		in = 16
@@ -322,10 +343,39 @@ func (n *Node) loop() {
 				}
 			}
 		}
+		n.poll()
 		n.retry()
 		n.arm()
 		n.flushStep()
 	}
+}
+
+// poll reads the transport's sockets on the node goroutine when the last
+// poll is PollEvery old (see Poller).
+func (n *Node) poll() {
+	if n.poller == nil {
+		return
+	}
+	now := n.now()
+	if now-n.polled < event.Time(PollEvery) {
+		return
+	}
+	n.polled = now
+	n.poller.Poll(n.recvFn)
+}
+
+// receivePolled takes a batch Poll read: the batches readers queued first
+// go first, so one socket's packets keep their order.
+func (n *Node) receivePolled(b *Batch) {
+	for more := true; more; {
+		select {
+		case q := <-n.in:
+			n.receive(q)
+		default:
+			more = false
+		}
+	}
+	n.receive(b)
 }
 
 // flushStep sends what the step left in the transport's batch.

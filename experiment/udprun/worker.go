@@ -472,6 +472,17 @@ type lossySink struct {
 
 // Input drops packets by the model and hands the rest to the node.
 func (l *lossySink) Input(b *stack.Batch) bool {
+	l.Filter(b)
+	if len(b.Pkts) == 0 {
+		b.Release()
+		return true
+	}
+	return l.nd.Input(b)
+}
+
+// Filter drops packets by the model (udp.Filter: the node's own polls
+// lose packets too).
+func (l *lossySink) Filter(b *stack.Batch) {
 	keep := b.Pkts[:0]
 	l.mu.Lock()
 	for _, p := range b.Pkts {
@@ -494,11 +505,6 @@ func (l *lossySink) Input(b *stack.Batch) bool {
 	}
 	l.mu.Unlock()
 	b.Pkts = keep
-	if len(keep) == 0 {
-		b.Release()
-		return true
-	}
-	return l.nd.Input(b)
 }
 
 // Wake passes the transport's wake-up to the node.

@@ -53,6 +53,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -148,6 +149,9 @@ type Stats struct {
 	// queues: a GSO run it would have handed a GRO socket whole is
 	// dropped whole, and may count once.
 	KernelDrops int64
+	// Polls counts reads the node goroutine made itself (Poll) that found
+	// packets.
+	Polls int64
 	// Learned counts addresses learned or changed from incoming frames;
 	// Forgotten counts learned addresses dropped to keep within
 	// Config.Learn.
@@ -158,6 +162,13 @@ type Stats struct {
 // implements it. Input returns false once the sink is closed.
 type Sink interface {
 	Input(b *stack.Batch) bool
+}
+
+// Filter is implemented by sinks that change batches before the node sees
+// them (experiment/udprun's loss model): Poll, which hands what it reads
+// to the node directly, filters through it too.
+type Filter interface {
+	Filter(b *stack.Batch)
 }
 
 // Transport is one node's UDP network.
@@ -220,6 +231,8 @@ type Transport struct {
 	packetsRecv, bytesRecv, truncated, batches    atomic.Int64
 	batchWrites, offloadRuns, offloadReads        atomic.Int64
 	learnedN, forgotten, kernelDrops              atomic.Int64
+	polls                                         atomic.Int64
+	readers                                       []*reader // guarded by mu; see Poll
 }
 
 // bookEntry is one node's unicast address.
@@ -949,104 +962,207 @@ func (t *Transport) UnsubscribeChannel(g event.ChannelID) error {
 	return gs.conn.Close()
 }
 
-// read is one socket's reader: recvmmsg into the transport's buffers, hand
-// each batch to the sink, wait for a free batch when all are out. The
-// RawConn parks the goroutine in the poller while the socket is empty.
-func (t *Transport) read(rc syscall.RawConn) {
-	defer t.wg.Done()
+// reader is one socket's receive state, shared by its reader goroutine
+// and the node goroutine's Poll. mu is held from a recvmmsg that returned
+// packets until their batch is handed to the sink, so Poll (which only
+// tries the lock) never reads a socket's later packets ahead of earlier
+// ones still on their way.
+type reader struct {
+	rc    syscall.RawConn
+	mu    sync.Mutex
+	free  chan *stack.Batch
+	bufs  map[*stack.Batch][]byte
+	m     *mmsg
+	oob   []byte
+	drops uint32 // the socket's drop counter as last seen
+	// Poll's call (made once: a RawConn callback would allocate).
+	pn     int
+	perrno syscall.Errno
+	pollFn func(uintptr)
+	pslab  []byte
+}
+
+func (t *Transport) newReader(rc syscall.RawConn) *reader {
 	nb, bs, mp := t.cfg.Batches, t.cfg.BatchSize, t.cfg.MaxPacket
-	free := make(chan *stack.Batch, nb)
-	bufs := make(map[*stack.Batch][]byte, nb)
-	done := func(b *stack.Batch) { free <- b }
+	r := &reader{rc: rc, free: make(chan *stack.Batch, nb), bufs: make(map[*stack.Batch][]byte, nb)}
+	done := func(b *stack.Batch) { r.free <- b }
 	for range nb {
 		maxPkts := bs
 		if t.gro() {
 			maxPkts = bs * groMaxSegs // a read may hold GRO buffers
 		}
 		b := &stack.Batch{Pkts: make([][]byte, 0, maxPkts), Done: done}
-		bufs[b] = make([]byte, bs*mp)
-		free <- b
+		r.bufs[b] = make([]byte, bs*mp)
+		r.free <- b
 	}
-	m := newMmsg(bs, 1)
-	oob := make([]byte, bs*oobSize)
+	r.m = newMmsg(bs, 1)
+	r.oob = make([]byte, bs*oobSize)
 	for i := range bs {
-		m.setOOB(i, oob[i*oobSize:(i+1)*oobSize])
+		r.m.setOOB(i, r.oob[i*oobSize:(i+1)*oobSize])
 	}
+	r.pollFn = func(fd uintptr) {
+		r.point(r.pslab, bs, mp)
+		r.pn, r.perrno = r.m.recv(fd, bs)
+	}
+	t.mu.Lock()
+	t.readers = append(t.readers, r)
+	t.mu.Unlock()
+	return r
+}
+
+// dropReader forgets a reader whose socket closed.
+func (t *Transport) dropReader(r *reader) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.readers = slices.DeleteFunc(slices.Clone(t.readers), func(x *reader) bool { return x == r })
+}
+
+// point aims the headers at slab's buffers.
+func (r *reader) point(slab []byte, bs, mp int) {
+	for i := range bs {
+		r.m.set(i, slab[i*mp:(i+1)*mp])
+		r.m.hs[i].Hdr.SetControllen(oobSize)
+	}
+}
+
+// read is one socket's reader: recvmmsg into the transport's buffers, hand
+// each batch to the sink, wait for a free batch when all are out. The
+// RawConn parks the goroutine in the poller while the socket is empty.
+func (t *Transport) read(rc syscall.RawConn) {
+	defer t.wg.Done()
+	r := t.newReader(rc)
+	defer t.dropReader(r)
+	bs, mp := t.cfg.BatchSize, t.cfg.MaxPacket
 	var (
 		n     int
 		errno syscall.Errno
+		slab  []byte
 	)
 	recv := func(fd uintptr) bool {
-		n, errno = m.recv(fd, bs)
-		return errno != syscall.EAGAIN // wait in the poller for more
+		r.mu.Lock()
+		r.point(slab, bs, mp)
+		n, errno = r.m.recv(fd, bs)
+		if errno == syscall.EAGAIN {
+			r.mu.Unlock()
+			return false // wait in the poller for more
+		}
+		return true // hold mu until the batch is handed over
 	}
-	var drops uint32 // the socket's drop counter as last seen
 	for {
 		var b *stack.Batch
 		select {
-		case b = <-free:
+		case b = <-r.free:
 		case <-t.closing:
 			return
 		}
-		slab := bufs[b]
-		for i := range bs {
-			m.set(i, slab[i*mp:(i+1)*mp])
-			m.hs[i].Hdr.SetControllen(oobSize)
-		}
+		slab = r.bufs[b]
 		if err := rc.Read(recv); err != nil {
-			return // closed
+			return // closed (mu is not held: the last call saw EAGAIN or none was made)
 		}
 		if errno != 0 {
+			r.mu.Unlock()
 			if errno == syscall.EINTR {
-				free <- b
+				r.free <- b
 				continue
 			}
 			return // the socket failed (closed under us)
 		}
-		t.batches.Add(1)
-		var bytes int64
-		for i := range n {
-			h := &m.hs[i]
-			v, ok, seg := controls(oob[i*oobSize : i*oobSize+int(h.Hdr.Controllen)])
-			if ok && v != drops {
-				t.kernelDrops.Add(int64(v - drops)) // the counter only grows (mod 2^32)
-				drops = v
-			}
-			if h.Hdr.Flags&syscall.MSG_TRUNC != 0 || int(h.Len) > mp {
-				t.truncated.Add(1)
-				continue
-			}
-			p := slab[i*mp : i*mp+int(h.Len)]
-			if seg <= 0 || seg >= len(p) {
-				seg = len(p) // one datagram
-			} else {
-				t.offloadReads.Add(1) // a GRO buffer: datagrams of seg bytes, the last maybe shorter
-			}
-			for len(p) > 0 {
-				q := p[:min(seg, len(p))]
-				p = p[len(q):]
-				if len(b.Pkts) == cap(b.Pkts) {
-					t.truncated.Add(1) // more datagrams than a batch holds (never from Linux)
-					continue
-				}
-				if t.cfg.Learn > 0 {
-					if ip, port, ok := m.from(i); ok {
-						t.observe(q, ip, port)
-					}
-				}
-				b.Pkts = append(b.Pkts, q)
-				bytes += int64(len(q))
-			}
-		}
-		t.packetsRecv.Add(int64(len(b.Pkts)))
-		t.bytesRecv.Add(bytes)
+		t.fill(r, b, slab, n)
 		t.mu.Lock()
 		sink := t.sink
 		t.mu.Unlock()
 		if len(b.Pkts) == 0 || sink == nil || !sink.Input(b) {
 			b.Pkts = b.Pkts[:0]
-			free <- b
+			r.free <- b
 		}
+		r.mu.Unlock()
+	}
+}
+
+// fill puts the n packets a recvmmsg read into slab into b, counting.
+// r.mu is held.
+func (t *Transport) fill(r *reader, b *stack.Batch, slab []byte, n int) {
+	m, mp := r.m, t.cfg.MaxPacket
+	t.batches.Add(1)
+	var bytes int64
+	for i := range n {
+		h := &m.hs[i]
+		v, ok, seg := controls(r.oob[i*oobSize : i*oobSize+int(h.Hdr.Controllen)])
+		if ok && v != r.drops {
+			t.kernelDrops.Add(int64(v - r.drops)) // the counter only grows (mod 2^32)
+			r.drops = v
+		}
+		if h.Hdr.Flags&syscall.MSG_TRUNC != 0 || int(h.Len) > mp {
+			t.truncated.Add(1)
+			continue
+		}
+		p := slab[i*mp : i*mp+int(h.Len)]
+		if seg <= 0 || seg >= len(p) {
+			seg = len(p) // one datagram
+		} else {
+			t.offloadReads.Add(1) // a GRO buffer: datagrams of seg bytes, the last maybe shorter
+		}
+		for len(p) > 0 {
+			q := p[:min(seg, len(p))]
+			p = p[len(q):]
+			if len(b.Pkts) == cap(b.Pkts) {
+				t.truncated.Add(1) // more datagrams than a batch holds (never from Linux)
+				continue
+			}
+			if t.cfg.Learn > 0 {
+				if ip, port, ok := m.from(i); ok {
+					t.observe(q, ip, port)
+				}
+			}
+			b.Pkts = append(b.Pkts, q)
+			bytes += int64(len(q))
+		}
+	}
+	t.packetsRecv.Add(int64(len(b.Pkts)))
+	t.bytesRecv.Add(bytes)
+}
+
+// Poll reads every socket once without waiting, on the node goroutine
+// (stack.Poller): with one P and the node always busy, the runtime would
+// otherwise wake the readers only about every 10 ms. A socket whose reader
+// is handing over a batch, or that has no free batch, is skipped.
+func (t *Transport) Poll(receive func(*stack.Batch)) {
+	t.mu.Lock()
+	rs, sink := t.readers, t.sink
+	t.mu.Unlock()
+	if sink == nil {
+		return // not wired yet: nothing to filter through
+	}
+	filter, _ := sink.(Filter)
+	for _, r := range rs {
+		if !r.mu.TryLock() {
+			continue
+		}
+		var b *stack.Batch
+		select {
+		case b = <-r.free:
+		default:
+			r.mu.Unlock()
+			continue
+		}
+		r.pslab = r.bufs[b]
+		r.pn, r.perrno = 0, 0
+		if err := r.rc.Control(r.pollFn); err != nil || r.perrno != 0 {
+			r.free <- b
+			r.mu.Unlock()
+			continue // nothing there (EAGAIN), or closed: the reader sees to it
+		}
+		t.polls.Add(1)
+		t.fill(r, b, r.pslab, r.pn)
+		if filter != nil {
+			filter.Filter(b)
+		}
+		if len(b.Pkts) == 0 {
+			r.free <- b
+		} else {
+			receive(b) // releases b
+		}
+		r.mu.Unlock()
 	}
 }
 
@@ -1059,6 +1175,7 @@ func (t *Transport) Stats() Stats {
 		Truncated: t.truncated.Load(), BatchReads: t.batches.Load(), BatchWrites: t.batchWrites.Load(),
 		OffloadRuns: t.offloadRuns.Load(), OffloadReads: t.offloadReads.Load(),
 		Learned: t.learnedN.Load(), Forgotten: t.forgotten.Load(), KernelDrops: t.kernelDrops.Load(),
+		Polls: t.polls.Load(),
 	}
 }
 
@@ -1092,6 +1209,7 @@ var (
 	_ stack.Channels  = (*Transport)(nil)
 	_ stack.Flusher   = (*Transport)(nil)
 	_ stack.Waker     = (*Transport)(nil)
+	_ stack.Poller    = (*Transport)(nil)
 )
 
 // ipMulticastAll is Linux's IP_MULTICAST_ALL (missing from package syscall).
