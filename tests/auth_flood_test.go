@@ -9,34 +9,11 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
-
-// capturing is a member's (or the membership service's) transport that
-// keeps a copy of every packet it sends: the forger's captures of real
-// packets.
-type capturing struct {
-	*sim.Node
-	caps *[]floodPacket
-}
-
-// floodPacket is a packet and where it goes: a node, or the group (NoNode).
-type floodPacket struct {
-	to  event.NodeID
-	pkt []byte
-}
-
-func (c capturing) Multicast(g event.GroupID, pkt []byte) {
-	*c.caps = append(*c.caps, floodPacket{event.NoNode, slices.Clone(pkt)})
-	c.Node.Multicast(g, pkt)
-}
-
-func (c capturing) Send(to event.NodeID, pkt []byte) {
-	*c.caps = append(*c.caps, floodPacket{to, slices.Clone(pkt)})
-	c.Node.Send(to, pkt)
-}
 
 // floodRun is one simulated run: three members of one group cast 300
 // messages each over 1.5 s; with forge set, node 99 (not a member) sends
@@ -50,7 +27,7 @@ func (c capturing) Send(to event.NodeID, pkt []byte) {
 type floodResult struct {
 	delivered map[event.NodeID][]string
 	views     map[event.NodeID][]string
-	caps      []floodPacket
+	caps      []simstack.Packet
 	counters  map[event.NodeID]map[string]int64
 	forgedAt  map[event.NodeID]int64
 	frameBad  map[event.NodeID]int64
@@ -60,7 +37,7 @@ type floodResult struct {
 
 const floodGroup = event.GroupID(7)
 
-func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps []floodPacket) floodPacket, nForged int) floodResult {
+func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps []simstack.Packet) simstack.Packet, nForged int) floodResult {
 	t.Helper()
 	sp, err := compose.Load(spec)
 	if err != nil {
@@ -76,36 +53,21 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps []f
 	withGMS := slices.ContainsFunc(sp.Layers, func(c compose.Call) bool { return c.Name == "gms" })
 	start, svc := event.Time(0), event.NoNode
 	if withGMS {
-		s, err := compose.ServiceOf(sp, members)
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc, start = s.Need.Node, event.Time(time.Second)
-		nd := net.AddNode(svc)
-		st, err := stack.New(stack.Config{Self: svc, Layers: s.Entries, Transport: capturing{nd, &res.caps}, Clock: nd, Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd.Attach(st)
-		stacks[svc] = st
+		var sst *stack.Stack
+		svc, sst = simstack.Service(t, net, sp, members, seed, simstack.Capturing(&res.caps))
+		stacks[svc], start = sst, event.Time(time.Second)
 	}
 	for _, id := range members {
 		layers, err := compose.Build(sp)
 		if err != nil {
 			t.Fatal(err)
 		}
-		nd := net.AddNode(id)
 		app := stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
 			res.delivered[id] = append(res.delivered[id], fmt.Sprintf("%v:%s", d.From, d.Payload))
 		}, OnView: func(v *event.ViewInfo) {
 			res.views[id] = append(res.views[id], fmt.Sprintf("%d:%v", v.ID, v.Members))
 		}}
-		st, err := stack.New(stack.Config{Self: id, Layers: layers, Transport: capturing{nd, &res.caps}, Clock: nd, App: app, Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd.Attach(st)
-		stacks[id] = st
+		stacks[id] = simstack.Add(t, net, stack.Config{Self: id, Layers: layers, App: app, Seed: seed}, simstack.Capturing(&res.caps))
 	}
 	for _, id := range members {
 		if withGMS {
@@ -127,48 +89,36 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps []f
 		if err != nil {
 			t.Fatal(err)
 		}
-		fnd := net.AddNode(99)
-		fst, err := stack.New(stack.Config{Self: 99, Layers: fl, Transport: fnd, Clock: fnd, Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fnd.Attach(fst)
+		simstack.Add(t, net, stack.Config{Self: 99, Layers: fl, Seed: seed}, nil)
+		fnd := net.Node(99)
 		for i := range nForged {
 			at := event.Time(10*time.Millisecond) + event.Time(i)*event.Time(10*time.Microsecond)
 			net.At(at, func() {
 				fp := forge(i, res.caps)
-				f, err := stack.ParseFrame(fp.pkt)
+				f, err := stack.ParseFrame(fp.Pkt)
 				for _, m := range append(slices.Clone(members), svc) {
-					if fp.to != m && (fp.to != event.NoNode || m == svc) {
+					if fp.To != m && (fp.To != event.NoNode || m == svc) {
 						continue // neither sent to m nor multicast to the group m is in
 					}
 					// the stack drops its own multicasts before any layer
 					switch {
 					case err != nil:
 						res.frameBad[m]++ // refused by the stack's frame check
-					case f.Src != m || f.Kind != event.Cast || fp.to != event.NoNode:
+					case f.Src != m || f.Kind != event.Cast || fp.To != event.NoNode:
 						res.forgedAt[m]++
 					}
 				}
-				if fp.to == event.NoNode {
-					fnd.Multicast(floodGroup, fp.pkt)
+				if fp.To == event.NoNode {
+					fnd.Multicast(floodGroup, fp.Pkt)
 				} else {
-					fnd.Send(fp.to, fp.pkt)
+					fnd.Send(fp.To, fp.Pkt)
 				}
 			})
 		}
 	}
 	net.RunUntil(start + event.Time(4*time.Second))
 	for id := range stacks {
-		c := map[string]int64{}
-		for _, lc := range stacks[id].Counters() {
-			if lc.Layer == "auth" || lc.Layer == "auth_service" {
-				for i, n := range lc.Names {
-					c[n] = lc.Values[i]
-				}
-			}
-		}
-		res.counters[id] = c
+		res.counters[id] = simstack.Counters(stacks[id], "auth", "auth_service")
 		res.malformed[id] = stacks[id].Net().Malformed
 	}
 	res.net = net.Stats()
@@ -201,7 +151,7 @@ func TestAuthFlood(t *testing.T) {
 			wrong := floodRun(t, 11, c.above+` : auth(key_file="`+bad+`"`+c.mode+`)`, nil, 0).caps
 			rng := rand.New(rand.NewPCG(5, 5))
 			const n = 100_000
-			forge := func(i int, caps []floodPacket) floodPacket {
+			forge := func(i int, caps []simstack.Packet) simstack.Packet {
 				switch i % 4 {
 				case 0: // no tag: a frame and bytes that look like the layers above
 					pkt := make([]byte, stack.FrameSize+rng.IntN(60))
@@ -209,7 +159,7 @@ func TestAuthFlood(t *testing.T) {
 					for j := stack.FrameSize; j < len(pkt); j++ {
 						pkt[j] = byte(rng.Uint32())
 					}
-					return floodPacket{event.NoNode, pkt}
+					return simstack.Packet{To: event.NoNode, Pkt: pkt}
 				case 1: // wrong key
 					return wrong[rng.IntN(len(wrong))]
 				}
@@ -217,10 +167,10 @@ func TestAuthFlood(t *testing.T) {
 					return wrong[0]
 				}
 				fp := caps[rng.IntN(len(caps))]
-				fp.pkt = slices.Clone(fp.pkt)
+				fp.Pkt = slices.Clone(fp.Pkt)
 				if i%4 == 2 { // tampered: one bit of the tag or what it covers
-					j := 2 + rng.IntN(len(fp.pkt)-2) // the frame's group and source too
-					fp.pkt[j] ^= 1 << rng.IntN(8)
+					j := 2 + rng.IntN(len(fp.Pkt)-2) // the frame's group and source too
+					fp.Pkt[j] ^= 1 << rng.IntN(8)
 				}
 				return fp // or a replay of a real packet, already sent
 			}

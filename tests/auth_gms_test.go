@@ -8,6 +8,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
@@ -25,29 +26,7 @@ type authWorld struct {
 	views     map[event.NodeID][]string // "id:members" as the application saw them
 	viewIDs   map[event.NodeID][]uint64
 	delivered map[event.NodeID][]string
-	caps      []authCapture // every packet the members and the service sent
-}
-
-// authCapture is one packet a node sent: to a node (Send) or a group.
-type authCapture struct {
-	to  event.NodeID // NoNode: a multicast to the group
-	pkt []byte
-}
-
-// capTransport keeps a copy of every packet its node sends.
-type capTransport struct {
-	*sim.Node
-	w *authWorld
-}
-
-func (c capTransport) Multicast(g event.GroupID, pkt []byte) {
-	c.w.caps = append(c.w.caps, authCapture{event.NoNode, slices.Clone(pkt)})
-	c.Node.Multicast(g, pkt)
-}
-
-func (c capTransport) Send(to event.NodeID, pkt []byte) {
-	c.w.caps = append(c.w.caps, authCapture{to, slices.Clone(pkt)})
-	c.Node.Send(to, pkt)
+	caps      []simstack.Packet // every packet the members and the service sent
 }
 
 // newAuthWorld builds members running spec (which must hold gms) and the
@@ -63,20 +42,11 @@ func newAuthWorld(t *testing.T, seed uint64, spec string, members []event.NodeID
 	// change with them.
 	w := &authWorld{t: t, sp: sp, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond}),
 		stacks: map[event.NodeID]*stack.Stack{}, views: map[event.NodeID][]string{}, viewIDs: map[event.NodeID][]uint64{}, delivered: map[event.NodeID][]string{}}
-	svc, err := compose.ServiceOf(sp, members)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.svc = svc.Need.Node
-	snd := w.net.AddNode(w.svc)
-	sst, err := stack.New(stack.Config{Self: w.svc, Layers: svc.Entries, Transport: capTransport{snd, w}, Clock: snd, Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snd.Attach(sst)
+	var sst *stack.Stack
+	w.svc, sst = simstack.Service(t, w.net, sp, members, seed, simstack.Capturing(&w.caps))
 	w.stacks[w.svc] = sst
 	for _, id := range members {
-		w.add(id, spec, seed, func(nd *sim.Node) stack.Transport { return capTransport{nd, w} })
+		w.add(id, spec, seed, simstack.Capturing(&w.caps))
 	}
 	return w
 }
@@ -89,7 +59,6 @@ func (w *authWorld) add(id event.NodeID, spec string, seed uint64, mk func(*sim.
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	nd := w.net.AddNode(id)
 	app := stack.AppFuncs{
 		OnDeliver: func(d stack.Delivery) {
 			w.delivered[id] = append(w.delivered[id], fmt.Sprintf("%v:%s", d.From, d.Payload))
@@ -99,11 +68,7 @@ func (w *authWorld) add(id event.NodeID, spec string, seed uint64, mk func(*sim.
 			w.viewIDs[id] = append(w.viewIDs[id], v.ID)
 		},
 	}
-	st, err := stack.New(stack.Config{Self: id, Layers: layers, Transport: mk(nd), Clock: nd, App: app, Seed: seed})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	nd.Attach(st)
+	st := simstack.Add(w.t, w.net, stack.Config{Self: id, Layers: layers, App: app, Seed: seed}, mk)
 	w.stacks[id] = st
 	return st
 }
@@ -123,15 +88,7 @@ func (w *authWorld) casts(g event.GroupID, from []event.NodeID, start time.Durat
 
 // counters returns a node's counters of one layer by name.
 func (w *authWorld) counters(id event.NodeID, layer string) map[string]int64 {
-	c := map[string]int64{}
-	for _, lc := range w.stacks[id].Counters() {
-		if lc.Layer == layer {
-			for i, n := range lc.Names {
-				c[n] = lc.Values[i]
-			}
-		}
-	}
-	return c
+	return simstack.Counters(w.stacks[id], layer)
 }
 
 // refused is what auth dropped, all causes.
@@ -253,14 +210,14 @@ func TestAuthGMSForgedMembership(t *testing.T) {
 			rnd := w.net.AddNode(96)
 			for i := range 2000 {
 				w.at(800*time.Millisecond+time.Duration(i)*500*time.Microsecond, func() {
-					var ms []authCapture
+					var ms []simstack.Packet
 					for _, c := range w.caps {
-						if f, err := stack.ParseFrame(c.pkt); err == nil && f.Kind == event.Membership {
+						if f, err := stack.ParseFrame(c.Pkt); err == nil && f.Kind == event.Membership {
 							ms = append(ms, c)
 						}
 					}
 					c := ms[(i*7919)%len(ms)]
-					rnd.Send(c.to, slices.Clone(c.pkt))
+					rnd.Send(c.To, slices.Clone(c.Pkt))
 				})
 			}
 		}

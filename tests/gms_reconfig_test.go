@@ -7,6 +7,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/layers/gms"
 	"github.com/layercast/layercast/stack"
@@ -22,9 +23,7 @@ import (
 func TestReliableReconfiguresOnGMSViews(t *testing.T) {
 	net := sim.New(sim.Config{Seed: 3, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.02}})
 	svc := gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
-	nd := net.AddNode(gms.ServiceNode)
-	sst, _ := stack.New(stack.Config{Self: gms.ServiceNode, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "gms_service", Layer: svc}}})
-	nd.Attach(sst)
+	simstack.Add(t, net, stack.Config{Self: gms.ServiceNode, Layers: []stack.Entry{{Name: "gms_service", Layer: svc}}}, nil)
 	info, ok := compose.Lookup("reliable")
 	finfo, fok := compose.Lookup("fifo")
 	if !ok || !fok {
@@ -51,9 +50,8 @@ func TestReliableReconfiguresOnGMSViews(t *testing.T) {
 			t.Fatal(err)
 		}
 		gl := gms.New(gms.Config{Heartbeat: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
-		n := net.AddNode(id)
 		viewsAt[id] = map[event.GroupID]*event.ViewInfo{}
-		st, err := stack.New(stack.Config{Self: id, Transport: n, Clock: net, Seed: 1, Layers: []stack.Entry{{Name: "fifo", Layer: fl}, {Name: "reliable", Layer: rl}, {Name: "gms", Layer: gl}},
+		st := simstack.Add(t, net, stack.Config{Self: id, Seed: 1, Layers: []stack.Entry{{Name: "fifo", Layer: fl}, {Name: "reliable", Layer: rl}, {Name: "gms", Layer: gl}},
 			App: stack.AppFuncs{
 				OnDeliver: func(d stack.Delivery) {
 					seq := binary.BigEndian.Uint32(d.Payload)
@@ -70,11 +68,7 @@ func TestReliableReconfiguresOnGMSViews(t *testing.T) {
 						sawLate[id] = net.Now()
 					}
 				},
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.Attach(st)
+			}}, nil)
 		stacks[id] = st
 		if id != late {
 			st.Join(1)

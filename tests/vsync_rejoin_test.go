@@ -9,6 +9,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
@@ -51,11 +52,10 @@ func newVsyncNet(t *testing.T, spec string, seed uint64, n int) *vsyncNet {
 		if err != nil {
 			t.Fatal(err)
 		}
-		nd := h.net.AddNode(id)
 		h.got[id], h.lost[id] = map[event.NodeID][]uint32{}, map[event.NodeID][]event.LostRange{}
 		h.viewAt[id] = map[*event.ViewInfo]event.Time{}
 		self := id
-		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: nd, Clock: nd, Seed: seed, App: stack.AppFuncs{
+		h.stacks[id] = simstack.Add(t, h.net, stack.Config{Self: id, Layers: entries, Seed: seed, App: stack.AppFuncs{
 			OnDeliver: func(d stack.Delivery) {
 				h.got[self][d.From] = append(h.got[self][d.From], binary.BigEndian.Uint32(d.Payload))
 			},
@@ -68,23 +68,9 @@ func newVsyncNet(t *testing.T, spec string, seed uint64, n int) *vsyncNet {
 				h.order[self] = append(h.order[self], map[bool]string{true: "block", false: "unblock"}[blocked])
 			},
 			OnLost: func(l stack.Loss) { h.lost[self][l.From] = append(h.lost[self][l.From], l.Range) },
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd.Attach(st)
-		h.stacks[id] = st
+		}}, nil)
 	}
-	svc, err := compose.ServiceOf(sp, nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd := h.net.AddNode(svc.Need.Node)
-	st, err := stack.New(stack.Config{Self: svc.Need.Node, Layers: svc.Entries, Transport: nd, Clock: nd, Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd.Attach(st)
+	simstack.Service(t, h.net, sp, nodes, seed, nil)
 	for _, id := range nodes {
 		if err := h.stacks[id].Join(vsyncGroup); err != nil {
 			t.Fatal(err)
