@@ -2,8 +2,10 @@ package layertest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/transport/sim"
 )
 
 // Cut is a valid packet a layer's FuzzTruncatedCounted cuts short: the kind
@@ -57,4 +59,24 @@ func CountedOnce(t testing.TB, counted int64, kind event.Kind, b []byte, whole i
 	if counted != 1 {
 		t.Fatalf("%v packet %x (%d bytes of %d): malformed counted %d times, want 1", kind, b, len(b), whole, counted)
 	}
+}
+
+// Pair is what a truncation fuzz target of a layer that needs no peers
+// feeds: nodes 1 and 2, each running the registered layer name alone (with
+// its default parameters), arbitrary payloads expected (Lax), in view 1 of
+// group 1.
+func Pair(t *testing.T, name string) *Cluster {
+	c := New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 2, Registered(nil, name))
+	c.Lax = true
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+	return c
+}
+
+// Receive hands node at the packet b, as kind, from peer in group g, as if
+// it came off the network (below the stack's bottom layer), and runs the
+// network for 10 ms.
+func (c *Cluster) Receive(at, peer event.NodeID, g event.GroupID, kind event.Kind, b []byte) {
+	st := c.Stacks[at]
+	st.Inject(st.NumLayers()-1, true, event.Event{Kind: kind, Group: g, Peer: peer, Msg: event.DefaultPool.FromBytes(b)})
+	c.Net.Run(10 * time.Millisecond)
 }

@@ -2,11 +2,9 @@ package frag
 
 import (
 	"testing"
-	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/transport/sim"
 )
 
 // FuzzTruncatedCounted gives node 1 a fragment whose header is cut short,
@@ -25,15 +23,10 @@ func FuzzTruncatedCounted(f *testing.F) {
 		if cast {
 			kind = event.Cast
 		}
-		c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 2, layertest.Registered(nil, "frag"))
-		c.Lax = true
-		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+		c := layertest.Pair(t, "frag")
 		before := c.Counter("frag", "malformed", 1)
-		c.Stacks[1].Inject(c.Stacks[1].NumLayers()-1, true, event.Event{Kind: kind, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
-		c.Net.Run(10 * time.Millisecond)
-		if got := c.Counter("frag", "malformed", 1) - before; got != 1 {
-			t.Fatalf("%v fragment %x (%d bytes of %d): malformed counted %d times, want 1", kind, b, len(b), len(whole), got)
-		}
+		c.Receive(1, 2, 1, kind, b)
+		layertest.CountedOnce(t, c.Counter("frag", "malformed", 1)-before, kind, b, len(whole))
 		if n := len(c.Got[1][1][2]); n != 0 {
 			t.Fatalf("%d messages delivered from a cut fragment", n)
 		}

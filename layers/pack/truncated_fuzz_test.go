@@ -2,11 +2,9 @@ package pack
 
 import (
 	"testing"
-	"time"
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/transport/sim"
 )
 
 // FuzzTruncatedCounted gives node 1 a pack of three entries cut inside its
@@ -46,16 +44,11 @@ func FuzzTruncatedCounted(f *testing.F) {
 		if cast {
 			kind = event.Cast
 		}
-		c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 2, layertest.Registered(nil, "pack"))
-		c.Lax = true
-		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
+		c := layertest.Pair(t, "pack")
 		before := c.Counter("pack", "malformed", 1)
 		unpacked := c.Counter("pack", "unpacked_msgs", 1)
-		c.Stacks[1].Inject(c.Stacks[1].NumLayers()-1, true, event.Event{Kind: kind, Group: 1, Peer: 2, Msg: event.DefaultPool.FromBytes(b)})
-		c.Net.Run(10 * time.Millisecond)
-		if got := c.Counter("pack", "malformed", 1) - before; got != 1 {
-			t.Fatalf("pack %x (%d bytes of %d): malformed counted %d times, want 1", b, len(b), len(body), got)
-		}
+		c.Receive(1, 2, 1, kind, b)
+		layertest.CountedOnce(t, c.Counter("pack", "malformed", 1)-before, kind, b, len(body))
 		if got := c.Counter("pack", "unpacked_msgs", 1) - unpacked; got != int64(whole) {
 			t.Fatalf("pack %x: %d entries went up, want the %d whole ones", b, got, whole)
 		}
