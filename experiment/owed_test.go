@@ -29,6 +29,34 @@ func newOwedRig(t *testing.T) *owedRig {
 	return &owedRig{t: t, c: NewCollector(sc, a), buf: make([]byte, PayloadHeader)}
 }
 
+// start has every node install view 1 of g1, with every node joined.
+func (r *owedRig) start() {
+	for _, n := range all {
+		r.view(n, 1, all, all, nil)
+	}
+}
+
+// finish is the collector's report, the run ending now.
+func (r *owedRig) finish() *Report { return r.c.Finish(Outcome{End: r.tick()}) }
+
+// wantNote fails the test unless one of rep's notes holds note; what says
+// what the note should name.
+func (r *owedRig) wantNote(rep *Report, note, what string) {
+	r.t.Helper()
+	if !hasNote(rep, note) {
+		r.t.Errorf("notes %q do not name %s", rep.Notes, what)
+	}
+}
+
+// wantMissing fails the test unless rep counts missing deliveries owed,
+// explained of them and unexplained.
+func (r *owedRig) wantMissing(rep *Report, missing, explained, unexplained int64) {
+	r.t.Helper()
+	if rep.Missing != missing || rep.MissingExplained != explained || rep.MissingUnexplained != unexplained {
+		r.t.Errorf("missing %d explained %d unexplained %d, want %d %d %d (%q)", rep.Missing, rep.MissingExplained, rep.MissingUnexplained, missing, explained, unexplained, rep.Notes)
+	}
+}
+
 func (r *owedRig) tick() event.Time { r.now += event.Time(time.Millisecond); return r.now }
 
 func (r *owedRig) view(n event.NodeID, id uint64, members, joined, left []event.NodeID) {
@@ -70,9 +98,7 @@ var (
 // message delivered again after the rejoin is still a duplicate.
 func TestCollectorRejoin(t *testing.T) {
 	r := newOwedRig(t)
-	for _, n := range all {
-		r.view(n, 1, all, all, nil)
-	}
+	r.start()
 	r.cast(0, 5)
 	r.deliver(2, 0, 1)
 	r.view(2, 2, no2, nil, only(2)) // n2 learns it was removed (R1)
@@ -85,7 +111,7 @@ func TestCollectorRejoin(t *testing.T) {
 	r.cast(7, 10)
 	r.deliver(2, 7, 8, 9)
 	r.deliver(3, span(0, 10)...)
-	rep := r.c.Finish(Outcome{End: r.tick()})
+	rep := r.finish()
 	if rep.FIFOViolations != 0 || rep.Duplicates != 0 {
 		t.Errorf("fifo %d, duplicates %d, want 0 and 0: a rejoin restarts the sequence", rep.FIFOViolations, rep.Duplicates)
 	}
@@ -106,7 +132,7 @@ func TestCollectorRejoin(t *testing.T) {
 	// An owed message from before the removal after the rejoin's: below
 	// one delivered since the rejoin, a FIFO violation.
 	r.deliver(2, 4)
-	rep = r.c.Finish(Outcome{End: r.tick()})
+	rep = r.finish()
 	if rep.NotOwed != 1 || rep.Duplicates != 1 || rep.FIFOViolations != 1 || rep.Missing != 2 {
 		t.Errorf("not owed %d, duplicates %d, fifo %d, missing %d, want 1 1 1 2", rep.NotOwed, rep.Duplicates, rep.FIFOViolations, rep.Missing)
 	}
@@ -116,9 +142,7 @@ func TestCollectorRejoin(t *testing.T) {
 // the readmitting view that n2 never gets is unexplained.
 func TestCollectorRejoinUnexplained(t *testing.T) {
 	r := newOwedRig(t)
-	for _, n := range all {
-		r.view(n, 1, all, all, nil)
-	}
+	r.start()
 	r.cast(0, 3)
 	r.deliver(2, 0, 1, 2)
 	r.view(2, 2, all, only(2), only(2)) // removal and rejoin in one batch (R2)
@@ -127,13 +151,11 @@ func TestCollectorRejoinUnexplained(t *testing.T) {
 	r.cast(3, 6)
 	r.deliver(2, 3, 5)
 	r.deliver(3, span(0, 6)...)
-	rep := r.c.Finish(Outcome{End: r.tick()})
+	rep := r.finish()
 	if rep.Missing != 1 || rep.MissingUnexplained != 1 || rep.FIFOViolations != 0 {
 		t.Errorf("missing %d unexplained %d fifo %d, want 1 1 0 (%q)", rep.Missing, rep.MissingUnexplained, rep.FIFOViolations, rep.Notes)
 	}
-	if !hasNote(rep, "most at n2 from n1 in g1 (1)") {
-		t.Errorf("notes %q do not name the receiver, sender and group", rep.Notes)
-	}
+	r.wantNote(rep, "most at n2 from n1 in g1 (1)", "the receiver, sender and group")
 	rep.Promises = []string{"reliable"}
 	if b := brokenPromises(rep); len(b) != 1 || !strings.Contains(b[0], "1 owed deliveries missing") {
 		t.Errorf("broken %q, want the missing delivery", b)
@@ -147,9 +169,7 @@ func TestCollectorNeverSent(t *testing.T) {
 	for _, crash := range []bool{true, false} {
 		r := newOwedRig(t)
 		r.c.TrackSends()
-		for _, n := range all {
-			r.view(n, 1, all, all, nil)
-		}
+		r.start()
 		r.cast(0, 10)
 		r.c.LeftStack(1, 1, 5) // 0-5 left n1's stack; 6-9 still queued
 		r.deliver(2, span(0, 6)...)
@@ -253,9 +273,7 @@ func hasNote(r *Report, s string) bool {
 // n3 lacks stays unexplained.
 func TestCollectorSenderRemoved(t *testing.T) {
 	r := newOwedRig(t)
-	for _, n := range all {
-		r.view(n, 1, all, all, nil)
-	}
+	r.start()
 	r.cast(0, 5)
 	r.deliver(2, span(0, 5)...)
 	r.deliver(3, 0, 1, 2)
@@ -267,13 +285,9 @@ func TestCollectorSenderRemoved(t *testing.T) {
 	r.cast(5, 7)
 	r.deliver(2, 5, 6)
 	r.deliver(3, 5)
-	rep := r.c.Finish(Outcome{End: r.tick()})
-	if rep.Missing != 3 || rep.MissingExplained != 2 || rep.MissingUnexplained != 1 {
-		t.Errorf("missing %d explained %d unexplained %d, want 3 2 1 (%q)", rep.Missing, rep.MissingExplained, rep.MissingUnexplained, rep.Notes)
-	}
-	if !hasNote(rep, "cast before n1 learned of its removal from g1: its own stream was dropped (2)") {
-		t.Errorf("notes %q do not name the sender's removal", rep.Notes)
-	}
+	rep := r.finish()
+	r.wantMissing(rep, 3, 2, 1)
+	r.wantNote(rep, "cast before n1 learned of its removal from g1: its own stream was dropped (2)", "the sender's removal")
 }
 
 // TestCollectorCollapsedViews: n2 is removed and readmitted (its own views)
@@ -283,9 +297,7 @@ func TestCollectorSenderRemoved(t *testing.T) {
 // n2, though the view right after the casts (4) no longer names n2.
 func TestCollectorCollapsedViews(t *testing.T) {
 	r := newOwedRig(t)
-	for _, n := range all {
-		r.view(n, 1, all, all, nil)
-	}
+	r.start()
 	r.view(2, 2, no2, nil, only(2))     // n2 learns it was removed (R1)
 	r.view(2, 3, all, only(2), nil)     // and is readmitted
 	r.view(3, 4, all, only(3), only(3)) // n3's views go on
@@ -297,13 +309,9 @@ func TestCollectorCollapsedViews(t *testing.T) {
 	r.cast(4, 6)
 	r.deliver(2, 4, 5)
 	r.deliver(3, 4, 5)
-	rep := r.c.Finish(Outcome{End: r.tick()})
-	if rep.Missing != 4 || rep.MissingExplained != 4 || rep.MissingUnexplained != 0 {
-		t.Errorf("missing %d explained %d unexplained %d, want 4 4 0 (%q)", rep.Missing, rep.MissingExplained, rep.MissingUnexplained, rep.Notes)
-	}
-	if !hasNote(rep, "cast just before n1 removed n2 from g1") {
-		t.Errorf("notes %q do not name n1's removal of n2", rep.Notes)
-	}
+	rep := r.finish()
+	r.wantMissing(rep, 4, 4, 0)
+	r.wantNote(rep, "cast just before n1 removed n2 from g1", "n1's removal of n2")
 }
 
 // TestCollectorNeverSentSenderRemoved: n1 casts 0-4, of which 3 and 4 never
@@ -314,9 +322,7 @@ func TestCollectorCollapsedViews(t *testing.T) {
 func TestCollectorNeverSentSenderRemoved(t *testing.T) {
 	r := newOwedRig(t)
 	r.c.TrackSends()
-	for _, n := range all {
-		r.view(n, 1, all, all, nil)
-	}
+	r.start()
 	r.cast(0, 5)
 	r.c.LeftStack(1, 1, 2)
 	r.deliver(2, 0, 1, 2)
@@ -328,11 +334,9 @@ func TestCollectorNeverSentSenderRemoved(t *testing.T) {
 	r.view(2, 3, all, only(1), nil)
 	r.view(3, 3, all, only(1), nil)
 	r.cast(5, 6)
-	rep := r.c.Finish(Outcome{End: r.tick()})
+	rep := r.finish()
 	if rep.MissingNeverSent != 6 || rep.MissingExplained != 4 || rep.MissingUnexplained != 2 {
 		t.Errorf("never sent %d explained %d unexplained %d, want 6 4 2 (%q)", rep.MissingNeverSent, rep.MissingExplained, rep.MissingUnexplained, rep.Notes)
 	}
-	if !hasNote(rep, "cast before n1 learned of its removal from g1: its own stream was dropped (4)") {
-		t.Errorf("notes %q do not name the sender's removal", rep.Notes)
-	}
+	r.wantNote(rep, "cast before n1 learned of its removal from g1: its own stream was dropped (4)", "the sender's removal")
 }
