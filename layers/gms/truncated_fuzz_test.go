@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 )
 
 // FuzzTruncatedCounted cuts one of the seed packets (every kind of
@@ -14,10 +15,6 @@ import (
 // counts it, once; a node's gms layer, receiving it from the service,
 // counts it as malformed, once.
 func FuzzTruncatedCounted(f *testing.F) {
-	for i := range byte(9) {
-		f.Add(i, uint16(0))
-		f.Add(i, uint16(7))
-	}
 	views := []*event.ViewInfo{{Group: 1, ID: 2, Members: ids(1, 2, 3), Joined: ids(3)}, {Group: 2, ID: 1, Members: ids(1)}}
 	pkts := [][]byte{
 		mustEncode(&wireMsg{T: msgHeartbeat, Inc: 1, Timeout: int64(time.Second), Interval: int64(100 * time.Millisecond), Settled: true, Phi: 8000}),
@@ -31,6 +28,7 @@ func FuzzTruncatedCounted(f *testing.F) {
 		mustEncode(&wireMsg{T: msgPingReq, Peers: ids(2, 3)}),
 		mustEncode(&wireMsg{T: msgAlive, Inc: 1, Peers: ids(2)}),
 	}
+	layertest.SeedCuts(f, len(pkts), 7, false)
 	f.Fuzz(func(t *testing.T, which byte, cut uint16) {
 		full := pkts[int(which)%len(pkts)]
 		b := full[:int(cut)%len(full)]

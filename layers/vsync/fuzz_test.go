@@ -84,32 +84,51 @@ func sameReport(a, b report) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// seedPackets are one valid packet of each of vsync's types, as a member
+// sends them: a data header, a resend header (each with 8 bytes of
+// payload), a flush report, a stability gossip and a passed control cast.
+func seedPackets() (data, resend, rep, stab, pass []byte) {
+	wc := newCodec()
+	data = make([]byte, dataHeaderSize+8)
+	putData(data, 1, 1)
+	resend = make([]byte, resendHeaderSize+8)
+	putResend(resend, 3, 1, 2)
+	rep = append([]byte{tReport}, wc.Encode(&report{Old: 1, Target: 2, Entries: []entry{{1, 5}, {3, 9}}})...)
+	stab = append([]byte{tStable}, wc.Encode(&stable{View: 1, Entries: []entry{{1, 5}}})...)
+	return data, resend, rep, stab, []byte{tPass, 1, 2}
+}
+
+// fuzzNode is node 1 running vsync alone (64 KiB of max_bytes), its clock
+// stopped at 0, with view 1 of group 1 ({n1, n2, n3}, all joined)
+// installed. The stack is closed when the test ends.
+func fuzzNode(t *testing.T) (*Layer, *stack.Stack) {
+	l := New(Config{MaxBytes: 64 << 10, StableInterval: 200 * time.Millisecond, FlushTimeout: time.Second})
+	st, err := stack.New(stack.Config{Self: 1, Layers: []stack.Entry{{Name: "vsync", Layer: l}},
+		Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 0 })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	st.InstallView(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}})
+	return l, st
+}
+
 // FuzzUp injects arbitrary packets into a member's vsync layer, as casts
 // from another member, interleaved with a view change: the layer drops what
 // it cannot read (counted malformed), never panics, and holds within
 // max_bytes.
 func FuzzUp(f *testing.F) {
 	wc := newCodec()
-	var data [dataHeaderSize + 8]byte
-	putData(data[:], 1, 1)
-	f.Add(data[:], byte(0))
-	var rs [resendHeaderSize + 8]byte
-	putResend(rs[:], 3, 1, 2)
-	f.Add(rs[:], byte(1))
-	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 1, Target: 2, Entries: []entry{{1, 5}, {3, 9}}})...), byte(2))
+	data, resend, rep, stab, pass := seedPackets()
+	f.Add(data, byte(0))
+	f.Add(resend, byte(1))
+	f.Add(rep, byte(2))
 	f.Add(append([]byte{tReport}, wc.Encode(&report{Old: 1, Target: 2, Entries: []entry{{1, 5}, {3, 9}}, Gone: []uint32{3}})...), byte(2))
-	f.Add(append([]byte{tStable}, wc.Encode(&stable{View: 1, Entries: []entry{{1, 5}}})...), byte(3))
-	f.Add([]byte{tPass, 1, 2}, byte(4))
+	f.Add(stab, byte(3))
+	f.Add(pass, byte(4))
 	f.Fuzz(func(t *testing.T, b []byte, when byte) {
-		l := New(Config{MaxBytes: 64 << 10, StableInterval: 200 * time.Millisecond, FlushTimeout: time.Second})
-		st, err := stack.New(stack.Config{Self: 1, Layers: []stack.Entry{{Name: "vsync", Layer: l}},
-			Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 0 })})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}}
+		l, st := fuzzNode(t)
 		v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2}, Left: []event.NodeID{3}}
-		st.InstallView(v1)
 		for i := 0; i < 3; i++ {
 			if int(when%3) == i {
 				st.InstallView(v2)
@@ -120,6 +139,5 @@ func FuzzUp(f *testing.F) {
 		if l.held < 0 || l.held > 4*(64<<10)+4*event.HeldCost(len(b)) {
 			t.Fatalf("holds %d bytes", l.held)
 		}
-		st.Close()
 	})
 }
