@@ -23,7 +23,7 @@ import (
 func TestReliableReconfiguresOnGMSViews(t *testing.T) {
 	net := sim.New(sim.Config{Seed: 3, Latency: time.Millisecond, Loss: sim.Uniform{P: 0.02}})
 	svc := gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
-	simstack.Add(t, net, stack.Config{Self: gms.ServiceNode, Layers: []stack.Entry{{Name: "gms_service", Layer: svc}}}, nil)
+	simstack.Add(t, net, stack.Config{Self: gms.ServiceNode, Clock: net, Layers: []stack.Entry{{Name: "gms_service", Layer: svc}}}, nil)
 	info, ok := compose.Lookup("reliable")
 	finfo, fok := compose.Lookup("fifo")
 	if !ok || !fok {
@@ -51,7 +51,7 @@ func TestReliableReconfiguresOnGMSViews(t *testing.T) {
 		}
 		gl := gms.New(gms.Config{Heartbeat: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
 		viewsAt[id] = map[event.GroupID]*event.ViewInfo{}
-		st := simstack.Add(t, net, stack.Config{Self: id, Seed: 1, Layers: []stack.Entry{{Name: "fifo", Layer: fl}, {Name: "reliable", Layer: rl}, {Name: "gms", Layer: gl}},
+		st := simstack.Add(t, net, stack.Config{Self: id, Clock: net, Seed: 1, Layers: []stack.Entry{{Name: "fifo", Layer: fl}, {Name: "reliable", Layer: rl}, {Name: "gms", Layer: gl}},
 			App: stack.AppFuncs{
 				OnDeliver: func(d stack.Delivery) {
 					seq := binary.BigEndian.Uint32(d.Payload)

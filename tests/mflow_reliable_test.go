@@ -8,6 +8,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	_ "github.com/layercast/layercast/layers/fifo"
 	"github.com/layercast/layercast/layers/mflow"
 	_ "github.com/layercast/layercast/layers/reliable"
@@ -87,7 +88,7 @@ func TestMflowViewChangesUnderLoss(t *testing.T) {
 		next[id] = map[event.NodeID]uint64{}
 		flowOK[id] = true
 		layers := buildLayers(t, []string{"mflow", "fifo", "reliable"}, map[string]map[string]string{"mflow": {"window": "50000", "ack_thresh": "25000"}})
-		st, err := stack.New(stack.Config{Self: id, Transport: net.AddNode(id), Clock: net, Seed: 4, Layers: layers,
+		stacks[id] = simstack.Add(t, net, stack.Config{Self: id, Clock: net, Seed: 4, Layers: layers,
 			App: stack.AppFuncs{
 				OnDeliver: func(d stack.Delivery) {
 					seq := binary.BigEndian.Uint64(d.Payload)
@@ -97,12 +98,7 @@ func TestMflowViewChangesUnderLoss(t *testing.T) {
 					next[self][d.From] = seq + 1
 				},
 				OnFlow: func(_ event.GroupID, ok bool) { flowOK[self] = ok },
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		net.Node(id).Attach(st)
-		stacks[id] = st
+			}}, nil)
 	}
 	viewID := uint64(0)
 	install := func(members ...event.NodeID) {

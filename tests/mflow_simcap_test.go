@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/layers/mflow"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
@@ -54,12 +55,8 @@ func (c castRun) run(t *testing.T) castResult {
 	var members []event.NodeID
 	for id := event.NodeID(1); id <= event.NodeID(c.n); id++ {
 		self := id
-		nd := net.AddNode(id)
-		if c.capacity != nil {
-			net.SetCapacity(id, c.capacity(id))
-		}
 		r.distinct[id] = map[uint64]bool{}
-		st, err := stack.New(stack.Config{Self: id, Transport: nd, Clock: net, Seed: c.seed, Layers: buildLayers(t, c.names, c.params),
+		r.stacks[id] = simstack.Add(t, net, stack.Config{Self: id, Clock: net, Seed: c.seed, Layers: buildLayers(t, c.names, c.params),
 			App: stack.AppFuncs{
 				OnDeliver: func(d stack.Delivery) {
 					if r.delivered[self] == 0 {
@@ -75,12 +72,10 @@ func (c castRun) run(t *testing.T) castResult {
 						ok = f
 					}
 				},
-			}})
-		if err != nil {
-			t.Fatal(err)
+			}}, nil)
+		if c.capacity != nil {
+			net.SetCapacity(id, c.capacity(id))
 		}
-		nd.Attach(st)
-		r.stacks[id] = st
 		members = append(members, id)
 	}
 	v := &event.ViewInfo{Group: 1, ID: 1, Members: members}

@@ -16,14 +16,18 @@ import (
 )
 
 // Add puts node cfg.Self on net running the stack cfg describes, and
-// returns the stack, attached to its node. The node is the stack's clock
-// and its transport, or wrap(node) is when wrap is not nil (a transport
-// that records or rewrites what the node sends). It fails tb if the stack
+// returns the stack, attached to its node. The node is the stack's
+// transport, or wrap(node) is when wrap is not nil (a transport that
+// records or rewrites what the node sends); it is the stack's clock too
+// unless cfg names one (the network itself, say). It fails tb if the stack
 // cannot be made.
 func Add(tb testing.TB, net *sim.Network, cfg stack.Config, wrap func(*sim.Node) stack.Transport) *stack.Stack {
 	tb.Helper()
 	nd := net.AddNode(cfg.Self)
-	cfg.Transport, cfg.Clock = nd, nd
+	cfg.Transport = nd
+	if cfg.Clock == nil {
+		cfg.Clock = nd
+	}
 	if wrap != nil {
 		cfg.Transport = wrap(nd)
 	}

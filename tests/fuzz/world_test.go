@@ -13,6 +13,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/layers/gms"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
@@ -75,6 +76,9 @@ func (t tap) Multicast(g event.GroupID, pkt []byte) {
 	t.Node.Multicast(g, pkt)
 }
 
+// tapped is the world's wrap for simstack.Add: a node's transport is a tap.
+func (w *world) tapped(nd *sim.Node) stack.Transport { return tap{nd, w} }
+
 // world is one simulated run of one spec.
 type world struct {
 	tb      testing.TB
@@ -126,32 +130,20 @@ func newWorld(tb testing.TB, spec string, seed uint64, loss sim.LossModel, captu
 		if err != nil {
 			tb.Fatalf("%s: %v", spec, err)
 		}
-		nd := w.net.AddNode(id)
-		st, err := stack.New(stack.Config{Self: id, Transport: tap{nd, w}, Clock: w.net, Seed: seed, Layers: entries})
-		if err != nil {
-			tb.Fatalf("%s: %v", spec, err)
-		}
-		nd.Attach(st)
+		st := simstack.Add(tb, w.net, stack.Config{Self: id, Clock: w.net, Seed: seed, Layers: entries}, w.tapped)
 		w.stacks[id] = st
 		for i := 0; i < st.NumLayers(); i++ {
 			if l, ok := st.Layer(i).(*gms.Layer); ok {
 				w.gms[id] = l
 			}
 		}
-		if id == outsider {
-			w.out = nd
-		}
 	}
+	w.out = w.net.Node(outsider)
 	if len(w.gms) > 0 {
 		cfg := w.gms[1].Config()
 		w.service = cfg.Service
 		w.svc = gms.NewServiceLayer(gms.ServiceConfig{ViewInterval: cfg.ViewInterval, FDTimeout: cfg.FDTimeout})
-		nd := w.net.AddNode(cfg.Service)
-		st, err := stack.New(stack.Config{Self: cfg.Service, Transport: tap{nd, w}, Clock: w.net, Seed: seed, Layers: []stack.Entry{{Name: "gms_service", Layer: w.svc}}})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		nd.Attach(st)
+		simstack.Add(tb, w.net, stack.Config{Self: cfg.Service, Clock: w.net, Seed: seed, Layers: []stack.Entry{{Name: "gms_service", Layer: w.svc}}}, w.tapped)
 		for id := range w.members {
 			_ = w.stacks[id].Join(group)
 		}
