@@ -7,6 +7,7 @@ import (
 	"github.com/layercast/layercast/stack"
 )
 
+// nopTransport is a transport that drops everything.
 type nopTransport struct{}
 
 func (nopTransport) Send(event.NodeID, []byte)       {}

@@ -184,20 +184,12 @@ func TestNodeBackpressure(t *testing.T) {
 	}
 }
 
-// nullPort is a transport that drops everything.
-type nullPort struct{}
-
-func (nullPort) Send(event.NodeID, []byte)       {}
-func (nullPort) Multicast(event.GroupID, []byte) {}
-func (nullPort) Subscribe(event.GroupID) error   { return nil }
-func (nullPort) Unsubscribe(event.GroupID) error { return nil }
-
 // BenchmarkNodeCast is one Cast from another goroutine through the node's
 // call channel into a one-layer stack and out to a null transport: the
 // cost the runner adds to Stack.Cast.
 func BenchmarkNodeCast(b *testing.B) {
 	nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
-		Self: 1, Transport: nullPort{}, Layers: []stack.Entry{{Name: "base", Layer: &stack.Base{}}},
+		Self: 1, Transport: nopTransport{}, Layers: []stack.Entry{{Name: "base", Layer: &stack.Base{}}},
 	}})
 	if err != nil {
 		b.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 // wakerPort is a transport that drops everything and records WakeIn.
 type wakerPort struct {
-	nullPort
+	nopTransport
 	mu sync.Mutex
 	ds []time.Duration
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -41,14 +42,6 @@ func TestParsePeers(t *testing.T) {
 	}
 }
 
-// nowhere is a transport that sends nothing.
-type nowhere struct{}
-
-func (nowhere) Send(event.NodeID, []byte)       {}
-func (nowhere) Multicast(event.GroupID, []byte) {}
-func (nowhere) Subscribe(event.GroupID) error   { return nil }
-func (nowhere) Unsubscribe(event.GroupID) error { return nil }
-
 // TestNodeClockReadsWallTime: the stack clock of `stacktool node` and `gms`
 // reads nanoseconds since the Unix epoch, not since the process started,
 // so two processes in turn under one id (a restart, or the next leader of
@@ -62,7 +55,7 @@ func TestNodeClockReadsWallTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		nd, err := newNode(stack.Config{Self: 1, Layers: entries, Transport: nowhere{}})
+		nd, err := newNode(stack.Config{Self: 1, Layers: entries, Transport: &testkit.Transport{}})
 		if err != nil {
 			t.Fatal(err)
 		}
