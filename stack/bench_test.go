@@ -15,6 +15,19 @@ func (nopTransport) Multicast(event.GroupID, []byte) {}
 func (nopTransport) Subscribe(event.GroupID) error   { return nil }
 func (nopTransport) Unsubscribe(event.GroupID) error { return nil }
 
+// newStopped is node 1's stack as cfg gives it (its layers, application,
+// log) over nopTransport, its clock stopped at 0. It fails tb if the stack
+// cannot be made.
+func newStopped(tb testing.TB, cfg stack.Config) *stack.Stack {
+	tb.Helper()
+	cfg.Self, cfg.Transport, cfg.Clock = 1, nopTransport{}, stack.ClockFunc(func() event.Time { return 0 })
+	st, err := stack.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
+}
+
 type passLayer struct{ stack.Base }
 
 // BenchmarkLayerCrossing measures one event crossing one layer: a data event
@@ -28,10 +41,7 @@ func BenchmarkLayerCrossing(b *testing.B) {
 			for i := 0; i < depth; i++ {
 				entries = append(entries, stack.Entry{Name: "pass", Layer: &passLayer{}})
 			}
-			st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }), Layers: entries})
-			if err != nil {
-				b.Fatal(err)
-			}
+			st := newStopped(b, stack.Config{Layers: entries})
 			payload := make([]byte, 64)
 			m := event.NewMessage()
 			m.SetPayload(payload)
@@ -59,10 +69,7 @@ func BenchmarkCastThroughStack(b *testing.B) {
 	for i := 0; i < 4; i++ {
 		entries = append(entries, stack.Entry{Name: "pass", Layer: &passLayer{}})
 	}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }), Layers: entries})
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := newStopped(b, stack.Config{Layers: entries})
 	payload := make([]byte, 1024)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(payload)))

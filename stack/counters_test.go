@@ -28,11 +28,7 @@ func (l *bindLayer) Init(ctx *stack.Context) error {
 // name: what the field counts is what the stack reports under that name.
 func TestBindCountersNamesFields(t *testing.T) {
 	l := &bindLayer{}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "bind", Layer: l}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newStopped(t, stack.Config{Layers: []stack.Entry{{Name: "bind", Layer: l}}})
 	if l.c.Spare != nil {
 		t.Errorf("untagged field bound to %v, want nil", l.c.Spare)
 	}

@@ -118,10 +118,7 @@ func TestFeedsControlFirstOnlyWithRoom(t *testing.T) {
 func TestFeedAllocatesNothing(t *testing.T) {
 	var f *stack.Feed
 	l := &passLayer{}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }), Layers: []stack.Entry{{Name: "p", Layer: l}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newStopped(t, stack.Config{Layers: []stack.Entry{{Name: "p", Layer: l}}})
 	pulls := 0
 	f = l.Ctx.NewFeed(true, func() bool { pulls++; return false })
 	allocs := testing.AllocsPerRun(1000, func() {

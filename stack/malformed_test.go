@@ -13,12 +13,8 @@ import (
 func TestDropMalformed(t *testing.T) {
 	l := &bindLayer{}
 	var lines []string
-	_, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Log:    func(s string) { lines = append(lines, s) },
+	newStopped(t, stack.Config{Log: func(s string) { lines = append(lines, s) },
 		Layers: []stack.Entry{{Name: "bind", Layer: l}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := event.DefaultPool.FromBytes([]byte{1, 2, 3})
 	m.Retain() // the test's own reference, to see the layer's go
 	l.Ctx.DropMalformed(&event.Event{Kind: event.Cast, Peer: 4, Msg: m}, l.c.Sent)

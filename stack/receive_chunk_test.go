@@ -34,11 +34,7 @@ func (l *aheadLayer) Up(ev *event.Event) {
 // queueing the whole batch first, so the work stays in the caches.
 func TestReceiveBatchSteps(t *testing.T) {
 	l := &aheadLayer{}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "ahead", Layer: l}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newStopped(t, stack.Config{Layers: []stack.Entry{{Name: "ahead", Layer: l}}})
 	defer st.Close()
 	l.st = st
 	const n = 1000

@@ -39,18 +39,14 @@ func FuzzReceive(f *testing.F) {
 	f.Add(own)
 	f.Fuzz(func(t *testing.T, pkt []byte) {
 		l := &countLayer{}
-		st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-			Layers: []stack.Entry{{Name: "count", Layer: l}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := newStopped(t, stack.Config{Layers: []stack.Entry{{Name: "count", Layer: l}}})
 		defer st.Close()
 		fr, perr := stack.ParseFrame(pkt)
 		want := 0 // packets that reach the layer
 		if perr == nil && !(fr.Src == 1 && fr.Kind == event.Cast) {
 			want = 1
 		}
-		err = st.Receive(pkt)
+		err := st.Receive(pkt)
 		n := st.Net()
 		if perr != nil {
 			if !errors.Is(err, stack.ErrFrame) || n.Malformed != 1 || n.PacketsReceived != 0 || l.up != 0 {

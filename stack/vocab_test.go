@@ -39,12 +39,8 @@ func TestCastWithPeerNeedsOneMember(t *testing.T) {
 // range the layer gave.
 func TestLostReachesApplication(t *testing.T) {
 	var got []stack.Loss
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "pass", Layer: &passLayer{}}},
-		App:    stack.AppFuncs{OnLost: func(l stack.Loss) { got = append(got, l) }}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newStopped(t, stack.Config{Layers: []stack.Entry{{Name: "pass", Layer: &passLayer{}}},
+		App: stack.AppFuncs{OnLost: func(l stack.Loss) { got = append(got, l) }}})
 	st.Inject(0, true, event.Event{Kind: event.Lost, Group: 4, Peer: 2, Lost: &event.LostRange{First: 10, End: 13, Bounded: true}})
 	st.Inject(0, true, event.Event{Kind: event.Lost, Group: 4, Peer: 3})
 	want := []stack.Loss{
@@ -86,11 +82,7 @@ func TestCloseOnePath(t *testing.T) {
 	var log []string
 	a := &holder{held: event.NewMessage(), log: &log, name: "a"}
 	b := &holder{held: event.NewMessage(), log: &log, name: "b"}
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "a", Layer: a}, {Name: "pass", Layer: &passLayer{}}, {Name: "b", Layer: b}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newStopped(t, stack.Config{Layers: []stack.Entry{{Name: "a", Layer: a}, {Name: "pass", Layer: &passLayer{}}, {Name: "b", Layer: b}}})
 	st.Close()
 	st.Close()
 	want := []string{"a exit", "b exit", "a close", "b close"}

@@ -32,16 +32,12 @@ func (warmApp) Flow(event.GroupID, bool) {}
 // counts.
 func TestWarmTellsWarmersTheFrame(t *testing.T) {
 	var calls []string
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		App: &warmApp{warmLayer{name: "app", calls: &calls}},
+	st := newStopped(t, stack.Config{App: &warmApp{warmLayer{name: "app", calls: &calls}},
 		Layers: []stack.Entry{
 			{Name: "top", Layer: &warmLayer{name: "top", calls: &calls}},
 			{Name: "plain", Layer: &tagLayer{tag: 1}},
 			{Name: "bottom", Layer: &warmLayer{name: "bottom", calls: &calls}},
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pkt := make([]byte, stack.FrameSize+4)
 	stack.PutFrame(pkt, stack.Frame{Kind: event.Cast, Group: 7, Src: 3})
 	before := st.Net()
@@ -68,14 +64,10 @@ func (l *ctlWarmLayer) WarmControl(g event.GroupID, src event.NodeID, stage int)
 // every one through Warm.
 func TestWarmControlForControlPackets(t *testing.T) {
 	var calls []string
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{
-			{Name: "top", Layer: &warmLayer{name: "top", calls: &calls}},
-			{Name: "bottom", Layer: &ctlWarmLayer{warmLayer{name: "bottom", calls: &calls}}},
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newStopped(t, stack.Config{Layers: []stack.Entry{
+		{Name: "top", Layer: &warmLayer{name: "top", calls: &calls}},
+		{Name: "bottom", Layer: &ctlWarmLayer{warmLayer{name: "bottom", calls: &calls}}},
+	}})
 	ctl := make([]byte, stack.FrameSize+4)
 	stack.PutFrame(ctl, stack.Frame{Kind: event.Cast, Group: 7, Src: 3, Control: true})
 	data := make([]byte, stack.FrameSize+4)
@@ -97,11 +89,7 @@ func FuzzWarm(f *testing.F) {
 	f.Add([]byte{0x10, 1, 0, 0, 0, 7, 0, 0, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	var calls []string
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
-		Layers: []stack.Entry{{Name: "w", Layer: &warmLayer{name: "w", calls: &calls}}}})
-	if err != nil {
-		f.Fatal(err)
-	}
+	st := newStopped(f, stack.Config{Layers: []stack.Entry{{Name: "w", Layer: &warmLayer{name: "w", calls: &calls}}}})
 	f.Fuzz(func(t *testing.T, pkt []byte) {
 		calls = calls[:0]
 		st.Warm(pkt, 1)
