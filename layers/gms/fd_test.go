@@ -9,6 +9,7 @@ import (
 
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/removal"
+	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -203,27 +204,16 @@ func (f *svcCut) Up(ev *event.Event) {
 func cutCluster(t *testing.T, seed uint64, n, indirect int) (*sim.Network, *ServiceLayer, map[event.NodeID]*svcCut, map[event.NodeID]*recorder) {
 	t.Helper()
 	net := sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond})
-	svc := NewServiceLayer(ServiceConfig{ViewInterval: 50 * time.Millisecond, FDTimeout: 300 * time.Millisecond, Indirect: indirect})
-	nd := net.AddNode(ServiceNode)
-	st, err := stack.New(stack.Config{Self: ServiceNode, Transport: nd, Clock: net, Layers: []stack.Entry{{Name: "gms_service", Layer: svc}}, Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd.Attach(st)
+	svc := addService(t, net, ServiceConfig{ViewInterval: 50 * time.Millisecond, FDTimeout: 300 * time.Millisecond, Indirect: indirect}, seed)
 	cuts, recs := map[event.NodeID]*svcCut{}, map[event.NodeID]*recorder{}
 	for i := 1; i <= n; i++ {
 		id := event.NodeID(i)
 		cuts[id], recs[id] = &svcCut{}, &recorder{views: map[event.GroupID]*event.ViewInfo{}}
-		nd := net.AddNode(id)
-		st, err := stack.New(stack.Config{Self: id, Transport: nd, Clock: net, Seed: seed, Layers: []stack.Entry{
+		st := simstack.Add(t, net, stack.Config{Self: id, Clock: net, Seed: seed, Layers: []stack.Entry{
 			{Name: "rec", Layer: recs[id]},
 			{Name: "gms", Layer: New(Config{Heartbeat: 50 * time.Millisecond, FDTimeout: 300 * time.Millisecond, SuspectTimeout: 200 * time.Millisecond})},
 			{Name: "cut", Layer: cuts[id]},
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd.Attach(st)
+		}}, nil)
 		if err := st.Join(1); err != nil {
 			t.Fatal(err)
 		}

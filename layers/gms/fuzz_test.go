@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
@@ -89,13 +90,8 @@ func fuzzService(t *testing.T) *Service {
 func fuzzLayer(t *testing.T) (*Layer, *stack.Stack, *sim.Network) {
 	t.Helper()
 	net := sim.New(sim.Config{Seed: 1, Latency: time.Millisecond})
-	nd := net.AddNode(1)
 	l := New(Config{Heartbeat: 100 * time.Millisecond, FDTimeout: 500 * time.Millisecond})
-	st, err := stack.New(stack.Config{Self: 1, Transport: nd, Clock: net, Seed: 1, Layers: []stack.Entry{{Name: "gms", Layer: l}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd.Attach(st)
+	st := simstack.Add(t, net, stack.Config{Self: 1, Clock: net, Seed: 1, Layers: []stack.Entry{{Name: "gms", Layer: l}}}, nil)
 	st.Join(1)
 	return l, st, net
 }

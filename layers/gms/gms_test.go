@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
@@ -90,27 +91,24 @@ func newLossyCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout t
 func newSiteCluster(t *testing.T, seed uint64, n int, viewInterval, fdTimeout time.Duration, loss sim.LossModel, sites map[event.NodeID]event.SiteID) *cluster {
 	t.Helper()
 	c := &cluster{t: t, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond, Jitter: 500 * time.Microsecond, Loss: loss}), nodes: map[event.NodeID]*testNode{}}
-	c.svc = NewServiceLayer(ServiceConfig{ViewInterval: viewInterval, FDTimeout: fdTimeout})
-	nd := c.net.AddNode(ServiceNode)
-	st, err := stack.New(stack.Config{Self: ServiceNode, Transport: nd, Clock: c.net, Layers: []stack.Entry{{Name: "gms_service", Layer: c.svc}}, Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd.Attach(st)
+	c.svc = addService(t, c.net, ServiceConfig{ViewInterval: viewInterval, FDTimeout: fdTimeout}, seed)
 	for i := 1; i <= n; i++ {
 		id := event.NodeID(i)
 		tn := &testNode{gms: New(Config{Heartbeat: fdTimeout / 5, FDTimeout: fdTimeout}), f: &filter{}, rec: &recorder{views: map[event.GroupID]*event.ViewInfo{}}}
-		nd := c.net.AddNode(id)
-		tn.st, err = stack.New(stack.Config{Self: id, Transport: nd, Clock: c.net, Seed: seed, Site: sites[id], Layers: []stack.Entry{
+		tn.st = simstack.Add(t, c.net, stack.Config{Self: id, Clock: c.net, Seed: seed, Site: sites[id], Layers: []stack.Entry{
 			{Name: "rec", Layer: tn.rec}, {Name: "gms", Layer: tn.gms}, {Name: "filter", Layer: tn.f},
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd.Attach(tn.st)
+		}}, nil)
 		c.nodes[id] = tn
 	}
 	return c
+}
+
+// addService puts the membership service (gms_service alone, as cfg says)
+// on net at ServiceNode, the network its clock, and returns its layer.
+func addService(t *testing.T, net *sim.Network, cfg ServiceConfig, seed uint64) *ServiceLayer {
+	svc := NewServiceLayer(cfg)
+	simstack.Add(t, net, stack.Config{Self: ServiceNode, Clock: net, Layers: []stack.Entry{{Name: "gms_service", Layer: svc}}, Seed: seed}, nil)
+	return svc
 }
 
 func (c *cluster) join(n event.NodeID, gs ...event.GroupID) {
