@@ -1,10 +1,31 @@
 package layertest
 
 import (
+	"testing"
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/transport/sim"
 )
+
+// RunScript runs the fuzzer's script b (see Script) on a new cluster of
+// three nodes, each running the stack mk makes, arbitrary payloads
+// expected (Lax), view 1 of group 1 ({1, 2, 3}) installed first; it
+// returns the cluster for the caller to check what its layers hold.
+func RunScript(t *testing.T, mk func() []stack.Entry, b []byte) *Cluster {
+	c := New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, mk)
+	c.Lax = true
+	c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
+	c.Script(b)
+	return c
+}
+
+// ScriptPacket is a packet operation of a script as Script reads it: op
+// (op&7 below 5), the length of body (under 256 bytes), then body.
+func ScriptPacket(op byte, body []byte) []byte {
+	return append([]byte{op, byte(len(body))}, body...)
+}
 
 // Script feeds node 1 of a 3-node cluster (group 1, view 1 = {1, 2, 3}
 // installed by the caller) what a fuzzer wrote: a sequence of operations,

@@ -2,6 +2,7 @@ package fifo
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,7 +74,7 @@ func TestProbeMemberFloodIsBounded(t *testing.T) {
 // changes (removals, re-admissions, a lost removal notice): no panic, and
 // what fifo holds stays within its bounds and adds up.
 func FuzzScript(f *testing.F) {
-	rec := func(op byte, body []byte) []byte { return append([]byte{op, byte(len(body))}, body...) }
+	rec := layertest.ScriptPacket
 	// reliable's headers: tData (18 bytes: type, flags, view, base view,
 	// base, seq) and tPass (1 byte)
 	relData := func(seq uint32, b []byte) []byte {
@@ -85,20 +86,14 @@ func FuzzScript(f *testing.F) {
 		return append(h, b...)
 	}
 	pass := func(b []byte) []byte { return append([]byte{2}, b...) }
-	cat := func(parts ...[]byte) []byte {
-		var b []byte
-		for _, p := range parts {
-			b = append(b, p...)
-		}
-		return b
-	}
+	cat := slices.Concat[[]byte]
 	f.Add(cat([]byte{5, 5}, rec(1, relData(2, layertest.Payload(2, 8))), rec(1, relData(1, layertest.Payload(1, 8))), []byte{6, 20}))
 	f.Add(cat(rec(1, relData(3, layertest.Payload(3, 8))), rec(0, pass([]byte{1})), []byte{7, 1, 7, 2, 5}))
 	f.Add(cat(rec(1|16, relData(1, layertest.Payload(1, 8))), rec(16, pass([]byte{3})), []byte{7, 3, 7, 5, 6, 40}))
 	f.Add(cat(rec(1, pass(layertest.Payload(9, 8))), rec(1, relData(1<<20, layertest.Payload(7, 8))), []byte{7, 4, 7, 0}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var layers []*Layer
-		c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, func() []stack.Entry {
+		c := layertest.RunScript(t, func() []stack.Entry {
 			l := New(16, 256)
 			layers = append(layers, l)
 			info, _ := compose.Lookup("reliable")
@@ -107,10 +102,7 @@ func FuzzScript(f *testing.F) {
 				t.Fatal(err)
 			}
 			return []stack.Entry{{Name: "fifo", Layer: l}, {Name: "reliable", Layer: r}}
-		})
-		c.Lax = true
-		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
-		c.Script(b)
+		}, b)
 		l := layers[0]
 		var sum int64
 		for _, g := range l.groups {

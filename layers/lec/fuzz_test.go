@@ -2,6 +2,7 @@ package lec
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 	"time"
 
@@ -175,13 +176,7 @@ func repairPkt(ids []id, payloads ...string) []byte {
 // near 2^32, repairs recovering one and two packets, a view change
 // removing a sender mid-stream, time passing, malformed packets.
 func seeds(dataOp, repairOp byte) [][]byte {
-	cat := func(rs ...[]byte) []byte {
-		var b []byte
-		for _, r := range rs {
-			b = append(b, r...)
-		}
-		return b
-	}
+	cat := slices.Concat[[]byte]
 	return [][]byte{
 		cat(record(dataOp, 2, 9, dataPkt(1, "a")), record(dataOp, 2, 9, dataPkt(2, "bb")), record(dataOp, 3, 9, dataPkt(1, "c"))),
 		cat(record(dataOp, 2, 9, dataPkt(1, "a")), record(repairOp, 3, 9, repairPkt([]id{{9, 2, 1}, {9, 2, 2}}, "a", "bb"))),

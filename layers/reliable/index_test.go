@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -19,15 +17,7 @@ import (
 // every (group, node) pair: no stale member after a view change.
 func TestIndexFollowsViews(t *testing.T) {
 	var l *Layer
-	mk := func() []stack.Entry {
-		info, _ := compose.Lookup("reliable")
-		x, err := info.New(compose.MustParams("reliable", nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		l = x.(*Layer)
-		return []stack.Entry{{Name: "reliable", Layer: x}}
-	}
+	mk := kept(t, nil, func(x *Layer) { l = x })
 	layertest.RandomViews(t, mk, nil, func(g event.GroupID, n event.NodeID) error {
 		wg, wm := l.groups[g], (*member)(nil)
 		if wg != nil && wg.view != nil {
@@ -51,15 +41,7 @@ func TestIndexFollowsViews(t *testing.T) {
 // never finished). Each group's ranked members still follow its view.
 func TestManyViewsOneRebuild(t *testing.T) {
 	var ls []*Layer
-	mk := func() []stack.Entry {
-		info, _ := compose.Lookup("reliable")
-		x, err := info.New(compose.MustParams("reliable", nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, x.(*Layer))
-		return []stack.Entry{{Name: "reliable", Layer: x}}
-	}
+	mk := kept(t, nil, func(x *Layer) { ls = append(ls, x) })
 	c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, mk)
 	const groups = 2000
 	all := []event.NodeID{1, 2, 3}

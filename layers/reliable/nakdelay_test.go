@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
 
@@ -58,16 +56,7 @@ type nakRun struct {
 func newNakRun(t *testing.T, seed uint64, n int, lat time.Duration, given map[string]string) *nakRun {
 	r := &nakRun{layers: map[event.NodeID]*Layer{}, loss: &lossWindows{}, sent: map[event.GroupID]map[event.NodeID]uint32{}}
 	id := event.NodeID(0)
-	mk := func() []stack.Entry {
-		info, _ := compose.Lookup("reliable")
-		l, err := info.New(compose.MustParams("reliable", given))
-		if err != nil {
-			t.Fatal(err)
-		}
-		id++
-		r.layers[id] = l.(*Layer)
-		return []stack.Entry{{Name: "reliable", Layer: l}}
-	}
+	mk := kept(t, given, func(l *Layer) { id++; r.layers[id] = l })
 	r.c = layertest.New(t, sim.Config{Seed: seed, Latency: lat, Loss: r.loss}, n, mk)
 	r.loss.net = r.c.Net
 	members := []event.NodeID{}
@@ -426,16 +415,7 @@ func TestNakCopiesFollowLoss(t *testing.T) {
 		t.Run("nak_copies_loss="+tc.param, func(t *testing.T) {
 			layers := map[event.NodeID]*Layer{}
 			id := event.NodeID(0)
-			mk := func() []stack.Entry {
-				info, _ := compose.Lookup("reliable")
-				l, err := info.New(compose.MustParams("reliable", map[string]string{"nak_copies_loss": tc.param}))
-				if err != nil {
-					t.Fatal(err)
-				}
-				id++
-				layers[id] = l.(*Layer)
-				return []stack.Entry{{Name: "reliable", Layer: l}}
-			}
+			mk := kept(t, map[string]string{"nak_copies_loss": tc.param}, func(l *Layer) { id++; layers[id] = l })
 			c := layertest.New(t, sim.Config{Seed: 1, Latency: 200 * time.Microsecond, Loss: rxLoss{2: 0.10, 3: 0.01}}, 4, mk)
 			v := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3, 4}}
 			c.Install(v)

@@ -3,6 +3,7 @@ package reliable
 import (
 	"encoding/binary"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,19 +26,25 @@ type probe struct {
 	buf int64 // node 1's buffer after its casts
 }
 
-func newProbe(t *testing.T, casts int, given map[string]string) *probe {
-	p := &probe{wc: newWireCodec()}
-	var layers []*Layer
-	mk := func() []stack.Entry {
+// kept makes stacks of the reliable layer alone, as registered with the
+// parameters given, and hands keep each layer it makes, in order (with
+// layertest.New: node 1's first).
+func kept(t testing.TB, given map[string]string, keep func(*Layer)) func() []stack.Entry {
+	return func() []stack.Entry {
 		info, _ := compose.Lookup("reliable")
 		l, err := info.New(compose.MustParams("reliable", given))
 		if err != nil {
 			t.Fatal(err)
 		}
-		layers = append(layers, l.(*Layer))
+		keep(l.(*Layer))
 		return []stack.Entry{{Name: "reliable", Layer: l}}
 	}
-	p.c = layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 2, mk)
+}
+
+func newProbe(t *testing.T, casts int, given map[string]string) *probe {
+	p := &probe{wc: newWireCodec()}
+	var layers []*Layer
+	p.c = layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 2, kept(t, given, func(l *Layer) { layers = append(layers, l) }))
 	p.l = layers[0]
 	p.c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2}})
 	p.c.Net.Partition([]event.NodeID{1}, []event.NodeID{2})
@@ -199,14 +206,7 @@ func TestProbeP2PHeldIsBounded(t *testing.T) {
 // what it holds stays within its bounds and adds up.
 func FuzzScript(f *testing.F) {
 	wc := newWireCodec()
-	rec := func(op byte, body []byte) []byte { return append([]byte{op, byte(len(body))}, body...) }
-	cat := func(parts ...[]byte) []byte {
-		var b []byte
-		for _, p := range parts {
-			b = append(b, p...)
-		}
-		return b
-	}
+	rec, cat := layertest.ScriptPacket, slices.Concat[[]byte]
 	data := dataPacket(1, 3, 8)
 	nak := append([]byte{tNak}, wc.Encode(&nakMsg{G: 1, R: []uint32{1, 1 << 20}})...)
 	dig := encDigest(&digestMsg{G: 1, V: 1, U: true, E: []uint32{2, 5, 0, 1, 3, 1}})
@@ -217,18 +217,7 @@ func FuzzScript(f *testing.F) {
 	f.Add(cat([]byte{5}, rec(1, dataPacket(1, 1<<20, 8)), rec(0, p2pPacket(1<<30, 1, 8)), []byte{7, 1, 7, 2}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var layers []*Layer
-		c := layertest.New(t, sim.Config{Seed: 1, Latency: time.Millisecond}, 3, func() []stack.Entry {
-			info, _ := compose.Lookup("reliable")
-			l, err := info.New(compose.MustParams("reliable", map[string]string{"p2p_max_held": "4KB", "p2p_window": "16"}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			layers = append(layers, l.(*Layer))
-			return []stack.Entry{{Name: "reliable", Layer: l}}
-		})
-		c.Lax = true
-		c.Install(&event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}})
-		c.Script(b)
+		c := layertest.RunScript(t, kept(t, map[string]string{"p2p_max_held": "4KB", "p2p_window": "16"}, func(l *Layer) { layers = append(layers, l) }), b)
 		l := layers[0]
 		for _, q := range l.pslots {
 			if q.rheld >= l.cfg.P2PWindow || q.rheldSize > l.cfg.P2PMaxHeldBytes {
