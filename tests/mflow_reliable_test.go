@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/internal/simstack"
 	_ "github.com/layercast/layercast/layers/fifo"
 	"github.com/layercast/layercast/layers/mflow"
@@ -15,29 +15,6 @@ import (
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
 )
-
-// buildLayers makes one node's layers from registered layer names and
-// parameters, top first.
-func buildLayers(t *testing.T, names []string, params map[string]map[string]string) []stack.Entry {
-	t.Helper()
-	var out []stack.Entry
-	for _, n := range names {
-		info, ok := compose.Lookup(n)
-		if !ok {
-			t.Fatalf("layer %q is not registered", n)
-		}
-		p, err := compose.NewParams(info, params[n])
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := info.New(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, stack.Entry{Name: n, Layer: l})
-	}
-	return out
-}
 
 // TestMflowOverReliableUnderLoss runs mflow : fifo : reliable on a
 // network losing 5% of packets (data and acknowledgements alike): every
@@ -87,7 +64,7 @@ func TestMflowViewChangesUnderLoss(t *testing.T) {
 		self := id
 		next[id] = map[event.NodeID]uint64{}
 		flowOK[id] = true
-		layers := buildLayers(t, []string{"mflow", "fifo", "reliable"}, map[string]map[string]string{"mflow": {"window": "50000", "ack_thresh": "25000"}})
+		layers := layertest.Registered(map[string]map[string]string{"mflow": {"window": "50000", "ack_thresh": "25000"}}, "mflow", "fifo", "reliable")()
 		stacks[id] = simstack.Add(t, net, stack.Config{Self: id, Clock: net, Seed: 4, Layers: layers,
 			App: stack.AppFuncs{
 				OnDeliver: func(d stack.Delivery) {

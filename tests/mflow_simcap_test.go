@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/layers/mflow"
 	"github.com/layercast/layercast/stack"
@@ -56,7 +57,7 @@ func (c castRun) run(t *testing.T) castResult {
 	for id := event.NodeID(1); id <= event.NodeID(c.n); id++ {
 		self := id
 		r.distinct[id] = map[uint64]bool{}
-		r.stacks[id] = simstack.Add(t, net, stack.Config{Self: id, Clock: net, Seed: c.seed, Layers: buildLayers(t, c.names, c.params),
+		r.stacks[id] = simstack.Add(t, net, stack.Config{Self: id, Clock: net, Seed: c.seed, Layers: layertest.Registered(c.params, c.names...)(),
 			App: stack.AppFuncs{
 				OnDeliver: func(d stack.Delivery) {
 					if r.delivered[self] == 0 {
