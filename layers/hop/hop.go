@@ -19,7 +19,8 @@
 // the highest seq sent, nacks gaps after a short timer and again while they
 // remain, declares itself down past max_retries requests for one seq (or
 // after dead_after of silence), and paces its sends with a token bucket and
-// a sliding window.
+// a sliding window (of a few packets only until the far end first answers:
+// a far representative may learn it is one seconds after this end does).
 //
 // A dead link is a link, not a site. Heartbeats carry the links their
 // site's representative declared down, and every site computes its trees

@@ -30,7 +30,8 @@ import (
 // representative whose stream moves so passes the tStart on, into its site
 // and down its tree. A representative numbers its own site's stream, so
 // knows where it stands; except one readmitted after it was alone in its
-// view (rejoined): its members tell it.
+// view, or a member that takes over before its own stream was told where it
+// stands (rejoined): its members tell it (tellRep).
 //
 // What a node keeps it keeps at least history after it was numbered or
 // received (kept.at), even when every live site holds it, so a site or a
