@@ -30,3 +30,20 @@ func TestHopCastsWaitForARejoiningSitesStampsAtRateMax(t *testing.T) {
 	siteSoakSeedMax(t, "6", [3]string{"1=1-1", "2=2-4", "3=5-6"}, "739",
 		"crash:4@2.1s", "crash:3@2.5s", "partition:5,6@1.1s", "heal@4.4s")
 }
+
+// TestHopMemberTakingOverUnsyncedAsksItsMembers: site 1 is n1 to n3, n1 its
+// representative. n2 is cut off at 2.5 s and removed at 4.6 s; n1 crashes
+// as n2 heals; n2 is readmitted alone as a member at 4.7 s and waits for
+// n1's tStart, which never comes. When membership removes n1 (6.6 s), n2
+// (the smallest id) takes over not knowing where site 1's stream stands:
+// it numbered on from 317, of its life before, where n3 held n1's 317 to
+// 347 and the far sites 317 and 318. The far sites never got n1's 319 to
+// 347 and dropped n2's 317 and 318 as copies (46 owed deliveries missing;
+// spread-site-soak seed 945). It now waits for its member's word, which
+// its heartbeats ask for.
+func TestHopMemberTakingOverUnsyncedAsksItsMembers(t *testing.T) {
+	wantAgreedNoneUnexplained(t, spreadThreeSites(t, [3]string{"1=1-3", "2=4-4", "3=5-5"},
+		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "945", "rate", "40",
+		"duration", "6s", "drain", "5s", "loss", "none",
+		"fault", "crash:1@4.5s", "fault", "partition:2@2.5s", "fault", "heal@4.5s"))
+}

@@ -19,7 +19,8 @@
 // the highest seq sent, nacks gaps after a short timer and again while they
 // remain, declares itself down past max_retries requests for one seq (or
 // after dead_after of silence), and paces its sends with a token bucket and
-// a sliding window.
+// a sliding window (of a few packets only until the far end first answers:
+// a far representative may learn it is one seconds after this end does).
 //
 // A dead link is a link, not a site. Heartbeats carry the links their
 // site's representative declared down, and every site computes its trees
@@ -259,6 +260,9 @@ type Layer struct {
 	// readmitted so answers with a replay (answerReplay) that holds what
 	// it numbered meanwhile.
 	awaitRep event.NodeID
+	// toldRep: the representative this member told where its site's
+	// stream stands (tellRep), since it became the representative.
+	toldRep event.NodeID
 	// A member's word on its site's stream (seen.go): at a member, up to
 	// where its stream of its own site is contiguous, how many times it
 	// tells it again, and whether seenT is set for such a repeat; at a
@@ -478,8 +482,11 @@ func (l *Layer) rebuild() {
 	}
 	if l.isRep && !was {
 		// Taking over from a representative that failed: go on with the
-		// site's stream where its numbered casts left it.
-		l.syncOwn()
+		// site's stream where its numbered casts left it (unless this
+		// node does not know where that is: rejoined).
+		if !l.rejoin {
+			l.syncOwn()
+		}
 		if st := l.streams[l.me]; st != nil {
 			l.siteSeq = max(l.siteSeq, st.contig)
 			l.clock = max(l.clock, st.lastLTS)
@@ -819,6 +826,13 @@ func (l *Layer) receive(ev *event.Event) {
 		}
 		if l.rejoin && bt.Site == l.me && ev.Peer != l.Ctx.Self() {
 			l.rejoinHeard() // a member that still acts as the representative
+		}
+		if st := l.streams[l.me]; bt.Site == l.me && ev.Peer == l.reps[l.me] && bt.Seq == 0 && bt.LTS == 0 && st != nil && st.contig > 0 {
+			// My representative says it numbered nothing, where this
+			// member holds numbers of our site's stream: it does not
+			// know where the stream stands (rejoin), and this member
+			// tells it.
+			l.tellRep()
 		}
 		l.onBeatIn(&bt, false, false)
 	default:

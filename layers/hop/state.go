@@ -30,7 +30,8 @@ import (
 // representative whose stream moves so passes the tStart on, into its site
 // and down its tree. A representative numbers its own site's stream, so
 // knows where it stands; except one readmitted after it was alone in its
-// view (rejoined): its members tell it.
+// view, or a member that takes over before its own stream was told where it
+// stands (rejoined): its members tell it (tellRep).
 //
 // What a node keeps it keeps at least history after it was numbered or
 // received (kept.at), even when every live site holds it, so a site or a
@@ -313,6 +314,9 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	if l.awaitRep != rep {
 		l.awaitRep = event.NoNode // its answer will not come
 	}
+	if rep != prevRep {
+		l.toldRep = event.NoNode
+	}
 	far := ^uint64(1 << l.me)
 	if prevInView&far != 0 && l.inView&far == 0 {
 		l.alone = true // cut off from every far site
@@ -394,10 +398,41 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		l.ringUp = false
 		return
 	}
+	if rep == self && prevRep != self && prevRep != event.NoNode && l.peers && l.inView&far != 0 {
+		if st := l.streams[l.me]; st != nil && !st.synced {
+			// Taking over without knowing where its site's stream
+			// stands: readmitted alone as a member, it waited for its
+			// representative's tStart, which never came (that one
+			// failed). Numbered on from its own siteSeq, of its life
+			// before, it gave again numbers the failed one had given
+			// and its members and the far sites held, and the far sites
+			// dropped its casts as copies (spread-site-soak seed 945:
+			// n2, readmitted at 4.7 s, took over site 1 from crashed n1
+			// at 6.6 s and numbered from 317 where n3 held n1's 317 to
+			// 347: 46 owed deliveries missing). It waits for a member's
+			// word as a readmitted representative does; its members
+			// give it when its heartbeats say it does not know
+			// (tellRep).
+			l.rejoin, l.ringUp, l.voidLTS = true, false, l.clock
+			return
+		}
+	}
 	l.rejoin = false
 	l.rollBackAlone(rep)
+	if rep == self || rep == event.NoNode || prev[rep] || prevInView&far == 0 || !l.peers {
+		return
+	}
+	l.tellRep()
+}
+
+// tellRep casts this member's stream of its own site to its representative
+// (a replay, then a tStart at where it is contiguous, addressed to it), which
+// does not know where the site's stream stands: new to the site (rejoined),
+// or its heartbeats say so (receive). Once per representative (toldRep).
+func (l *Layer) tellRep() {
+	rep := l.reps[l.me]
 	st := l.streams[l.me]
-	if rep == self || rep == event.NoNode || prev[rep] || prevInView&far == 0 || st == nil || !st.synced || !l.peers {
+	if rep == l.Ctx.Self() || rep == event.NoNode || rep == l.toldRep || st == nil || !st.synced || !l.peers {
 		return
 	}
 	emit := func(h *dataHdr, g event.GroupID, payload *event.Message) {
@@ -429,7 +464,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	}
 	if l.replay(l.me, 1, emit) {
 		emit(&dataHdr{Type: tStart, Site: l.me, Seq: st.contig + 1, LTS: st.lastLTS}, 0, nil)
-		l.awaitRep = rep
+		l.awaitRep, l.toldRep = rep, rep
 	}
 }
 
