@@ -399,9 +399,13 @@ func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stag
 	if g == event.NoGroup || int(g) > len(c.groups) {
 		return
 	}
-	if stage == 0 {
+	switch stage {
+	case 0:
 		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(c.groups[g-1])), 1)
 		return
+	case 1, 2:
+	default:
+		return // nothing left to ask for: no ranks to look up
 	}
 	tr, rr := c.rank(g, tx), c.rank(g, rx)
 	if tr < 0 || rr < 0 {

@@ -105,8 +105,9 @@ type Stack struct {
 	appData int // events for the application in the data queue (enqueue)
 	net     NetStats
 	nwarm   int32 // warm's length
-	// ctlWarm has bit i set when warm[i] is also a ControlWarmer
-	ctlWarm uint32
+	// ctlWarm has bit i set when warm[i] is also a ControlWarmer,
+	// castWarm when it is a CastWarmer
+	ctlWarm, castWarm uint16
 	// hints are what Prefetch asks the CPU to load: the objects behind
 	// the layers (bottom first), the application and the transport, the
 	// layers' contexts.

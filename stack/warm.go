@@ -38,17 +38,29 @@ type ControlWarmer interface {
 	WarmControl(g event.GroupID, src event.NodeID, stage int)
 }
 
+// CastWarmer is a Warmer that can also tell what sending an application
+// cast in group g will read (its own stream's state): a caller that knows
+// a node is about to cast in g (the simulator, told by Network.AtCast)
+// calls Stack.WarmCast a few steps ahead. Its contract is Warm's.
+type CastWarmer interface {
+	Warmer
+	WarmCast(g event.GroupID, stage int)
+}
+
 // maxWarmers bounds how many of a stack's layers are warmed.
 const maxWarmers = 4
 
 // setWarmers notes the layers that implement Warmer, bottom first, then
 // the application if it does.
 func (s *Stack) setWarmers() {
-	s.nwarm, s.ctlWarm = 0, 0
+	s.nwarm, s.ctlWarm, s.castWarm = 0, 0, 0
 	add := func(v any) {
 		if w, ok := v.(Warmer); ok && s.nwarm < maxWarmers {
 			if _, ok := w.(ControlWarmer); ok {
 				s.ctlWarm |= 1 << s.nwarm
+			}
+			if _, ok := w.(CastWarmer); ok {
+				s.castWarm |= 1 << s.nwarm
 			}
 			s.warm[s.nwarm] = w
 			s.nwarm++
@@ -79,5 +91,20 @@ func (s *Stack) Warm(pkt []byte, stage int) {
 			continue
 		}
 		w.Warm(g, src, stage)
+	}
+}
+
+// WarmCast hints that the application will soon cast in group g: it calls
+// WarmCast on every layer that is a CastWarmer, bottom first. Stages are as
+// for Warm; the caller should have called Prefetch a step before stage 0.
+// It changes nothing.
+func (s *Stack) WarmCast(g event.GroupID, stage int) {
+	if s.castWarm == 0 {
+		return
+	}
+	for i, w := range s.warm[:s.nwarm] {
+		if s.castWarm&(1<<i) != 0 {
+			w.(CastWarmer).WarmCast(g, stage)
+		}
 	}
 }

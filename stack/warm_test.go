@@ -107,3 +107,36 @@ func FuzzWarm(f *testing.F) {
 		}
 	})
 }
+
+// castWarmLayer is a CastWarmer: it records WarmCast calls.
+type castWarmLayer struct{ warmLayer }
+
+func (l *castWarmLayer) WarmCast(g event.GroupID, stage int) {
+	*l.calls = append(*l.calls, l.name+" cast "+g.String()+" "+string(rune('0'+stage)))
+}
+
+// WarmCast hands the group and stage to every CastWarmer layer, bottom
+// first, and to no other Warmer (a plain Warmer layer, a Warmer
+// application); it changes nothing the stack counts.
+func TestWarmCastOnlyCastWarmers(t *testing.T) {
+	var calls []string
+	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		App: &warmApp{warmLayer{name: "app", calls: &calls}},
+		Layers: []stack.Entry{
+			{Name: "top", Layer: &castWarmLayer{warmLayer{name: "top", calls: &calls}}},
+			{Name: "plain", Layer: &warmLayer{name: "plain", calls: &calls}},
+			{Name: "bottom", Layer: &castWarmLayer{warmLayer{name: "bottom", calls: &calls}}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.Net()
+	st.WarmCast(5, 1)
+	want := []string{"bottom cast g5 1", "top cast g5 1"}
+	if !slices.Equal(calls, want) {
+		t.Errorf("WarmCast calls = %q, want %q", calls, want)
+	}
+	if st.Net() != before {
+		t.Errorf("WarmCast changed the stack's counters: %+v, want %+v", st.Net(), before)
+	}
+}

@@ -96,3 +96,25 @@ func (l *Layer) WarmControl(g event.GroupID, src event.NodeID, stage int) {
 		}
 	}
 }
+
+var _ stack.CastWarmer = (*Layer)(nil)
+
+// WarmCast implements stack.CastWarmer for what castDown and sendData read
+// of our own stream: the table's slot for (g, ourselves), then the group's
+// first lines (the view, our stream's ends, the send buffer's and the
+// pending queue's fields), with the layer's own fields beside them;
+// nothing of the group while the table is stale.
+func (l *Layer) WarmCast(g event.GroupID, stage int) {
+	l.warmOwn(stage)
+	if l.stale {
+		return
+	}
+	switch stage {
+	case 0:
+		l.hits.Prefetch(g, l.self)
+	case 1:
+		if e := l.hits.Get(g, l.self); e != nil && e.g != nil {
+			prefetch.Lines(unsafe.Pointer(e.g), 4)
+		}
+	}
+}

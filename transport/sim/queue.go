@@ -162,6 +162,9 @@ type calendar struct {
 	// calMinCap<<k), so that steady state allocates nothing.
 	free    [calClasses][][]simEvent
 	buckets bool
+	// keys and tmp are sortKeyed's scratch arrays, kept for reuse.
+	keys []uint64
+	tmp  []simEvent
 }
 
 // setBuckets turns the buckets on or off, keeping the queued events.
@@ -350,17 +353,60 @@ func (c *calendar) advance() bool {
 			c.ringAdd(int(b&calMask), e)
 		}
 	}
-	sortEvents(c.cur)
+	c.sortEvents(c.cur)
 	return true
 }
 
 // sortEvents sorts a bucket's events by (at, seq). A bucket holds a few
-// events, mostly in seq order: insertion sort, unless it is long.
-func sortEvents(a []simEvent) {
+// events, mostly in seq order: insertion sort, unless it is long; a long
+// one (every group's digests in flight at once, hundreds of events a
+// bucket at thousands of nodes) is sorted by keys (sortKeyed).
+func (c *calendar) sortEvents(a []simEvent) {
 	if len(a) > 48 {
-		slices.SortFunc(a, cmpEvent)
+		c.sortKeyed(a)
 		return
 	}
+	insertionSort(a)
+}
+
+// sortKeyed sorts a by (at, seq) through an array of integer keys, each
+// an event's time within the bucket and its index, which sort without a
+// comparison function and move 8 bytes where the events are 40: about
+// three times faster than sorting the events themselves. Events of one
+// time come out in index order; the final insertion sort puts them in seq
+// order (they almost always are already: the bucket holds them in push
+// order).
+func (c *calendar) sortKeyed(a []simEvent) {
+	base := a[0].at
+	for i := range a {
+		base = min(base, a[i].at)
+	}
+	keys := c.keys[:0]
+	for i := range a {
+		off := uint64(a[i].at - base)
+		if off >= 1<<(64-keyIdxBits) || len(a) > 1<<keyIdxBits {
+			// not one bucket's span (cannot happen) or too many
+			// events for the key: sort the events themselves
+			slices.SortFunc(a, cmpEvent)
+			return
+		}
+		keys = append(keys, off<<keyIdxBits|uint64(i))
+	}
+	slices.Sort(keys)
+	tmp := append(c.tmp[:0], a...)
+	for i, k := range keys {
+		a[i] = tmp[k&(1<<keyIdxBits-1)]
+	}
+	clear(tmp) // drop the packets and nodes it held
+	c.keys, c.tmp = keys[:0], tmp[:0]
+	insertionSort(a)
+}
+
+// keyIdxBits is how many low bits of a sortKeyed key hold the index.
+const keyIdxBits = 24
+
+// insertionSort sorts a by (at, seq); fast when a is nearly sorted.
+func insertionSort(a []simEvent) {
 	for i := 1; i < len(a); i++ {
 		if !before(&a[i], &a[i-1]) {
 			continue

@@ -72,3 +72,34 @@ func TestQueueOrderAndLookahead(t *testing.T) {
 		}
 	}
 }
+
+// A long bucket sorted by keys comes out in (at, seq) order, as sorting
+// the events themselves gives: times within one bucket, many shared,
+// seqs in push order or not (events moved back from ahead or from the
+// far heap).
+func TestSortKeyedMatchesSortFunc(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 0))
+	var c calendar
+	for round := 0; round < 200; round++ {
+		n := 49 + rng.IntN(500)
+		base := event.Time(rng.Int64N(1<<40)) &^ (1<<calShift - 1)
+		a := make([]simEvent, n)
+		for i := range a {
+			a[i] = simEvent{at: base + event.Time(rng.IntN(1<<calShift)), seq: uint64(1000 + i), arg: uint32(i)}
+			if round%2 == 0 {
+				a[i].at = base + event.Time(rng.IntN(8)) // many ties
+			}
+			if rng.IntN(10) == 0 {
+				a[i].seq = uint64(rng.IntN(1000)) // out of push order
+			}
+		}
+		want := slices.Clone(a)
+		slices.SortFunc(want, cmpEvent)
+		c.sortEvents(a)
+		for i := range a {
+			if a[i].at != want[i].at || a[i].seq != want[i].seq {
+				t.Fatalf("round %d: event %d is (at %d, seq %d), want (at %d, seq %d)", round, i, a[i].at, a[i].seq, want[i].at, want[i].seq)
+			}
+		}
+	}
+}

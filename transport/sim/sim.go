@@ -122,6 +122,9 @@ type Network struct {
 
 	fns     []func() // scheduled functions, by simEvent.arg
 	freeFns []int
+	// castIn is the group a scheduled function will cast in (AtCast),
+	// by simEvent.arg; event.NoGroup when not known
+	castIn []event.GroupID
 
 	// touched is the nodes whose stacks read their clock (so may have
 	// changed their timers) since the last sweep, each once;
@@ -601,6 +604,13 @@ func (n *Network) At(t event.Time, fn func()) { n.AtNode(t, nil, fn) }
 // send): the network uses nd only to get its memory ready beforehand (see
 // Cost in the package doc). The run is the same as with At.
 func (n *Network) AtNode(t event.Time, nd *Node, fn func()) {
+	n.AtCast(t, nd, event.NoGroup, fn)
+}
+
+// AtCast is AtNode for a function that will cast in group g on nd's
+// stack: the network also warms what the cast will read in the stack's
+// layers (stack.Stack.WarmCast). The run is the same as with At.
+func (n *Network) AtCast(t event.Time, nd *Node, g event.GroupID, fn func()) {
 	if t < n.now {
 		t = n.now
 	}
@@ -608,10 +618,11 @@ func (n *Network) AtNode(t event.Time, nd *Node, fn func()) {
 	if k := len(n.freeFns); k > 0 {
 		idx = n.freeFns[k-1]
 		n.freeFns = n.freeFns[:k-1]
-		n.fns[idx] = fn
+		n.fns[idx], n.castIn[idx] = fn, g
 	} else {
 		idx = len(n.fns)
 		n.fns = append(n.fns, fn)
+		n.castIn = append(n.castIn, g)
 	}
 	n.push(simEvent{at: t, kind: evFunc, node: nd, arg: uint32(idx)})
 }
@@ -671,7 +682,9 @@ func (n *Network) Pending() int { return n.q.len() }
 // for: the node of the event aheadLen steps away, the stack of the one
 // after it, then that stack's own pointers (stack.Stack.Prefetch) and
 // the packet, then stack.WarmStages stages of its layers' state for the
-// packet (stack.Stack.Warm), the last one step before it is handled. It only
+// packet (stack.Stack.Warm), the last one step before it is handled; for a
+// function scheduled with AtCast, stages of what its cast will read
+// (stack.Stack.WarmCast). It only
 // reads the queue and changes nothing: an event pushed meanwhile that
 // comes first wastes some hints.
 func (n *Network) prefetchNext() {
@@ -698,8 +711,14 @@ func (n *Network) prefetchNext() {
 				prefetch.Lines(unsafe.Pointer(unsafe.SliceData(e.pb.b)), pktHotLines)
 			}
 		default:
-			if e.kind == evArrive && nd.st != nil {
+			switch {
+			case nd.st == nil:
+			case e.kind == evArrive:
 				nd.st.Warm(e.pb.b, stage-3)
+			case e.kind == evFunc:
+				if g := n.castIn[e.arg]; g != event.NoGroup {
+					nd.st.WarmCast(g, stage-3)
+				}
 			}
 		}
 	}
