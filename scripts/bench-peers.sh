@@ -13,7 +13,9 @@
 #   sudo RECEIVERS=1 MESSAGES=20000 scripts/bench-peers.sh
 #
 # Columns: msgs/s per receiver (mean), CPU microseconds per message
-# delivered (receivers' mean), delivered (of RECEIVERS x MESSAGES), and
+# delivered (receivers' mean), the sender's CPU microseconds per message
+# cast (the peers' up to the end of their casting), delivered (of
+# RECEIVERS x MESSAGES), and
 # the ratio of the first layercast stack's rate to the row's. Loss is
 # applied where each system can: our workers' loss model, JGroups'
 # DISCARD, NORM's NormSetRxLoss. NORM drops only at its receivers, so our
@@ -105,7 +107,7 @@ for spec in "${specs[@]}"; do
 import json, sys
 r = json.load(open(sys.argv[2]))
 print("\t".join([sys.argv[1], str(r["throughput_msgs_per_s"]), str(r["cpu_us_per_msg"]["receiver_mean"]),
-                 str(r["deliveries_of_expected"]), str(r["deliveries_expected"])]))
+                 str(r["deliveries_of_expected"]), str(r["deliveries_expected"]), str(r["cpu_us_per_msg"]["sender"])]))
 PY
 	else
 		echo "layercast $spec failed: $(tail -1 "$work/ours.err")" >&2
@@ -134,11 +136,21 @@ peer() {
 	wait "${rx[@]}" || true
 	kill "$s" 2>/dev/null || true
 	wait "$s" 2>/dev/null || true
-	python3 - "$name" "$MESSAGES" "$RECEIVERS" "$work"/"$name".r[0-9]* >>"$rows" <<'PY'
+	python3 - "$name" "$MESSAGES" "$RECEIVERS" "$work/$name.s" "$work"/"$name".r[0-9]* >>"$rows" <<'PY'
 import sys
 name, m, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rates, cpus, got = [], [], 0
-for path in sys.argv[4:]:
+# The sender's CPU up to the end of its casting (it prints then; what it
+# spends on repairs after that is left out): -1 when it never finished.
+send_cpu = -1.0
+try:
+    for line in open(sys.argv[4]):
+        if line.startswith("peer=") and "role=send" in line:
+            f = dict(kv.split("=", 1) for kv in line.split())
+            send_cpu = float(f["cpu_s"]) * 1e6 / m
+except OSError:
+    pass
+for path in sys.argv[5:]:
     if path.endswith(".err"):
         continue
     for line in open(path):
@@ -150,7 +162,7 @@ for path in sys.argv[4:]:
         rates.append(float(f["rate"]) if d else 0.0)
         cpus.append(float(f["cpu_s"]) * 1e6 / d if d else 0.0)
 n = max(len(rates), 1)
-print("\t".join([name, str(sum(rates) / n), str(sum(cpus) / n), str(got), str(m * k)]))
+print("\t".join([name, str(sum(rates) / n), str(sum(cpus) / n), str(got), str(m * k), str(send_cpu)]))
 PY
 }
 
@@ -177,10 +189,11 @@ import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 ours = float(rows[0][1]) if rows else 0
 w = max([len(r[0]) for r in rows] + [5])
-print("%-*s %12s %11s %16s %10s" % (w, "stack", "msgs/s/recv", "cpu us/msg", "delivered", "ours/this"))
-for name, rate, cpu, got, want in rows:
+print("%-*s %12s %11s %11s %16s %10s" % (w, "stack", "msgs/s/recv", "cpu us/msg", "sender us", "delivered", "ours/this"))
+for name, rate, cpu, got, want, scpu in rows:
     rate = float(rate)
     ratio = "%.2fx" % (ours / rate) if rate > 0 else "-"
+    scpu = "%.2f" % float(scpu) if float(scpu) >= 0 else "-"
     note = "" if got == want else "  (not all delivered: rate and CPU over what arrived)"
-    print("%-*s %12.0f %11.2f %16s %10s%s" % (w, name, rate, float(cpu), "%s/%s" % (got, want), ratio, note))
+    print("%-*s %12.0f %11.2f %11s %16s %10s%s" % (w, name, rate, float(cpu), scpu, "%s/%s" % (got, want), ratio, note))
 PY
