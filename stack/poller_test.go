@@ -15,7 +15,7 @@ import (
 // what it holds to the node as one batch, as transport/udp's MSG_DONTWAIT
 // recvmmsg does, and counts the calls.
 type pollPort struct {
-	nullPort
+	nopTransport
 	mu     sync.Mutex
 	socket [][]byte
 	polls  int
