@@ -309,15 +309,7 @@ func (n *Node) loop() {
 		select {
 		case b := <-n.in:
 			n.receive(b)
-			// Take what else is waiting before re-arming the timer.
-			for more := true; more; {
-				select {
-				case b := <-n.in:
-					n.receive(b)
-				default:
-					more = false
-				}
-			}
+			n.drainIn() // what else is waiting, before re-arming the timer
 		case c := <-n.calls:
 			n.handle(c)
 		case <-n.timer.C:
@@ -367,15 +359,20 @@ func (n *Node) poll() {
 // receivePolled takes a batch Poll read: the batches readers queued first
 // go first, so one socket's packets keep their order.
 func (n *Node) receivePolled(b *Batch) {
-	for more := true; more; {
+	n.drainIn()
+	n.receive(b)
+}
+
+// drainIn hands the layers every batch the readers have queued so far.
+func (n *Node) drainIn() {
+	for {
 		select {
-		case q := <-n.in:
-			n.receive(q)
+		case b := <-n.in:
+			n.receive(b)
 		default:
-			more = false
+			return
 		}
 	}
-	n.receive(b)
 }
 
 // flushStep sends what the step left in the transport's batch.
