@@ -50,6 +50,10 @@ type Checked struct {
 	Call   *Call
 	Info   *LayerInfo
 	Params Params
+	// Notes are what the check found worth saying about this layer in
+	// this stack that is not an error (a bound set below what the layer
+	// beneath it may need: a choice, but one that can lose messages).
+	Notes []string
 }
 
 // Explain checks the spec as Check does and returns its layers, top first,
@@ -223,7 +227,33 @@ func resolve(spec *Spec, role Role) ([]Checked, error) {
 			}
 		}
 	}
+	fitSpreads(out)
 	return out, nil
+}
+
+// fitSpreads fits each layer with a FitSpread to the Spread of the nearest
+// layer below it that has one: fifo's defaults over reliable(window=16384)
+// would give up gaps reliable was still repairing and lose what it promised.
+func fitSpreads(out []Checked) {
+	for i := range out {
+		fit := out[i].Info.FitSpread
+		if fit == nil {
+			continue
+		}
+		for j := i + 1; j < len(out); j++ {
+			spread := out[j].Info.Spread
+			if spread == nil {
+				continue
+			}
+			n, words := spread(out[j].Params)
+			var note string
+			out[i].Params, note = fit(out[i].Params, n)
+			if note != "" {
+				out[i].Notes = append(out[i].Notes, fmt.Sprintf("%s below hands up to %d messages per sender past a gap (%s): %s", out[j].Info.Name, n-1, words, note))
+			}
+			break
+		}
+	}
 }
 
 // roleMismatch says why a layer cannot stand in a stack of the other role.

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -160,7 +161,8 @@ type Params struct {
 	Layer  string
 	values map[string]Value
 	schema []Param
-	given  map[string]bool // set in the spec rather than defaulted
+	given  map[string]bool   // set in the spec rather than defaulted
+	fitted map[string]string // raised from its default to fit the stack, and why
 }
 
 // NewParams checks the given values (name to text) against the schema and
@@ -234,17 +236,47 @@ func (p Params) Given(name string) bool {
 	return p.given[name]
 }
 
-// Text returns the parameter's effective value as it would be written in a
-// spec, with its unit (20ms, 50KB, 5%, on).
-func (p Params) Text(name string) string {
-	v := p.get(name)
+// Fit returns p with the parameter name, which the spec left at its
+// default, set to text instead, for the reason why (the layer below needs
+// more: see LayerInfo.FitSpread). It panics on an undeclared name or a bad
+// value (a programming error).
+func (p Params) Fit(name, text, why string) Params {
+	sp := p.param(name)
+	v, err := sp.parse(text)
+	if err != nil {
+		panic(fmt.Sprintf("compose: fitting %s.%s: %v", p.Layer, name, err))
+	}
+	q := p
+	q.values = maps.Clone(p.values)
+	q.values[name] = v
+	q.fitted = maps.Clone(p.fitted)
+	if q.fitted == nil {
+		q.fitted = map[string]string{}
+	}
+	q.fitted[name] = why
+	return q
+}
+
+// Fitted says why the parameter was raised from its default to fit the
+// stack (Fit), or "" if it was not.
+func (p Params) Fitted(name string) string {
+	p.get(name)
+	return p.fitted[name]
+}
+
+func (p Params) param(name string) *Param {
+	p.get(name)
 	for i := range p.schema {
 		if p.schema[i].Name == name {
-			return p.schema[i].Format(v)
+			return &p.schema[i]
 		}
 	}
-	return "" // unreachable: get found the name in the schema
+	return nil // unreachable: get found the name in the schema
 }
+
+// Text returns the parameter's effective value as it would be written in a
+// spec, with its unit (20ms, 50KB, 5%, on).
+func (p Params) Text(name string) string { return p.param(name).Format(p.get(name)) }
 
 // Format writes v as a spec would hold it, with the parameter's unit (a
 // string quoted when it must be): the spec parser and ParseValue read it

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -62,6 +63,17 @@ func GivesIfOn(param string, props ...Property) func(Params) []Property {
 			return props
 		}
 		return nil
+	}
+}
+
+// WindowSpread is a LayerInfo.Spread for a layer whose receivers track a
+// sender's stream in a window of param sequence numbers past the first gap,
+// rounded up to a power of two and at least 64 (seqwin's bitmaps), and drop
+// what lies beyond to ask for it again.
+func WindowSpread(param string) func(Params) (int, string) {
+	return func(p Params) (int, string) {
+		n := seqwin.PowerOfTwo(p.Int(param), 64)
+		return n, fmt.Sprintf("%s=%s tracks %d per sender", param, p.Text(param), n)
 	}
 }
 
@@ -143,6 +155,20 @@ type LayerInfo struct {
 	// NotBelow maps a property to the reason no layer giving it may stand
 	// below this one: a spec placing one there is refused with the reason.
 	NotBelow map[Property]string
+	// Spread, if set, is how many messages of one sender's stream the
+	// layer may hand up ahead of the first it has not handed up yet (its
+	// receive window, with the parameter that sets it in words): what a
+	// layer above that puts a stream back in order must be able to hold.
+	Spread func(p Params) (n int, words string)
+	// FitSpread, if set, fits the layer to the Spread n of the nearest
+	// layer below that has one: it returns the parameters with the bounds
+	// the spec left at their defaults raised (Params.Fit) so the layer holds
+	// n messages of one sender's stream while it waits for an earlier one,
+	// and, when bounds the spec set still hold fewer, a note saying so. A
+	// bound set lower is a choice (memory over completeness: the layer gives
+	// up gaps past it and reports those messages lost); a default too low
+	// would make the same loss a trap.
+	FitSpread func(p Params, n int) (fitted Params, note string)
 	// Hides maps a property given below to the reason this layer does not
 	// pass it on to the layers above (lec hands up messages it rebuilt,
 	// which carry no sequence number): a layer above needing it is refused

@@ -132,12 +132,19 @@ func checkSpec(w io.Writer, arg string, verbose bool) error {
 			from := "default"
 			if l.Params.Given(p.Name) {
 				from = "set"
+			} else if l.Params.Fitted(p.Name) != "" {
+				from = "fitted"
 			}
 			fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\n", p.Name, l.Params.Text(p.Name), from, p.Doc)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, l := range ls {
+		for _, n := range l.Notes {
+			fmt.Fprintf(w, "  note: %s: %s\n", l.Info.Name, n)
+		}
 	}
 	if verbose {
 		fmt.Fprintf(w, "  stack gives: %s\n", describeProps(compose.Gives(ls)))

@@ -26,7 +26,7 @@ func init() {
 			{Name: "nak_slow", Type: compose.Duration, Default: "200ms", Doc: "least interval between NAK rounds after nak_max_tries rounds brought nothing back; also bounds the round trip a NAK states, for which the sender holds repeats", Min: 0.0001, Max: 600},
 			{Name: "stable_interval", Type: compose.Duration, Default: "100ms", Doc: "interval between stability digests while a group has traffic to settle", Min: 0.0001, Max: 600},
 			{Name: "max_buffer", Type: compose.Size, Default: "4MB", Doc: "bytes a sender keeps for retransmission per group before holding the application off", Min: 1, Max: 1 << 40},
-			{Name: "window", Type: compose.Int, Default: "4096", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two); what lies beyond is dropped and asked for again, so the default matches fifo's max_reorder and fifo never has to give a gap up", Min: 64, Max: 1 << 20},
+			{Name: "window", Type: compose.Int, Default: "4096", Doc: "sequence numbers tracked per sender ahead of the first gap (rounded up to a power of two); what lies beyond is dropped and asked for again, and fifo's reorder bounds, left at their defaults, follow it, so fifo never has to give a gap up", Min: 64, Max: 1 << 20},
 			{Name: "max_nak_ranges", Type: compose.Int, Default: "32", Doc: "missing ranges listed in one NAK", Min: 1, Max: 4096},
 			{Name: "p2p_timeout", Type: compose.Duration, Default: "50ms", Doc: "retransmission timeout of point-to-point sends until the round trip to the peer is measured (send to acknowledgement, first tries only); then that round trip's timeout (srtt + 4 rttvar, at least nak_retry_min), doubled per try; never longer than this", Min: 0.0001, Max: 600},
 			{Name: "p2p_window", Type: compose.Int, Default: "256", Doc: "unacknowledged point-to-point sends per peer before sends wait; also the most early arrivals held from one peer", Min: 1, Max: 1 << 20},
@@ -40,6 +40,9 @@ func init() {
 		},
 		Gives:    []compose.Property{compose.Reliable, compose.Sequenced},
 		Counters: compose.CountersOf(counters{}),
+		// A receiver hands up a sender's casts up to window-1 past its first
+		// gap (receiver.go drops what lies beyond and asks for it again).
+		Spread: compose.WindowSpread("window"),
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				NakDelay:        p.Duration("nak_delay"),

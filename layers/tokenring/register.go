@@ -48,6 +48,9 @@ func init() {
 			"whose rebuilt messages carry no sequence number"},
 		Counters:  compose.CountersOf(counters{}),
 		Summarize: summarize,
+		// A receiver hands up a sender's packets up to its window past its
+		// first gap (stream.go's bitmap; region.go drops what lies beyond).
+		Spread: compose.WindowSpread("window"),
 		New: func(p compose.Params) (stack.Layer, error) {
 			cfg := Config{
 				Replicas: p.Int("replicas"), Interval: p.Duration("interval"), MaxRanges: p.Int("max_ranges"),
