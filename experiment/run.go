@@ -83,7 +83,28 @@ func Run(ctx context.Context, network string, spec *compose.Spec, sc Scenario, p
 			rep, err = nil, &PanicError{Value: p, Where: string(debug.Stack()), Replay: ReplayCommand(network, spec.String(), sc)}
 		}
 	}()
-	return fn(ctx, spec, sc, progress)
+	rep, err = fn(ctx, spec, sc, progress)
+	if rep != nil {
+		rep.Notes = append(rep.Notes, specNotes(spec)...)
+	}
+	return rep, err
+}
+
+// specNotes are what checking the spec noted about its layers (a reorder
+// bound set below what the layer beneath may hand up: compose's FitSpread),
+// so a report whose run lost messages that way says why beside the loss.
+func specNotes(spec *compose.Spec) []string {
+	ls, err := compose.Explain(spec)
+	if err != nil {
+		return nil // the network built it, so this does not happen
+	}
+	var out []string
+	for _, l := range ls {
+		for _, n := range l.Notes {
+			out = append(out, "spec: "+l.Info.Name+": "+n)
+		}
+	}
+	return out
 }
 
 // ReplayCommand is the stacktool command line that runs spec under sc on

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,8 +72,12 @@ func TestFifoFitsAWiderReliableWindow(t *testing.T) {
 		t.Fatalf("fitted fifo: broken %q, missing %d, %d deliveries (want everything, at least 150,000)", rep.Broken, rep.Missing, rep.Deliveries)
 	}
 	narrow := "fifo(max_reorder=4096, max_reorder_bytes=16MB) : reliable(window=16384, max_buffer=32MB)"
-	if rep := run(narrow); rep.Missing == 0 {
+	rep = run(narrow)
+	if rep.Missing == 0 {
 		t.Fatalf("%s lost nothing: the run no longer reaches past fifo's old bounds, so it does not show the fitting matters", narrow)
+	}
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, "spec: fifo: ") }) {
+		t.Errorf("the report of %s, which lost %d, does not say fifo's bounds are below reliable's window: notes %q", narrow, rep.Missing, rep.Notes)
 	}
 	ls, err := compose.ExplainString(narrow)
 	if err != nil {
