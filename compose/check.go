@@ -227,14 +227,16 @@ func resolve(spec *Spec, role Role) ([]Checked, error) {
 			}
 		}
 	}
-	fitSpreads(out)
+	FitSpreads(out)
 	return out, nil
 }
 
-// fitSpreads fits each layer with a FitSpread to the Spread of the nearest
-// layer below it that has one: fifo's defaults over reliable(window=16384)
-// would give up gaps reliable was still repairing and lose what it promised.
-func fitSpreads(out []Checked) {
+// FitSpreads fits each layer of ls (top first) that has a FitSpread to the
+// Spread of the nearest layer below it that has one, as every check and
+// build does: fifo's defaults over reliable(window=16384) would give up
+// gaps reliable was still repairing and lose what it promised. Test kits
+// that build layers without a whole spec call it to get the same values.
+func FitSpreads(out []Checked) {
 	for i := range out {
 		fit := out[i].Info.FitSpread
 		if fit == nil {

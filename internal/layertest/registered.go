@@ -10,21 +10,27 @@ import (
 
 // Registered returns a maker of one node's layers: the named registered
 // layers, top first, each with its parameters from params (nil or absent:
-// defaults). The layers must be registered (import their packages); an
-// unknown name or a bad parameter panics, being the test's own mistake.
+// defaults, fitted to the layers below as a spec's are: compose.FitSpreads).
+// The layers must be registered (import their packages); an unknown name
+// or a bad parameter panics, being the test's own mistake.
 func Registered(params map[string]map[string]string, names ...string) func() []stack.Entry {
+	ls := make([]compose.Checked, len(names))
+	for i, name := range names {
+		info, ok := compose.Lookup(name)
+		if !ok {
+			panic(fmt.Sprintf("layertest: layer %q is not registered", name))
+		}
+		ls[i] = compose.Checked{Info: info, Params: compose.MustParams(name, params[name])}
+	}
+	compose.FitSpreads(ls) // the values a spec of these layers would build with
 	return func() []stack.Entry {
 		out := make([]stack.Entry, 0, len(names))
-		for _, name := range names {
-			info, ok := compose.Lookup(name)
-			if !ok {
-				panic(fmt.Sprintf("layertest: layer %q is not registered", name))
-			}
-			l, err := info.New(compose.MustParams(name, params[name]))
+		for _, c := range ls {
+			l, err := c.Info.New(c.Params)
 			if err != nil {
 				panic(err)
 			}
-			out = append(out, stack.Entry{Name: name, Layer: l})
+			out = append(out, stack.Entry{Name: c.Info.Name, Layer: l})
 		}
 		return out
 	}
