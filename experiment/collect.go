@@ -436,7 +436,7 @@ func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stag
 // Drop causes: the keys of LossReport.DroppedBy.
 const (
 	DropModel     = "model"     // the scenario's loss model
-	DropPartition = "partition" // sender and receiver on two sides of a partition
+	DropPartition = "partition" // sender and receiver on two sides of a partition or a cut
 	DropOverflow  = "overflow"  // a receive buffer full (the simulator's)
 	DropKernel    = "kernel"    // the kernel's socket receive queue full (UDP, SO_RXQ_OVFL)
 	DropQueue     = "queue"     // a send queue full (the simulator's NIC queue, the kernel's at the send)
@@ -581,11 +581,35 @@ type endState struct {
 	crashed, frozen func(event.NodeID) bool
 	part            map[event.NodeID]int // partition set at the end (nil: none in force)
 	partAt          event.Time
+	cut             map[event.NodeID]int // cut set at the end (nil: none in force)
+	cutAt           event.Time
 	crashAt         map[event.NodeID]event.Time
 }
 
-func (e *endState) separated(a, b event.NodeID) bool {
-	return e.part != nil && e.part[a] != e.part[b]
+// separated says whether a and b could not reach each other directly at
+// the end, and by what ("partition at 2s", "cut at 2s"): a cut's sides may
+// still reach each other through a node in neither, so only the pairs
+// across it are explained, never what a stalled third node lacks.
+func (e *endState) separated(a, b event.NodeID) string {
+	switch {
+	case e.part != nil && e.part[a] != e.part[b]:
+		return fmt.Sprintf("partition at %v", e.partAt)
+	case e.cut != nil && e.cut[a] != 0 && e.cut[b] != 0 && e.cut[a] != e.cut[b]:
+		return fmt.Sprintf("cut at %v", e.cutAt)
+	}
+	return ""
+}
+
+// setsOf maps each node of a partition's or cut's sets to its set's number
+// (from 1).
+func setsOf(f *Fault) map[event.NodeID]int {
+	m := map[event.NodeID]int{}
+	for i, set := range f.Sets {
+		for _, n := range set {
+			m[n] = i + 1
+		}
+	}
+	return m
 }
 
 func newEndState(o Outcome) *endState {
@@ -600,14 +624,21 @@ func newEndState(o Outcome) *endState {
 	e := &endState{frozen: frozen, crashAt: map[event.NodeID]event.Time{}}
 	e.crashed = func(n event.NodeID) bool { return !alive(n) && !frozen(n) }
 	// The partition in force at the end is the last partition or heal
-	// scheduled by then (faults at the same time apply in order).
-	var last *Fault
+	// scheduled by then, the cut the last cut or heal (faults at the same
+	// time apply in order).
+	var last, lastCut *Fault
 	for i := range o.Faults {
 		f := &o.Faults[i]
 		switch f.Kind {
-		case FaultPartition, FaultHeal:
-			if f.At <= o.End && (last == nil || f.At >= last.At) {
+		case FaultPartition, FaultHeal, FaultCut:
+			if f.At > o.End {
+				break
+			}
+			if f.Kind != FaultCut && (last == nil || f.At >= last.At) {
 				last = f
+			}
+			if f.Kind != FaultPartition && (lastCut == nil || f.At >= lastCut.At) {
+				lastCut = f
 			}
 		case FaultCrash:
 			if f.At <= o.End {
@@ -618,12 +649,10 @@ func newEndState(o Outcome) *endState {
 		}
 	}
 	if last != nil && last.Kind == FaultPartition {
-		e.part, e.partAt = map[event.NodeID]int{}, last.At
-		for i, set := range last.Sets {
-			for _, n := range set {
-				e.part[n] = i + 1
-			}
-		}
+		e.part, e.partAt = setsOf(last), last.At
+	}
+	if lastCut != nil && lastCut.Kind == FaultCut {
+		e.cut, e.cutAt = setsOf(lastCut), lastCut.At
 	}
 	return e
 }
@@ -653,8 +682,8 @@ func (c *Collector) heldBy(gi, k int, tx event.NodeID, e *endState, static bool)
 			return fmt.Sprintf("%v crashed and was still in %v's view of g%d at the end: senders held off", m, tx, gi+1)
 		case e.frozen(m):
 			return fmt.Sprintf("%v frozen past the end: senders held off", m)
-		case e.separated(m, tx):
-			return fmt.Sprintf("partition at %v not healed: %v cut off from %v, senders held off", e.partAt, m, tx)
+		case e.separated(m, tx) != "":
+			return fmt.Sprintf("%s not healed: %v cut off from %v, senders held off", e.separated(m, tx), m, tx)
 		}
 	}
 	if e.frozen(tx) {
@@ -697,8 +726,8 @@ func (c *Collector) explain(gi, ti, ri int, idx uint64, e *endState) string {
 		return fmt.Sprintf("%v frozen past the end", rx)
 	case e.frozen(tx):
 		return fmt.Sprintf("sender %v frozen past the end", tx)
-	case e.separated(rx, tx):
-		return fmt.Sprintf("partition at %v not healed by the end", e.partAt)
+	case e.separated(rx, tx) != "":
+		return e.separated(rx, tx) + " not healed by the end"
 	}
 	rk, tk := c.off[gi]+ri, c.off[gi]+ti
 	if v := c.lastView(rk); v != nil && !v.Has(rx) {

@@ -30,10 +30,11 @@ const (
 	FaultFreeze    = sim.FaultFreeze
 	FaultPartition = sim.FaultPartition
 	FaultHeal      = sim.FaultHeal
+	FaultCut       = sim.FaultCut
 )
 
 // ParseFault parses a fault: crash:NODE@TIME, freeze:NODE@TIME+DURATION,
-// partition:1,2|3,4@TIME or heal@TIME.
+// partition:1,2|3,4@TIME, cut:1,2|3,4@TIME or heal@TIME.
 func ParseFault(s string) (Fault, error) { return sim.ParseFault(s) }
 
 // ParseCapacity parses a per-node capacity, applied to sending and

@@ -120,7 +120,7 @@ var Keys = []Key{
 	{Name: "jitter", Usage: "extra uniform random delay per packet in [0, jitter)"},
 	{Name: "capacity", Usage: "per-node send and receive capacity: Npps, bytes/s (100MB), buf=N receive buffer packets, unicast-first (unicast taken before queued multicast, QSM's second socket), comma-separated, e.g. 20000pps,buf=512; empty = unlimited"},
 	{Name: "seed", Usage: "random seed: same seed, same run"},
-	{Name: "fault", Usage: "fault, repeatable: crash:NODE@TIME, freeze:NODE@TIME+DURATION, partition:1,2|3,4@TIME, heal@TIME", Repeatable: true},
+	{Name: "fault", Usage: "fault, repeatable: crash:NODE@TIME, freeze:NODE@TIME+DURATION, partition:1,2|3,4@TIME, cut:1,2|3,4@TIME (only those sets lose touch), heal@TIME", Repeatable: true},
 	{Name: "max-burst", Usage: "at rate max with unlimited capacity: sends per sender per 500µs step"},
 	{Name: "site", Usage: "site, repeatable: ID=NODES places nodes in a Spread site (LAN), e.g. 1=1-3; unplaced nodes are in site 0", Repeatable: true},
 	{Name: "wan", Usage: "WAN link, repeatable: A-B latency=30ms [jitter=2ms bandwidth=1MB queue=64KB loss=uniform:1%] (bandwidth in bytes/s)", Repeatable: true},

@@ -106,11 +106,33 @@ func (n *Network) Partition(sets ...[]event.NodeID) {
 	}
 }
 
-// Heal ends any partition.
+// Cut drops the packets between nodes in different sets and no others:
+// a node in no set still talks to every node, so connectivity is not
+// transitive (a site's LAN split in two while both halves still reach the
+// other sites). It replaces any earlier cut; a partition may be in force
+// beside it.
+func (n *Network) Cut(sets ...[]event.NodeID) {
+	n.parted = true
+	for _, nd := range n.order {
+		nd.cut = 0
+	}
+	for i, s := range sets {
+		for _, id := range s {
+			if nd := n.nodes[id]; nd != nil {
+				nd.cut = i + 1
+			}
+		}
+	}
+	if n.trace != nil {
+		n.emit(TraceEvent{Kind: TraceFault, Reason: "cut " + fmtSets(sets)})
+	}
+}
+
+// Heal ends any partition and any cut.
 func (n *Network) Heal() {
 	n.parted = false
 	for _, nd := range n.order {
-		nd.part = 0
+		nd.part, nd.cut = 0, 0
 	}
 	if n.trace != nil {
 		n.emit(TraceEvent{Kind: TraceFault, Reason: "heal"})
@@ -142,6 +164,7 @@ const (
 	FaultFreeze
 	FaultPartition
 	FaultHeal
+	FaultCut
 )
 
 // Fault is one scheduled fault, as ParseFault reads it.
@@ -150,7 +173,7 @@ type Fault struct {
 	Node event.NodeID     // crash, freeze
 	At   event.Time       // when it happens
 	For  time.Duration    // freeze
-	Sets [][]event.NodeID // partition
+	Sets [][]event.NodeID // partition, cut
 }
 
 // String gives the fault in ParseFault syntax.
@@ -165,6 +188,8 @@ func (f Fault) String() string {
 		return "partition:" + fmtSets(f.Sets) + "@" + at
 	case FaultHeal:
 		return "heal@" + at
+	case FaultCut:
+		return "cut:" + fmtSets(f.Sets) + "@" + at
 	}
 	return "fault?"
 }
@@ -180,13 +205,16 @@ func (f Fault) Schedule(net *Network) {
 		net.At(f.At, func() { net.Partition(f.Sets...) })
 	case FaultHeal:
 		net.At(f.At, net.Heal)
+	case FaultCut:
+		net.At(f.At, func() { net.Cut(f.Sets...) })
 	}
 }
 
-const faultSyntax = "crash:NODE@TIME, freeze:NODE@TIME+DURATION, partition:1,2|3,4@TIME or heal@TIME"
+const faultSyntax = "crash:NODE@TIME, freeze:NODE@TIME+DURATION, partition:1,2|3,4@TIME, cut:1,2|3,4@TIME or heal@TIME"
 
 // ParseFault parses a fault: crash:3@2s, freeze:3@2s+500ms,
-// partition:1,2|3,4@1s or heal@3s. A node is a number (3) or n3.
+// partition:1,2|3,4@1s, cut:1,2|3,4@1s or heal@3s. A node is a number (3)
+// or n3.
 func ParseFault(text string) (Fault, error) {
 	s := strings.TrimSpace(text)
 	what, when, ok := strings.Cut(s, "@")
@@ -214,13 +242,15 @@ func ParseFault(text string) (Fault, error) {
 		}
 	case "partition":
 		f.Kind = FaultPartition
+	case "cut":
+		f.Kind = FaultCut
 	case "heal":
 		f.Kind = FaultHeal
 		if hasArg {
 			return Fault{}, fmt.Errorf("fault %q: heal takes no argument: heal@TIME", s)
 		}
 	default:
-		return Fault{}, fmt.Errorf("unknown fault %q in %q; use crash, freeze, partition or heal", kind, s)
+		return Fault{}, fmt.Errorf("unknown fault %q in %q; use crash, freeze, partition, cut or heal", kind, s)
 	}
 	switch f.Kind {
 	case FaultCrash, FaultFreeze:
@@ -230,9 +260,9 @@ func ParseFault(text string) (Fault, error) {
 		if f.Node, err = parseNode(arg); err != nil {
 			return Fault{}, fmt.Errorf("fault %q: %v", s, err)
 		}
-	case FaultPartition:
+	case FaultPartition, FaultCut:
 		if !hasArg || strings.TrimSpace(arg) == "" {
-			return Fault{}, fmt.Errorf("fault %q needs node sets: partition:1,2|3,4@TIME", s)
+			return Fault{}, fmt.Errorf("fault %q needs node sets: %s:1,2|3,4@TIME", s, kind)
 		}
 		seen := map[event.NodeID]bool{}
 		for _, part := range strings.Split(arg, "|") {
@@ -249,6 +279,9 @@ func ParseFault(text string) (Fault, error) {
 				set = append(set, id)
 			}
 			f.Sets = append(f.Sets, set)
+		}
+		if f.Kind == FaultCut && len(f.Sets) < 2 {
+			return Fault{}, fmt.Errorf("fault %q: a cut needs at least two node sets, which lose touch with each other: cut:1,2|3,4@TIME", s)
 		}
 	}
 	at, err := parseDur(when)

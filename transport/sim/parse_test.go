@@ -65,6 +65,7 @@ func TestParseFault(t *testing.T) {
 		"partition:1,2|3,4@1s":   "partition:1,2|3,4@1s",
 		" partition: 1, 2 |3@0 ": "partition:1,2|3@0s",
 		"heal@3s":                "heal@3s",
+		"cut:1,2|3@1s":           "cut:1,2|3@1s",
 	}, map[string]string{
 		"crash:3":            "has no time",
 		"crash@1s":           "needs a node",
@@ -78,6 +79,8 @@ func TestParseFault(t *testing.T) {
 		"partition:@1s":      "needs node sets",
 		"partition:1,2|2@1s": "node 2 is in two sets",
 		"heal:1@1s":          "heal takes no argument",
+		"cut:1,2@1s":         "a cut needs at least two node sets",
+		"cut:@1s":            "needs node sets: cut:",
 		"crahs:3@1s":         `unknown fault "crahs"`,
 	})
 }

@@ -216,6 +216,7 @@ type Node struct {
 	rxBytes  int
 	rxuBytes int
 	part     int // partition set; equal sets talk
+	cut      int // cut set (Cut); different non-zero sets do not talk
 	site     int
 
 	cap    Capacity
@@ -453,7 +454,7 @@ func (n *Network) wire(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 // partition, WAN queue, loss, latency and jitter. It reads dst itself only
 // under a partition or across WAN links.
 func (n *Network) link(src, dst *Node, to event.NodeID, g event.ChannelID, pb *pktBuf) {
-	if n.parted && src.part != dst.part {
+	if n.parted && (src.part != dst.part || src.cut != dst.cut && src.cut != 0 && dst.cut != 0) {
 		n.stats.PartitionDrops++
 		n.traceDrop(src.id, to, g.Group(), pb, DropPartition)
 		return

@@ -309,6 +309,43 @@ func TestPartitionAndHeal(t *testing.T) {
 	}
 }
 
+// A cut drops only what passes between its sets: node 5, in neither,
+// still hears node 1 throughout, and node 1 hears node 3 (on the other
+// side) again once healed. Connectivity is not transitive while it lasts.
+func TestCutAndHeal(t *testing.T) {
+	h := newHarness(t, sim.Config{Seed: 5, Latency: time.Millisecond}, 5, nil)
+	for _, s := range []string{"cut:1,2|3,4@10500us", "heal@20500us"} {
+		f, err := sim.ParseFault(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Schedule(h.net)
+	}
+	h.every(0, time.Millisecond, 30, func(i int) { h.cast(1, fmt.Sprint(i)) })
+	h.every(0, time.Millisecond, 30, func(i int) { h.cast(3, fmt.Sprint(i)) })
+	h.net.Run(100 * time.Millisecond)
+	from := func(id, src event.NodeID) int {
+		n := 0
+		for _, d := range h.got[id] {
+			if d.from == src {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		at, src event.NodeID
+		want    int
+	}{{2, 1, 30}, {5, 1, 30}, {5, 3, 30}, {4, 3, 30}, {3, 1, 20}, {4, 1, 20}, {1, 3, 20}, {2, 3, 20}} {
+		if got := from(c.at, c.src); got != c.want {
+			t.Errorf("node %d delivered %d of node %d's 30 casts, want %d", c.at, got, c.src, c.want)
+		}
+	}
+	if d := h.net.Stats().PartitionDrops; d != 40 {
+		t.Errorf("drops across the cut %d, want 40 (10 casts of each side to 2 nodes across)", d)
+	}
+}
+
 func TestCrashDropsEverything(t *testing.T) {
 	h := newHarness(t, sim.Config{Seed: 6, Latency: time.Millisecond}, 3, nil)
 	h.every(0, time.Millisecond, 20, func(i int) { h.cast(1, fmt.Sprint(i)) })
