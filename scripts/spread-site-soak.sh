@@ -7,8 +7,10 @@
 # sending, on one seed in four a whole site cut off for 2 to 3.5 s and
 # healed (removed and readmitted: hop's state transfer), on another one in
 # four one member cut off so (it comes back as a node joining a site after
-# casting started), and every node casting at RATE (default 40 msgs/s, under what the
-# links carry; "max" for overload). A run fails when stacktool run exits
+# casting started), on another one in four a cut (only its two sets lose
+# touch: site 1 split in two while both halves reach the far sites, or sites
+# 1 and 3 apart while both reach site 2) healed, and every node casting at
+# RATE (default 40 msgs/s, under what the links carry; "max" for overload). A run fails when stacktool run exits
 # non-zero (an owed delivery missing, a duplicate, an agreed-order
 # violation). Prints one line per failure with the scenario file that
 # replays it, then the total; exits 1 if any failed. Simulator only.
@@ -56,6 +58,17 @@ for seed in $(seq "$from" "$to"); do
       *) side=$(seq -s, $((s2 + 1)) "$nodes") ;;
       esac
       echo "fault: partition:$side@1.$((r % 10))s"
+      echo "fault: heal@$((3 + r % 2)).$(((r / 10) % 10))s" ;;
+    2) # a cut (connectivity not transitive), healed: site 1's LAN split
+      # in two while both halves reach the far sites, or sites 1 and 3
+      # losing touch while both reach site 2 (Hop routes round)
+      if [ "$s1" -ge 2 ] && [ $(((r / 4) % 2)) = 0 ]; then
+        h=$((s1 / 2))
+        cut="$(seq -s, 1 "$h")|$(seq -s, $((h + 1)) "$s1")"
+      else
+        cut="$(seq -s, 1 "$s1")|$(seq -s, $((s2 + 1)) "$nodes")"
+      fi
+      echo "fault: cut:$cut@1.$((r % 10))s"
       echo "fault: heal@$((3 + r % 2)).$(((r / 10) % 10))s" ;;
     3) # one member cut off and healed
       echo "fault: partition:$((1 + (r / 11) % nodes))@2.$((r % 10))s"
