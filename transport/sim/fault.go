@@ -90,20 +90,7 @@ func (n *Network) thaw(nd *Node) {
 // are dropped. Nodes in no set form one more set together. It replaces any
 // earlier partition.
 func (n *Network) Partition(sets ...[]event.NodeID) {
-	n.parted = true
-	for _, nd := range n.order {
-		nd.part = 0
-	}
-	for i, s := range sets {
-		for _, id := range s {
-			if nd := n.nodes[id]; nd != nil {
-				nd.part = i + 1
-			}
-		}
-	}
-	if n.trace != nil {
-		n.emit(TraceEvent{Kind: TraceFault, Reason: "partition " + fmtSets(sets)})
-	}
+	n.split("partition", sets, func(nd *Node) *int { return &nd.part })
 }
 
 // Cut drops the packets between nodes in different sets and no others:
@@ -112,19 +99,25 @@ func (n *Network) Partition(sets ...[]event.NodeID) {
 // other sites). It replaces any earlier cut; a partition may be in force
 // beside it.
 func (n *Network) Cut(sets ...[]event.NodeID) {
+	n.split("cut", sets, func(nd *Node) *int { return &nd.cut })
+}
+
+// split numbers every node's set from 1 in the field which names (0 for
+// a node in no set) and puts the network under a partition or cut.
+func (n *Network) split(what string, sets [][]event.NodeID, which func(*Node) *int) {
 	n.parted = true
 	for _, nd := range n.order {
-		nd.cut = 0
+		*which(nd) = 0
 	}
 	for i, s := range sets {
 		for _, id := range s {
 			if nd := n.nodes[id]; nd != nil {
-				nd.cut = i + 1
+				*which(nd) = i + 1
 			}
 		}
 	}
 	if n.trace != nil {
-		n.emit(TraceEvent{Kind: TraceFault, Reason: "cut " + fmtSets(sets)})
+		n.emit(TraceEvent{Kind: TraceFault, Reason: what + " " + fmtSets(sets)})
 	}
 }
 

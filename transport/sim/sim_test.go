@@ -280,15 +280,21 @@ func hasTime(ts []event.Time, t event.Time) bool {
 	return false
 }
 
-func TestPartitionAndHeal(t *testing.T) {
-	h := newHarness(t, sim.Config{Seed: 5, Latency: time.Millisecond}, 5, nil)
-	for _, s := range []string{"partition:1,2|3,4@10500us", "heal@20500us"} {
+// faults schedules faults written as ParseFault reads them.
+func (h *harness) faults(fs ...string) {
+	h.t.Helper()
+	for _, s := range fs {
 		f, err := sim.ParseFault(s)
 		if err != nil {
-			t.Fatal(err)
+			h.t.Fatal(err)
 		}
 		f.Schedule(h.net)
 	}
+}
+
+func TestPartitionAndHeal(t *testing.T) {
+	h := newHarness(t, sim.Config{Seed: 5, Latency: time.Millisecond}, 5, nil)
+	h.faults("partition:1,2|3,4@10500us", "heal@20500us")
 	h.every(0, time.Millisecond, 30, func(i int) { h.cast(1, fmt.Sprint(i)) })
 	h.net.Run(100 * time.Millisecond)
 	if len(h.got[2]) != 30 {
@@ -314,13 +320,7 @@ func TestPartitionAndHeal(t *testing.T) {
 // side) again once healed. Connectivity is not transitive while it lasts.
 func TestCutAndHeal(t *testing.T) {
 	h := newHarness(t, sim.Config{Seed: 5, Latency: time.Millisecond}, 5, nil)
-	for _, s := range []string{"cut:1,2|3,4@10500us", "heal@20500us"} {
-		f, err := sim.ParseFault(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Schedule(h.net)
-	}
+	h.faults("cut:1,2|3,4@10500us", "heal@20500us")
 	h.every(0, time.Millisecond, 30, func(i int) { h.cast(1, fmt.Sprint(i)) })
 	h.every(0, time.Millisecond, 30, func(i int) { h.cast(3, fmt.Sprint(i)) })
 	h.net.Run(100 * time.Millisecond)
