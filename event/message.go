@@ -45,6 +45,9 @@ type Message struct {
 	// the slice goes back to the pool.
 	parent *Message
 	own    []byte
+	// done, set on a carrier (NewCarrier), is called instead of returning
+	// the message to a pool when its last reference is released.
+	done func()
 
 	// Recovery is set by the layer that recovered the message.
 	Recovery Recovery
@@ -176,6 +179,10 @@ func (m *Message) Release() {
 		m.parent, m.buf, m.own = nil, m.own, nil
 		p.Release()
 	}
+	if m.done != nil {
+		m.done()
+		return
+	}
 	if m.pool != nil {
 		m.pool.put(m)
 	}
@@ -204,6 +211,40 @@ func (m *Message) Slice(from, to int) *Message {
 	v.parent = m
 	v.Recovery, v.Stamp = Recovery{}, 0
 	m.refs++
+	return v
+}
+
+// NewCarrier returns a carrier: a message that stands for memory no pool
+// owns (a transport's read batch), which messages made with Borrow share.
+// Each borrowed message holds a reference on it; when the last reference
+// is released, done is called (the memory may be used again). A carrier
+// starts with no reference: Open gives it its first.
+func NewCarrier(done func()) *Message { return &Message{done: done} }
+
+// Open gives a carrier its first reference (again, once done has run).
+func (m *Message) Open() {
+	if m.refs != 0 {
+		panic("event: Open of a carrier still referenced")
+	}
+	m.refs = 1
+}
+
+// Borrow returns a message from p whose bytes are b, which lies in the
+// memory carrier stands for, sharing it instead of copying: carrier keeps
+// one more reference until the message is released. Like a Slice, it has
+// no headroom and no spare capacity (room is the headroom Clone and
+// SetPayload give it), and Compact copies it, so a layer
+// that holds it never pins the carrier's memory.
+func (p *Pool) Borrow(carrier *Message, b []byte, room int) *Message {
+	v, _ := p.p.Get().(*Message)
+	if v == nil {
+		v = &Message{}
+	}
+	v.own, v.buf = v.buf[:0], b[:len(b):len(b)]
+	v.off, v.room, v.refs, v.pool = 0, room, 1, p
+	v.parent = carrier
+	v.Recovery, v.Stamp = Recovery{}, 0
+	carrier.refs++
 	return v
 }
 

@@ -79,3 +79,49 @@ func BenchmarkCastThroughStack(b *testing.B) {
 		}
 	}
 }
+
+// holdingPass is a pass-through layer that says it keeps only compacted
+// messages (it keeps none), so a stack of them shares receive buffers.
+type holdingPass struct{ stack.Base }
+
+func (*holdingPass) HoldsCompact() {}
+
+// BenchmarkReceiveBatch measures a batch of 64 1000-byte casts going up
+// through four pass-through layers to the application: copied into pooled
+// messages (ReceiveBatch) or sharing the batch's buffers (ReceiveShared).
+// ns/op is per packet.
+func BenchmarkReceiveBatch(b *testing.B) {
+	pkts := make([][]byte, 64)
+	for i := range pkts {
+		p := make([]byte, stack.FrameSize+1000)
+		stack.PutFrame(p, stack.Frame{Kind: event.Cast, Group: 1, Src: 2})
+		pkts[i] = p
+	}
+	for _, shared := range []bool{false, true} {
+		b.Run(map[bool]string{false: "copy", true: "shared"}[shared], func(b *testing.B) {
+			var entries []stack.Entry
+			for range 4 {
+				entries = append(entries, stack.Entry{Name: "pass", Layer: &holdingPass{}})
+			}
+			delivered := 0
+			st := newStopped(b, stack.Config{Layers: entries, App: stack.AppFuncs{OnDeliver: func(stack.Delivery) { delivered++ }}})
+			returned := 0
+			c := event.NewCarrier(func() { returned++ })
+			b.ReportAllocs()
+			b.SetBytes(1000)
+			for i := 0; i < b.N; i += len(pkts) {
+				if shared {
+					c.Open()
+					_ = st.ReceiveShared(pkts, c)
+					c.Release()
+				} else {
+					_ = st.ReceiveBatch(pkts)
+				}
+			}
+			b.StopTimer()
+			if delivered < b.N || shared && returned*len(pkts) < b.N {
+				b.Fatalf("delivered %d, batches returned %d, of %d", delivered, returned, b.N)
+			}
+		})
+	}
+}

@@ -33,6 +33,19 @@ type HeaderSizer interface {
 	HeaderSize() int
 }
 
+// CompactHolder is implemented by layers that keep a message they receive
+// going up past the event that brought it only as event.Message.Compact's
+// result (or a copy of its bytes), never as it is (Retain). Stack.
+// ReceiveShared lets received messages share a transport's read buffers,
+// without copying, only when every layer of the stack is a CompactHolder:
+// a layer that kept a shared message as it is would keep the transport
+// from reading into that buffer again. The stacks of other layers copy
+// every packet, as they always did.
+type CompactHolder interface {
+	// HoldsCompact marks the layer; it is never called.
+	HoldsCompact()
+}
+
 // Closer is implemented by layers that hold buffers. Stack.Close calls it
 // once per layer, after the Exit event has gone down: the one shutdown path.
 // A layer releases what it holds in Close and never on Exit.

@@ -13,14 +13,31 @@ import (
 
 // Batch is a set of packets a transport read together (one recvmmsg). The
 // transport owns the buffers: Node.Input hands the batch to the node
-// goroutine, which feeds it to Stack.ReceiveBatch and then calls Release so
-// the transport can read into the same buffers again. Nothing is allocated
-// per packet.
+// goroutine, which feeds it to Stack.ReceiveShared (the messages made of
+// it share its buffers when every layer is a CompactHolder; otherwise
+// each packet is copied) and calls Release, so the transport can read into
+// the same buffers again, once the last message made of it is released:
+// within the step, since the layers keep only compacted copies. Nothing
+// is allocated per packet.
 type Batch struct {
 	// Pkts are the packets, each a slice of a transport buffer.
 	Pkts [][]byte
 	// Done, if set, is called by Release to give the batch back.
 	Done func(*Batch)
+
+	// carrier stands for the batch's buffers while messages received
+	// from it share them (Node with a transport that sets Done).
+	carrier *event.Message
+}
+
+// share returns the batch's carrier with one reference, which releases
+// the batch when its last reference is dropped.
+func (b *Batch) share() *event.Message {
+	if b.carrier == nil {
+		b.carrier = event.NewCarrier(b.Release)
+	}
+	b.carrier.Open()
+	return b.carrier
 }
 
 // Release gives the batch back to its transport.
@@ -382,9 +399,18 @@ func (n *Node) flushStep() {
 	}
 }
 
+// receive feeds a batch to the stack. A transport's batch (one with Done)
+// is shared: the messages made of it borrow its buffers, and it goes back
+// to the transport when the last of them is released.
 func (n *Node) receive(b *Batch) {
-	_ = n.st.ReceiveBatch(b.Pkts) // malformed packets are counted in Net
-	b.Release()
+	if b.Done == nil {
+		_ = n.st.ReceiveBatch(b.Pkts) // malformed packets are counted in Net
+		b.Release()
+		return
+	}
+	c := b.share()
+	_ = n.st.ReceiveShared(b.Pkts, c)
+	c.Release()
 }
 
 func (n *Node) handle(c *nodeCall) {

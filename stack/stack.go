@@ -88,7 +88,12 @@ type Stack struct {
 	// room is the headroom of every message the stack makes: its layers'
 	// declared header sizes and the frame.
 	room int
-	log  Logger // nil: logging off (layers ask, Context.Logging, per packet)
+	// carrier, during ReceiveShared, is what received messages borrow
+	// their bytes from (nil: they are copied); share says whether
+	// ReceiveShared may (every layer is a CompactHolder).
+	carrier *event.Message
+	share   bool
+	log     Logger // nil: logging off (layers ask, Context.Logging, per packet)
 	// Ready feeds (feed.go); the application queue is appFeed, a data feed.
 	ctrlFeeds, dataFeeds feedQueue
 	// cur is the item being dispatched. It lives in the Stack, not on the
@@ -220,9 +225,13 @@ func New(cfg Config) (*Stack, error) {
 		}
 	}
 	s.room = FrameSize
+	s.share = true
 	for _, e := range cfg.Layers {
 		if h, ok := e.Layer.(HeaderSizer); ok {
 			s.room += max(h.HeaderSize(), 0)
+		}
+		if _, ok := e.Layer.(CompactHolder); !ok {
+			s.share = false
 		}
 	}
 	s.setHints()
@@ -375,6 +384,29 @@ func (s *Stack) ReceiveBatch(pkts [][]byte) error {
 	return first
 }
 
+// ReceiveShared is ReceiveBatch without copying: the messages made of
+// pkts share their bytes, which lie in the memory carrier stands for
+// (event.NewCarrier), each holding a reference on it until it is
+// released. It shares only when every layer is a CompactHolder (it
+// copies otherwise, as ReceiveBatch does): a layer that keeps a message
+// keeps Compact's result, which copies a shared one, so the carrier's
+// last reference is dropped once every message taken from the batch has
+// been delivered, dropped or compacted, within the call. The caller
+// holds one reference of its own across the call and releases it after.
+func (s *Stack) ReceiveShared(pkts [][]byte, carrier *event.Message) error {
+	if !s.share {
+		return s.ReceiveBatch(pkts)
+	}
+	s.carrier = carrier
+	err := s.ReceiveBatch(pkts)
+	s.carrier = nil
+	return err
+}
+
+// Shares reports whether ReceiveShared shares the buffers it is handed
+// (every layer is a CompactHolder) rather than copying each packet.
+func (s *Stack) Shares() bool { return s.share }
+
 // controlFrame says whether pkt parses as a frame the stack queues as
 // control (Event.IsControl).
 func controlFrame(pkt []byte) bool {
@@ -399,7 +431,12 @@ func (s *Stack) accept(pkt []byte) error {
 	if f.Src == s.self && f.Kind == event.Cast {
 		return nil // our own multicast looped back
 	}
-	m := s.pool.FromBytesRoom(pkt[FrameSize:], s.room)
+	var m *event.Message
+	if s.carrier != nil {
+		m = s.pool.Borrow(s.carrier, pkt[FrameSize:], s.room)
+	} else {
+		m = s.pool.FromBytesRoom(pkt[FrameSize:], s.room)
+	}
 	ev := event.Event{Kind: f.Kind, Group: f.Group, Peer: f.Src, Control: f.Control, Msg: m}
 	s.enqueue(len(s.layers)-1, dirUp, &ev)
 	return nil

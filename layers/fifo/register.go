@@ -71,3 +71,8 @@ func fitSpread(p compose.Params, n int) (compose.Params, string) {
 	return p, fmt.Sprintf("fifo(max_reorder=%s, max_reorder_bytes=%s) holds %d small messages per sender: past that it gives up gaps the layer below is still repairing and reports those messages lost",
 		p.Text("max_reorder"), p.Text("max_reorder_bytes"), holds)
 }
+
+// HoldsCompact marks the layer as a stack.CompactHolder: a message it
+// keeps past the event that brought it up is Compact's result, so received
+// messages may share the transport's read buffers.
+func (*Layer) HoldsCompact() {}

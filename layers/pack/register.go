@@ -63,3 +63,8 @@ type counters struct {
 	Unpacked  *stack.Counter `counter:"unpacked_msgs" doc:"messages received inside packs"`
 	Malformed *stack.Counter `counter:"malformed" doc:"received packets whose pack header or entries did not decode (entries before the bad one are kept)"`
 }
+
+// HoldsCompact marks the layer as a stack.CompactHolder: a message it
+// keeps past the event that brought it up is Compact's result, so received
+// messages may share the transport's read buffers.
+func (*Layer) HoldsCompact() {}

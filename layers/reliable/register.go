@@ -125,3 +125,8 @@ type counters struct {
 	DigestRepairs   *stack.Counter `counter:"digest_repairs" doc:"messages resent unasked (also counted in retransmissions) because a member's digest showed it lacked them nak_slow after we last sent them: its NAKs were lost, or it could not know of a lost tail"`
 	UnplacedAsks    *stack.Counter `counter:"unplaced_asks" doc:"NAKs for everything a sender holds, nak_delay after a loss hint named it while nothing of its stream had come (its first casts lost), and each retry of such a NAK (with back-off, at most nak_max_tries in all)"`
 }
+
+// HoldsCompact marks the layer as a stack.CompactHolder: a message it
+// keeps past the event that brought it up is Compact's result, so received
+// messages may share the transport's read buffers.
+func (*Layer) HoldsCompact() {}

@@ -99,6 +99,14 @@ type Config struct {
 	Capacity Capacity
 	// Trace, if set, is called for every send, delivery, drop and fault.
 	Trace func(TraceEvent)
+	// ShareReceive hands every packet to its stack as transport/udp does,
+	// in a read buffer the stack's messages share (Stack.ReceiveShared),
+	// and scribbles over the buffer once the stack lets go of it, before
+	// the next packet is read into it: a layer that kept a message in it
+	// as it is would deliver garbage. What a run delivers is the same with
+	// it as without. SharedKept counts the packets whose buffer a
+	// stack kept past the call (a CompactHolder stack keeps none).
+	ShareReceive bool
 }
 
 // Network is the simulated network and its virtual clock. It is not safe for
@@ -117,8 +125,12 @@ type Network struct {
 	subs   map[event.ChannelID][]sub // subscribers of each multicast channel, by id
 	stats  Stats
 	pool   bufPool
-	trace  func(TraceEvent)
-	drop   DropHook
+	// ShareReceive's read buffers, free ones in shareFree; shareKept
+	// counts packets whose buffer was kept past Stack.ReceiveShared
+	shareFree []*shareBuf
+	shareKept int64
+	trace     func(TraceEvent)
+	drop      DropHook
 
 	fns     []func() // scheduled functions, by simEvent.arg
 	freeFns []int
@@ -593,10 +605,56 @@ func (n *Network) deliver(nd *Node, pb *pktBuf, from event.NodeID) {
 	if n.trace != nil {
 		n.emit(TraceEvent{Kind: TraceDeliver, From: from, To: nd.id, Size: len(pb.b)})
 	}
-	_ = nd.st.Receive(pb.b) // Receive copies what it keeps
+	if n.cfg.ShareReceive {
+		n.receiveShared(nd, pb.b)
+	} else {
+		_ = nd.st.Receive(pb.b) // Receive copies what it keeps
+	}
 	n.pool.put(pb)
 	n.reschedule(nd)
 }
+
+// shareBuf is a read buffer of Config.ShareReceive.
+type shareBuf struct {
+	b    []byte
+	pkts [][]byte
+	c    *event.Message // the carrier its messages borrow from
+	out  bool           // with the stack
+}
+
+// receiveShared reads pkt into a read buffer and hands it to nd's stack
+// to share (Config.ShareReceive).
+func (n *Network) receiveShared(nd *Node, pkt []byte) {
+	var sb *shareBuf
+	if k := len(n.shareFree); k > 0 {
+		sb = n.shareFree[k-1]
+		n.shareFree = n.shareFree[:k-1]
+	} else {
+		sb = &shareBuf{pkts: make([][]byte, 1)}
+		sb.c = event.NewCarrier(func() {
+			for i := range sb.b {
+				sb.b[i] = 0xEE // as a read into it again would
+			}
+			sb.out = false
+			n.shareFree = append(n.shareFree, sb)
+		})
+	}
+	sb.b = append(sb.b[:0], pkt...)
+	sb.pkts[0] = sb.b
+	sb.out = true
+	sb.c.Open()
+	_ = nd.st.ReceiveShared(sb.pkts, sb.c)
+	sb.c.Release()
+	if sb.out {
+		n.shareKept++
+	}
+}
+
+// SharedKept is how many packets' read buffers a stack kept past the
+// call that handed them over (Config.ShareReceive): zero unless a layer
+// that is not a stack.CompactHolder kept one, or a CompactHolder broke
+// its word.
+func (n *Network) SharedKept() int64 { return n.shareKept }
 
 // At schedules fn at virtual time t (or now, if t is past).
 func (n *Network) At(t event.Time, fn func()) { n.AtNode(t, nil, fn) }
