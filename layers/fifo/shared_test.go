@@ -23,6 +23,7 @@ func TestSharedReceiveBuffers(t *testing.T) {
 		{"fifo:reliable/5pct", []string{"fifo", "reliable"}, 0.05},
 		{"fifo:reliable/20pct", []string{"fifo", "reliable"}, 0.20},
 		{"fifo:reliable:pack/5pct", []string{"fifo", "reliable", "pack"}, 0.05},
+		{"mflow:fifo:reliable:pack/5pct", []string{"mflow", "fifo", "reliable", "pack"}, 0.05},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := func(share bool) *layertest.Cluster {

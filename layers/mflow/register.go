@@ -82,3 +82,8 @@ type counters struct {
 	// not a member of the view they name and no early count was free).
 	Foreign *stack.Counter `counter:"foreign" doc:"acknowledgements from nodes outside the view"`
 }
+
+// HoldsCompact marks the layer as a stack.CompactHolder: it keeps no
+// message it receives (it counts their bytes and passes them up), so
+// received messages may share the transport's read buffers.
+func (*Layer) HoldsCompact() {}

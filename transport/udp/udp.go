@@ -25,7 +25,11 @@
 // Reader goroutines read with recvmmsg into buffers owned by the transport
 // and hand each batch to the Node runner (stack.Node.Input); the node gives
 // the batch back when the stack has consumed it, so steady state allocates
-// nothing per packet. Sends are non-blocking system calls straight from the
+// nothing per packet. Where every layer of the stack is a
+// stack.CompactHolder (fifo, reliable, pack, mflow), the messages made of
+// a batch share its buffers instead of copying them, and the batch comes
+// back once the last of them is released: only what a layer holds is
+// copied (into a buffer of its own size). Sends are non-blocking system calls straight from the
 // stack's goroutine: a full kernel buffer drops the packet and counts it
 // (the network is lossy; the reliable layers recover). Once a runner calls
 // Flush (stack.Node does after every step), sends are copied into a batch
