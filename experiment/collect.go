@@ -168,12 +168,16 @@ func (c *Collector) rank(g event.GroupID, n event.NodeID) int {
 	}
 	ms := c.groups[g-1] // sorted, no repeats
 	if len(ms) <= rankScan {
-		// a delivery asks about six times: a scan of a group of eight
-		// mispredicts once, a binary search about three times
-		for i, m := range ms {
-			if m == n {
-				return i
-			}
+		// a delivery asks about six times: a scan that stops at n
+		// mispredicts where it stops, at a different place each time;
+		// counting the members below n has no branch but the loop's,
+		// which a group's size decides
+		i := 0
+		for _, m := range ms {
+			i += int((uint64(m) - uint64(n)) >> 63) // 1 when m < n
+		}
+		if i < len(ms) && ms[i] == n {
+			return i
 		}
 		return -1
 	}
@@ -184,7 +188,7 @@ func (c *Collector) rank(g event.GroupID, n event.NodeID) int {
 	return i
 }
 
-// rankScan is the group size up to which rank scans rather than bisects.
+// rankScan is the group size up to which rank counts rather than bisects.
 const rankScan = 16
 
 // SetStart sets when sending starts (default 0); throughput counts from it.
