@@ -35,7 +35,11 @@ import (
 // delivered twice at a receiver, ever, is a duplicate.
 //
 // Streams are indexed densely: group g (1..G) owns s*s slots from off[g-1],
-// the receiver's rank in the group times s plus the sender's rank.
+// the receiver's rank in the group times s plus the sender's rank. A
+// member's own records are denser still: s slots from moff[g-1], one per
+// rank, so that a group's senders share a cache line or two of each array
+// (a delivery reads the sender's and the receiver's, cold at thousands of
+// groups).
 type Collector struct {
 	sc    Scenario
 	asg   *Assignment
@@ -44,14 +48,15 @@ type Collector struct {
 
 	groups  [][]event.NodeID // by group id - 1
 	off     []int
+	moff    []int
 	streams []stream
-	sent    []uint64    // by off[g-1] + sender rank: casts accepted
-	out     []uint64    // by off[g-1] + sender rank: highest index seen leaving + 1
-	epochs  [][]epoch   // by off[g-1] + sender rank: the sender's views while casting
-	views   [][]viewRec // by off[g-1] + node rank: every view the node's application saw
-	resets  [][]uint64  // by off[g-1] + node rank: senders' cast counts at the node's last removal or rejoin
+	sent    []uint64    // by moff[g-1] + sender rank: casts accepted
+	out     []uint64    // by moff[g-1] + sender rank: highest index seen leaving + 1
+	epochs  [][]epoch   // by moff[g-1] + sender rank: the sender's views while casting
+	views   [][]viewRec // by moff[g-1] + node rank: every view the node's application saw
+	resets  [][]uint64  // by moff[g-1] + node rank: senders' cast counts at the node's last removal or rejoin
 	givenUp int64       // messages layers told the application they gave up (GaveUp)
-	drops   [][]uint64  // by off[g-1] + node rank: each sender's cast count when the node last saw it removed or readmitted
+	drops   [][]uint64  // by moff[g-1] + node rank: each sender's cast count when the node last saw it removed or readmitted
 	rx      []rxStat    // by node id - 1
 
 	trackOut bool     // LeftStack is called: never-sent casts can be told apart
@@ -129,6 +134,7 @@ func NewCollector(sc Scenario, asg *Assignment) *Collector {
 	G := len(asg.Groups)
 	c.groups = make([][]event.NodeID, G)
 	c.off = make([]int, G)
+	c.moff = make([]int, G)
 	total, slots := 0, 0
 	// Every group's members in one array: a delivery looks two of them
 	// up, and with thousands of groups separate arrays would be cold.
@@ -144,10 +150,10 @@ func NewCollector(sc Scenario, asg *Assignment) *Collector {
 		ms := c.groups[g-1]
 		c.off[g-1] = total
 		total += len(ms) * len(ms)
-		slots = total
+		c.moff[g-1] = slots
+		slots += len(ms)
 	}
 	c.streams = make([]stream, total)
-	// Per-member slots use the first s of each group's s*s.
 	c.sent = make([]uint64, slots)
 	c.out = make([]uint64, slots)
 	c.epochs = make([][]epoch, slots)
@@ -168,12 +174,16 @@ func (c *Collector) rank(g event.GroupID, n event.NodeID) int {
 	}
 	ms := c.groups[g-1] // sorted, no repeats
 	if len(ms) <= rankScan {
-		// a delivery asks about six times: a scan of a group of eight
-		// mispredicts once, a binary search about three times
-		for i, m := range ms {
-			if m == n {
-				return i
-			}
+		// a delivery asks about six times: a scan that stops at n
+		// mispredicts where it stops, at a different place each time;
+		// counting the members below n has no branch but the loop's,
+		// which a group's size decides
+		i := 0
+		for _, m := range ms {
+			i += int((uint64(m) - uint64(n)) >> 63) // 1 when m < n
+		}
+		if i < len(ms) && ms[i] == n {
+			return i
 		}
 		return -1
 	}
@@ -184,7 +194,7 @@ func (c *Collector) rank(g event.GroupID, n event.NodeID) int {
 	return i
 }
 
-// rankScan is the group size up to which rank scans rather than bisects.
+// rankScan is the group size up to which rank counts rather than bisects.
 const rankScan = 16
 
 // SetStart sets when sending starts (default 0); throughput counts from it.
@@ -197,7 +207,7 @@ func (c *Collector) NextIndex(tx event.NodeID, g event.GroupID) uint64 {
 	if r < 0 {
 		return 0
 	}
-	return c.sent[c.off[g-1]+r]
+	return c.sent[c.moff[g-1]+r]
 }
 
 // Sent records that tx's stack accepted message index of group g.
@@ -206,7 +216,7 @@ func (c *Collector) Sent(tx event.NodeID, g event.GroupID, index uint64) {
 	if r < 0 {
 		return
 	}
-	k := c.off[g-1] + r
+	k := c.moff[g-1] + r
 	c.sent[k] = max(c.sent[k], index+1)
 	c.messagesSent++
 	c.outstanding += int64(len(c.groups[g-1]) - 1)
@@ -225,7 +235,7 @@ func (c *Collector) LeftStack(tx event.NodeID, g event.GroupID, index uint64) {
 	if r < 0 {
 		return
 	}
-	k := c.off[g-1] + r
+	k := c.moff[g-1] + r
 	// index == sent: the cast in progress (a stack may send it before
 	// Cast returns, and so before Sent).
 	if index <= c.sent[k] {
@@ -247,7 +257,7 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 	}
 	c.now = max(c.now, now)
 	gi := int(v.Group) - 1
-	k := c.off[gi] + r
+	k := c.moff[gi] + r
 	hist := c.views[k]
 	in := v.Has(n)
 	var prevIn bool
@@ -291,7 +301,7 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 			if c.drops[k] == nil {
 				c.drops[k] = make([]uint64, size)
 			}
-			c.drops[k][ti] = c.sent[c.off[gi]+ti]
+			c.drops[k][ti] = c.sent[c.moff[gi]+ti]
 		}
 	}
 	rejoin := in && len(hist) > 0 && (!prevIn || slices.Contains(v.Joined, n))
@@ -305,7 +315,7 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 		c.resets[k] = snap
 	}
 	for ti := 0; ti < size; ti++ {
-		snap[ti] = c.sent[c.off[gi]+ti]
+		snap[ti] = c.sent[c.moff[gi]+ti]
 		c.streams[c.off[gi]+r*size+ti].Restart()
 	}
 }
@@ -333,21 +343,21 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 		c.nonMember++
 		return
 	}
-	if st.Index >= c.sent[c.off[st.Group-1]+tr] {
+	if st.Index >= c.sent[c.moff[st.Group-1]+tr] {
 		c.foreign++ // no cast the stack accepted
 		return
 	}
 	c.now = max(c.now, now)
 	size := len(c.groups[st.Group-1])
 	s := &c.streams[c.off[st.Group-1]+rr*size+tr]
-	dup, late := s.Deliver(st.Index, c.inViewAtCast(c.off[st.Group-1]+tr, rr, rx, st.Index))
+	dup, late := s.Deliver(st.Index, c.inViewAtCast(c.moff[st.Group-1]+tr, rr, rx, st.Index))
 	if dup {
 		c.duplicates++
 		c.ex.duplicate(rx, st.Group, st.Sender, st.Index, now)
 		return
 	}
 	s.n++
-	c.vsync.delivered(c.off[st.Group-1]+rr, tr, st.Index)
+	c.vsync.delivered(c.moff[st.Group-1]+rr, tr, st.Index)
 	if late {
 		c.fifo++
 		c.ex.late(rx, st.Group, st.Sender, st.Index, s.hi-1, now)
@@ -411,14 +421,14 @@ func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stag
 	if tr < 0 || rr < 0 {
 		return
 	}
-	k := c.off[g-1] + tr
+	k := c.moff[g-1] + tr
 	s := &c.streams[c.off[g-1]+rr*len(c.groups[g-1])+tr]
 	switch stage {
 	case 1:
 		prefetch.Lines(unsafe.Pointer(s), 1)
 		prefetch.Lines(unsafe.Pointer(&c.sent[k]), 1)
 		prefetch.Lines(unsafe.Pointer(&c.epochs[k]), 1)
-		prefetch.Lines(unsafe.Pointer(&c.vsync.cur[c.off[g-1]+rr]), 1)
+		prefetch.Lines(unsafe.Pointer(&c.vsync.cur[c.moff[g-1]+rr]), 1)
 		if int(rx) >= 1 && int(rx) <= len(c.rx) {
 			prefetch.Lines(unsafe.Pointer(&c.rx[rx-1]), 1)
 		}
@@ -427,7 +437,7 @@ func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stag
 			prefetch.Lines(unsafe.Pointer(&s.got[w]), 1)
 		}
 		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(c.epochs[k])), 1)
-		if e := c.vsync.cur[c.off[g-1]+rr]; tr < len(e) {
+		if e := c.vsync.cur[c.moff[g-1]+rr]; tr < len(e) {
 			prefetch.Lines(unsafe.Pointer(&e[tr]), 1)
 		}
 	}
@@ -520,7 +530,7 @@ func (c *Collector) Dropped(cause string, rx event.NodeID, st *Stamp) {
 	tr, rr := c.rank(st.Group, st.Sender), c.rank(st.Group, rx)
 	// index == sent: the cast in progress (a packet can be dropped while
 	// the stack sends it, before Cast returns).
-	if tr < 0 || rr < 0 || rx == st.Sender || st.Index > c.sent[c.off[st.Group-1]+tr] {
+	if tr < 0 || rr < 0 || rx == st.Sender || st.Index > c.sent[c.moff[st.Group-1]+tr] {
 		c.dropLoose++
 		return
 	}
@@ -729,7 +739,7 @@ func (c *Collector) explain(gi, ti, ri int, idx uint64, e *endState) string {
 	case e.separated(rx, tx) != "":
 		return e.separated(rx, tx) + " not healed by the end"
 	}
-	rk, tk := c.off[gi]+ri, c.off[gi]+ti
+	rk, tk := c.moff[gi]+ri, c.moff[gi]+ti
 	if v := c.lastView(rk); v != nil && !v.Has(rx) {
 		return fmt.Sprintf("%v removed from %v for good", rx, g)
 	}
@@ -860,7 +870,7 @@ func (c *Collector) Finish(o Outcome) *Report {
 	for gi, ms := range c.groups {
 		size := len(ms)
 		for ti, tx := range ms {
-			tk := c.off[gi] + ti
+			tk := c.moff[gi] + ti
 			if c.sent[tk] == 0 {
 				continue
 			}

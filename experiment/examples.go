@@ -163,7 +163,7 @@ func (m *missingExamples) add(gi, ti, ri int, i, a uint64, dropped, neverSent bo
 		if len(m.list) >= MaxExamples {
 			return
 		}
-		tk := c.off[gi] + ti
+		tk := c.moff[gi] + ti
 		ex := MissingExample{Receiver: rx, Group: g, Sender: tx, Index: i,
 			StreamDelivered: c.streams[c.off[gi]+ri*len(ms)+ti].n}
 		es := c.epochs[tk]
@@ -174,7 +174,7 @@ func (m *missingExamples) add(gi, ti, ri int, i, a uint64, dropped, neverSent bo
 		if c.trackOut {
 			ex.NeverSent = new(int64)
 		}
-		if v := c.lastView(c.off[gi] + ri); v != nil {
+		if v := c.lastView(c.moff[gi] + ri); v != nil {
 			ex.ReceiverView = v.ID
 		}
 		if v := c.lastView(tk); v != nil {
@@ -200,7 +200,7 @@ func (m *missingExamples) finish() []MissingExample {
 		gi := int(e.Group) - 1
 		ti, ri := c.rank(e.Group, e.Sender), c.rank(e.Group, e.Receiver)
 		s := &c.streams[c.off[gi]+ri*len(c.groups[gi])+ti]
-		for i := e.Index + uint64(e.Count); i < c.sent[c.off[gi]+ti]; i++ {
+		for i := e.Index + uint64(e.Count); i < c.sent[c.moff[gi]+ti]; i++ {
 			if s.got.has(i) {
 				e.NextDelivered = &i
 				break

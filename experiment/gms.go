@@ -162,7 +162,7 @@ func (e *SimEnv) view(n event.NodeID, g event.GroupID) *event.ViewInfo {
 	if r < 0 {
 		return nil
 	}
-	return e.col.lastView(e.col.off[int(g)-1] + r)
+	return e.col.lastView(e.col.moff[int(g)-1] + r)
 }
 
 // record sets a figure the harness measured, reported with the counters of

@@ -171,6 +171,9 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		senders[id] = &sender{id: id, groups: asg.Of[id], held: map[event.GroupID]bool{}}
 	}
 	usesGMS := false
+	// one goroutine steps every stack, one at a time: their queues'
+	// buffers are lent from one store for a step, not kept per stack
+	scratch := &stack.Scratch{}
 	for _, id := range asg.Nodes {
 		entries, err := compose.Build(spec)
 		if err != nil {
@@ -200,7 +203,7 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 			}
 		}
 		tr := &watchTransport{Node: nd, self: id, col: col, size: sc.MsgSize}
-		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed, Site: siteOf[id], Log: env.log})
+		st, err := stack.New(stack.Config{Self: id, Layers: entries, Transport: tr, Clock: nd, App: app, Seed: sc.Seed, Site: siteOf[id], Log: env.log, Scratch: scratch})
 		if err != nil {
 			return nil, err
 		}

@@ -115,7 +115,7 @@ func (c *Collector) vsyncCheck() (n int64, first string, ex []VsyncExample) {
 		by := map[key][]at{}
 		var keys []key
 		for r, node := range ms {
-			k := c.off[gi] + r
+			k := c.moff[gi] + r
 			hist, sets := c.views[k], c.vsync.sets[k]
 			for i := 0; i+1 < len(hist) && i+1 < len(sets); i++ {
 				if sets[i] == nil || sets[i+1] == nil {

@@ -52,6 +52,12 @@ type Config struct {
 	// Site is the Spread site (LAN) this node is placed in; layers read it
 	// through Context.Site and membership learns it with the node's joins.
 	Site event.SiteID
+	// Scratch, if set, lends the stack the buffers of its event queues
+	// for the length of each step, from a store shared with the other
+	// stacks stepped by the same goroutine one at a time (a simulator's);
+	// nil: the stack keeps buffers of its own. It changes nothing but
+	// which memory a step touches.
+	Scratch *Scratch
 }
 
 // PayloadLimiter is implemented by a layer that sets how large an
@@ -85,6 +91,7 @@ type Stack struct {
 	data    ring
 	timers  timerQueue
 	pool    *event.Pool
+	scratch *Scratch // lends ctrl's and data's buffers (nil: they keep their own)
 	// room is the headroom of every message the stack makes: its layers'
 	// declared header sizes and the frame.
 	room int
@@ -169,18 +176,19 @@ func New(cfg Config) (*Stack, error) {
 		return nil, fmt.Errorf("stack: no layers")
 	}
 	s := &Stack{
-		self:   cfg.Self,
-		site:   cfg.Site,
-		layers: cfg.Layers,
-		tr:     cfg.Transport,
-		clock:  cfg.Clock,
-		app:    cfg.App,
-		log:    cfg.Log,
-		pool:   cfg.Pool,
-		maxPay: cfg.MaxPayload,
-		held:   map[event.GroupID]bool{},
-		subs:   map[event.GroupID]bool{},
-		chans:  map[event.ChannelID]bool{},
+		self:    cfg.Self,
+		site:    cfg.Site,
+		layers:  cfg.Layers,
+		tr:      cfg.Transport,
+		clock:   cfg.Clock,
+		app:     cfg.App,
+		log:     cfg.Log,
+		pool:    cfg.Pool,
+		scratch: cfg.Scratch,
+		maxPay:  cfg.MaxPayload,
+		held:    map[event.GroupID]bool{},
+		subs:    map[event.GroupID]bool{},
+		chans:   map[event.ChannelID]bool{},
 	}
 	if s.app == nil {
 		s.app = AppFuncs{}
@@ -282,6 +290,8 @@ func (s *Stack) Prefetch() {
 	// would stall the step that gives them. The data queue's first slot
 	// takes two (an item is 88 bytes): every packet's first event goes
 	// there, and copying it out of a half-loaded slot stalled each step.
+	// Queues that lend their buffers (Config.Scratch) have none here: a
+	// step borrows one that is in the caches.
 	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.data.buf)), 2)
 	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.ctrl.buf)), 1)
 	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(s.layers)), 1)
@@ -319,7 +329,7 @@ func (s *Stack) Tick() {
 		if t == nil {
 			break
 		}
-		s.ctrl.push(item{dir: dirTimer, tm: t})
+		s.ctrl.push(item{dir: dirTimer, tm: t}, s.scratch)
 		s.run()
 	}
 	s.run()
@@ -639,11 +649,11 @@ func (s *Stack) enqueue(target int, d direction, ev *event.Event) {
 	switch {
 	case target < 0 && (!ev.IsControl() || s.appData > 0):
 		s.appData++
-		it = s.data.slot()
+		it = s.data.slot(s.scratch)
 	case ev.IsControl():
-		it = s.ctrl.slot()
+		it = s.ctrl.slot(s.scratch)
 	default:
-		it = s.data.slot()
+		it = s.data.slot(s.scratch)
 	}
 	// the slot is zero (pop clears what it takes): tm stays nil
 	it.ev, it.target, it.dir = *ev, target, d
@@ -676,6 +686,8 @@ func (s *Stack) run() {
 	}
 	*it = item{}
 	s.running = false
+	s.ctrl.lend(s.scratch)
+	s.data.lend(s.scratch)
 }
 
 // pullApp is the application queue's feed: it takes the oldest waiting

@@ -606,7 +606,23 @@ func (l *Layer) sendDigest(g *group, unstable, answer bool) {
 	d.G, d.V, d.U, d.H, d.A = uint32(g.id), g.tag, unstable, g.held, answer
 	d.Q = false
 	d.E = append(d.E[:0], uint32(l.self), g.next-1, 0)
-	for _, m := range l.rankedOf(g) {
+	ranked := l.rankedOf(g)
+	// a timer's step is not warmed ahead: every member, then every
+	// stream's path, asked for at once rather than one cold load after
+	// another (thousands of simulated nodes)
+	for _, m := range ranked {
+		if m != nil {
+			prefetch.Lines(unsafe.Pointer(m), 2)
+		}
+	}
+	if l.cfg.NakDelayRTTs > 0 {
+		for _, m := range ranked {
+			if m != nil && m.rs != nil {
+				prefetch.Lines(unsafe.Pointer(m.rs.path), 1)
+			}
+		}
+	}
+	for _, m := range ranked {
 		if m == nil {
 			continue
 		}

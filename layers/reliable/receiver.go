@@ -19,6 +19,11 @@ type recvState struct {
 	start   uint32 // the join floor: the stream starts here for us
 	next    uint32
 	highest uint32
+	// path is the round trip to the sender, shared by all its streams at
+	// this node (see path). Beside next and highest: every digest we
+	// send reads the three of each member's stream (unmeasured), and the
+	// member's lines further on are cold then.
+	path *path
 	// rx and lost count the messages that arrived and that were found
 	// missing since loss (the stream's loss in thousandths, smoothed) was
 	// last updated (see noteLoss); seen is the highest sequence number
@@ -55,10 +60,8 @@ type recvState struct {
 	// minus its), learnt from the anchor of a loss hint (hint.go).
 	lecOff   uint32
 	lecKnown bool
-	// path is the round trip to the sender, shared by all its streams at
-	// this node (see path); sampled is the NAK of this stream the last
-	// sample was taken from (one sample per NAK).
-	path    *path
+	// sampled is the NAK of this stream the last round-trip sample was
+	// taken from (one sample per NAK).
 	sampled event.Time
 	// ask bounds the messages one NAK round asks for (0: max_nak_retrans),
 	// and asked is how many the last round asked for, at askedAt (see
