@@ -57,7 +57,15 @@ type Collector struct {
 	resets  [][]uint64  // by moff[g-1] + node rank: senders' cast counts at the node's last removal or rejoin
 	givenUp int64       // messages layers told the application they gave up (GaveUp)
 	drops   [][]uint64  // by moff[g-1] + node rank: each sender's cast count when the node last saw it removed or readmitted
-	rx      []rxStat    // by node id - 1
+	// readmitted is, by moff[g-1] + node rank, the ID of the view that
+	// last readmitted the node (0: never readmitted). A cast tagged
+	// with an older view belongs to the node's previous life in the
+	// group, whenever the sender made it (a sender slow to install views
+	// casts under its old one after the readmission): the stack takes
+	// it as not owed (R3: reliable ignores casts of a view before the
+	// one that readmitted it).
+	readmitted []uint64
+	rx         []rxStat // by node id - 1
 
 	trackOut bool     // LeftStack is called: never-sent casts can be told apart
 	order    orderLog // delivery orders, for agreed_violations (agreed.go)
@@ -160,6 +168,7 @@ func NewCollector(sc Scenario, asg *Assignment) *Collector {
 	c.views = make([][]viewRec, slots)
 	c.resets = make([][]uint64, slots)
 	c.drops = make([][]uint64, slots)
+	c.readmitted = make([]uint64, slots)
 	c.vsync.sets = make([][]*vset, slots)
 	c.vsync.cur = make([][]vcount, slots)
 	c.rx = make([]rxStat, len(asg.Nodes))
@@ -308,6 +317,9 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 	removed := !in && prevIn
 	if !rejoin && !removed {
 		return
+	}
+	if rejoin {
+		c.readmitted[k] = v.ID
 	}
 	snap := c.resets[k]
 	if snap == nil {
@@ -773,7 +785,28 @@ func (c *Collector) explain(gi, ti, ri int, idx uint64, e *endState) string {
 			return fmt.Sprintf("cast just before %v removed %v from %v", tx, rx, g)
 		}
 	}
+	if w := c.readmitted[rk]; w > 0 {
+		if v := c.viewAtCast(tk, idx); v != nil && v.ID < w {
+			// The sender, slow to install views, cast it under a view
+			// older than the one that readmitted the receiver (after
+			// the readmission, so the snapshot above misses it): a cast
+			// of the receiver's life before its removal, which the
+			// readmitted receiver takes as not owed (R3).
+			return fmt.Sprintf("cast under %v's view %d of %v, older than view %d that readmitted %v: not owed to its new life in the group", tx, v.ID, g, w, rx)
+		}
+	}
 	return ""
+}
+
+// viewAtCast is the view of sender slot k when it cast message idx (nil
+// before any view, or out of the group).
+func (c *Collector) viewAtCast(k int, idx uint64) *event.ViewInfo {
+	es := c.epochs[k]
+	j, _ := slices.BinarySearchFunc(es, idx+1, func(ep epoch, t uint64) int { return cmp.Compare(ep.start, t) })
+	if j == 0 {
+		return nil
+	}
+	return es[j-1].view
 }
 
 // inViewAtCast reports whether rx, of rank rr in the group, was in the

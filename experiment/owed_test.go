@@ -340,3 +340,37 @@ func TestCollectorNeverSentSenderRemoved(t *testing.T) {
 	}
 	r.wantNote(rep, "cast before n1 learned of its removal from g1: its own stream was dropped (4)", "the sender's removal")
 }
+
+// TestCollectorStaleSenderView is soak seed 474 of specs/gms.stack: the
+// service removes n3 (view 2), then n2 (view 3), and readmits both (view
+// 4), which n2 and n3 install, while n1, slow to get views, still casts 3-7
+// under view 1 after their readmission. n1 then installs view 2 (n3 out),
+// casts 8, and installs views 3 and 4. n2 and n3 take n1's casts of views
+// older than the one that readmitted them as not owed (R3): their absence
+// is explained though the view right after 3-7 (2) leaves n2 in, and a
+// cast after the readmission under the readmitting view (9) that n2 lacks
+// stays unexplained.
+func TestCollectorStaleSenderView(t *testing.T) {
+	r := newOwedRig(t)
+	r.start()
+	r.cast(0, 3)
+	r.deliver(2, 0, 1, 2)
+	r.deliver(3, 0, 1, 2)
+	r.view(3, 2, only(1, 2), nil, only(3)) // n3 learns it was removed (R1)
+	r.view(2, 2, only(1, 2), nil, only(3))
+	r.view(2, 3, only(1), nil, only(2)) // n2 learns it was removed (R1)
+	r.view(2, 4, all, only(2, 3), nil)  // both readmitted
+	r.view(3, 4, all, only(2, 3), nil)
+	r.cast(3, 8) // under n1's view 1, after the readmission
+	r.view(1, 2, only(1, 2), nil, only(3))
+	r.cast(8, 9) // view 2: owed to n2, which n1 then removes (just before)
+	r.view(1, 3, only(1), nil, only(2))
+	r.view(1, 4, all, only(2, 3), nil)
+	r.cast(9, 11)
+	r.deliver(2, 10)
+	r.deliver(3, 9, 10)
+	rep := r.finish()
+	// Missing: n2 3-8 (6) and 9, n3 3-7 (5).
+	r.wantMissing(rep, 12, 11, 1)
+	r.wantNote(rep, "most at n2 from n1 in g1 (1)", "the cast under the readmitting view")
+}

@@ -528,12 +528,14 @@ func (l *Layer) rebuild() {
 		l.live &^= cut
 	}
 	changed := false
+	var gone [maxSite + 1]uint64 // my children per source, no longer
 	for src, cs := range l.routes.children {
 		var after uint64
 		for _, c := range cs {
 			after |= 1 << c.site
 		}
 		changed = changed || after != before[src]
+		gone[src] = before[src] &^ after
 	}
 	if changed {
 		l.c.Rebuilt.Inc()
@@ -553,6 +555,16 @@ func (l *Layer) rebuild() {
 			l.links[s] = newLink(l, s, l.reps[s])
 			for src := range before {
 				before[src] &^= 1 << s // a new link: send it what it lacks
+			}
+		} else if lk != nil {
+			for src := range gone {
+				if gone[src]&(1<<s) != 0 {
+					// No longer its parent for src's stream: its new
+					// parent sends it what it lacks (resend there), so
+					// what waits here unsent would only cross the link
+					// a second time.
+					lk.unqueue(event.SiteID(src))
+				}
 			}
 		}
 		if l.live&(1<<s) != 0 {

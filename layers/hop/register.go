@@ -119,6 +119,7 @@ type counters struct {
 	Rebuilt     *stack.Counter `counter:"routes_rebuilt" doc:"times a node's dissemination trees changed (the first view, a site joining or leaving, a link going down)"`
 	Peak        *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most payload bytes held at once (link queues and windows, messages kept until every site has them)"`
 	Resent      *stack.Counter `counter:"resent" doc:"kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"`
+	Unqueued    *stack.Counter `counter:"unqueued" doc:"packets waiting on a link dropped unsent because the far site no longer takes their source's stream from this one (a tree rebuilt; its new parent resends what it lacks)"`
 	KeepDrops   *stack.Counter `counter:"keep_drops" doc:"kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"`
 	Probes      *stack.Counter `counter:"link_probes" doc:"probes sent across links declared down, asking whether they carry traffic again (every dead_after, doubling to 8 x dead_after)"`
 	LinksUp     *stack.Counter `counter:"links_up_again" doc:"links declared down that answered a probe and were brought up again (the trees are rebuilt over them)"`
