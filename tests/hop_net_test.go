@@ -170,25 +170,7 @@ func (h *hopNet) startService(svc *compose.Service, groups map[event.GroupID][]e
 
 // castEvery has node n cast to g every period from start to end.
 func (h *hopNet) castEvery(n event.NodeID, g event.GroupID, start, end event.Time, period time.Duration) {
-	var fire func()
-	buf := make([]byte, hopPayload)
-	fire = func() {
-		if h.net.Now() >= end {
-			return
-		}
-		h.seq[n]++
-		binary.BigEndian.PutUint32(buf, h.seq[n])
-		if err := h.stacks[n].Cast(g, buf); err != nil {
-			h.seq[n]--
-		} else {
-			if h.sent[n] == nil {
-				h.sent[n] = map[event.GroupID][]uint32{}
-			}
-			h.sent[n][g] = append(h.sent[n][g], h.seq[n])
-		}
-		h.net.At(h.net.Now().Add(period), fire)
-	}
-	h.net.At(start, fire)
+	h.castTimed(n, g, start, end, period, nil)
 }
 
 // from lists what rx delivered from tx, in order.
