@@ -16,7 +16,8 @@ import (
 // a loop (a sender casting as fast as it can) always leaves a goroutine
 // runnable, so the runtime checks the network only from sysmon, about
 // every 10 ms. The node's own polls (Poll) must get what arrives to the
-// stack within a few milliseconds anyway.
+// stack meanwhile: most packets come through them (the delays are logged;
+// they are a machine's, not a promise a loaded machine can keep).
 func TestBusyNodeReadsOnTime(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	epoch := time.Now()
@@ -80,8 +81,12 @@ func TestBusyNodeReadsOnTime(t *testing.T) {
 	med := delays[len(delays)/2]
 	t.Logf("send to delivery: median %v, p90 %v, max %v; polls that found packets: %d", med, delays[len(delays)*9/10], delays[len(delays)-1], btr.Stats().Polls)
 	// Without the node's polls the median is about 5 ms (half sysmon's
-	// 10 ms); with them, PollEvery plus a step.
-	if med > 2*time.Millisecond {
-		t.Errorf("median send-to-delivery %v on a busy node, want under 2 ms", med)
+	// 10 ms); with them, PollEvery plus a step (8-55 µs on a quiet
+	// machine). A machine loaded by other processes delays the node
+	// itself by as much, so what is asserted is the mechanism: most
+	// packets reached the stack through the node's own reads, none of
+	// which happen without Poll.
+	if polls := btr.Stats().Polls; polls < n/2 {
+		t.Errorf("the busy node's own polls found packets %d times for %d sends, want at least %d", polls, n, n/2)
 	}
 }
