@@ -88,15 +88,8 @@ func TestHopRoutesAroundACutWANLink(t *testing.T) {
 // 5.5 s, past the end (47 owed deliveries missing). A link that stops
 // carrying a source's stream drops what waits unsent of it.
 func TestHopRerouteDropsStaleQueue(t *testing.T) {
-	rep, _ := simRun(t, "../specs/spread.stack", "",
-		"nodes", "9", "groups-per-node", "1", "group-size", "9", "seed", "3146", "rate", "max",
-		"duration", "6s", "drain", "5s", "loss", "uniform:1%",
-		"site", "1=1-1", "site", "2=2-3", "site", "3=4-9",
-		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"fault", "crash:4@3.4s", "fault", "crash:7@2.5s",
-		"fault", "cut:1|4,5,6,7,8,9@1.4s", "fault", "heal@3.7s")
+	rep := siteSoak{nodes: "9", sites: [3]string{"1=1-1", "2=2-3", "3=4-9"}, seed: "3146", rate: "max", loss: "uniform:1%",
+		faults: []string{"crash:4@3.4s", "crash:7@2.5s", "cut:1|4,5,6,7,8,9@1.4s", "heal@3.7s"}}.run(t)
 	if !rep.DeliveredAll || rep.Duplicates != 0 || rep.FIFOViolations != 0 || rep.AgreedViolations != 0 || len(rep.Broken) != 0 {
 		t.Errorf("delivered all %v (missing %d, %d unexplained), %d duplicates, %d FIFO and %d agreed-order violations, broken %q",
 			rep.DeliveredAll, rep.Missing, rep.MissingUnexplained, rep.Duplicates, rep.FIFOViolations, rep.AgreedViolations, rep.Broken)

@@ -7,17 +7,11 @@ import (
 )
 
 // siteSoakSeedMax replays one run of scripts/spread-site-soak.sh at rate
-// max (every node casting as fast as the stack takes it): specs/spread.stack
-// on three sites, 6 s of sending, no loss inside the sites, under the
-// seed's faults; it checks agreed order and every owed delivery.
+// max (every node casting as fast as the stack takes it; siteSoak) and
+// checks agreed order and every owed delivery.
 func siteSoakSeedMax(t *testing.T, nodes string, sites [3]string, seed string, faults ...string) {
 	t.Helper()
-	kv := []string{"nodes", nodes, "groups-per-node", "1", "group-size", nodes, "seed", seed, "rate", "max",
-		"duration", "6s", "drain", "5s", "loss", "none"}
-	for _, f := range faults {
-		kv = append(kv, "fault", f)
-	}
-	wantAgreedNoneUnexplained(t, spreadThreeSites(t, sites, kv...))
+	wantAgreedNoneUnexplained(t, siteSoak{nodes: nodes, sites: sites, seed: seed, rate: "max", faults: faults}.run(t))
 }
 
 // TestHopVoidNumbersOfReadmittedRepresentativeDropped: site 2 (n4, n5) is

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/layercast/layercast/experiment"
@@ -8,10 +9,35 @@ import (
 	_ "github.com/layercast/layercast/layers/all"
 )
 
-// siteSoakSeed replays one run of scripts/spread-site-soak.sh: specs/spread.stack
-// on three sites (the soak's WAN links), every node casting at 40/s for 6 s,
-// no loss inside the sites, under the seed's faults; it checks agreed order
-// and every owed delivery.
+// siteSoak is one run of scripts/spread-site-soak.sh: specs/spread.stack
+// with nodes nodes on three sites as sites says (spreadThreeSites: the
+// soak's WAN links), all in one group, every node casting at rate per
+// second ("max": as fast as the stack takes it) for 6 s and then drain,
+// with loss inside the sites, under the seed's faults. The zero rate, drain
+// and loss are the soak's: 40, 5s and none.
+type siteSoak struct {
+	nodes  string
+	sites  [3]string
+	seed   string
+	rate   string
+	drain  string
+	loss   string
+	faults []string
+}
+
+// run runs the soak's seed and returns its report.
+func (s siteSoak) run(t *testing.T) *experiment.Report {
+	t.Helper()
+	kv := []string{"nodes", s.nodes, "groups-per-node", "1", "group-size", s.nodes, "seed", s.seed,
+		"rate", cmp.Or(s.rate, "40"), "duration", "6s", "drain", cmp.Or(s.drain, "5s"), "loss", cmp.Or(s.loss, "none")}
+	for _, f := range s.faults {
+		kv = append(kv, "fault", f)
+	}
+	return spreadThreeSites(t, s.sites, kv...)
+}
+
+// siteSoakSeed replays one run of scripts/spread-site-soak.sh at the soak's
+// defaults (siteSoak) and checks agreed order and every owed delivery.
 func siteSoakSeed(t *testing.T, nodes string, sites [3]string, seed string, faults ...string) {
 	t.Helper()
 	wantAgreedNoneUnexplained(t, siteSoakRun(t, nodes, sites, seed, faults...))
@@ -21,12 +47,7 @@ func siteSoakSeed(t *testing.T, nodes string, sites [3]string, seed string, faul
 // does and returns its report.
 func siteSoakRun(t *testing.T, nodes string, sites [3]string, seed string, faults ...string) *experiment.Report {
 	t.Helper()
-	kv := []string{"nodes", nodes, "groups-per-node", "1", "group-size", nodes, "seed", seed, "rate", "40",
-		"duration", "6s", "drain", "5s", "loss", "none"}
-	for _, f := range faults {
-		kv = append(kv, "fault", f)
-	}
-	return spreadThreeSites(t, sites, kv...)
+	return siteSoak{nodes: nodes, sites: sites, seed: seed, faults: faults}.run(t)
 }
 
 // TestHopSkippedNumbersNotAwaited: n1, the representative of site 1, is cut
@@ -63,10 +84,8 @@ func TestHopSkippedNumbersNotAwaited(t *testing.T) {
 // as the site's representative (its heartbeats), and takes the member's
 // replay: nothing is missing, and n5 never gives up waiting.
 func TestHopMemberBehindReadmittedRepresentative(t *testing.T) {
-	rep := spreadThreeSites(t, [3]string{"1=1-1", "2=2-4", "3=5-8"},
-		"nodes", "8", "groups-per-node", "1", "group-size", "8", "seed", "177", "rate", "40",
-		"duration", "6s", "drain", "5s", "loss", "none",
-		"fault", "crash:8@4.3s", "fault", "crash:7@2.5s", "fault", "partition:5@2.3s", "fault", "heal@4.6s")
+	rep := siteSoakRun(t, "8", [3]string{"1=1-1", "2=2-4", "3=5-8"}, "177",
+		"crash:8@4.3s", "crash:7@2.5s", "partition:5@2.3s", "heal@4.6s")
 	wantAgreedNoneUnexplained(t, rep)
 	if n := rep.Layers["hop"]["rejoin_gave_up"]; n != 0 {
 		t.Errorf("layers.hop.rejoin_gave_up = %d: n5 numbered on without its member's word", n)

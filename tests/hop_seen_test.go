@@ -38,8 +38,7 @@ func TestHopCutOffRepresentativeDeliversNotWhatOnlyItHeld(t *testing.T) {
 // what it numbered, not before sending it on). What a representative
 // numbered goes onto its links only once its members hold it.
 func TestHopCrashedRepresentativeSentNotWhatOnlyItHeld(t *testing.T) {
-	rep := spreadThreeSites(t, [3]string{"1=1-2", "2=3-4", "3=5-7"},
-		"nodes", "7", "groups-per-node", "1", "group-size", "7", "seed", "48", "rate", "max",
-		"duration", "6s", "drain", "5s", "loss", "uniform:1%", "fault", "crash:1@1.2s")
+	rep := siteSoak{nodes: "7", sites: [3]string{"1=1-2", "2=3-4", "3=5-7"}, seed: "48", rate: "max", loss: "uniform:1%",
+		faults: []string{"crash:1@1.2s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 }

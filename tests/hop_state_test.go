@@ -12,12 +12,7 @@ import (
 // under the given faults.
 func hopStateRun(t *testing.T, seed string, faults ...string) *experiment.Report {
 	t.Helper()
-	kv := []string{"nodes", "6", "groups-per-node", "1", "group-size", "6", "seed", seed, "rate", "40",
-		"duration", "6s", "drain", "6s", "loss", "none"}
-	for _, f := range faults {
-		kv = append(kv, "fault", f)
-	}
-	rep := spreadThreeSites(t, [3]string{"1=1-2", "2=3-4", "3=5-6"}, kv...)
+	rep := siteSoak{nodes: "6", sites: [3]string{"1=1-2", "2=3-4", "3=5-6"}, seed: seed, drain: "6s", faults: faults}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 	if rep.Layers["hop"]["stream_starts"] == 0 {
 		t.Errorf("%v: layers.hop.stream_starts = 0: no stream was told where it stands", faults)
@@ -71,10 +66,8 @@ func TestHopReadmittedSiteGetsOwed(t *testing.T) {
 // A representative now casts each far site's last heartbeat into its site
 // again every 10 heartbeats, as it does its own.
 func TestHopFarBeatRepeatedInSite(t *testing.T) {
-	rep := spreadThreeSites(t, [3]string{"1=1-3", "2=4-4", "3=5-9"},
-		"nodes", "9", "groups-per-node", "1", "group-size", "9", "seed", "16", "rate", "40",
-		"duration", "6s", "drain", "5s", "loss", "uniform:1%",
-		"fault", "crash:3@1.4s")
+	rep := siteSoak{nodes: "9", sites: [3]string{"1=1-3", "2=4-4", "3=5-9"}, seed: "16", loss: "uniform:1%",
+		faults: []string{"crash:3@1.4s"}}.run(t)
 	wantNoneUnexplained(t, rep)
 }
 
@@ -88,11 +81,8 @@ func TestHopFarBeatRepeatedInSite(t *testing.T) {
 // stream does not know where it stands; the start records carry the far
 // sites' stamps, and its next casts sort after them everywhere.
 func TestHopReadmittedSiteStampsAfterOthers(t *testing.T) {
-	rep := spreadThreeSites(t, [3]string{"1=1-3", "2=4-4", "3=5-5"},
-		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "15", "rate", "40",
-		"duration", "6s", "drain", "5s", "loss", "none",
-		"fault", "crash:1@2.5s", "fault", "partition:4@1.5s", "fault", "heal@4.8s")
-	wantAgreedNoneUnexplained(t, rep)
+	siteSoakSeed(t, "5", [3]string{"1=1-3", "2=4-4", "3=5-5"}, "15",
+		"crash:1@2.5s", "partition:4@1.5s", "heal@4.8s")
 }
 
 // TestHopReadmittedSiteOldNumbersNotSent: site 1 (n1, n2) is cut off for
@@ -104,11 +94,8 @@ func TestHopReadmittedSiteStampsAfterOthers(t *testing.T) {
 // A child site admitted now gets the representative's own stream from past
 // everything it numbered before.
 func TestHopReadmittedSiteOldNumbersNotSent(t *testing.T) {
-	rep := spreadThreeSites(t, [3]string{"1=1-2", "2=3-3", "3=4-7"},
-		"nodes", "7", "groups-per-node", "1", "group-size", "7", "seed", "3", "rate", "40",
-		"duration", "6s", "drain", "5s", "loss", "none",
-		"fault", "crash:2@2.7s", "fault", "partition:1,2@1.7s", "fault", "heal@4.5s")
-	wantAgreedNoneUnexplained(t, rep)
+	siteSoakSeed(t, "7", [3]string{"1=1-2", "2=3-3", "3=4-7"}, "3",
+		"crash:2@2.7s", "partition:1,2@1.7s", "heal@4.5s")
 }
 
 // threeSiteWAN joins sites 1, 2 and 3 as the hop tests do: 30, 60 and 45 ms
@@ -162,11 +149,7 @@ func wantAgreedNoneUnexplained(t *testing.T, rep *experiment.Report) {
 // again. The last casts n4 numbered in n3's place were lost too (7 owed
 // deliveries missing), as in TestHopCutOffRepresentativeRejoins.
 func TestHopThawedRepresentativeDeliversNotAgain(t *testing.T) {
-	rep := spreadThreeSites(t, [3]string{"1=1-2", "2=3-4", "3=5-5"},
-		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "45", "rate", "40",
-		"duration", "6s", "drain", "5s", "loss", "none",
-		"fault", "freeze:3@2s+2500ms")
-	wantNoneUnexplained(t, rep)
+	wantNoneUnexplained(t, siteSoakRun(t, "5", [3]string{"1=1-2", "2=3-4", "3=5-5"}, "45", "freeze:3@2s+2500ms"))
 }
 
 // TestHopCutOffRepresentativeRejoins: n3, the representative of the

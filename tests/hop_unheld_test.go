@@ -12,7 +12,6 @@ import "testing"
 // max). The new representative now drops what it held past the gap and
 // numbers its members' casts among it again.
 func TestHopNewRepresentativeDropsWhatItHeldPastAGap(t *testing.T) {
-	wantAgreedNoneUnexplained(t, spreadThreeSites(t, [3]string{"1=1-2", "2=3-4", "3=5-5"},
-		"nodes", "5", "groups-per-node", "1", "group-size", "5", "seed", "490", "rate", "max",
-		"duration", "6s", "drain", "5s", "loss", "uniform:1%", "fault", "crash:1@3.0s"))
+	wantAgreedNoneUnexplained(t, siteSoak{nodes: "5", sites: [3]string{"1=1-2", "2=3-4", "3=5-5"}, seed: "490", rate: "max",
+		loss: "uniform:1%", faults: []string{"crash:1@3.0s"}}.run(t))
 }

@@ -177,10 +177,8 @@ func TestHopSitesOfSeveralAtRateMax(t *testing.T) {
 // casts for 56,174 of 233,744 owed deliveries. Hop now holds the
 // application while either holds: everything owed is delivered.
 func TestHopHoldsOffWhileRingLetsGo(t *testing.T) {
-	rep := spreadThreeSites(t, [3]string{"1=1-3", "2=4", "3=5-9"},
-		"nodes", "9", "groups-per-node", "1", "group-size", "9", "rate", "max", "seed", "16",
-		"duration", "6s", "drain", "5s", "loss", "uniform:1%",
-		"fault", "crash:3@1.4s")
+	rep := siteSoak{nodes: "9", sites: [3]string{"1=1-3", "2=4", "3=5-9"}, seed: "16", rate: "max", loss: "uniform:1%",
+		faults: []string{"crash:3@1.4s"}}.run(t)
 	wantHopAgreedAll(t, rep)
 }
 
