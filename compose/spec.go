@@ -1,13 +1,13 @@
 package compose
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/layercast/layercast/internal/readfile"
 )
 
 // Pos is a position in a spec's text: 1-based line and column, the column
@@ -201,13 +201,9 @@ func looksLikeFile(arg string) bool {
 // ParseFile reads and parses a spec file. A missing or unreadable file is one
 // error naming the file.
 func ParseFile(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := readfile.Read("spec", path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read spec file %s: %v", path, err)
+		return nil, err
 	}
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("spec file %s is not UTF-8 text", path)

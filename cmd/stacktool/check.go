@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/experiment"
+	"github.com/layercast/layercast/internal/readfile"
 )
 
 func init() {
@@ -173,13 +172,9 @@ func fullSpec(ls []compose.Checked) string {
 // checkScenario reads a scenario file exactly as run --scenario does
 // (experiment's loader, then the whole-scenario check) and prints it.
 func checkScenario(w io.Writer, path string, verbose bool) error {
-	data, err := os.ReadFile(path)
+	data, err := readfile.Read("scenario", path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("cannot read scenario file %s: %v", path, err)
+		return err
 	}
 	sc := experiment.Default()
 	if err := sc.LoadFile(path); err != nil {
