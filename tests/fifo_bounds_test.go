@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -19,21 +18,9 @@ import (
 // at 20,000 msgs/s with NAKs answered half a second late overflowed fifo,
 // which gave the gap up: a promise broken with nothing to explain it.
 func TestFifoNeverGivesUpUnderReliable(t *testing.T) {
-	sp, err := compose.Parse("fifo : reliable(nak_delay=400ms, nak_retry=400ms)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := experiment.Default()
-	for k, v := range map[string]string{"nodes": "3", "group-size": "3", "groups-per-node": "1", "senders": "1",
-		"rate": "20000", "duration": "1s", "drain": "10s", "loss": "uniform:2%", "seed": "3"} {
-		if err := sc.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := simRun(t, "fifo : reliable(nak_delay=400ms, nak_retry=400ms)", "",
+		"nodes", "3", "group-size", "3", "groups-per-node", "1", "senders", "1",
+		"rate", "20000", "duration", "1s", "drain", "10s", "loss", "uniform:2%", "seed", "3")
 	if len(rep.Broken) != 0 || rep.Missing != 0 {
 		t.Fatalf("broken %q, missing %d: fifo gave up messages reliable was still recovering", rep.Broken, rep.Missing)
 	}
@@ -50,21 +37,8 @@ func TestFifoNeverGivesUpUnderReliable(t *testing.T) {
 func TestFifoFitsAWiderReliableWindow(t *testing.T) {
 	run := func(spec string) *experiment.Report {
 		t.Helper()
-		sp, err := compose.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := experiment.Default()
-		for k, v := range map[string]string{"nodes": "4", "group-size": "4", "groups-per-node": "1", "senders": "1",
-			"rate": "max", "duration": "1s", "drain": "5s", "latency": "10ms", "loss": "bursty:5%,20", "seed": "1"} {
-			if err := sc.Set(k, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, _ := simRun(t, spec, "", "nodes", "4", "group-size", "4", "groups-per-node", "1", "senders", "1",
+			"rate", "max", "duration", "1s", "drain", "5s", "latency", "10ms", "loss", "bursty:5%,20", "seed", "1")
 		return rep
 	}
 	rep := run("fifo : reliable(window=16384, max_buffer=32MB)")

@@ -1,11 +1,9 @@
 package tests
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 )
@@ -17,26 +15,14 @@ import (
 // 2 s to 9 s.
 func cutRun(t *testing.T, cut, rate string, seed int) *experiment.Report {
 	t.Helper()
-	sp, err := compose.Load("../specs/spread.stack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := experiment.Default()
-	for _, kv := range [][2]string{{"nodes", "8"}, {"groups-per-node", "1"}, {"group-size", "8"}, {"senders", "0"},
-		{"rate", rate}, {"msg-size", "1000"}, {"duration", "10s"}, {"drain", "5s"}, {"loss", "none"},
-		{"seed", fmt.Sprint(seed)}, {"site", "1=1-4"}, {"site", "2=5-6"}, {"site", "3=7-8"},
-		{"wan", "1-2 latency=30ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%"},
-		{"wan", "1-3 latency=60ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%"},
-		{"wan", "2-3 latency=45ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%"},
-		{"fault", "cut:" + cut + "@2s"}, {"fault", "heal@9s"}} {
-		if err := sc.Set(kv[0], kv[1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "8", "groups-per-node", "1", "group-size", "8", "senders", "0",
+		"rate", rate, "msg-size", "1000", "duration", "10s", "drain", "5s", "loss", "none",
+		"seed", fmt.Sprint(seed), "site", "1=1-4", "site", "2=5-6", "site", "3=7-8",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=250KB queue=64KB loss=uniform:1%",
+		"fault", "cut:"+cut+"@2s", "fault", "heal@9s")
 	if !rep.DeliveredAll || rep.Duplicates != 0 || rep.FIFOViolations != 0 || rep.AgreedViolations != 0 || len(rep.Broken) != 0 {
 		t.Errorf("cut %s at rate %s, seed %d: delivered all %v (missing %d), %d duplicates, %d FIFO and %d agreed-order violations, broken %q",
 			cut, rate, seed, rep.DeliveredAll, rep.Missing, rep.Duplicates, rep.FIFOViolations, rep.AgreedViolations, rep.Broken)
