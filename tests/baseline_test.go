@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/layercast/layercast/compose"
@@ -15,7 +16,8 @@ import (
 // simRun runs spec (a spec string or a ../specs/*.stack file, checked
 // first) on the simulator under the scenario file ../specs/<scenario> (none
 // if empty) with overrides as stacktool run flags (key, value pairs). It
-// logs the report's notes and returns the report and the scenario.
+// logs the report's notes and returns the report and the scenario. A panic
+// in a node fails the test with the panicking goroutine's stack.
 func simRun(t testing.TB, spec, scenario string, kv ...string) (*experiment.Report, experiment.Scenario) {
 	t.Helper()
 	sp, err := compose.Load(spec)
@@ -37,6 +39,9 @@ func simRun(t testing.TB, spec, scenario string, kv ...string) (*experiment.Repo
 		}
 	}
 	rep, err := experiment.Run(context.Background(), "sim", sp, sc, nil)
+	if pe := (*experiment.PanicError)(nil); errors.As(err, &pe) {
+		t.Fatalf("Run(%s, %s) = %v\n%s", spec, scenario, err, pe.Where)
+	}
 	if err != nil {
 		t.Fatalf("Run(%s, %s) = %v", spec, scenario, err)
 	}

@@ -1,14 +1,6 @@
 package tests
 
-import (
-	"context"
-	"fmt"
-	"runtime/debug"
-	"testing"
-
-	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/experiment"
-)
+import "testing"
 
 // TestHardeningLECPartitionJump is issue 8 item 1's replay: an 800 ms
 // partition of ten of nineteen nodes at 3000 msgs/s per sender makes each
@@ -21,27 +13,10 @@ import (
 //	  --msg-size 64 --duration 3s --drain 2s --fault 'partition:1,3,4,5,6,7,8,10,16,17@1909ms'
 //	  --fault heal@2709ms --seed 632
 func TestHardeningLECPartitionJump(t *testing.T) {
-	sp, err := compose.Load("../specs/ricochet.stack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := compose.Check(sp); err != nil {
-		t.Fatal(err)
-	}
-	sc := experiment.Default()
-	for _, kv := range [][2]string{
-		{"nodes", "19"}, {"groups-per-node", "3"}, {"group-size", "3"}, {"rate", "3000"},
-		{"msg-size", "64"}, {"duration", "3s"}, {"drain", "2s"},
-		{"fault", "partition:1,3,4,5,6,7,8,10,16,17@1909ms"}, {"fault", "heal@2709ms"}, {"seed", "632"},
-	} {
-		if err := sc.Set(kv[0], kv[1]); err != nil {
-			t.Fatalf("Set(%s, %s) = %v", kv[0], kv[1], err)
-		}
-	}
-	rep, err := runNoPanic(sp, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := simRun(t, "../specs/ricochet.stack", "",
+		"nodes", "19", "groups-per-node", "3", "group-size", "3", "rate", "3000",
+		"msg-size", "64", "duration", "3s", "drain", "2s",
+		"fault", "partition:1,3,4,5,6,7,8,10,16,17@1909ms", "fault", "heal@2709ms", "seed", "632")
 	if rep.MessagesSent == 0 || rep.DeliveriesExpected == 0 {
 		t.Fatalf("nothing sent: %d sent, %d deliveries expected", rep.MessagesSent, rep.DeliveriesExpected)
 	}
@@ -55,16 +30,4 @@ func TestHardeningLECPartitionJump(t *testing.T) {
 	if rep.Loss.Recovered == 0 {
 		t.Errorf("nothing recovered: the partition did not cut any stream")
 	}
-}
-
-// runNoPanic runs a simulated experiment, turning a panic in any node into
-// an error with its stack (the simulator steps every node on this
-// goroutine).
-func runNoPanic(sp *compose.Spec, sc experiment.Scenario) (rep *experiment.Report, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("run panicked: %v\n%s", p, debug.Stack())
-		}
-	}()
-	return experiment.Run(context.Background(), "sim", sp, sc, nil)
 }

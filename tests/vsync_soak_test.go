@@ -125,25 +125,10 @@ func TestVsyncReadmittedWaitsUnderOverload(t *testing.T) {
 // 9.4% loss, one crash, one node cut off for 825 ms) with the given seed.
 func vsyncOverloadReplay(t *testing.T, seed uint64) (*experiment.Report, experiment.Scenario) {
 	t.Helper()
-	sp, err := compose.Load("../specs/vsync.stack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := experiment.Default()
-	for _, kv := range [][2]string{
-		{"nodes", "8"}, {"groups-per-node", "2"}, {"group-size", "8"}, {"senders", "all"},
-		{"rate", "800"}, {"msg-size", "64"}, {"duration", "2s"}, {"drain", "10s"},
-		{"loss", "uniform:9.4%"}, {"latency", "1ms"}, {"jitter", "100µs"},
-		{"capacity", "5000pps,buf=1024"}, {"seed", strconv.FormatUint(seed, 10)}, {"max-burst", "64"},
-		{"fault", "partition:1,2,3,4,6,7,8@1320ms"}, {"fault", "heal@2145ms"}, {"fault", "crash:3@1049ms"},
-	} {
-		if err := sc.Set(kv[0], kv[1]); err != nil {
-			t.Fatalf("%s=%s: %v", kv[0], kv[1], err)
-		}
-	}
-	rep, err := runNoPanic(sp, sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep, sc
+	return simRun(t, "../specs/vsync.stack", "",
+		"nodes", "8", "groups-per-node", "2", "group-size", "8", "senders", "all",
+		"rate", "800", "msg-size", "64", "duration", "2s", "drain", "10s",
+		"loss", "uniform:9.4%", "latency", "1ms", "jitter", "100µs",
+		"capacity", "5000pps,buf=1024", "seed", strconv.FormatUint(seed, 10), "max-burst", "64",
+		"fault", "partition:1,2,3,4,6,7,8@1320ms", "fault", "heal@2145ms", "fault", "crash:3@1049ms")
 }
