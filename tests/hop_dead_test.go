@@ -160,3 +160,40 @@ func TestHopSiteCutOffLeavesView(t *testing.T) {
 		t.Errorf("n1 delivered %d of n5's messages, want those of the first 2 s (about 95)", n)
 	}
 }
+
+// TestHopSiteCutOffByACrashedRepresentativeComesBack (spread-site-soak seed
+// 3102 at rate max): sites 1 (n1) and 3 (n3-n8) are cut apart from 1.8 s
+// to 3.3 s, n2 (site 2, the only relay) crashes at 2.5 s and n3 (site 3's
+// representative) at 3.8 s. At 5.89 s n1's link to n3 reaches its retry
+// limit and no path of links reaches site 3: n1 declared it dead at once,
+// and 10 ms later membership (which had found n3 silent itself) made n4
+// site 3's representative. The new representative cleared the link's
+// down mark but not the site's dead mark, kept until a site leaves the
+// view, and dead sites are not probed: n1 never sent to site 3 again, n4
+// found site 1 silent and dead in turn, membership removed nobody (both
+// answered its probes), and the two sites stayed apart with their members
+// in one view (152,534 owed deliveries missing). A site cut off is now
+// reported to membership and waited on for dead_after (membership decides):
+// here membership replaces the crashed representative, and the site goes on
+// as after any failover, on a new link, sent what it lacks.
+func TestHopSiteCutOffByACrashedRepresentativeComesBack(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "8", "groups-per-node", "1", "group-size", "8", "seed", "3102", "rate", "max",
+		"duration", "6s", "drain", "5s", "loss", "uniform:1%",
+		"site", "1=1-1", "site", "2=2-2", "site", "3=3-8",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:3@3.8s", "fault", "crash:2@2.5s",
+		"fault", "cut:1|3,4,5,6,7,8@1.8s", "fault", "heal@3.3s")
+	if !rep.DeliveredAll || rep.Duplicates != 0 || rep.FIFOViolations != 0 || rep.AgreedViolations != 0 || len(rep.Broken) != 0 {
+		t.Errorf("delivered all %v (missing %d, %d unexplained), %d duplicates, %d FIFO and %d agreed-order violations, broken %q",
+			rep.DeliveredAll, rep.Missing, rep.MissingUnexplained, rep.Duplicates, rep.FIFOViolations, rep.AgreedViolations, rep.Broken)
+	}
+	if n := rep.Layers["hop"]["sites_declared_dead"]; n == 0 {
+		t.Errorf("hop.sites_declared_dead = 0: the scenario no longer finds site 3 cut off")
+	}
+	if n := rep.Layers["hop"]["sites_dead"]; n != 0 {
+		t.Errorf("hop.sites_dead = %d, want 0: membership replaced the crashed representative before dead_after", n)
+	}
+}

@@ -88,6 +88,9 @@ func summarize(c compose.Counters) compose.Summary {
 	if t["sites_declared_dead"] > 0 {
 		s.Notef("%d far sites found cut off (no link path) and reported to membership", t["sites_declared_dead"])
 	}
+	if t["sites_dead"] > 0 {
+		s.Notef("%d far sites still cut off dead_after later, their representatives still in the view: dead (out of agreed order)", t["sites_dead"])
+	}
 	return s
 }
 
@@ -115,6 +118,7 @@ type counters struct {
 	StreamDrops *stack.Counter `counter:"stream_drops" doc:"messages dropped because they were max_pending beyond the first one missing"`
 	Unwanted    *stack.Counter `counter:"data_unwanted" doc:"data packets that reached a site with no member of their group and no child wanting them (pruning failed)"`
 	Dead        *stack.Counter `counter:"sites_declared_dead" doc:"far sites a representative found cut off (no path of links up reaches them) and reported to membership"`
+	CutDead     *stack.Counter `counter:"sites_dead" doc:"far sites still cut off dead_after after they were reported to membership, their representatives still in the view: they left this node's agreed order"`
 	LinksDown   *stack.Counter `counter:"links_down" doc:"Hop links a representative declared down (retry limit or silence); the trees route around them"`
 	Rebuilt     *stack.Counter `counter:"routes_rebuilt" doc:"times a node's dissemination trees changed (the first view, a site joining or leaving, a link going down)"`
 	Peak        *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most payload bytes held at once (link queues and windows, messages kept until every site has them)"`
