@@ -325,15 +325,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		l.alone = false
 		l.restoreLast()
 		l.aloneMark.set = false // its whole stream goes
-		l.dropSitePend()
-		if st := l.streams[l.me]; st != nil {
-			st.close()
-		}
-		l.streams[l.me] = newStream(l.me, l.cfg.MaxPending)
-		l.seen = 0
-		for l.retained[l.me].Len() > 0 {
-			l.unkeep(l.retained[l.me].Pop())
-		}
+		l.voidOwnStream()
 		// What it numbered of its members' casts alone is void too: a
 		// member's cast again must be taken (the member never saw it
 		// numbered by anyone the far sites heard; refused, it was lost
@@ -377,15 +369,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 			l.aloneMark.set = false
 			l.c.RolledBack.Inc()
 		}
-		l.dropSitePend()
-		if st := l.streams[l.me]; st != nil {
-			st.close()
-		}
-		l.streams[l.me] = newStream(l.me, l.cfg.MaxPending)
-		l.seen = 0
-		for l.retained[l.me].Len() > 0 {
-			l.unkeep(l.retained[l.me].Pop())
-		}
+		l.voidOwnStream()
 		return
 	}
 	if l.inView&far != 0 {
@@ -623,4 +607,19 @@ func (l *Layer) answerReplay(first uint32) {
 		}
 		l.castSite(&hh, g, payload)
 	})
+}
+
+// voidOwnStream drops what this node holds of its own site's stream, what
+// its site's ring has pending and what it keeps of it, and starts the
+// stream afresh: what it numbered alone is void once it is readmitted.
+func (l *Layer) voidOwnStream() {
+	l.dropSitePend()
+	if st := l.streams[l.me]; st != nil {
+		st.close()
+	}
+	l.streams[l.me] = newStream(l.me, l.cfg.MaxPending)
+	l.seen = 0
+	for l.retained[l.me].Len() > 0 {
+		l.unkeep(l.retained[l.me].Pop())
+	}
 }
