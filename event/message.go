@@ -197,8 +197,7 @@ func (m *Message) Release() {
 // to a buffer of its own; the bytes it has are its own to change. A layer
 // that holds it keeps Compact's result, which copies a slice (unless it
 // lies in a carrier whose Pins has room), so a held slice never pins a
-// pooled buffer it came from. It panics if from:to is out
-// of range.
+// pooled buffer it came from. It panics if from:to is out of range.
 func (m *Message) Slice(from, to int) *Message {
 	b := m.Bytes()[from:to:to]
 	p := m.pool
