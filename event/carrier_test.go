@@ -2,6 +2,7 @@ package event
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -14,14 +15,17 @@ type scribbler struct {
 	c    *Message
 }
 
-func newScribbler(data string) *scribbler {
+func newScribbler(data string) *scribbler { return newPinnedScribbler(data, nil) }
+
+// newPinnedScribbler is newScribbler with a budget (NewPinnedCarrier).
+func newPinnedScribbler(data string, pins *Pins) *scribbler {
 	s := &scribbler{buf: []byte(data)}
-	s.c = NewCarrier(func() {
+	s.c = NewPinnedCarrier(func() {
 		s.done++
 		for i := range s.buf {
 			s.buf[i] = 0xEE
 		}
-	})
+	}, pins)
 	return s
 }
 
@@ -121,5 +125,70 @@ func TestCarrierMisusePanics(t *testing.T) {
 			}()
 			f(s)
 		})
+	}
+}
+
+// A carrier's budget (Pins): Compact holds a borrowed message (or a slice
+// of one) in place while its carrier is pinned already or the budget has
+// room, and copies it once Max carriers are pinned; a carrier leaves the
+// budget when its last reference is released, and its place goes to the
+// next.
+func TestPinsBoundCarriersHeld(t *testing.T) {
+	pins := &Pins{Max: 2}
+	p := &Pool{}
+	var ss []*scribbler
+	var held []*Message
+	inPlace := 0
+	for i := range 5 {
+		s := newPinnedScribbler(strings.Repeat(string(rune('a'+i)), 4), pins)
+		s.c.Open()
+		a := p.Borrow(s.c, s.buf[0:2], 16)
+		b := p.Borrow(s.c, s.buf[2:4], 16)
+		sl := b.Slice(1, 2)
+		b.Release()
+		for _, m := range []*Message{a, sl} {
+			k := m.Compact()
+			if k == m {
+				inPlace++
+			}
+			held = append(held, k)
+		}
+		s.c.Release()
+		ss = append(ss, s)
+		if pins.Pinned() > pins.Max {
+			t.Fatalf("%d carriers pinned, Max %d", pins.Pinned(), pins.Max)
+		}
+	}
+	if inPlace != 4 || pins.Pinned() != 2 || pins.Copies() != 6 {
+		t.Fatalf("%d held in place, %d pinned, %d copied; want 4, 2, 6", inPlace, pins.Pinned(), pins.Copies())
+	}
+	for i, s := range ss {
+		if want := min(i/2, 1); s.done != want { // 0 and 1 pinned, the rest given back
+			t.Fatalf("carrier %d done %d times, want %d", i, s.done, want)
+		}
+	}
+	for i, m := range held {
+		if want := string(rune('a' + i/2)); string(m.Bytes()[:1]) != want {
+			t.Fatalf("held message %d = %q, want it to start with %s", i, m.Bytes(), want)
+		}
+	}
+	held[0].Release()
+	held[1].Release() // carrier 0's last reference
+	if ss[0].done != 1 || pins.Pinned() != 1 {
+		t.Fatalf("carrier 0 done %d times, %d pinned; want 1, 1", ss[0].done, pins.Pinned())
+	}
+	s := newPinnedScribbler("zz", pins)
+	s.c.Open()
+	m := p.Borrow(s.c, s.buf, 16)
+	if m.Compact() != m || pins.Pinned() != 2 || pins.Peak() != 2 {
+		t.Fatalf("a freed place is not taken: %d pinned, peak %d", pins.Pinned(), pins.Peak())
+	}
+	s.c.Release()
+	m.Release()
+	for _, h := range held[2:] {
+		h.Release()
+	}
+	if pins.Pinned() != 0 || s.done != 1 || ss[1].done != 1 {
+		t.Fatalf("%d pinned after every release", pins.Pinned())
 	}
 }

@@ -28,15 +28,23 @@ func Oversized(n, c int) bool { return c > max(n, heldRoom)+heldSlack }
 // Compact returns m, or, when m's buffer is larger than HeldCost accounts
 // for (or m is a Slice of a larger message, which it would keep alive), a
 // copy of it in a buffer of about its own size, releasing m. Only held
-// messages in oversized buffers pay the copy. Copies come from a pool of
-// their own, whose buffers never exceed what HeldCost accounts for when
-// reused (a larger one left from a larger message is dropped): behind a
-// gap fifo compacts every message a pack's datagram brought, and a fresh
-// allocation for each (zeroed, then copied into, then collected) was a
-// third of a receiver's CPU at 10% loss.
+// messages in oversized buffers pay the copy. A message that borrows a
+// transport's read buffer (Pool.Borrow, or a Slice of such a message) is
+// returned as it is while its carrier's budget (Pins) has room, and
+// copied once it has none: the buffer is the transport's own fixed
+// memory, and the budget bounds how much of it held messages keep. Copies
+// come from a pool of their own, whose buffers never exceed what HeldCost
+// accounts for when reused (a larger one left from a larger message is
+// dropped): behind a gap fifo compacts every message a pack's datagram
+// brought, and a fresh allocation for each (zeroed, then copied into,
+// then collected) was a third of a receiver's CPU at 10% loss.
 func (m *Message) Compact() *Message {
 	b := m.Bytes()
-	if m.parent == nil && !Oversized(len(b), cap(b)) {
+	if m.parent == nil {
+		if !Oversized(len(b), cap(b)) {
+			return m
+		}
+	} else if m.heldInPlace() {
 		return m
 	}
 	c := compactPool.GetRoom(Headroom)

@@ -45,9 +45,10 @@ type Message struct {
 	// the slice goes back to the pool.
 	parent *Message
 	own    []byte
-	// done, set on a carrier (NewCarrier), is called instead of returning
-	// the message to a pool when its last reference is released.
-	done func()
+	// car, set on a carrier (NewCarrier), is its state: done is called
+	// instead of returning the message to a pool when its last reference
+	// is released.
+	car *carrier
 
 	// Recovery is set by the layer that recovered the message.
 	Recovery Recovery
@@ -179,8 +180,9 @@ func (m *Message) Release() {
 		m.parent, m.buf, m.own = nil, m.own, nil
 		p.Release()
 	}
-	if m.done != nil {
-		m.done()
+	if k := m.car; k != nil {
+		k.unpin()
+		k.done()
 		return
 	}
 	if m.pool != nil {
@@ -193,9 +195,9 @@ func (m *Message) Release() {
 // more reference until the slice is released. The slice has no headroom
 // and no spare capacity, so a header prepended or bytes appended move it
 // to a buffer of its own; the bytes it has are its own to change. A layer
-// that holds it keeps Compact's result, which copies a slice, so a held
-// slice never pins the buffer it came from. It panics if from:to is out
-// of range.
+// that holds it keeps Compact's result, which copies a slice (unless it
+// lies in a carrier whose Pins has room), so a held slice never pins a
+// pooled buffer it came from. It panics if from:to is out of range.
 func (m *Message) Slice(from, to int) *Message {
 	b := m.Bytes()[from:to:to]
 	p := m.pool
@@ -219,7 +221,7 @@ func (m *Message) Slice(from, to int) *Message {
 // Each borrowed message holds a reference on it; when the last reference
 // is released, done is called (the memory may be used again). A carrier
 // starts with no reference: Open gives it its first.
-func NewCarrier(done func()) *Message { return &Message{done: done} }
+func NewCarrier(done func()) *Message { return &Message{car: &carrier{done: done}} }
 
 // Open gives a carrier its first reference (again, once done has run).
 func (m *Message) Open() {
@@ -233,8 +235,9 @@ func (m *Message) Open() {
 // memory carrier stands for, sharing it instead of copying: carrier keeps
 // one more reference until the message is released. Like a Slice, it has
 // no headroom and no spare capacity (room is the headroom Clone and
-// SetPayload give it), and Compact copies it, so a layer
-// that holds it never pins the carrier's memory.
+// SetPayload give it), and Compact copies it unless the carrier's Pins
+// has room, so layers that hold such messages pin at most Pins.Max
+// carriers.
 func (p *Pool) Borrow(carrier *Message, b []byte, room int) *Message {
 	v, _ := p.p.Get().(*Message)
 	if v == nil {

@@ -38,9 +38,11 @@ type HeaderSizer interface {
 // result (or a copy of its bytes), never as it is (Retain). Stack.
 // ReceiveShared lets received messages share a transport's read buffers,
 // without copying, only when every layer of the stack is a CompactHolder:
-// a layer that kept a shared message as it is would keep the transport
-// from reading into that buffer again. The stacks of other layers copy
-// every packet, as they always did.
+// Compact keeps a shared message in place only within its carrier's
+// budget (event.Pins) and copies it otherwise, while a layer that kept a
+// shared message as it is could keep every buffer from the transport, and
+// the transport then could not read again. The stacks of other layers
+// copy every packet, as they always did.
 type CompactHolder interface {
 	// HoldsCompact marks the layer; it is never called.
 	HoldsCompact()

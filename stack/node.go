@@ -25,6 +25,11 @@ type Batch struct {
 	// Done, if set, is called by Release to give the batch back.
 	Done func(*Batch)
 
+	// Pins, if set by the transport, bounds how many of its batches
+	// messages the layers hold may keep (event.Pins); nil: held messages
+	// are copied and none is kept past the call that hands it over.
+	Pins *event.Pins
+
 	// carrier stands for the batch's buffers while messages received
 	// from it share them (Node with a transport that sets Done).
 	carrier *event.Message
@@ -34,7 +39,7 @@ type Batch struct {
 // the batch when its last reference is dropped.
 func (b *Batch) share() *event.Message {
 	if b.carrier == nil {
-		b.carrier = event.NewCarrier(b.Release)
+		b.carrier = event.NewPinnedCarrier(b.Release, b.Pins)
 	}
 	b.carrier.Open()
 	return b.carrier

@@ -399,10 +399,12 @@ func (s *Stack) ReceiveBatch(pkts [][]byte) error {
 // (event.NewCarrier), each holding a reference on it until it is
 // released. It shares only when every layer is a CompactHolder (it
 // copies otherwise, as ReceiveBatch does): a layer that keeps a message
-// keeps Compact's result, which copies a shared one, so the carrier's
-// last reference is dropped once every message taken from the batch has
-// been delivered, dropped or compacted, within the call. The caller
-// holds one reference of its own across the call and releases it after.
+// keeps Compact's result, which copies a shared one unless the carrier's
+// budget (event.Pins) has room for it, so the carrier's last reference is
+// dropped once every message taken from the batch has been delivered,
+// dropped or compacted, within the call, or it is one of the at most
+// Pins.Max carriers that held messages keep. The caller holds one
+// reference of its own across the call and releases it after.
 func (s *Stack) ReceiveShared(pkts [][]byte, carrier *event.Message) error {
 	if !s.share {
 		return s.ReceiveBatch(pkts)

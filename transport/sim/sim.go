@@ -105,8 +105,14 @@ type Config struct {
 	// the next packet is read into it: a layer that kept a message in it
 	// as it is would deliver garbage. What a run delivers is the same with
 	// it as without. SharedKept counts the packets whose buffer a
-	// stack kept past the call (a CompactHolder stack keeps none).
+	// stack kept past the call (a CompactHolder stack keeps none, unless
+	// SharePins lets it).
 	ShareReceive bool
+	// SharePins, with ShareReceive, is how many read buffers the messages
+	// stacks hold may keep at once, across the network (event.Pins.Max;
+	// transport/udp allows a socket's batches but one): 0 keeps none,
+	// every held message is copied. SharedPins reports the budget.
+	SharePins int
 }
 
 // Network is the simulated network and its virtual clock. It is not safe for
@@ -129,6 +135,7 @@ type Network struct {
 	// counts packets whose buffer was kept past Stack.ReceiveShared
 	shareFree []*shareBuf
 	shareKept int64
+	sharePins event.Pins
 	trace     func(TraceEvent)
 	drop      DropHook
 
@@ -631,13 +638,18 @@ func (n *Network) receiveShared(nd *Node, pkt []byte) {
 		n.shareFree = n.shareFree[:k-1]
 	} else {
 		sb = &shareBuf{pkts: make([][]byte, 1)}
-		sb.c = event.NewCarrier(func() {
+		var pins *event.Pins
+		if n.cfg.SharePins > 0 {
+			pins = &n.sharePins
+			pins.Max = n.cfg.SharePins
+		}
+		sb.c = event.NewPinnedCarrier(func() {
 			for i := range sb.b {
 				sb.b[i] = 0xEE // as a read into it again would
 			}
 			sb.out = false
 			n.shareFree = append(n.shareFree, sb)
-		})
+		}, pins)
 	}
 	sb.b = append(sb.b[:0], pkt...)
 	sb.pkts[0] = sb.b
@@ -655,6 +667,11 @@ func (n *Network) receiveShared(nd *Node, pkt []byte) {
 // that is not a stack.CompactHolder kept one, or a CompactHolder broke
 // its word.
 func (n *Network) SharedKept() int64 { return n.shareKept }
+
+// SharedPins is the budget of read buffers held messages may keep
+// (Config.SharePins): how many they keep, the most they kept at once, and
+// how many held messages were copied because it was full.
+func (n *Network) SharedPins() *event.Pins { return &n.sharePins }
 
 // At schedules fn at virtual time t (or now, if t is past).
 func (n *Network) At(t event.Time, fn func()) { n.AtNode(t, nil, fn) }
