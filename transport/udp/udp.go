@@ -844,10 +844,10 @@ func (t *Transport) pause() {
 		return
 	}
 	if t.resume == nil {
-		t.resume = time.AfterFunc(PauseFor, t.unpause)
+		t.resume = time.AfterFunc(pauseFor, t.unpause)
 		return
 	}
-	t.resume.Reset(PauseFor)
+	t.resume.Reset(pauseFor)
 }
 
 func (t *Transport) unpause() {
@@ -894,6 +894,10 @@ const alarmSlack = 50 * time.Microsecond
 // PauseFor is how long the transport reports itself not writable after a
 // send was refused.
 const PauseFor = 200 * time.Microsecond
+
+// pauseFor is PauseFor, longer in a test that looks at the pause from
+// outside (a busy machine can let 200 µs pass between two statements).
+var pauseFor = PauseFor
 
 // Subscribe opens the group's multicast socket, joins the group on the
 // configured interface and starts its reader.

@@ -252,8 +252,11 @@ func (w *wakeSink) Wake() {
 // TestPacer: after a refused send (simulated: on loopback the kernel hands
 // a datagram straight to the receiving socket, so the sender's buffer never
 // fills) the transport reports itself not writable, then writable again
-// within a few PauseFor, and wakes its node.
+// within a few pauses, and wakes its node. The pause is made 200 ms long
+// here: at 200 µs a loaded machine let it end between pause and the check.
 func TestPacer(t *testing.T) {
+	pauseFor = 200 * time.Millisecond
+	defer func() { pauseFor = PauseFor }()
 	ws := &wakeSink{woken: make(chan struct{}, 1)}
 	a := open(t, Config{Self: 1}, ws)
 	if !a.Writable() {
