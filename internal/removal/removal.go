@@ -19,11 +19,11 @@ const (
 	Left = "left"
 	// Restarted: a new life of the node replaced the old one.
 	Restarted = "restarted"
-	// CutOff: a member's wide-area links (hop) cut the node's site off
-	// for good while the service still heard both sides, and the node's
-	// side of the split was the smaller: it was removed, answering or
-	// not, and told to join again.
-	CutOff = "cut off from the wide area"
+	// CutOff: cut off from the wide area. A member's links (hop) cut the
+	// node's site off for good while the service still heard both sides,
+	// and the node's side of the split was the smaller: it was removed,
+	// answering or not, and told to join again.
+	CutOff = "cut"
 	// Reset: the node's wishes differed from the service's record of it
 	// (a lost removal notice, or a service that lost its record); it was
 	// told to join again.
