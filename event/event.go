@@ -41,6 +41,9 @@ type Event struct {
 	Regions *Neighbourhood
 	// Lost is set for Lost events: which messages were skipped.
 	Lost *LostRange
+	// Cut is set on a Suspect going down that reports far sites cut off
+	// by the wide-area links (event.Suspect): nil on anything else.
+	Cut *SiteCut
 	// Seq and Start, on a data Cast going up, are set by the layer that
 	// gives sequenced delivery (compose.Sequenced: reliable): Seq is the
 	// message's number in its sender's stream for the group (from 1), and
@@ -64,6 +67,19 @@ type LostRange struct {
 	// (fifo starting a stream whose floor it could not wait for): every
 	// message of the sender below End not yet delivered is lost.
 	Bounded bool
+}
+
+// SiteCut is a wide-area layer's report that far sites are cut off from
+// it by its links for good (hop: no path of links up reaches them for
+// dead_after), carried by a Suspect going down (Event.Cut). Membership
+// removes one side of the split, never both: see event.Suspect.
+type SiteCut struct {
+	// Off are the sites no path of links reaches from the reporter,
+	// sorted, none of them in Reach.
+	Off []SiteID
+	// Reach are the sites the reporter still reaches, its own included,
+	// sorted: its side of the split.
+	Reach []SiteID
 }
 
 // Count is the number of messages skipped, 0 when not Bounded.

@@ -26,6 +26,18 @@ const (
 	// Suspect says, going up, that the failure detector suspects
 	// Event.Peer. gms emits it for its own node when the membership
 	// service probes it (the service suspects other nodes privately).
+	// Going down, a layer above membership reports that it lost touch:
+	// with Event.Peer alone (Cut nil; hop's far representative that no
+	// link reaches), which membership probes and keeps if it answers; or,
+	// with Event.Cut set, with whole far sites its links leave unreachable
+	// for good (Peer is NoNode). Those membership removes even though they
+	// may answer it, as in Spread, where a link failure initiates a
+	// membership change, but only the smaller side of the split: gms's
+	// service removes Cut.Off's members if they are fewer than
+	// Cut.Reach's (on a tie, the side holding the lowest site id stays),
+	// and ignores reports from nodes not in a group or suspected, so
+	// both sides reporting each other never removes both. The removed
+	// nodes join again as after any removal.
 	Suspect Kind = 4
 	// Fail says, going up, that Event.Peer was declared failed and removed
 	// from every group. gms emits it for its own node when the service's

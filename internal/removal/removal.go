@@ -19,6 +19,11 @@ const (
 	Left = "left"
 	// Restarted: a new life of the node replaced the old one.
 	Restarted = "restarted"
+	// CutOff: cut off from the wide area. A member's links (hop) cut the
+	// node's site off for good while the service still heard both sides,
+	// and the node's side of the split was the smaller: it was removed,
+	// answering or not, and told to join again.
+	CutOff = "cut"
 	// Reset: the node's wishes differed from the service's record of it
 	// (a lost removal notice, or a service that lost its record); it was
 	// told to join again.
@@ -48,7 +53,8 @@ type Record struct {
 	WindowMs  float64 `json:"window_ms,omitempty"`
 	SuspectMs float64 `json:"suspect_ms,omitempty"`
 	// HeardBy is the last member that reached it while the service could
-	// not (Partitioned); 0 otherwise.
+	// not (Partitioned), or the member that reported its site cut off
+	// (CutOff); 0 otherwise.
 	HeardBy event.NodeID `json:"heard_by,omitempty"`
 	// Reason says all of it in words, for the text report.
 	Reason string `json:"reason"`

@@ -202,6 +202,15 @@ func (l *Layer) Down(ev *event.Event) {
 			l.send(&wireMsg{T: msgBye, Inc: l.inc})
 		}
 	case event.Suspect:
+		if c := ev.Cut; c != nil {
+			// A layer above finds far sites cut off for good (hop,
+			// after dead_after): the service removes the smaller side.
+			if !l.gone && len(c.Off) > 0 {
+				l.c.Cuts.Inc()
+				l.send(&wireMsg{T: msgCut, Inc: l.inc, Cut: c.Off, Reach: c.Reach})
+			}
+			return
+		}
 		// A layer above lost touch with a node (hop's dead link): tell
 		// the service, which probes it at once.
 		if n := ev.Peer; n != event.NoNode && n != l.Ctx.Self() && !l.gone {

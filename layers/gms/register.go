@@ -125,6 +125,7 @@ type counters struct {
 	Probes          *stack.Counter `counter:"probes_answered" doc:"probes of a suspecting service answered"`
 	Refused         *stack.Counter `counter:"joins_refused" doc:"joins the service refused (bounds)"`
 	Suspects        *stack.Counter `counter:"suspects_reported" doc:"nodes a layer above reported unreachable (hop's dead links), passed on to the service"`
+	Cuts            *stack.Counter `counter:"cuts_reported" doc:"reports by a layer above of far sites its links cut off for good (hop's dead sites), passed on to the service, which removes the smaller side"`
 	Pings           *stack.Counter `counter:"pings_sent" doc:"indirect probes: pings sent to a node the service suspects, at its request"`
 	PingsAnswered   *stack.Counter `counter:"pings_answered" doc:"pings from other members (probing this node for the service) answered"`
 	AliveReported   *stack.Counter `counter:"alive_reported" doc:"suspects this node reached for the service (their ping answers, passed on)"`
@@ -151,4 +152,6 @@ type serviceCounters struct {
 	Parted    *stack.Counter `counter:"nodes_partitioned" doc:"nodes removed while members still reached them: cut off from the service (counted in nodes_failed too)"`
 	Left      *stack.Counter `counter:"nodes_left" doc:"nodes removed because they said goodbye"`
 	Restarted *stack.Counter `counter:"nodes_restarted" doc:"nodes whose previous life was removed when a new one spoke"`
+	CutOff    *stack.Counter `counter:"nodes_cut_off" doc:"nodes removed because a member's wide-area links cut their site off and theirs was the smaller side"`
+	CutKept   *stack.Counter `counter:"cut_reports_ignored" doc:"reports of sites cut off that removed nobody (the reporter's side the smaller, or the reporter not in a group or suspected)"`
 }

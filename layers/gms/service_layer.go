@@ -111,6 +111,8 @@ func (l *ServiceLayer) after() {
 	l.c.Parted.Set(st.Partitioned)
 	l.c.Left.Set(st.Left)
 	l.c.Restarted.Set(st.Restarted)
+	l.c.CutOff.Set(st.CutOff)
+	l.c.CutKept.Set(st.CutIgnored)
 	l.timer.Follow(l.svc.Next())
 }
 

@@ -59,12 +59,18 @@ const (
 	// msgAlive, node to service: this member reached the nodes in Peers
 	// (they answered its msgPing) since the service's msgPingReq.
 	msgAlive msgType = 12
+	// msgCut, node to service: a layer above gms finds the sites in Cut
+	// cut off from it by the wide-area links for good (hop, after
+	// dead_after), while it still reaches the sites in Reach (its own
+	// included). The service removes the members of Cut, answering or
+	// not, if they are the smaller side (Service.cut).
+	msgCut msgType = 13
 	// msgLimit is one past the last type.
-	msgLimit = msgAlive + 1
+	msgLimit = msgCut + 1
 )
 
 var msgNames = [...]string{msgHeartbeat: "heartbeat", msgRequest: "request", msgAck: "ack", msgUpdate: "update", msgRemoved: "removed", msgBye: "bye", msgProbe: "probe", msgSuspect: "suspect",
-	msgPingReq: "ping-req", msgPing: "ping", msgPingAck: "ping-ack", msgAlive: "alive"}
+	msgPingReq: "ping-req", msgPing: "ping", msgPingAck: "ping-ack", msgAlive: "alive", msgCut: "cut"}
 
 func (t msgType) String() string {
 	if t > 0 && t < msgLimit {
@@ -120,6 +126,10 @@ type wireMsg struct {
 	// Answer, with a heartbeat: it answers a probe (not a timed beat: the
 	// accrual detector does not sample it).
 	Answer bool
+	// Cut and Reach, with msgCut: the sites cut off from the reporter
+	// and those it still reaches (each sorted, no site in both).
+	Cut   []event.SiteID
+	Reach []event.SiteID
 }
 
 // ErrMalformed is wrapped by every error about a membership packet that
@@ -159,7 +169,7 @@ func (m *wireMsg) check() error {
 	if m.T == 0 || m.T >= msgLimit {
 		return fmt.Errorf("%w: unknown type %d", ErrMalformed, uint8(m.T))
 	}
-	if len(m.Join)+len(m.Leave)+len(m.Refused)+len(m.Views)+len(m.Regions)+len(m.Removed)+len(m.Sites)+len(m.Peers) > maxList {
+	if len(m.Join)+len(m.Leave)+len(m.Refused)+len(m.Views)+len(m.Regions)+len(m.Removed)+len(m.Sites)+len(m.Peers)+len(m.Cut)+len(m.Reach) > maxList {
 		return bad("too many entries")
 	}
 	for _, g := range m.Join {
@@ -188,6 +198,14 @@ func (m *wireMsg) check() error {
 	if !sortedNodes(m.Peers) {
 		return bad("suspected nodes unsorted or node 0")
 	}
+	if !sortedSites(m.Cut) || !sortedSites(m.Reach) {
+		return bad("cut or reached sites unsorted")
+	}
+	for _, c := range m.Cut {
+		if _, in := slices.BinarySearch(m.Reach, c); in {
+			return bad("site %d both cut off and reached", c)
+		}
+	}
 	for i := range m.Sites {
 		if len(m.Sites[i].Members) == 0 || !sortedNodes(m.Sites[i].Members) || i > 0 && m.Sites[i-1].Site >= m.Sites[i].Site {
 			return bad("site view %d: members empty or unsorted, or sites unsorted", i)
@@ -202,6 +220,15 @@ func (m *wireMsg) check() error {
 func sortedNodes(ns []event.NodeID) bool {
 	for i, n := range ns {
 		if n == event.NoNode || (i > 0 && ns[i-1] >= n) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedSites(ss []event.SiteID) bool {
+	for i := 1; i < len(ss); i++ {
+		if ss[i-1] >= ss[i] {
 			return false
 		}
 	}

@@ -11,7 +11,8 @@ import (
 // accepted, and then it encodes, decodes and passes check again, encoding
 // to the same bytes the second time. Decoding allocates within allocBound
 // however many views, members or groups the packet claims. Seeds:
-// testdata/fuzz/FuzzWireRoundTrip (one packet of each kind of content).
+// testdata/fuzz/FuzzWireRoundTrip (one packet of each kind of content,
+// and a cut report with its sites).
 func FuzzWireRoundTrip(f *testing.F) {
 	c := newCodec()
 	f.Fuzz(func(t *testing.T, b []byte) {

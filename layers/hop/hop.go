@@ -30,7 +30,8 @@
 // reaches is reported to membership (a Suspect of its representative,
 // which gms's service confirms by probing) and waited on for dead_after:
 // membership decides (armCut). Only a site still cut off then is dead: it
-// leaves the agreed order. A link declared down stays down until its far
+// leaves the agreed order, and membership is asked to remove the smaller
+// side of the split, which joins again (reportCut). A link declared down stays down until its far
 // site's representative changes, or it answers a probe (probe.go).
 //
 // Delivery is in agreed order: by (time stamp, site id), once every live
@@ -289,6 +290,10 @@ type Layer struct {
 	suspect uint64
 	cutAt   [maxSite + 1]event.Time
 	cutT    *stack.Timer
+	// cutOff: the dead sites in the view this representative last asked
+	// membership to remove, at cutSent (reportCut).
+	cutOff  uint64
+	cutSent event.Time
 
 	// Probes of links declared down (probe.go).
 	probeT    [maxSite + 1]*stack.Timer
@@ -556,6 +561,7 @@ func (l *Layer) rebuild() {
 		l.dead |= due
 		l.live &^= due
 	}
+	l.reportCut(now)
 	l.armCut()
 	changed := false
 	var gone [maxSite + 1]uint64 // my children per source, no longer
@@ -1340,15 +1346,62 @@ func (l *Layer) flow(k event.Kind) {
 // members shared a view (spread-site-soak seed 3102 at rate max, 152,534
 // owed deliveries missing).
 func (l *Layer) armCut() {
-	if l.suspect == 0 {
+	at, found := event.Time(0), false
+	for s := event.SiteID(0); s <= maxSite; s++ {
+		if l.suspect&(1<<s) != 0 && (!found || l.cutAt[s] < at) {
+			at, found = l.cutAt[s], true
+		}
+	}
+	if found {
+		at = at.Add(l.cfg.DeadAfter)
+	}
+	if l.cutOff != 0 && (!found || l.cutSent.Add(l.cfg.DeadAfter) < at) {
+		at, found = l.cutSent.Add(l.cfg.DeadAfter), true // the report again (reportCut)
+	}
+	if !found {
 		l.cutT.Stop()
 		return
 	}
-	first, found := event.Time(0), false
+	l.cutT.ResetAt(max(at, l.Ctx.Now().Add(time.Millisecond)))
+}
+
+// reportCut asks membership to remove the sites dead to this site while
+// they are in the view (a Suspect with event.SiteCut), repeated every
+// dead_after while they stay (a report may be lost, or come from the
+// side that stays). Only the representative reports.
+//
+// A dead site stays dead while it is in the view: it is neither probed
+// nor revived, so this site and it never send to each other again. When
+// membership still hears both (the links are cut, the service is not:
+// sites 1 and 3 apart while site 2, the only relay, is down), that left
+// both sides in one view with every cast between them owed and missing.
+// As in Spread, where a link failure initiates a membership change, one
+// side must leave the view: membership removes the smaller (gms's
+// Service.cut), and its nodes join again, readmitted afresh, on new
+// links. The report names sites, not nodes: membership knows every
+// node's site, including members this site has not yet seen join.
+func (l *Layer) reportCut(now event.Time) {
+	off := l.dead & l.inView
+	if !l.isRep || off == 0 {
+		l.cutOff = 0
+		return
+	}
+	if off == l.cutOff && now < l.cutSent.Add(l.cfg.DeadAfter) {
+		return
+	}
+	l.cutOff, l.cutSent = off, now
+	c := &event.SiteCut{}
+	reach := l.live &^ l.suspect
 	for s := event.SiteID(0); s <= maxSite; s++ {
-		if l.suspect&(1<<s) != 0 && (!found || l.cutAt[s] < first) {
-			first, found = l.cutAt[s], true
+		if off&(1<<s) != 0 {
+			c.Off = append(c.Off, s)
+		} else if reach&(1<<s) != 0 {
+			c.Reach = append(c.Reach, s)
 		}
 	}
-	l.cutT.ResetAt(max(first.Add(l.cfg.DeadAfter), l.Ctx.Now().Add(time.Millisecond)))
+	l.c.CutReported.Inc()
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("sites %v dead and still in the view: asking membership to remove the smaller side (this site reaches %v)", c.Off, c.Reach)
+	}
+	l.Ctx.Down(&event.Event{Kind: event.Suspect, Cut: c})
 }

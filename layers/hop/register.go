@@ -119,6 +119,7 @@ type counters struct {
 	Unwanted    *stack.Counter `counter:"data_unwanted" doc:"data packets that reached a site with no member of their group and no child wanting them (pruning failed)"`
 	Dead        *stack.Counter `counter:"sites_declared_dead" doc:"far sites a representative found cut off (no path of links up reaches them) and reported to membership"`
 	CutDead     *stack.Counter `counter:"sites_dead" doc:"far sites still cut off dead_after after they were reported to membership, their representatives still in the view: they left this node's agreed order"`
+	CutReported *stack.Counter `counter:"cuts_reported" doc:"reports a representative sent membership of dead sites still in the view (repeated every dead_after while they stay): membership removes the smaller side of the split"`
 	LinksDown   *stack.Counter `counter:"links_down" doc:"Hop links a representative declared down (retry limit or silence); the trees route around them"`
 	Rebuilt     *stack.Counter `counter:"routes_rebuilt" doc:"times a node's dissemination trees changed (the first view, a site joining or leaving, a link going down)"`
 	Peak        *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most payload bytes held at once (link queues and windows, messages kept until every site has them)"`
