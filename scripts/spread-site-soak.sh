@@ -15,10 +15,21 @@
 # violation). Prints one line per failure with the scenario file that
 # replays it, then the total; exits 1 if any failed. Simulator only.
 #
-#   scripts/spread-site-soak.sh [FROM [TO [RATE]]]   (default: 1 60 40)
+# MODE "longcut" makes another scenario per seed (the same sites and WAN
+# links, 12 s of sending): site 2, the only relay, crashes whole, and sites
+# 1 and 3 are cut apart for 4 to 8 s, longer than hop's dead_after, while
+# the membership service still hears both: hop finds the far site cut off
+# for good and membership removes the smaller side, which joins again
+# (hop's cut report, gms's msgCut).
+#
+#   scripts/spread-site-soak.sh [FROM [TO [RATE [MODE]]]]   (default: 1 60 40)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-from=${1:-1} to=${2:-60} rate=${3:-40}
+from=${1:-1} to=${2:-60} rate=${3:-40} mode=${4:-}
+case "$mode" in
+"" | longcut) ;;
+*) echo "spread-site-soak: mode $mode: want longcut or nothing" >&2; exit 2 ;;
+esac
 dir=$(mktemp -d)
 st=$dir/stacktool
 go build -o "$st" ./cmd/stacktool
@@ -39,7 +50,7 @@ for seed in $(seq "$from" "$to"); do
     echo "group-size: $nodes"
     echo "seed: $seed"
     echo "rate: $rate"
-    echo "duration: 6s"
+    if [ "$mode" = longcut ]; then echo "duration: 12s"; else echo "duration: 6s"; fi
     echo "drain: 5s"
     echo "loss: $loss"
     echo "site: 1=1-$s1"
@@ -48,32 +59,38 @@ for seed in $(seq "$from" "$to"); do
     echo "wan: 1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
     echo "wan: 1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
     echo "wan: 2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
-    echo "fault: crash:$((1 + r % nodes))@$((1 + r % 4)).$((r % 10))s"
-    [ $((r % 3)) = 0 ] && echo "fault: crash:$((1 + (r / 7) % nodes))@$((2 + r % 3)).5s"
-    case $((r % 4)) in
-    1) # a whole site cut off and healed
-      case $(((r / 4) % 3)) in
-      0) side=$(seq -s, 1 "$s1") ;;
-      1) side=$(seq -s, $((s1 + 1)) "$s2") ;;
-      *) side=$(seq -s, $((s2 + 1)) "$nodes") ;;
+    if [ "$mode" = longcut ]; then
+      for x in $(seq $((s1 + 1)) "$s2"); do echo "fault: crash:$x@1.$((r % 10))s"; done
+      echo "fault: cut:$(seq -s, 1 "$s1")|$(seq -s, $((s2 + 1)) "$nodes")@2.$(((r / 10) % 10))s"
+      echo "fault: heal@$((6 + r % 5)).$(((r / 100) % 10))s"
+    else
+      echo "fault: crash:$((1 + r % nodes))@$((1 + r % 4)).$((r % 10))s"
+      [ $((r % 3)) = 0 ] && echo "fault: crash:$((1 + (r / 7) % nodes))@$((2 + r % 3)).5s"
+      case $((r % 4)) in
+      1) # a whole site cut off and healed
+        case $(((r / 4) % 3)) in
+        0) side=$(seq -s, 1 "$s1") ;;
+        1) side=$(seq -s, $((s1 + 1)) "$s2") ;;
+        *) side=$(seq -s, $((s2 + 1)) "$nodes") ;;
+        esac
+        echo "fault: partition:$side@1.$((r % 10))s"
+        echo "fault: heal@$((3 + r % 2)).$(((r / 10) % 10))s" ;;
+      2) # a cut (connectivity not transitive), healed: site 1's LAN split
+        # in two while both halves reach the far sites, or sites 1 and 3
+        # losing touch while both reach site 2 (Hop routes round)
+        if [ "$s1" -ge 2 ] && [ $(((r / 4) % 2)) = 0 ]; then
+          h=$((s1 / 2))
+          cut="$(seq -s, 1 "$h")|$(seq -s, $((h + 1)) "$s1")"
+        else
+          cut="$(seq -s, 1 "$s1")|$(seq -s, $((s2 + 1)) "$nodes")"
+        fi
+        echo "fault: cut:$cut@1.$((r % 10))s"
+        echo "fault: heal@$((3 + r % 2)).$(((r / 10) % 10))s" ;;
+      3) # one member cut off and healed
+        echo "fault: partition:$((1 + (r / 11) % nodes))@2.$((r % 10))s"
+        echo "fault: heal@4.$(((r / 10) % 10))s" ;;
       esac
-      echo "fault: partition:$side@1.$((r % 10))s"
-      echo "fault: heal@$((3 + r % 2)).$(((r / 10) % 10))s" ;;
-    2) # a cut (connectivity not transitive), healed: site 1's LAN split
-      # in two while both halves reach the far sites, or sites 1 and 3
-      # losing touch while both reach site 2 (Hop routes round)
-      if [ "$s1" -ge 2 ] && [ $(((r / 4) % 2)) = 0 ]; then
-        h=$((s1 / 2))
-        cut="$(seq -s, 1 "$h")|$(seq -s, $((h + 1)) "$s1")"
-      else
-        cut="$(seq -s, 1 "$s1")|$(seq -s, $((s2 + 1)) "$nodes")"
-      fi
-      echo "fault: cut:$cut@1.$((r % 10))s"
-      echo "fault: heal@$((3 + r % 2)).$(((r / 10) % 10))s" ;;
-    3) # one member cut off and healed
-      echo "fault: partition:$((1 + (r / 11) % nodes))@2.$((r % 10))s"
-      echo "fault: heal@4.$(((r / 10) % 10))s" ;;
-    esac
+    fi
   } >"$sc"
   # A run that does not end in 300 s of wall time fails too (a livelock).
   if ! out=$(timeout 300 "$st" run specs/spread.stack --scenario "$sc" 2>&1); then

@@ -48,3 +48,37 @@ func TestHopSitesCutApartSmallerSideLeaves(t *testing.T) {
 		t.Errorf("gms.cuts_reported = %d, want the representatives to report the cut (each side, repeated every dead_after)", n)
 	}
 }
+
+// TestHopReadmittedWhileCutWaitsForTheFarSite: spread-site-soak longcut
+// seed 27. Site 1 (n1 alone) and site 3 (n4-n8) are cut apart from 2.1 s
+// to 9.8 s while site 2 (n2, n3) is down; membership removes n1 (the
+// smaller side) at 8.3 s and readmits it 100 ms later, still cut off. Its
+// casts waited at most a second for the far streams to learn where they
+// stand, were then numbered below what site 3 had delivered meanwhile,
+// and site 3 dropped them as late once the cut healed (80 owed deliveries
+// missing, late_dropped 80). They now wait while a link to a live far
+// site has not been heard, until it is, or the site is found dead.
+func TestHopReadmittedWhileCutWaitsForTheFarSite(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "8", "groups-per-node", "1", "group-size", "8", "seed", "27", "rate", "40",
+		"duration", "12s", "drain", "5s",
+		"site", "1=1-1", "site", "2=2-3", "site", "3=4-8",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:2@1.3s", "fault", "crash:3@1.3s",
+		"fault", "cut:1|4,5,6,7,8@2.1s", "fault", "heal@9.8s")
+	wantAgreedNoneUnexplained(t, rep)
+	if n := rep.Layers["hop"]["late_dropped"]; n != 0 {
+		t.Errorf("hop.late_dropped = %d, want 0: casts numbered before the far site was heard", n)
+	}
+	cut := 0
+	for _, r := range rep.Removals {
+		if r.Cause == removal.CutOff && r.Node == 1 {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Errorf("n1 never removed as cut off: the scenario no longer readmits it while the cut lasts")
+	}
+}

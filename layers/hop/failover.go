@@ -291,12 +291,7 @@ func (l *Layer) unsyncedFar() bool {
 			return true
 		}
 	}
-	for s, lk := range l.links {
-		if lk != nil && !lk.beaten && l.live&(1<<s) != 0 {
-			return true
-		}
-	}
-	return false
+	return l.silentLink()
 }
 
 // armWait arms the timer that numbers waiting casts once maxSyncWait has
@@ -330,7 +325,31 @@ func (l *Layer) syncWaitEnd() event.Time {
 			end = max(end, l.rejoinBeat[s].Add(rejoinBeatGrace*l.cfg.Heartbeat))
 		}
 	}
-	return min(end, first.Add(rejoinSyncWaits*maxSyncWait))
+	end = min(end, first.Add(rejoinSyncWaits*maxSyncWait))
+	if l.silentLink() {
+		// A live far site not heard on its link yet (new, and maybe cut
+		// off): numbered now, the casts take stamps below what it
+		// delivered meanwhile, and it drops them as late. They wait until
+		// it is heard, or its link is found down and the site, no path
+		// reaching it, dead (dead_after twice at most), looked at again
+		// every heartbeat. A node readmitted while its site was still cut
+		// off from a far one numbered its casts after maxSyncWait, and the
+		// far site dropped them as late once the cut healed (spread-site-
+		// soak longcut seed 27, 80 owed deliveries missing).
+		end = max(end, l.Ctx.Now().Add(l.cfg.Heartbeat))
+	}
+	return end
+}
+
+// silentLink reports whether a link to a live far site has not brought
+// the far end's heartbeat since it was opened.
+func (l *Layer) silentLink() bool {
+	for s, lk := range l.links {
+		if lk != nil && !lk.beaten && l.live&(1<<s) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // rejoinBeatGrace is how many heartbeats a far site's word that it is
