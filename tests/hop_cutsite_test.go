@@ -82,3 +82,33 @@ func TestHopReadmittedWhileCutWaitsForTheFarSite(t *testing.T) {
 		t.Errorf("n1 never removed as cut off: the scenario no longer readmits it while the cut lasts")
 	}
 }
+
+// TestHopReadmittedSiteGetsWhatWasCastInItsView: spread-site-soak longcut
+// seed 126. Site 1 (n1-n3) is cut from site 3 (n5-n9) from 2.9 s to 10.7 s
+// while site 2 (n4) is down; membership removes site 1 at 9.12 s and
+// readmits it in view 4. Site 3's members installed view 4 and cast to
+// site 1 before their representative n5 installed it (at 9.50 s), which
+// then resent its stream to site 1 only from where it stood at 9.50 s: 74
+// casts of each site-3 sender in view 4 never reached site 1 (861 owed
+// deliveries missing). A readmitted site is now resent from where the
+// streams stood when it left.
+func TestHopReadmittedSiteGetsWhatWasCastInItsView(t *testing.T) {
+	rep, _ := simRun(t, "../specs/spread.stack", "",
+		"nodes", "9", "groups-per-node", "1", "group-size", "9", "seed", "126", "rate", "40",
+		"duration", "12s", "drain", "5s", "loss", "uniform:1%",
+		"site", "1=1-3", "site", "2=4-4", "site", "3=5-9",
+		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
+		"fault", "crash:4@1.4s", "fault", "cut:1,2,3|5,6,7,8,9@2.9s", "fault", "heal@10.7s")
+	wantAgreedNoneUnexplained(t, rep)
+	cut := 0
+	for _, r := range rep.Removals {
+		if r.Cause == removal.CutOff {
+			cut++
+		}
+	}
+	if cut != 3 {
+		t.Errorf("%d nodes removed as cut off, want site 1's 3: the scenario no longer readmits site 1 while the cut lasts", cut)
+	}
+}

@@ -231,6 +231,16 @@ func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 			// was not in.
 			lower = l.siteSeq + 1
 		}
+		if l.outSet[c.site] {
+			// From where it left: its members' views had it back
+			// before this node's, and they cast to it from then on
+			// (spread-site-soak longcut seed 126: site 3's members
+			// cast 74 each in the view that readmitted site 1 before
+			// its representative installed that view, 861 owed
+			// deliveries missing). What came while it was out it takes
+			// or drops as its own start says; it is not owed there.
+			lower = min(lower, l.outAt[c.site][s]+1)
+		}
 	}
 	l.replay(s, lower, func(h *dataHdr, g event.GroupID, payload *event.Message) {
 		switch {

@@ -288,8 +288,15 @@ type Layer struct {
 	// suspect: live sites no path of links reaches, reported to
 	// membership, since cutAt; cutT ends the wait for its word (armCut).
 	suspect uint64
-	cutAt   [maxSite + 1]event.Time
-	cutT    *stack.Timer
+
+	// outAt[x][s]: where source s's stream stood here when site x left
+	// the live sites (outSet[x]); a readmitted x is resent from there
+	// (resend): members cast to it once their views had it back, which
+	// may be before this node's did.
+	outAt  [maxSite + 1][maxSite + 1]uint32
+	outSet [maxSite + 1]bool
+	cutAt  [maxSite + 1]event.Time
+	cutT   *stack.Timer
 	// cutOff: the dead sites in the view this representative last asked
 	// membership to remove, at cutSent (reportCut).
 	cutOff  uint64
@@ -563,6 +570,16 @@ func (l *Layer) rebuild() {
 	}
 	l.reportCut(now)
 	l.armCut()
+	for x := event.SiteID(0); x <= maxSite; x++ {
+		if wasLive&(1<<x) != 0 && l.live&(1<<x) == 0 && !l.outSet[x] {
+			l.outSet[x] = true
+			for src, st := range l.streams {
+				if st != nil {
+					l.outAt[x][src] = st.contig
+				}
+			}
+		}
+	}
 	changed := false
 	var gone [maxSite + 1]uint64 // my children per source, no longer
 	for src, cs := range l.routes.children {
@@ -622,6 +639,11 @@ func (l *Layer) rebuild() {
 				if before[src]&(1<<c.site) == 0 {
 					l.resend(event.SiteID(src), c, wasLive&(1<<c.site) == 0)
 				}
+			}
+		}
+		for x := event.SiteID(0); x <= maxSite; x++ {
+			if l.live&(1<<x) != 0 {
+				l.outSet[x] = false
 			}
 		}
 		if !was && l.solo && l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
