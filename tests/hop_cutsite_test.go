@@ -21,14 +21,8 @@ import (
 // casts on with the others until 12 s (what it casts after the heal is
 // owed to site 3 and delivered).
 func TestHopSitesCutApartSmallerSideLeaves(t *testing.T) {
-	rep, _ := simRun(t, "../specs/spread.stack", "",
-		"nodes", "8", "groups-per-node", "1", "group-size", "8", "seed", "5", "rate", "40",
-		"duration", "12s", "drain", "5s", "loss", "uniform:1%",
-		"site", "1=1-2", "site", "2=3-3", "site", "3=4-8",
-		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"fault", "crash:3@1.5s", "fault", "cut:1,2|4,5,6,7,8@2s", "fault", "heal@10s")
+	rep := siteSoak{nodes: "8", sites: [3]string{"1=1-2", "2=3-3", "3=4-8"}, seed: "5", dur: "12s", loss: "uniform:1%",
+		faults: []string{"crash:3@1.5s", "cut:1,2|4,5,6,7,8@2s", "heal@10s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 	cut := map[event.NodeID]int{}
 	for _, r := range rep.Removals {
@@ -59,15 +53,8 @@ func TestHopSitesCutApartSmallerSideLeaves(t *testing.T) {
 // missing, late_dropped 80). They now wait while a link to a live far
 // site has not been heard, until it is, or the site is found dead.
 func TestHopReadmittedWhileCutWaitsForTheFarSite(t *testing.T) {
-	rep, _ := simRun(t, "../specs/spread.stack", "",
-		"nodes", "8", "groups-per-node", "1", "group-size", "8", "seed", "27", "rate", "40",
-		"duration", "12s", "drain", "5s",
-		"site", "1=1-1", "site", "2=2-3", "site", "3=4-8",
-		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"fault", "crash:2@1.3s", "fault", "crash:3@1.3s",
-		"fault", "cut:1|4,5,6,7,8@2.1s", "fault", "heal@9.8s")
+	rep := siteSoak{nodes: "8", sites: [3]string{"1=1-1", "2=2-3", "3=4-8"}, seed: "27", dur: "12s",
+		faults: []string{"crash:2@1.3s", "crash:3@1.3s", "cut:1|4,5,6,7,8@2.1s", "heal@9.8s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 	if n := rep.Layers["hop"]["late_dropped"]; n != 0 {
 		t.Errorf("hop.late_dropped = %d, want 0: casts numbered before the far site was heard", n)
@@ -93,14 +80,8 @@ func TestHopReadmittedWhileCutWaitsForTheFarSite(t *testing.T) {
 // deliveries missing). A readmitted site is now resent from where the
 // streams stood when it left.
 func TestHopReadmittedSiteGetsWhatWasCastInItsView(t *testing.T) {
-	rep, _ := simRun(t, "../specs/spread.stack", "",
-		"nodes", "9", "groups-per-node", "1", "group-size", "9", "seed", "126", "rate", "40",
-		"duration", "12s", "drain", "5s", "loss", "uniform:1%",
-		"site", "1=1-3", "site", "2=4-4", "site", "3=5-9",
-		"wan", "1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"wan", "2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%",
-		"fault", "crash:4@1.4s", "fault", "cut:1,2,3|5,6,7,8,9@2.9s", "fault", "heal@10.7s")
+	rep := siteSoak{nodes: "9", sites: [3]string{"1=1-3", "2=4-4", "3=5-9"}, seed: "126", dur: "12s", loss: "uniform:1%",
+		faults: []string{"crash:4@1.4s", "cut:1,2,3|5,6,7,8,9@2.9s", "heal@10.7s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 	cut := 0
 	for _, r := range rep.Removals {

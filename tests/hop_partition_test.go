@@ -20,6 +20,7 @@ type siteSoak struct {
 	sites  [3]string
 	seed   string
 	rate   string
+	dur    string // default 6s (the longcut mode: 12s)
 	drain  string
 	loss   string
 	faults []string
@@ -29,7 +30,7 @@ type siteSoak struct {
 func (s siteSoak) run(t *testing.T) *experiment.Report {
 	t.Helper()
 	kv := []string{"nodes", s.nodes, "groups-per-node", "1", "group-size", s.nodes, "seed", s.seed,
-		"rate", cmp.Or(s.rate, "40"), "duration", "6s", "drain", cmp.Or(s.drain, "5s"), "loss", cmp.Or(s.loss, "none")}
+		"rate", cmp.Or(s.rate, "40"), "duration", cmp.Or(s.dur, "6s"), "drain", cmp.Or(s.drain, "5s"), "loss", cmp.Or(s.loss, "none")}
 	for _, f := range s.faults {
 		kv = append(kv, "fault", f)
 	}
