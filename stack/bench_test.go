@@ -86,17 +86,24 @@ type holdingPass struct{ stack.Base }
 
 func (*holdingPass) HoldsCompact() {}
 
+// castBatch is n framed casts of size bytes each from n2 to group 1: a
+// read batch as a transport hands it to the stack.
+func castBatch(n, size int) [][]byte {
+	pkts := make([][]byte, n)
+	for i := range pkts {
+		p := make([]byte, stack.FrameSize+size)
+		stack.PutFrame(p, stack.Frame{Kind: event.Cast, Group: 1, Src: 2})
+		pkts[i] = p
+	}
+	return pkts
+}
+
 // BenchmarkReceiveBatch measures a batch of 64 1000-byte casts going up
 // through four pass-through layers to the application: copied into pooled
 // messages (ReceiveBatch) or sharing the batch's buffers (ReceiveShared).
 // ns/op is per packet.
 func BenchmarkReceiveBatch(b *testing.B) {
-	pkts := make([][]byte, 64)
-	for i := range pkts {
-		p := make([]byte, stack.FrameSize+1000)
-		stack.PutFrame(p, stack.Frame{Kind: event.Cast, Group: 1, Src: 2})
-		pkts[i] = p
-	}
+	pkts := castBatch(64, 1000)
 	for _, shared := range []bool{false, true} {
 		b.Run(map[bool]string{false: "copy", true: "shared"}[shared], func(b *testing.B) {
 			var entries []stack.Entry
@@ -163,12 +170,7 @@ func (l *holdBatch) Close() {
 // batch's buffer when they have one (two batches alternate, both kept
 // while the next one's first message is held). ns/op is per packet.
 func BenchmarkReceiveHeld(b *testing.B) {
-	pkts := make([][]byte, 64)
-	for i := range pkts {
-		p := make([]byte, stack.FrameSize+1000)
-		stack.PutFrame(p, stack.Frame{Kind: event.Cast, Group: 1, Src: 2})
-		pkts[i] = p
-	}
+	pkts := castBatch(64, 1000)
 	for _, pinned := range []bool{false, true} {
 		b.Run(map[bool]string{false: "copied", true: "in-place"}[pinned], func(b *testing.B) {
 			entries := []stack.Entry{{Name: "hold", Layer: &holdBatch{n: len(pkts)}}}

@@ -31,8 +31,9 @@
 // which gms's service confirms by probing) and waited on for dead_after:
 // membership decides (armCut). Only a site still cut off then is dead: it
 // leaves the agreed order, and membership is asked to remove the smaller
-// side of the split, which joins again (reportCut). A link declared down stays down until its far
-// site's representative changes, or it answers a probe (probe.go).
+// side of the split, which joins again (reportCut). A link declared down
+// stays down until its far site's representative changes, or it answers a
+// probe (probe.go).
 //
 // Delivery is in agreed order: by (time stamp, site id), once every live
 // site's stream has passed the time stamp; idle sites send heartbeats. With
@@ -288,6 +289,12 @@ type Layer struct {
 	// suspect: live sites no path of links reaches, reported to
 	// membership, since cutAt; cutT ends the wait for its word (armCut).
 	suspect uint64
+	cutAt   [maxSite + 1]event.Time
+	cutT    *stack.Timer
+	// cutOff: the dead sites in the view this representative last asked
+	// membership to remove, at cutSent (reportCut).
+	cutOff  uint64
+	cutSent event.Time
 
 	// outAt[x][s]: where source s's stream stood here when site x left
 	// the live sites (outSet[x]); a readmitted x is resent from there
@@ -295,12 +302,6 @@ type Layer struct {
 	// may be before this node's did.
 	outAt  [maxSite + 1][maxSite + 1]uint32
 	outSet [maxSite + 1]bool
-	cutAt  [maxSite + 1]event.Time
-	cutT   *stack.Timer
-	// cutOff: the dead sites in the view this representative last asked
-	// membership to remove, at cutSent (reportCut).
-	cutOff  uint64
-	cutSent event.Time
 
 	// Probes of links declared down (probe.go).
 	probeT    [maxSite + 1]*stack.Timer
@@ -641,11 +642,6 @@ func (l *Layer) rebuild() {
 				}
 			}
 		}
-		for x := event.SiteID(0); x <= maxSite; x++ {
-			if l.live&(1<<x) != 0 {
-				l.outSet[x] = false
-			}
-		}
 		if !was && l.solo && l.lastRep != event.NoNode && l.lastRep != l.Ctx.Self() {
 			// Taking over: what this node holds of its site's stream
 			// (and the far streams) its members may lack, when it
@@ -670,6 +666,16 @@ func (l *Layer) rebuild() {
 				if st != nil {
 					l.replay(event.SiteID(s), st.contig+1, l.castReplay)
 				}
+			}
+		}
+	}
+	if !l.isRep || !l.rejoin {
+		// Resent above (or not this node's to resend): a site live
+		// again is out no more. A representative still rejoining keeps
+		// the mark for its resend once it knows where it stands.
+		for x := event.SiteID(0); x <= maxSite; x++ {
+			if l.live&(1<<x) != 0 {
+				l.outSet[x] = false
 			}
 		}
 	}
