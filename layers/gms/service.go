@@ -70,6 +70,11 @@ type ServiceConfig struct {
 	// MaxRemovals bounds the removal records kept for the report (default
 	// DefaultMaxRemovals; the oldest go first).
 	MaxRemovals int
+	// CutReportTTL is how long a member's report of a wide-area cut
+	// counts toward the sides of a split (cut.go; default
+	// DefaultCutReportTTL). Keep it above the reporting layer's repeat
+	// interval (hop's dead_after).
+	CutReportTTL time.Duration
 }
 
 // Defaults of the service's bounds.
@@ -158,6 +163,9 @@ type Service struct {
 	sitesSeen bool
 	sites     []event.SiteView
 	siteIDs   map[event.SiteID]uint64
+
+	// cuts holds each site's latest report of a wide-area cut (cut.go).
+	cuts map[event.SiteID]*cutReport
 
 	unsaved bool // state changed since the last Store.Save
 	// term counts the leaders of a replicated service (0 unreplicated):
@@ -293,6 +301,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	}
 	if cfg.MaxEntries <= 0 {
 		cfg.MaxEntries = 8000
+	}
+	if cfg.CutReportTTL <= 0 {
+		cfg.CutReportTTL = DefaultCutReportTTL
 	}
 	if cfg.UpdateLog == 0 {
 		cfg.UpdateLog = DefaultUpdateLog
@@ -657,72 +668,6 @@ func (s *Service) Receive(now event.Time, from event.NodeID, b []byte) error {
 		return fmt.Errorf("%w: a service does not take %v packets (from %v)", ErrMalformed, m.T, from)
 	}
 	return nil
-}
-
-// cut takes a member's report that the wide-area links cut the sites in
-// m.Cut off from it for good while it reaches those in m.Reach (hop, after
-// dead_after): Spread's answer to a link failure is a membership change,
-// so one side must leave the view, and it is the smaller one. Its members
-// are removed now, without probes (they may well answer the service, which
-// reaches both sides), and told to join again; they are readmitted as
-// after any removal (a readmitted member starts afresh). Only live nodes
-// in some group count (as in the site views): the cut side goes if it has
-// fewer than the reporter's; on a tie the side holding the lowest site id
-// stays. A report from a node that is not in a group, is suspected, or
-// whose own site it does not list as reached, is ignored: so when both
-// sides report each other only one goes (the first report removes the
-// other side's reporter, whose report is then ignored, and the rule gives
-// the same answer both ways).
-func (s *Service) cut(now event.Time, from event.NodeID, m *wireMsg) {
-	r := s.peers[from]
-	ignore := func(why string) {
-		s.stats.CutIgnored++
-		s.logf("%v reports sites %v cut off from its side %v: ignored, %s", from, m.Cut, m.Reach, why)
-	}
-	switch {
-	case r == nil || r.inc != m.Inc:
-		ignore("not a live node")
-		return
-	case r.suspect:
-		ignore("it is suspected itself")
-		return
-	case len(s.idx.Groups(from)) == 0:
-		ignore("it is in no group")
-		return
-	}
-	if _, ok := slices.BinarySearch(m.Reach, r.site); !ok {
-		ignore(fmt.Sprintf("its own site %d is not on its side", r.site))
-		return
-	}
-	var off []*peer
-	side := 0
-	for _, id := range slices.Sorted(maps.Keys(s.peers)) {
-		p := s.peers[id]
-		if len(s.idx.Groups(id)) == 0 {
-			continue
-		}
-		if _, ok := slices.BinarySearch(m.Cut, p.site); ok {
-			off = append(off, p)
-		} else if _, ok := slices.BinarySearch(m.Reach, p.site); ok {
-			side++
-		}
-	}
-	if len(off) == 0 {
-		ignore("nobody in them")
-		return
-	}
-	if len(off) > side || len(off) == side && m.Cut[0] < m.Reach[0] {
-		ignore(fmt.Sprintf("its side (%d nodes) is not the larger (%d cut off)", side, len(off)))
-		return
-	}
-	for _, p := range off {
-		s.stats.CutOff++
-		lastReq := p.lastReq
-		s.remove(p, now, removal.Record{Node: p.id, At: now, Cause: removal.CutOff, HeardBy: from,
-			Reason: fmt.Sprintf("cut off from the wide area: %v's links reach no site of %v (its side %v, %d nodes, against %d); the smaller side leaves the view and joins again",
-				from, m.Cut, m.Reach, side, len(off))})
-		s.sendRemoved(p.id, lastReq)
-	}
 }
 
 // digest is groupDigest of p's groups, cached: heartbeats compare it often.
