@@ -117,3 +117,21 @@ func TestHopThreeWaySplitKeepsTheLargestSite(t *testing.T) {
 		t.Errorf("nodes removed as cut off from the wide area %v, want n1-n4 once each (sites 1 and 2; site 3, the largest, stays)", cut)
 	}
 }
+
+// TestHopRemovedSiteDropsNothingOfTheViewThatReadmitsIt: a three-way
+// split at rate max (seed 97 of the three-way runs). Sites 1 and 2 are
+// removed as the smaller sides and readmitted while still cut off. Before
+// the removal, sites 1 and 3 dead, site 2 delivered its own stream alone
+// in agreed order: n4 up to stamp 1464, n3 only to 1424. n4 kept 1464 as
+// agreed order's floor across the readmission and dropped as late site 3's
+// casts stamped 1449 to 1463, cast in the view that readmitted it, which
+// n3 delivered (15 owed deliveries missing). A removed node now sets its
+// floor back to where it stood when its far sites went (isolate).
+func TestHopRemovedSiteDropsNothingOfTheViewThatReadmitsIt(t *testing.T) {
+	rep := siteSoak{nodes: "9", sites: [3]string{"1=1-2", "2=3-4", "3=5-9"}, seed: "97", rate: "max", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1,2|3,4|5,6,7,8,9@2.3s", "heal@9.1s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+	if n := rep.Layers["hop"]["floor_restored"]; n == 0 {
+		t.Errorf("hop.floor_restored = 0: no removed node set its floor back (the scenario no longer reaches the case)")
+	}
+}

@@ -207,6 +207,14 @@ type Layer struct {
 			site event.SiteID
 		}
 	}
+	// isoMark: agreed order's floor (last) when this node's live sites
+	// last lost every far site (dead or gone from the view); restored if
+	// this node is then removed (isolate).
+	isoMark struct {
+		set  bool
+		lts  uint64
+		site event.SiteID
+	}
 	// solo: this node numbered messages with no member in its view
 	// (straight into its stream, never through its site's ring).
 	solo     bool
@@ -571,6 +579,11 @@ func (l *Layer) rebuild() {
 	}
 	l.reportCut(now)
 	l.armCut()
+	if far := ^uint64(1 << l.me); l.live&far == 0 && wasLive&far != 0 && !l.isoMark.set {
+		l.isoMark.set, l.isoMark.lts, l.isoMark.site = true, l.last.h.LTS, l.last.h.Site
+	} else if l.live&far != 0 {
+		l.isoMark.set = false
+	}
 	for x := event.SiteID(0); x <= maxSite; x++ {
 		if wasLive&(1<<x) != 0 && l.live&(1<<x) == 0 && !l.outSet[x] {
 			l.outSet[x] = true

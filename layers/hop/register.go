@@ -97,48 +97,49 @@ func summarize(c compose.Counters) compose.Summary {
 // counters are the layer's counters: each is named and documented once by
 // its tags (compose.CountersOf) and Init binds them (stack.Context.BindCounters).
 type counters struct {
-	DataSent    *stack.Counter `counter:"data_sent" doc:"data packets sent on Hop links (first transmissions)"`
-	Retx        *stack.Counter `counter:"retransmissions" doc:"packets sent again on a Hop link after a nack"`
-	Acks        *stack.Counter `counter:"acks_sent" role:"ack" doc:"link acks (link_aru and highest seq sent)"`
-	Nacks       *stack.Counter `counter:"nacks_sent" doc:"link nacks (the retransmit list)"`
-	Skips       *stack.Counter `counter:"skips_sent" doc:"skip records sent in place of pruned data"`
-	Pruned      *stack.Counter `counter:"pruned" doc:"data packets not sent on a link because no site below it has a member of the group"`
-	Beats       *stack.Counter `counter:"heartbeats_sent" doc:"time stamp heartbeats sent on Hop links"`
-	Delivered   *stack.Counter `counter:"delivered" doc:"messages delivered to the application in agreed order"`
-	Agreed      *stack.Counter `counter:"agreed_delivered" doc:"messages whose agreed wait was measured"`
-	WaitNs      *stack.Counter `counter:"agreed_wait_ns" kind:"ns" doc:"time messages waited for agreed order after FIFO order would have delivered them"`
-	Recovered   *stack.Counter `counter:"recovered" doc:"link losses repaired by the link's own sender"`
-	RecNs       *stack.Counter `counter:"recovery_ns" kind:"ns" doc:"time from finding a link loss to its repair"`
-	Tokens      *stack.Counter `counter:"tokens" doc:"packets the token buckets let onto links"`
-	ActiveNs    *stack.Counter `counter:"send_active_ns" kind:"ns" doc:"time links spent sending (gaps capped)"`
-	Duplicates  *stack.Counter `counter:"duplicates" doc:"packets received twice"`
-	Malformed   *stack.Counter `counter:"malformed" doc:"packets whose hop header did not decode"`
-	Foreign     *stack.Counter `counter:"foreign" doc:"packets from nodes that are not a representative of a linked site, or of a site outside the view"`
-	QueueDrops  *stack.Counter `counter:"queue_drops" doc:"packets dropped because a link queue held max_pending"`
-	StreamDrops *stack.Counter `counter:"stream_drops" doc:"messages dropped because they were max_pending beyond the first one missing"`
-	Unwanted    *stack.Counter `counter:"data_unwanted" doc:"data packets that reached a site with no member of their group and no child wanting them (pruning failed)"`
-	Dead        *stack.Counter `counter:"sites_declared_dead" doc:"far sites a representative found cut off (no path of links up reaches them) and reported to membership"`
-	CutDead     *stack.Counter `counter:"sites_dead" doc:"far sites still cut off dead_after after they were reported to membership, their representatives still in the view: they left this node's agreed order"`
-	CutReported *stack.Counter `counter:"cuts_reported" doc:"reports a representative sent membership of dead sites still in the view (repeated every dead_after while they stay): membership removes the smaller side of the split"`
-	LinksDown   *stack.Counter `counter:"links_down" doc:"Hop links a representative declared down (retry limit or silence); the trees route around them"`
-	Rebuilt     *stack.Counter `counter:"routes_rebuilt" doc:"times a node's dissemination trees changed (the first view, a site joining or leaving, a link going down)"`
-	Peak        *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most payload bytes held at once (link queues and windows, messages kept until every site has them)"`
-	Resent      *stack.Counter `counter:"resent" doc:"kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"`
-	Unqueued    *stack.Counter `counter:"unqueued" doc:"packets waiting on a link dropped unsent because the far site no longer takes their source's stream from this one (a tree rebuilt; its new parent resends what it lacks)"`
-	KeepDrops   *stack.Counter `counter:"keep_drops" doc:"kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"`
-	Probes      *stack.Counter `counter:"link_probes" doc:"probes sent across links declared down, asking whether they carry traffic again (every dead_after, doubling to 8 x dead_after)"`
-	LinksUp     *stack.Counter `counter:"links_up_again" doc:"links declared down that answered a probe and were brought up again (the trees are rebuilt over them)"`
-	Starts      *stack.Counter `counter:"stream_starts" doc:"streams told where they stand (tStart, state transfer): a newcomer, a readmitted site, or a stream moved past what its feeder no longer has"`
-	ToldLost    *stack.Counter `counter:"told_lost" doc:"site sequence numbers a stream skipped because its feeder no longer had them; the application is told (event.Lost)"`
-	Replayed    *stack.Counter `counter:"replayed" doc:"messages and skip runs a representative cast into its site again for a newcomer (state transfer)"`
-	Redelivery  *stack.Counter `counter:"redelivery_suppressed" doc:"messages a stream opened again (this node readmitted, or their site back in its view) offered for delivery that this node had delivered before the stream closed, or that a readmitted representative numbered again after delivering it alone (not delivered again)"`
-	VoidDropped *stack.Counter `counter:"void_dropped" doc:"messages a readmitted representative had numbered alone that its site's ring handed back after its readmission (not sent on: its members numbered those numbers meanwhile), and, at a member, what a representative new to its site numbered of the site's stream before it answered the member's word on where the stream stands (numbered in a configuration before; it numbers them again)"`
-	Late        *stack.Counter `counter:"late_dropped" doc:"messages not delivered because they sort before one delivered already (numbered while their site was out of this node's live sites, in a configuration this node was not in); the application is told (event.Lost)"`
-	RolledBack  *stack.Counter `counter:"alone_rolled_back" doc:"times a node that numbered its site's stream alone (no member, no far site in its view) came back under another representative and forgot those numbers, to take the site's own"`
-	GaveUp      *stack.Counter `counter:"rejoin_gave_up" doc:"times a representative readmitted after being alone heard from no member where its site's stream stands within 1 s (from when its site's ring carried casts, and again from the last heartbeat of a member still acting as the representative), and numbered on from its own stream"`
-	SeenSent    *stack.Counter `counter:"seen_sent" doc:"members' word to their representative on where their stream of their own site is contiguous (tSeen unicasts); the representative takes what it numbered into its stream and sends it on only once every member holds it"`
-	SiteWait    *stack.Counter `counter:"site_wait_ns" kind:"ns" doc:"time messages a representative numbered waited, after its site's ring handed them back, for its members to say they hold them (before they go into its stream and onto its links)"`
-	Unheld      *stack.Counter `counter:"unheld_dropped" doc:"messages of its own site's stream a node held past where it was contiguous when another node took over as its site's representative, dropped: numbered by the old representative past a cast that was lost with it, never delivered nor sent on; the new representative numbers the casts among them again"`
-	Unseen      *stack.Counter `counter:"unseen_dropped" doc:"messages a representative numbered and had back from its site's ring that no member ever said it held, dropped when it was readmitted (it was cut off from its site: the members that took over numbered those numbers again, members' casts among them with later stamps; delivered or sent on, they broke agreed order)"`
-	Resynced    *stack.Counter `counter:"recast_awaited" doc:"members' casts a new representative passed over because an earlier one of the same member was still to come again (numbered when they come again, in order)"`
+	DataSent      *stack.Counter `counter:"data_sent" doc:"data packets sent on Hop links (first transmissions)"`
+	Retx          *stack.Counter `counter:"retransmissions" doc:"packets sent again on a Hop link after a nack"`
+	Acks          *stack.Counter `counter:"acks_sent" role:"ack" doc:"link acks (link_aru and highest seq sent)"`
+	Nacks         *stack.Counter `counter:"nacks_sent" doc:"link nacks (the retransmit list)"`
+	Skips         *stack.Counter `counter:"skips_sent" doc:"skip records sent in place of pruned data"`
+	Pruned        *stack.Counter `counter:"pruned" doc:"data packets not sent on a link because no site below it has a member of the group"`
+	Beats         *stack.Counter `counter:"heartbeats_sent" doc:"time stamp heartbeats sent on Hop links"`
+	Delivered     *stack.Counter `counter:"delivered" doc:"messages delivered to the application in agreed order"`
+	Agreed        *stack.Counter `counter:"agreed_delivered" doc:"messages whose agreed wait was measured"`
+	WaitNs        *stack.Counter `counter:"agreed_wait_ns" kind:"ns" doc:"time messages waited for agreed order after FIFO order would have delivered them"`
+	Recovered     *stack.Counter `counter:"recovered" doc:"link losses repaired by the link's own sender"`
+	RecNs         *stack.Counter `counter:"recovery_ns" kind:"ns" doc:"time from finding a link loss to its repair"`
+	Tokens        *stack.Counter `counter:"tokens" doc:"packets the token buckets let onto links"`
+	ActiveNs      *stack.Counter `counter:"send_active_ns" kind:"ns" doc:"time links spent sending (gaps capped)"`
+	Duplicates    *stack.Counter `counter:"duplicates" doc:"packets received twice"`
+	Malformed     *stack.Counter `counter:"malformed" doc:"packets whose hop header did not decode"`
+	Foreign       *stack.Counter `counter:"foreign" doc:"packets from nodes that are not a representative of a linked site, or of a site outside the view"`
+	QueueDrops    *stack.Counter `counter:"queue_drops" doc:"packets dropped because a link queue held max_pending"`
+	StreamDrops   *stack.Counter `counter:"stream_drops" doc:"messages dropped because they were max_pending beyond the first one missing"`
+	Unwanted      *stack.Counter `counter:"data_unwanted" doc:"data packets that reached a site with no member of their group and no child wanting them (pruning failed)"`
+	Dead          *stack.Counter `counter:"sites_declared_dead" doc:"far sites a representative found cut off (no path of links up reaches them) and reported to membership"`
+	CutDead       *stack.Counter `counter:"sites_dead" doc:"far sites still cut off dead_after after they were reported to membership, their representatives still in the view: they left this node's agreed order"`
+	CutReported   *stack.Counter `counter:"cuts_reported" doc:"reports a representative sent membership of dead sites still in the view (repeated every dead_after while they stay): membership removes the smaller side of the split"`
+	LinksDown     *stack.Counter `counter:"links_down" doc:"Hop links a representative declared down (retry limit or silence); the trees route around them"`
+	Rebuilt       *stack.Counter `counter:"routes_rebuilt" doc:"times a node's dissemination trees changed (the first view, a site joining or leaving, a link going down)"`
+	Peak          *stack.Counter `counter:"peak_buffer_bytes" kind:"peak" role:"buffer_peak" doc:"most payload bytes held at once (link queues and windows, messages kept until every site has them)"`
+	Resent        *stack.Counter `counter:"resent" doc:"kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"`
+	Unqueued      *stack.Counter `counter:"unqueued" doc:"packets waiting on a link dropped unsent because the far site no longer takes their source's stream from this one (a tree rebuilt; its new parent resends what it lacks)"`
+	KeepDrops     *stack.Counter `counter:"keep_drops" doc:"kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"`
+	Probes        *stack.Counter `counter:"link_probes" doc:"probes sent across links declared down, asking whether they carry traffic again (every dead_after, doubling to 8 x dead_after)"`
+	LinksUp       *stack.Counter `counter:"links_up_again" doc:"links declared down that answered a probe and were brought up again (the trees are rebuilt over them)"`
+	Starts        *stack.Counter `counter:"stream_starts" doc:"streams told where they stand (tStart, state transfer): a newcomer, a readmitted site, or a stream moved past what its feeder no longer has"`
+	ToldLost      *stack.Counter `counter:"told_lost" doc:"site sequence numbers a stream skipped because its feeder no longer had them; the application is told (event.Lost)"`
+	Replayed      *stack.Counter `counter:"replayed" doc:"messages and skip runs a representative cast into its site again for a newcomer (state transfer)"`
+	Redelivery    *stack.Counter `counter:"redelivery_suppressed" doc:"messages a stream opened again (this node readmitted, or their site back in its view) offered for delivery that this node had delivered before the stream closed, or that a readmitted representative numbered again after delivering it alone (not delivered again)"`
+	VoidDropped   *stack.Counter `counter:"void_dropped" doc:"messages a readmitted representative had numbered alone that its site's ring handed back after its readmission (not sent on: its members numbered those numbers meanwhile), and, at a member, what a representative new to its site numbered of the site's stream before it answered the member's word on where the stream stands (numbered in a configuration before; it numbers them again)"`
+	Late          *stack.Counter `counter:"late_dropped" doc:"messages not delivered because they sort before one delivered already (numbered while their site was out of this node's live sites, in a configuration this node was not in); the application is told (event.Lost)"`
+	RolledBack    *stack.Counter `counter:"alone_rolled_back" doc:"times a node that numbered its site's stream alone (no member, no far site in its view) came back under another representative and forgot those numbers, to take the site's own"`
+	FloorRestored *stack.Counter `counter:"floor_restored" doc:"times a node removed from its groups after its live sites lost every far site set agreed order's floor back to where it stood then: what it delivered since, its site numbered without the far sites, and it must not drop as late what they number for the view that readmits it"`
+	GaveUp        *stack.Counter `counter:"rejoin_gave_up" doc:"times a representative readmitted after being alone heard from no member where its site's stream stands within 1 s (from when its site's ring carried casts, and again from the last heartbeat of a member still acting as the representative), and numbered on from its own stream"`
+	SeenSent      *stack.Counter `counter:"seen_sent" doc:"members' word to their representative on where their stream of their own site is contiguous (tSeen unicasts); the representative takes what it numbered into its stream and sends it on only once every member holds it"`
+	SiteWait      *stack.Counter `counter:"site_wait_ns" kind:"ns" doc:"time messages a representative numbered waited, after its site's ring handed them back, for its members to say they hold them (before they go into its stream and onto its links)"`
+	Unheld        *stack.Counter `counter:"unheld_dropped" doc:"messages of its own site's stream a node held past where it was contiguous when another node took over as its site's representative, dropped: numbered by the old representative past a cast that was lost with it, never delivered nor sent on; the new representative numbers the casts among them again"`
+	Unseen        *stack.Counter `counter:"unseen_dropped" doc:"messages a representative numbered and had back from its site's ring that no member ever said it held, dropped when it was readmitted (it was cut off from its site: the members that took over numbered those numbers again, members' casts among them with later stamps; delivered or sent on, they broke agreed order)"`
+	Resynced      *stack.Counter `counter:"recast_awaited" doc:"members' casts a new representative passed over because an earlier one of the same member was still to come again (numbered when they come again, in order)"`
 }

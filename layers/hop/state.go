@@ -320,6 +320,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 	far := ^uint64(1 << l.me)
 	if prevInView&far != 0 && l.inView&far == 0 {
 		l.alone = true // cut off from every far site
+		l.isolate()
 	}
 	if rep == self && prevRep == self && l.alone && len(prev) <= 1 && l.inView&far != 0 && l.peers {
 		l.alone = false
@@ -499,6 +500,32 @@ func (l *Layer) rollBackAlone(rep event.NodeID) {
 		r.Push(k)
 	}
 	l.c.RolledBack.Inc()
+}
+
+// isolate: this node's view has no far site any more. If it was removed
+// (it is in no group), agreed order's floor goes back to where it stood
+// when its live sites lost every far site (isoMark): what it delivered
+// since, it delivered in a configuration without them, with stamps they
+// never heard of (its site numbered on alone), and kept as the floor
+// those stamps made it drop as late the messages the far sites number for
+// the view that readmits it, which every other member of that view
+// delivers (a three-way split, site 2 removed and readmitted: n4 had
+// delivered its site's stream up to stamp 1464 before the removal, n3 of
+// the same site only to 1424, and n4 dropped site 3's casts stamped 1449
+// to 1463, cast in the view that readmitted both: 15 owed deliveries
+// missing). A node that stays in its groups keeps its floor: the far
+// sites come back readmitted, and their casts wait until they hear this
+// side (syncWaitEnd). What it delivered it does not deliver again
+// (deliver: delivered, upTo).
+func (l *Layer) isolate() {
+	m := &l.isoMark
+	if !m.set || len(l.myGroups()) > 0 {
+		return
+	}
+	if l.last.h.LTS > m.lts || l.last.h.LTS == m.lts && l.last.h.Site > m.site {
+		l.last.h.LTS, l.last.h.Site = m.lts, m.site
+		l.c.FloorRestored.Inc()
+	}
 }
 
 // restoreLast sets agreed order's floor (last) back to where it stood when
