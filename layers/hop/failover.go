@@ -94,7 +94,7 @@ func (l *Layer) repChanged() {
 	for i := 0; i < l.own.Len(); i++ {
 		o := l.own.At(i)
 		if l.isRep {
-			h := dataHdr{Type: tData, Flags: flagRecast, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g)}
+			h := dataHdr{Type: tData, Flags: flagRecast, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g), View: l.viewOf(o.g)}
 			l.number(&h, o.g, o.msg)
 			continue
 		}
@@ -118,7 +118,7 @@ func (l *Layer) repChanged() {
 // castOwn casts a cast of this node not seen numbered to its site's
 // representative again.
 func (l *Layer) castOwn(o *ownCast) {
-	h := dataHdr{Type: tData, Flags: flagRecast, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g)}
+	h := dataHdr{Type: tData, Flags: flagRecast, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g), View: l.viewOf(o.g)}
 	m := l.Ctx.MessageFrom(o.msg.Bytes())
 	h.put(m.Prepend(dataHdrSize))
 	l.Ctx.Down(&event.Event{Kind: event.Cast, Group: o.g, Channel: l.siteChannel(), Msg: m})

@@ -16,7 +16,7 @@ import (
 // bytes.
 func FuzzHopHeaders(f *testing.F) {
 	var b [dataHdrSize]byte
-	h := dataHdr{Type: tData, LinkSeq: 7, Site: 3, Origin: 9, Seq: 4, Last: 4, LTS: 11, Mask: 0b1010}
+	h := dataHdr{Type: tData, LinkSeq: 7, Site: 3, Origin: 9, Seq: 4, Last: 4, LTS: 11, Mask: 0b1010, View: 5}
 	h.put(b[:])
 	f.Add(b[:])
 	h = dataHdr{Type: tSkip, LinkSeq: 8, Site: 1, Seq: 5, Last: 90, LTS: 40}
@@ -37,6 +37,7 @@ func FuzzHopHeaders(f *testing.F) {
 	full.put(fb)
 	f.Add(fb)
 	hb := make([]byte, full.size())
+	full.Wait = 0b0100
 	full.putAs(hb, tHolds)
 	f.Add(hb)
 	f.Add([]byte{tNack, 0x81, 0xa1, 's', 0x92, 1, 2})

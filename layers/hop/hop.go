@@ -311,6 +311,17 @@ type Layer struct {
 	outAt  [maxSite + 1][maxSite + 1]uint32
 	outSet [maxSite + 1]bool
 
+	// behind: agreed order holds, since behindAt, on a message cast in a
+	// view newer than this node's (viewBehind).
+	behind   bool
+	behindAt event.Time
+
+	// openedAt: when each stream was opened here; waitAt: when this
+	// representative last cast a stream again for a member that waits
+	// on its tStart (answerWait).
+	openedAt [maxSite + 1]event.Time
+	waitAt   [maxSite + 1]event.Time
+
 	// Probes of links declared down (probe.go).
 	probeT    [maxSite + 1]*stack.Timer
 	probeWait [maxSite + 1]time.Duration
@@ -637,6 +648,7 @@ func (l *Layer) rebuild() {
 		if l.live&(1<<s) != 0 {
 			if l.streams[s] == nil {
 				l.streams[s] = newStream(s, l.cfg.MaxPending)
+				l.openedAt[s] = now
 			}
 		} else if l.streams[s] != nil {
 			l.streams[s].close()
@@ -725,12 +737,20 @@ func (l *Layer) interest(g event.GroupID) uint64 {
 	return m & l.live
 }
 
+// viewOf is the ID (low 32 bits) of this node's view of g, 0 if none.
+func (l *Layer) viewOf(g event.GroupID) uint32 {
+	if v := l.views[g]; v != nil {
+		return uint32(v.ID)
+	}
+	return 0
+}
+
 // originate handles an application cast.
 func (l *Layer) originate(ev *event.Event) {
 	g := ev.Group
 	l.clock++
 	l.oseq++
-	h := dataHdr{Type: tData, Site: l.me, Origin: l.Ctx.Self(), Last: l.oseq, LTS: l.clock, Mask: l.interest(g)}
+	h := dataHdr{Type: tData, Site: l.me, Origin: l.Ctx.Self(), Last: l.oseq, LTS: l.clock, Mask: l.interest(g), View: l.viewOf(g)}
 	if !l.isRep {
 		if l.recasting {
 			h.Flags = flagRecast // after its casts again (takeCast)
@@ -905,6 +925,7 @@ func (l *Layer) receive(ev *event.Event) {
 		}
 		if l.isRep && ev.Peer != l.Ctx.Self() && l.siteOf[ev.Peer] == l.me {
 			l.holds[ev.Peer] = &bt
+			l.answerWait(bt.Wait)
 		}
 	case tBeat:
 		bt, err := parseBeat(m.Bytes())
@@ -1086,6 +1107,9 @@ func (l *Layer) linkOf(n event.NodeID) *link {
 // onBeat is the representative's heartbeat tick: announce my site's time
 // stamp, flush skip records, watch the links.
 func (l *Layer) onBeat() {
+	if l.behind {
+		defer l.tryDeliver() // its bound may have run out (viewBehind)
+	}
 	if !l.isRep {
 		if l.peers {
 			l.sendHolds(false)
@@ -1163,8 +1187,10 @@ func (l *Layer) holdsFloor(s event.SiteID) uint32 {
 }
 
 // sendHolds: a member tells its site's representative, every 5 heartbeats
-// when it changed and every 25 else (a new representative hears it too),
-// or now, up to where it holds each far stream (tHolds).
+// when it changed or it waits on a tStart, every 25 else (a new
+// representative hears it too), or now, up to where it holds each far
+// stream, and which far streams it opened 3 heartbeats ago or more and
+// still waits on a tStart for (tHolds).
 func (l *Layer) sendHolds(now bool) {
 	if !l.peers || l.isRep {
 		return
@@ -1173,12 +1199,16 @@ func (l *Layer) sendHolds(now bool) {
 	var h beat
 	h.Site = l.me
 	for s, st := range l.streams {
-		if st != nil && st.synced && event.SiteID(s) != l.me {
+		switch {
+		case st == nil || event.SiteID(s) == l.me:
+		case st.synced:
 			h.Has |= 1 << s
 			h.Aru[s] = st.contig
+		case at.Sub(l.openedAt[s]) >= 3*l.cfg.Heartbeat:
+			h.Wait |= 1 << s
 		}
 	}
-	if since := at.Sub(l.holdsAt); since >= 25*l.cfg.Heartbeat || h != l.lastHolds && (now || since >= 5*l.cfg.Heartbeat) {
+	if since := at.Sub(l.holdsAt); since >= 25*l.cfg.Heartbeat || (h != l.lastHolds || h.Wait != 0) && (now || since >= 5*l.cfg.Heartbeat) {
 		l.lastHolds, l.holdsAt = h, at
 		m := l.Ctx.NewMessage()
 		h.putAs(m.Append(h.size()), tHolds)
@@ -1445,4 +1475,31 @@ func (l *Layer) reportCut(now event.Time) {
 		l.Ctx.Logf("sites %v dead and still in the view: asking membership to remove the smaller side (this site reaches %v)", c.Off, c.Reach)
 	}
 	l.Ctx.Down(&event.Event{Kind: event.Suspect, Cut: c})
+}
+
+// answerWait: members' holds said they wait on a tStart for the far
+// streams in wait. Each one this representative knows where it stands it
+// casts into its site again, as to a newcomer (replay from the first
+// message on: a tStart and what it keeps), at most once every 3
+// heartbeats. A member opens a stream when its view has the site; the
+// tStart comes in the representative's cast into the site, which, when
+// the member's view came late (a lost membership update), arrived before
+// the stream was open and was dropped: that member then held the stream's
+// messages and delivered nothing more, in agreed order, for good (a
+// three-way split, seed 94 at rate max: n6 took site 1's and site 2's
+// tStarts 150 ms before its view readmitted them; 1845 owed deliveries
+// missing).
+func (l *Layer) answerWait(wait uint64) {
+	now := l.Ctx.Now()
+	for s := event.SiteID(0); s <= maxSite; s++ {
+		if wait&(1<<s) == 0 || s == l.me || l.live&(1<<s) == 0 || now.Sub(l.waitAt[s]) < 3*l.cfg.Heartbeat {
+			continue
+		}
+		if st := l.streams[s]; st == nil || !st.synced {
+			continue
+		}
+		l.waitAt[s] = now
+		l.c.WaitAnswered.Inc()
+		l.replay(s, 1, l.castReplay)
+	}
 }

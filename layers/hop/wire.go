@@ -140,10 +140,14 @@ type dataHdr struct {
 	Last    uint32 // tSkip: last site sequence of the run; tData: OSeq
 	LTS     uint64
 	Mask    uint64 // interested sites (bit per SiteID)
+	// View, of a tData: the ID (low 32 bits) of the caster's view of its
+	// group when it cast (0: none); a node whose view is older holds
+	// agreed order at it (viewBehind).
+	View uint32
 }
 
 // dataHdrSize is the encoded size of dataHdr.
-const dataHdrSize = 1 + 1 + 4 + 1 + 4 + 4 + 4 + 8 + 8
+const dataHdrSize = 1 + 1 + 4 + 1 + 4 + 4 + 4 + 8 + 8 + 4
 
 func (h *dataHdr) put(b []byte) {
 	_ = b[dataHdrSize-1]
@@ -155,6 +159,7 @@ func (h *dataHdr) put(b []byte) {
 	binary.BigEndian.PutUint32(b[15:], h.Last)
 	binary.BigEndian.PutUint64(b[19:], h.LTS)
 	binary.BigEndian.PutUint64(b[27:], h.Mask)
+	binary.BigEndian.PutUint32(b[35:], h.View)
 }
 
 // parseData decodes a tData or tSkip header and checks its fields.
@@ -171,6 +176,7 @@ func parseData(b []byte) (dataHdr, error) {
 	h.Last = binary.BigEndian.Uint32(b[15:])
 	h.LTS = binary.BigEndian.Uint64(b[19:])
 	h.Mask = binary.BigEndian.Uint64(b[27:])
+	h.View = binary.BigEndian.Uint32(b[35:])
 	switch {
 	case h.Type != tData && h.Type != tSkip && h.Type != tStart:
 		return h, fmt.Errorf("%w: type %d is not data", errMalformed, h.Type)
@@ -241,6 +247,10 @@ type beat struct {
 	// representative declared down (link state: every site routes
 	// around them).
 	Down uint64
+	// Wait, in a tHolds (where it takes Down's place on the wire), is
+	// the mask of far streams the member has open and waits on a tStart
+	// for: its representative casts them again (answerWait).
+	Wait uint64
 }
 
 // size is the encoded size.
@@ -253,7 +263,11 @@ func (bt *beat) putAs(b []byte, typ byte) {
 	b[0], b[1], b[2], b[3] = typ, byte(bt.Site), byte(bits.OnesCount64(bt.Has)), 0
 	binary.BigEndian.PutUint32(b[4:], bt.Seq)
 	binary.BigEndian.PutUint64(b[8:], bt.LTS)
-	binary.BigEndian.PutUint64(b[16:], bt.Down)
+	if typ == tHolds {
+		binary.BigEndian.PutUint64(b[16:], bt.Wait)
+	} else {
+		binary.BigEndian.PutUint64(b[16:], bt.Down)
+	}
 	i := beatSize
 	for s := 0; s <= maxSite; s++ {
 		if bt.Has&(1<<s) != 0 {
@@ -273,8 +287,12 @@ func parseBeatAs(b []byte, typ byte) (beat, error) {
 		return bt, fmt.Errorf("%w: heartbeat of %d bytes", errMalformed, len(b))
 	}
 	bt.Site, bt.Seq, bt.LTS = event.SiteID(b[1]), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint64(b[8:])
-	bt.Down = binary.BigEndian.Uint64(b[16:])
-	if bt.Site > maxSite || bt.Down&(1<<bt.Site) != 0 {
+	mask := &bt.Down
+	if typ == tHolds {
+		mask = &bt.Wait
+	}
+	*mask = binary.BigEndian.Uint64(b[16:])
+	if bt.Site > maxSite || *mask&(1<<bt.Site) != 0 {
 		return bt, fmt.Errorf("%w: heartbeat of site %d", errMalformed, bt.Site)
 	}
 	for i := beatSize; i < len(b); i += beatEntry {
