@@ -22,13 +22,19 @@
 # for good and membership removes the smaller side, which joins again
 # (hop's cut report, gms's msgCut).
 #
+# MODE "threeway" splits the wide area three ways (every site cut off from
+# both others) for 4 to 9 s, 12 s of sending, sites of 1 to 7 nodes (6 to
+# 9 in all), on one seed in three a node crashing during the split: no
+# side is a majority, and membership keeps the largest (gms's cut rule
+# over every site's report) while the others leave and join again.
+#
 #   scripts/spread-site-soak.sh [FROM [TO [RATE [MODE]]]]   (default: 1 60 40)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 from=${1:-1} to=${2:-60} rate=${3:-40} mode=${4:-}
 case "$mode" in
-"" | longcut) ;;
-*) echo "spread-site-soak: mode $mode: want longcut or nothing" >&2; exit 2 ;;
+"" | longcut | threeway) ;;
+*) echo "spread-site-soak: mode $mode: want longcut, threeway or nothing" >&2; exit 2 ;;
 esac
 dir=$(mktemp -d)
 st=$dir/stacktool
@@ -41,6 +47,11 @@ for seed in $(seq "$from" "$to"); do
   s1=$((1 + r % 3))
   s2=$((s1 + 1 + (r / 3) % 3))
   [ "$s2" -ge "$nodes" ] && s2=$((nodes - 1))
+  if [ "$mode" = threeway ]; then
+    nodes=$((6 + r % 4))
+    s1=$((1 + r % 2))
+    s2=$((s1 + 1 + (r / 3) % 2))
+  fi
   loss=none
   [ $((r % 2)) = 0 ] && loss=uniform:1%
   sc=$dir/seed$seed.scenario
@@ -50,8 +61,9 @@ for seed in $(seq "$from" "$to"); do
     echo "group-size: $nodes"
     echo "seed: $seed"
     echo "rate: $rate"
-    if [ "$mode" = longcut ]; then echo "duration: 12s"; else echo "duration: 6s"; fi
+    if [ -n "$mode" ]; then echo "duration: 12s"; else echo "duration: 6s"; fi
     echo "drain: 5s"
+    if [ "$mode" = threeway ]; then loss=uniform:1%; fi
     echo "loss: $loss"
     echo "site: 1=1-$s1"
     echo "site: 2=$((s1 + 1))-$s2"
@@ -59,7 +71,11 @@ for seed in $(seq "$from" "$to"); do
     echo "wan: 1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
     echo "wan: 1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
     echo "wan: 2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
-    if [ "$mode" = longcut ]; then
+    if [ "$mode" = threeway ]; then
+      echo "fault: cut:$(seq -s, 1 "$s1")|$(seq -s, $((s1 + 1)) "$s2")|$(seq -s, $((s2 + 1)) "$nodes")@2.$((r % 10))s"
+      echo "fault: heal@$((6 + r % 5)).$(((r / 100) % 10))s"
+      [ $((r % 3)) = 0 ] && echo "fault: crash:$((1 + r % nodes))@$((3 + r % 4)).5s"
+    elif [ "$mode" = longcut ]; then
       for x in $(seq $((s1 + 1)) "$s2"); do echo "fault: crash:$x@1.$((r % 10))s"; done
       echo "fault: cut:$(seq -s, 1 "$s1")|$(seq -s, $((s2 + 1)) "$nodes")@2.$(((r / 10) % 10))s"
       echo "fault: heal@$((6 + r % 5)).$(((r / 100) % 10))s"
