@@ -4,23 +4,16 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
-// nopTransport is a transport that drops everything.
-type nopTransport struct{}
-
-func (nopTransport) Send(event.NodeID, []byte)       {}
-func (nopTransport) Multicast(event.GroupID, []byte) {}
-func (nopTransport) Subscribe(event.GroupID) error   { return nil }
-func (nopTransport) Unsubscribe(event.GroupID) error { return nil }
-
 // newStopped is node 1's stack as cfg gives it (its layers, application,
-// log) over nopTransport, its clock stopped at 0. It fails tb if the stack
-// cannot be made.
+// log) over a testkit.Transport that drops every packet, its clock stopped
+// at 0. It fails tb if the stack cannot be made.
 func newStopped(tb testing.TB, cfg stack.Config) *stack.Stack {
 	tb.Helper()
-	cfg.Self, cfg.Transport, cfg.Clock = 1, nopTransport{}, stack.ClockFunc(func() event.Time { return 0 })
+	cfg.Self, cfg.Transport, cfg.Clock = 1, &testkit.Transport{}, stack.ClockFunc(func() event.Time { return 0 })
 	st, err := stack.New(cfg)
 	if err != nil {
 		tb.Fatal(err)

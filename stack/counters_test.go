@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -65,7 +66,7 @@ func TestBindCountersRefusesBadField(t *testing.T) {
 					t.Errorf("BindCounters(%s) did not panic", name)
 				}
 			}()
-			if _, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+			if _, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
 				Layers: []stack.Entry{{Name: "bind", Layer: &initFunc{f: func(ctx *stack.Context) { ctx.BindCounters(ptr) }}}}}); err != nil {
 				t.Fatal(err)
 			}

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
 // stepTransport takes one packet per step: after a packet it is full until
 // the test opens it again (and pumps the stack).
 type stepTransport struct {
-	nopTransport
+	testkit.Transport
 	open bool
 	sent []string
 }

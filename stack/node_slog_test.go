@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -32,7 +33,7 @@ func TestSlogLogger(t *testing.T) {
 		if (log != nil) != (lv == slog.LevelDebug) {
 			t.Fatalf("handler level %v: logger %v, want one only at debug", lv, log != nil)
 		}
-		_, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Log: log, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+		_, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Log: log, Clock: stack.ClockFunc(func() event.Time { return 0 }),
 			Layers: []stack.Entry{{Name: "reliable", Layer: &logLayer{}}}})
 		if err != nil {
 			t.Fatal(err)

@@ -189,7 +189,7 @@ func TestNodeBackpressure(t *testing.T) {
 // cost the runner adds to Stack.Cast.
 func BenchmarkNodeCast(b *testing.B) {
 	nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
-		Self: 1, Transport: nopTransport{}, Layers: []stack.Entry{{Name: "base", Layer: &stack.Base{}}},
+		Self: 1, Transport: &testkit.Transport{}, Layers: []stack.Entry{{Name: "base", Layer: &stack.Base{}}},
 	}})
 	if err != nil {
 		b.Fatal(err)

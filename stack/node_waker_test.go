@@ -12,7 +12,7 @@ import (
 
 // wakerPort is a transport that drops everything and records WakeIn.
 type wakerPort struct {
-	nopTransport
+	testkit.Transport
 	mu sync.Mutex
 	ds []time.Duration
 }

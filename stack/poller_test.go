@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -15,7 +16,7 @@ import (
 // what it holds to the node as one batch, as transport/udp's MSG_DONTWAIT
 // recvmmsg does, and counts the calls.
 type pollPort struct {
-	nopTransport
+	testkit.Transport
 	mu     sync.Mutex
 	socket [][]byte
 	polls  int

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -86,7 +87,7 @@ func sharedBatches(t *testing.T, layer stack.Layer, shares, late bool) {
 		done = map[*stack.Batch]int{}
 	)
 	nd, err := stack.NewNode(stack.NodeConfig{Stack: stack.Config{
-		Self: 1, Transport: nopTransport{}, Layers: []stack.Entry{{Name: "hold", Layer: layer}},
+		Self: 1, Transport: &testkit.Transport{}, Layers: []stack.Entry{{Name: "hold", Layer: layer}},
 		App: stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
 			mu.Lock()
 			got = append(got, bytes.Clone(d.Payload))

@@ -178,7 +178,7 @@ func TestTimerSchedule(t *testing.T) {
 func TestTimerResetAllocatesNothing(t *testing.T) {
 	tl := &timerLayer{}
 	now := event.Time(0)
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return now }), Layers: []stack.Entry{{Name: "t", Layer: tl}}})
+	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return now }), Layers: []stack.Entry{{Name: "t", Layer: tl}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func (l *hdrLayer) Down(ev *event.Event) {
 
 // lastByteTransport notes where each packet's last byte lives.
 type lastByteTransport struct {
-	nopTransport
+	testkit.Transport
 	last *byte
 	n    int
 }

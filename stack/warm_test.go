@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
 )
 
@@ -120,7 +121,7 @@ func (l *castWarmLayer) WarmCast(g event.GroupID, stage int) {
 // application); it changes nothing the stack counts.
 func TestWarmCastOnlyCastWarmers(t *testing.T) {
 	var calls []string
-	st, err := stack.New(stack.Config{Self: 1, Transport: nopTransport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
+	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.Transport{}, Clock: stack.ClockFunc(func() event.Time { return 0 }),
 		App: &warmApp{warmLayer{name: "app", calls: &calls}},
 		Layers: []stack.Entry{
 			{Name: "top", Layer: &castWarmLayer{warmLayer{name: "top", calls: &calls}}},

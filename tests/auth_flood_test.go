@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -15,73 +14,47 @@ import (
 	"github.com/layercast/layercast/transport/sim"
 )
 
-// floodRun is one simulated run: three members of one group cast 300
-// messages each over 1.5 s; with forge set, node 99 (not a member) sends
-// what forge makes (to the group's channel, or to the node it names), 100
-// per millisecond from 10 ms on. Under a spec with gms, the members join
+// floodRun is one simulated run (an authWorld): three members of one group
+// cast 300 messages each over 1.5 s; with forge set, node 99 (not a member)
+// sends what forge makes (to the group's channel, or to the node it names),
+// 100 per millisecond from 10 ms on. Under a spec with gms, the members join
 // through the membership service (its stack runs auth_service) and cast
-// from 1 s on, once their views are in. It returns each member's
-// deliveries, the packets the members (and the service) sent, the auth
-// counters per member (and the service's, at its node id) and how many
-// forged packets each auth layer should have seen.
+// from 1 s on, once their views are in. It returns the world (each member's
+// deliveries and views, the packets the members and the service sent), the
+// auth counters per member (and the service's, at its node id) and how
+// many forged packets each auth layer should have seen.
 type floodResult struct {
-	delivered map[event.NodeID][]string
-	views     map[event.NodeID][]string
-	caps      []simstack.Packet
-	counters  map[event.NodeID]map[string]int64
+	*authWorld
+	auth      map[event.NodeID]map[string]int64
 	forgedAt  map[event.NodeID]int64
 	frameBad  map[event.NodeID]int64
 	malformed map[event.NodeID]int64 // the stack's count of bad frames
-	net       sim.Stats
+	netStats  sim.Stats
 }
 
 const floodGroup = event.GroupID(7)
 
 func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps []simstack.Packet) simstack.Packet, nForged int) floodResult {
 	t.Helper()
-	sp, err := compose.Load(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No loss and no jitter: the network's random source would otherwise be
-	// drawn for the forged packets too, and the real packets' fate (and so
-	// the interleaving of senders) would change with the flood.
-	net := sim.New(sim.Config{Seed: seed, Latency: time.Millisecond})
+	// No loss and no jitter (an authWorld's network): the network's random
+	// source would otherwise be drawn for the forged packets too, and the
+	// real packets' fate (and so the interleaving of senders) would change
+	// with the flood.
 	members := []event.NodeID{1, 2, 3}
-	res := floodResult{delivered: map[event.NodeID][]string{}, views: map[event.NodeID][]string{}, counters: map[event.NodeID]map[string]int64{}, forgedAt: map[event.NodeID]int64{}, frameBad: map[event.NodeID]int64{}, malformed: map[event.NodeID]int64{}}
-	stacks := map[event.NodeID]*stack.Stack{}
-	withGMS := slices.ContainsFunc(sp.Layers, func(c compose.Call) bool { return c.Name == "gms" })
-	start, svc := event.Time(0), event.NoNode
-	if withGMS {
-		var sst *stack.Stack
-		svc, sst = simstack.Service(t, net, sp, members, seed, simstack.Capturing(&res.caps))
-		stacks[svc], start = sst, event.Time(time.Second)
+	w := newAuthWorld(t, seed, spec, members)
+	res := floodResult{authWorld: w, auth: map[event.NodeID]map[string]int64{}, forgedAt: map[event.NodeID]int64{}, frameBad: map[event.NodeID]int64{}, malformed: map[event.NodeID]int64{}}
+	start := time.Duration(0)
+	if w.svc != event.NoNode {
+		start = time.Second
 	}
 	for _, id := range members {
-		layers, err := compose.Build(sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		app := stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
-			res.delivered[id] = append(res.delivered[id], fmt.Sprintf("%v:%s", d.From, d.Payload))
-		}, OnView: func(v *event.ViewInfo) {
-			res.views[id] = append(res.views[id], fmt.Sprintf("%d:%v", v.ID, v.Members))
-		}}
-		stacks[id] = simstack.Add(t, net, stack.Config{Self: id, Layers: layers, App: app, Seed: seed}, simstack.Capturing(&res.caps))
-	}
-	for _, id := range members {
-		if withGMS {
-			_ = stacks[id].Join(floodGroup)
+		if w.svc != event.NoNode {
+			_ = w.stacks[id].Join(floodGroup)
 		} else {
-			stacks[id].InstallView(&event.ViewInfo{Group: floodGroup, ID: 1, Members: members})
+			w.stacks[id].InstallView(&event.ViewInfo{Group: floodGroup, ID: 1, Members: members})
 		}
 	}
-	for _, id := range members {
-		for k := range 300 {
-			st, msg := stacks[id], []byte(fmt.Sprintf("m%d", k))
-			net.At(start+event.Time(k)*event.Time(5*time.Millisecond)+event.Time(id), func() { _ = st.Cast(floodGroup, msg) })
-		}
-	}
+	w.casts(floodGroup, members, start, 300)
 	if forge != nil {
 		// The forger's own stack never joins (nor has a key, nor talks to
 		// a membership service); its node sends raw packets.
@@ -89,15 +62,15 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps []s
 		if err != nil {
 			t.Fatal(err)
 		}
-		simstack.Add(t, net, stack.Config{Self: 99, Layers: fl, Seed: seed}, nil)
-		fnd := net.Node(99)
+		simstack.Add(t, w.net, stack.Config{Self: 99, Layers: fl, Seed: seed}, nil)
+		fnd := w.net.Node(99)
 		for i := range nForged {
-			at := event.Time(10*time.Millisecond) + event.Time(i)*event.Time(10*time.Microsecond)
-			net.At(at, func() {
-				fp := forge(i, res.caps)
+			at := 10*time.Millisecond + time.Duration(i)*10*time.Microsecond
+			w.at(at, func() {
+				fp := forge(i, w.caps)
 				f, err := stack.ParseFrame(fp.Pkt)
-				for _, m := range append(slices.Clone(members), svc) {
-					if fp.To != m && (fp.To != event.NoNode || m == svc) {
+				for _, m := range append(slices.Clone(members), w.svc) {
+					if fp.To != m && (fp.To != event.NoNode || m == w.svc) {
 						continue // neither sent to m nor multicast to the group m is in
 					}
 					// the stack drops its own multicasts before any layer
@@ -116,12 +89,12 @@ func floodRun(t *testing.T, seed uint64, spec string, forge func(i int, caps []s
 			})
 		}
 	}
-	net.RunUntil(start + event.Time(4*time.Second))
-	for id := range stacks {
-		res.counters[id] = simstack.Counters(stacks[id], "auth", "auth_service")
-		res.malformed[id] = stacks[id].Net().Malformed
+	w.net.RunUntil(event.Time(start + 4*time.Second))
+	for id, st := range w.stacks {
+		res.auth[id] = simstack.Counters(st, "auth", "auth_service")
+		res.malformed[id] = st.Net().Malformed
 	}
-	res.net = net.Stats()
+	res.netStats = w.net.Stats()
 	return res
 }
 
@@ -175,34 +148,33 @@ func TestAuthFlood(t *testing.T) {
 				return fp // or a replay of a real packet, already sent
 			}
 			flood := floodRun(t, 11, spec, forge, n)
-			for id := range flood.counters {
+			for id := range flood.auth {
 				if !slices.Equal(base.delivered[id], flood.delivered[id]) {
 					t.Errorf("n%d delivered %d messages under the flood, %d without; the sequences differ", id, len(flood.delivered[id]), len(base.delivered[id]))
 				}
 				if !slices.Equal(base.views[id], flood.views[id]) {
 					t.Errorf("n%d installed views %v under the flood, %v without", id, flood.views[id], base.views[id])
 				}
-				c := flood.counters[id]
-				dropped := c["bad_tag"] + c["replayed"] + c["no_key"] + c["malformed"] + c["senders_full"]
-				if dropped != flood.forgedAt[id] {
+				c := flood.auth[id]
+				if dropped := refused(c); dropped != flood.forgedAt[id] {
 					t.Errorf("n%d: auth dropped %d packets, the forger sent it %d (%v)", id, dropped, flood.forgedAt[id], c)
 				}
 				if flood.malformed[id] != flood.frameBad[id] {
 					t.Errorf("n%d: the stack refused %d frames, the forger sent it %d bad ones", id, flood.malformed[id], flood.frameBad[id])
 				}
-				if c["verified"] != base.counters[id]["verified"] {
-					t.Errorf("n%d: auth verified %d packets under the flood, %d without", id, c["verified"], base.counters[id]["verified"])
+				if c["verified"] != base.auth[id]["verified"] {
+					t.Errorf("n%d: auth verified %d packets under the flood, %d without", id, c["verified"], base.auth[id]["verified"])
 				}
 				t.Logf("n%d: %v", id, c)
 			}
 			// Every forged packet reached at least one auth layer (or frame
 			// check), n1 a good share of them.
 			var reached int64
-			for id := range flood.counters {
+			for id := range flood.auth {
 				reached += flood.forgedAt[id] + flood.frameBad[id]
 			}
-			if flood.net.OverflowDrops != 0 || reached < n || flood.forgedAt[1] < n/4 {
-				t.Errorf("overflow drops %d, forged packets at some auth layer %d (want %d), at n1 %d", flood.net.OverflowDrops, reached, n, flood.forgedAt[1])
+			if flood.netStats.OverflowDrops != 0 || reached < n || flood.forgedAt[1] < n/4 {
+				t.Errorf("overflow drops %d, forged packets at some auth layer %d (want %d), at n1 %d", flood.netStats.OverflowDrops, reached, n, flood.forgedAt[1])
 			}
 		})
 	}

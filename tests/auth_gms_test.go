@@ -29,8 +29,9 @@ type authWorld struct {
 	caps      []simstack.Packet // every packet the members and the service sent
 }
 
-// newAuthWorld builds members running spec (which must hold gms) and the
-// service compose says they need. Nothing joins yet.
+// newAuthWorld builds members running spec and, when spec holds gms, the
+// service compose says they need (svc is event.NoNode without one); every
+// packet they send is captured. Nothing joins yet.
 func newAuthWorld(t *testing.T, seed uint64, spec string, members []event.NodeID) *authWorld {
 	t.Helper()
 	sp, err := compose.Load(spec)
@@ -42,9 +43,11 @@ func newAuthWorld(t *testing.T, seed uint64, spec string, members []event.NodeID
 	// change with them.
 	w := &authWorld{t: t, sp: sp, net: sim.New(sim.Config{Seed: seed, Latency: time.Millisecond}),
 		stacks: map[event.NodeID]*stack.Stack{}, views: map[event.NodeID][]string{}, viewIDs: map[event.NodeID][]uint64{}, delivered: map[event.NodeID][]string{}}
-	var sst *stack.Stack
-	w.svc, sst = simstack.Service(t, w.net, sp, members, seed, simstack.Capturing(&w.caps))
-	w.stacks[w.svc] = sst
+	if slices.ContainsFunc(sp.Layers, func(c compose.Call) bool { return c.Name == "gms" }) {
+		var sst *stack.Stack
+		w.svc, sst = simstack.Service(t, w.net, sp, members, seed, simstack.Capturing(&w.caps))
+		w.stacks[w.svc] = sst
+	}
 	for _, id := range members {
 		w.add(id, spec, seed, simstack.Capturing(&w.caps))
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +36,7 @@ func TestAuthForgedUDPNetns(t *testing.T) {
 	bad := authKeyFile(t, authKeyB)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns.name, tool, "run", `fifo:reliable:auth(key_file="`+good+`")`,
+	cmd := ns.commandContext(ctx, tool, "run", `fifo:reliable:auth(key_file="`+good+`")`,
 		"--network", "udp", "--nodes", "4", "--groups-per-node", "1", "--group-size", "4", "--senders", "1",
 		"--rate", "5000", "--duration", "3s", "--drain", "10s", "--json")
 	var stdout, stderr bytes.Buffer
@@ -55,7 +54,7 @@ func TestAuthForgedUDPNetns(t *testing.T) {
 		cmd.Wait()
 		t.Fatalf("no worker of %s showed its --mcast-port\n%s", tool, stderr.String())
 	}
-	forger := exec.Command("ip", "netns", "exec", ns.name, os.Args[0], "-test.run=^TestAuthForgerProcess$", "-test.v")
+	forger := ns.command(os.Args[0], "-test.run=^TestAuthForgerProcess$", "-test.v")
 	forger.Env = append(os.Environ(), "LAYERCAST_AUTH_FORGER="+bad, "LAYERCAST_AUTH_FORGER_PORT="+port)
 	var fout bytes.Buffer
 	forger.Stdout, forger.Stderr = &fout, &fout

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,7 +52,12 @@ func newNetns(t *testing.T) *netns {
 // command runs name inside the namespace (ip netns exec execs it, so the
 // process's PID is the command's own).
 func (ns *netns) command(name string, args ...string) *exec.Cmd {
-	return exec.Command("ip", append([]string{"netns", "exec", ns.name, name}, args...)...)
+	return ns.commandContext(context.Background(), name, args...)
+}
+
+// commandContext is command, killed when ctx is done.
+func (ns *netns) commandContext(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns.name, name}, args...)...)
 }
 
 var (

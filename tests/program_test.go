@@ -45,5 +45,5 @@ func buildProgram(t *testing.T, prefix, what, src string) string {
 func (ns *netns) run(bin string, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return exec.CommandContext(ctx, "ip", "netns", "exec", ns.name, bin).CombinedOutput()
+	return ns.commandContext(ctx, bin).CombinedOutput()
 }

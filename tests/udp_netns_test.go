@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +59,7 @@ func runUDP(t *testing.T, timeout time.Duration, partial bool, r any, args ...st
 	tool := stacktool(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns.name, tool, "run"}, args...)...)
+	cmd := ns.commandContext(ctx, tool, append([]string{"run"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil && !(partial && stdout.Len() > 0) {

@@ -9,7 +9,11 @@ import (
 	"github.com/layercast/layercast/stack"
 )
 
-var _ stack.Transport = (*testkit.Transport)(nil)
+var (
+	_ stack.Transport = (*testkit.Transport)(nil)
+	_ stack.Transport = (*testkit.ChannelTransport)(nil)
+	_ stack.Channels  = (*testkit.ChannelTransport)(nil)
+)
 
 func TestRecordsCopiesInOrder(t *testing.T) {
 	tr := &testkit.Transport{Record: true}
@@ -50,5 +54,25 @@ func TestDeliverAndSubscriptions(t *testing.T) {
 	_ = tr.Unsubscribe(4)
 	if tr.Subscribed(4) {
 		t.Fatal("Unsubscribe not tracked")
+	}
+}
+
+func TestChannelTransport(t *testing.T) {
+	tr := &testkit.ChannelTransport{Transport: testkit.Transport{Record: true}}
+	region := event.Channel(event.RegionChannel, 3)
+	tr.MulticastOn(region, []byte("r"))
+	tr.Multicast(7, []byte("g"))
+	got := tr.Packets()
+	if len(got) != 2 || got[0].Channel != region || got[0].Group != event.NoGroup || string(got[0].Data) != "r" ||
+		got[1].Channel != 0 || got[1].Group != 7 || tr.Multicasts != 2 {
+		t.Fatalf("recorded %+v, counted %d multicasts", got, tr.Multicasts)
+	}
+	_ = tr.SubscribeChannel(region)
+	if !tr.SubscribedChannel(region) || tr.SubscribedChannel(event.ChannelOf(3)) {
+		t.Fatal("channel subscriptions not tracked")
+	}
+	_ = tr.UnsubscribeChannel(region)
+	if tr.SubscribedChannel(region) {
+		t.Fatal("UnsubscribeChannel not tracked")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
 )
@@ -12,7 +13,7 @@ import (
 // sendLog records the point-to-point packets a node sends: their
 // tokenring type byte (the first after the frame).
 type sendLog struct {
-	nullNet
+	testkit.ChannelTransport
 	types []byte
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
 )
@@ -22,16 +23,6 @@ import (
 // A packet record is op, peer, len (2 bytes), then len bytes of tokenring
 // packet (type byte first). Each target forces the type byte of its
 // decoder; then the layer's state must be within its bounds.
-
-type nullNet struct{}
-
-func (nullNet) Send(event.NodeID, []byte)                {}
-func (nullNet) Multicast(event.GroupID, []byte)          {}
-func (nullNet) MulticastOn(event.ChannelID, []byte)      {}
-func (nullNet) Subscribe(event.GroupID) error            { return nil }
-func (nullNet) Unsubscribe(event.GroupID) error          { return nil }
-func (nullNet) SubscribeChannel(event.ChannelID) error   { return nil }
-func (nullNet) UnsubscribeChannel(event.ChannelID) error { return nil }
 
 func fuzzConfig() Config {
 	c := DefaultConfig()
@@ -52,7 +43,7 @@ type fuzzNode struct {
 func newFuzzNode(t *testing.T) *fuzzNode {
 	fn := &fuzzNode{t: t}
 	fn.l = New(fuzzConfig())
-	st, err := stack.New(stack.Config{Self: 1, Transport: nullNet{}, Seed: 1, AppQueue: 8,
+	st, err := stack.New(stack.Config{Self: 1, Transport: &testkit.ChannelTransport{}, Seed: 1, AppQueue: 8,
 		Clock: stack.ClockFunc(func() event.Time { return fn.now }), Layers: []stack.Entry{{Name: "tokenring", Layer: fn.l}}})
 	if err != nil {
 		t.Fatal(err)
