@@ -61,8 +61,8 @@ func (l *ctlWarmLayer) WarmControl(g event.GroupID, src event.NodeID, stage int)
 }
 
 // A control packet (the frame's flag) warms a ControlWarmer through
-// WarmControl and any other Warmer through Warm; a data packet warms
-// every one through Warm.
+// WarmControl and no other Warmer; a data packet warms every one through
+// Warm.
 func TestWarmControlForControlPackets(t *testing.T) {
 	var calls []string
 	st := newStopped(t, stack.Config{Layers: []stack.Entry{
@@ -75,7 +75,7 @@ func TestWarmControlForControlPackets(t *testing.T) {
 	stack.PutFrame(data, stack.Frame{Kind: event.Cast, Group: 8, Src: 4})
 	st.Warm(ctl, 1)
 	st.Warm(data, 2)
-	want := []string{"bottom control g7 n3 1", "top g7 n3 1", "bottom g8 n4 2", "top g8 n4 2"}
+	want := []string{"bottom control g7 n3 1", "bottom g8 n4 2", "top g8 n4 2"}
 	if !slices.Equal(calls, want) {
 		t.Errorf("Warm calls = %q, want %q", calls, want)
 	}
@@ -83,20 +83,22 @@ func TestWarmControlForControlPackets(t *testing.T) {
 
 // FuzzWarm: Warm reads a packet from the network before anything checks
 // it; any bytes warm with the group and source ParseFrame would read, or
-// warm nothing when too short for a frame, and never panic.
+// warm nothing when too short for a frame or a control packet (the Warmer
+// is not a ControlWarmer), and never panic.
 func FuzzWarm(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x10, 1, 0, 0, 0, 7, 0, 0, 0, 3})
 	f.Add([]byte{0x10, 1, 0, 0, 0, 7, 0, 0, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	var calls []string
 	st := newStopped(f, stack.Config{Layers: []stack.Entry{{Name: "w", Layer: &warmLayer{name: "w", calls: &calls}}}})
 	f.Fuzz(func(t *testing.T, pkt []byte) {
 		calls = calls[:0]
 		st.Warm(pkt, 1)
-		if len(pkt) < stack.FrameSize {
+		if len(pkt) < stack.FrameSize || pkt[0]&1 != 0 {
 			if len(calls) != 0 {
-				t.Fatalf("Warm(%x) warmed %q, want nothing for a packet shorter than a frame", pkt, calls)
+				t.Fatalf("Warm(%x) warmed %q, want nothing for a packet shorter than a frame or a control packet", pkt, calls)
 			}
 			return
 		}

@@ -46,3 +46,13 @@ func TestSmallObjectsAfterPrepareOnHugePages(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 }
+
+// A process prepares once for the most it was asked: asked again for no
+// more, Prepare allocates nothing (a second run in one process reused the
+// region, cleared, and touched it before advising it).
+func TestPrepareOnce(t *testing.T) {
+	Prepare(32 << 20)
+	if n := testing.AllocsPerRun(3, func() { Prepare(32 << 20); Prepare(16 << 20) }); n != 0 {
+		t.Errorf("Prepare for no more than before: %v allocations, want 0", n)
+	}
+}
