@@ -12,20 +12,26 @@ package event
 // carriers a budget (Pins): Compact holds a borrowed message in place
 // while its carrier is pinned already or the budget has room for one more
 // carrier, and copies it (the copy-break of a driver that copies small
-// packets out of its receive ring) once Max carriers are pinned. A carrier
-// stays pinned until its last reference is released. Pinned carriers
-// never pass Max, so with Max below the batches a socket has, the
-// transport always has a batch to read into, and each batch it reads
-// comes back when the call that handed it over returns or within the
-// budget.
+// packets out of its receive ring) once Max carriers are pinned and the
+// transport has no room for more (Room). A carrier stays pinned until its
+// last reference is released. Pinned carriers never pass Max unless Room
+// lets them, so with Max below the batches a socket has (or Room keeping
+// a read's worth of its memory free), the transport always has a batch to
+// read into, and each batch it reads comes back when the call that handed
+// it over returns or within the budget.
 
 // Pins bounds how many carriers (NewPinnedCarrier) messages held as
 // Compact's result may keep at once; the zero Pins pins none. A Pins and
 // its carriers are used by one goroutine at a time (a stack's node): it is
 // not safe for concurrent use.
 type Pins struct {
-	// Max is the most carriers pinned at once.
+	// Max is the most carriers pinned at once, unless Room allows more.
 	Max int
+	// Room, if set, is asked once Max carriers are pinned whether one
+	// more may be (a transport that counts its read memory in finer units
+	// than carriers: a carrier of a few packets keeps little of it); it
+	// runs on the Pins' goroutine.
+	Room func() bool
 
 	n, peak int
 	copies  int64
@@ -57,7 +63,7 @@ func (k *carrier) pin() bool {
 		return false
 	case k.pinned:
 		return true
-	case p.n >= p.Max:
+	case p.n >= p.Max && (p.Room == nil || !p.Room()):
 		p.copies++
 		return false
 	}
