@@ -1,5 +1,7 @@
 package event
 
+import "sync/atomic"
+
 // How many of a transport's read buffers held messages may keep.
 //
 // A received message borrows a transport's read batch (Pool.Borrow), and a
@@ -34,7 +36,7 @@ type Pins struct {
 	Room func() bool
 
 	n, peak int
-	copies  int64
+	copies  atomic.Int64 // read by transports' counters from any goroutine
 }
 
 // Pinned is how many carriers held messages keep now.
@@ -44,8 +46,9 @@ func (p *Pins) Pinned() int { return p.n }
 func (p *Pins) Peak() int { return p.peak }
 
 // Copies counts the borrowed messages Compact copied because Max carriers
-// were pinned already.
-func (p *Pins) Copies() int64 { return p.copies }
+// were pinned already (and Room said no). It may be read from any
+// goroutine.
+func (p *Pins) Copies() int64 { return p.copies.Load() }
 
 // carrier is a carrier message's state (NewCarrier).
 type carrier struct {
@@ -64,7 +67,7 @@ func (k *carrier) pin() bool {
 	case k.pinned:
 		return true
 	case p.n >= p.Max && (p.Room == nil || !p.Room()):
-		p.copies++
+		p.copies.Add(1)
 		return false
 	}
 	k.pinned = true

@@ -121,6 +121,9 @@ func holdRun(t *testing.T, cfg Config, n int) holdResult {
 	if fmt.Sprint(res.got) != fmt.Sprint(res.want) {
 		t.Errorf("delivered %q, want %q", res.got, res.want)
 	}
+	if c := rx.Stats().HeldCopies; c != res.copies {
+		t.Errorf("Stats().HeldCopies = %d, want the reader's %d", c, res.copies)
+	}
 	if res.pinned != 0 || res.free != res.chunks {
 		t.Errorf("after the release: %d batches pinned, %d of %d chunks free; want none pinned, all free", res.pinned, res.free, res.chunks)
 	}

@@ -168,6 +168,11 @@ type Stats struct {
 	// Polls counts reads the node goroutine made itself (Poll) that found
 	// packets.
 	Polls int64
+	// HeldCopies counts received messages a layer held that were copied
+	// out of the read buffers because held messages kept all of them they
+	// may (event.Pins: a read's worth must stay free); the rest were held
+	// in place.
+	HeldCopies int64
 	// Learned counts addresses learned or changed from incoming frames;
 	// Forgotten counts learned addresses dropped to keep within
 	// Config.Learn.
@@ -249,6 +254,7 @@ type Transport struct {
 	learnedN, forgotten, kernelDrops              atomic.Int64
 	polls                                         atomic.Int64
 	readers                                       []*reader // guarded by mu; see Poll
+	closedCopies                                  int64     // guarded by mu: held copies of dropped readers
 }
 
 // bookEntry is one node's unicast address.
@@ -1065,6 +1071,7 @@ func (t *Transport) dropReader(r *reader) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.readers = slices.DeleteFunc(slices.Clone(t.readers), func(x *reader) bool { return x == r })
+	t.closedCopies += r.pins.Copies()
 }
 
 // room reports whether held messages may pin one more batch: a read's
@@ -1303,8 +1310,20 @@ func (t *Transport) Stats() Stats {
 		Truncated: t.truncated.Load(), BatchReads: t.batches.Load(), BatchWrites: t.batchWrites.Load(),
 		OffloadRuns: t.offloadRuns.Load(), OffloadReads: t.offloadReads.Load(),
 		Learned: t.learnedN.Load(), Forgotten: t.forgotten.Load(), KernelDrops: t.kernelDrops.Load(),
-		Polls: t.polls.Load(),
+		Polls: t.polls.Load(), HeldCopies: t.heldCopies(),
 	}
+}
+
+// heldCopies sums the readers' copies of held messages, those of closed
+// sockets included.
+func (t *Transport) heldCopies() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.closedCopies
+	for _, r := range t.readers {
+		n += r.pins.Copies()
+	}
+	return n
 }
 
 // Close closes every socket and waits for the readers to stop. Close the
