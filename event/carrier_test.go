@@ -192,3 +192,40 @@ func TestPinsBoundCarriersHeld(t *testing.T) {
 		t.Fatalf("%d pinned after every release", pins.Pinned())
 	}
 }
+
+// Past Max, Room decides whether one more carrier is pinned: it is asked
+// only for a carrier not pinned yet, once Max are (again for each message
+// of a carrier it refused), and held messages are copied when it says no.
+func TestPinsRoomPastMax(t *testing.T) {
+	room, asked := 2, 0
+	pins := &Pins{Max: 1, Room: func() bool { asked++; room--; return room >= 0 }}
+	p := &Pool{}
+	var held []*Message
+	inPlace := 0
+	for i := range 5 {
+		s := newPinnedScribbler(strings.Repeat(string(rune('a'+i)), 4), pins)
+		s.c.Open()
+		for j := range 2 { // the second message of a carrier pins nothing new
+			m := p.Borrow(s.c, s.buf[2*j:2*j+2], 16)
+			k := m.Compact()
+			if k == m {
+				inPlace++
+			}
+			held = append(held, k)
+		}
+		s.c.Release()
+	}
+	// carrier 0 within Max, 1 and 2 by Room, 3 and 4 refused (for each message)
+	if inPlace != 6 || pins.Pinned() != 3 || pins.Copies() != 4 || asked != 6 {
+		t.Fatalf("%d held in place, %d pinned, %d copied, Room asked %d times; want 6, 3, 4, 6", inPlace, pins.Pinned(), pins.Copies(), asked)
+	}
+	for i, m := range held {
+		if want := string(rune('a' + i/2)); string(m.Bytes()[:1]) != want {
+			t.Fatalf("held message %d = %q, want it to start with %s", i, m.Bytes(), want)
+		}
+		m.Release()
+	}
+	if pins.Pinned() != 0 {
+		t.Fatalf("%d pinned after every release", pins.Pinned())
+	}
+}

@@ -1,5 +1,7 @@
 package event
 
+import "sync/atomic"
+
 // How many of a transport's read buffers held messages may keep.
 //
 // A received message borrows a transport's read batch (Pool.Borrow), and a
@@ -12,23 +14,29 @@ package event
 // carriers a budget (Pins): Compact holds a borrowed message in place
 // while its carrier is pinned already or the budget has room for one more
 // carrier, and copies it (the copy-break of a driver that copies small
-// packets out of its receive ring) once Max carriers are pinned. A carrier
-// stays pinned until its last reference is released. Pinned carriers
-// never pass Max, so with Max below the batches a socket has, the
-// transport always has a batch to read into, and each batch it reads
-// comes back when the call that handed it over returns or within the
-// budget.
+// packets out of its receive ring) once Max carriers are pinned and the
+// transport has no room for more (Room). A carrier stays pinned until its
+// last reference is released. Pinned carriers never pass Max unless Room
+// lets them, so with Max below the batches a socket has (or Room keeping
+// a read's worth of its memory free), the transport always has a batch to
+// read into, and each batch it reads comes back when the call that handed
+// it over returns or within the budget.
 
 // Pins bounds how many carriers (NewPinnedCarrier) messages held as
 // Compact's result may keep at once; the zero Pins pins none. A Pins and
 // its carriers are used by one goroutine at a time (a stack's node): it is
 // not safe for concurrent use.
 type Pins struct {
-	// Max is the most carriers pinned at once.
+	// Max is the most carriers pinned at once, unless Room allows more.
 	Max int
+	// Room, if set, is asked once Max carriers are pinned whether one
+	// more may be (a transport that counts its read memory in finer units
+	// than carriers: a carrier of a few packets keeps little of it); it
+	// runs on the Pins' goroutine.
+	Room func() bool
 
 	n, peak int
-	copies  int64
+	copies  atomic.Int64 // read by transports' counters from any goroutine
 }
 
 // Pinned is how many carriers held messages keep now.
@@ -38,8 +46,9 @@ func (p *Pins) Pinned() int { return p.n }
 func (p *Pins) Peak() int { return p.peak }
 
 // Copies counts the borrowed messages Compact copied because Max carriers
-// were pinned already.
-func (p *Pins) Copies() int64 { return p.copies }
+// were pinned already (and Room said no). It may be read from any
+// goroutine.
+func (p *Pins) Copies() int64 { return p.copies.Load() }
 
 // carrier is a carrier message's state (NewCarrier).
 type carrier struct {
@@ -57,8 +66,8 @@ func (k *carrier) pin() bool {
 		return false
 	case k.pinned:
 		return true
-	case p.n >= p.Max:
-		p.copies++
+	case p.n >= p.Max && (p.Room == nil || !p.Room()):
+		p.copies.Add(1)
 		return false
 	}
 	k.pinned = true

@@ -29,10 +29,13 @@
 // stack.CompactHolder (fifo, reliable, pack, mflow), the messages made of
 // a batch share its buffers instead of copying them, and the batch comes
 // back once the last of them is released. What a layer holds (fifo
-// behind a gap) stays in the batch too, but at most Batches-1 of a
-// socket's batches are kept so (event.Pins): past that, held messages are
-// copied into buffers of their own size, and the reader always has a
-// batch to read the repair that fills the gap into. Sends are non-blocking system calls straight from the
+// behind a gap) stays in the batch too. A socket's buffers are chunks of
+// MaxPacket bytes, and a batch keeps only the chunks its read filled, so
+// held messages keep about the memory they came in; they keep batches
+// while a read's worth of chunks (BatchSize) stays free (event.Pins):
+// past that, held messages are copied into buffers of their own size, and
+// the reader always finds room to read the repair that fills the gap
+// into. Sends are non-blocking system calls straight from the
 // stack's goroutine: a full kernel buffer drops the packet and counts it
 // (the network is lossy; the reliable layers recover). Once a runner calls
 // Flush (stack.Node does after every step), sends are copied into a batch
@@ -102,14 +105,14 @@ type Config struct {
 	WriteBytes int
 	// BatchSize is the packets one ReadBatch reads at most (default 64).
 	BatchSize int
-	// Batches is the number of read batches per socket (default 4): the
-	// reader waits once all are with the node. Messages the stack holds
-	// keep at most Batches-1 of them (see the package doc). At 1% loss
-	// with 1 KB casts fifo holds almost every message for a repair's round
-	// trip: 3 batches hold about half of them, the rest are copied (16
-	// held all but 3-7%, and took 8% less receiver CPU per message, but
-	// packs of 60 KB, which 3 batches cover, then cost 9-14% more: four
-	// times the memory to read into).
+	// Batches sets a socket's read memory (default 4): Batches*BatchSize
+	// chunks of MaxPacket bytes, one per datagram (or GRO buffer) read.
+	// A read takes up to BatchSize free chunks and its batch keeps those
+	// it filled until the node gives it back; the reader waits while none
+	// is free. Messages the stack holds keep batches while BatchSize
+	// chunks stay free (see the package doc and reader): at 1% loss with
+	// 1 KB casts fifo holds almost every message for a repair's round
+	// trip, in tens of batches of a few chunks each.
 	Batches int
 	// MaxPacket is the largest datagram accepted (default 65536); longer
 	// ones are counted as truncated and dropped.
@@ -165,6 +168,11 @@ type Stats struct {
 	// Polls counts reads the node goroutine made itself (Poll) that found
 	// packets.
 	Polls int64
+	// HeldCopies counts received messages a layer held that were copied
+	// out of the read buffers because held messages kept all of them they
+	// may (event.Pins: a read's worth must stay free); the rest were held
+	// in place.
+	HeldCopies int64
 	// Learned counts addresses learned or changed from incoming frames;
 	// Forgotten counts learned addresses dropped to keep within
 	// Config.Learn.
@@ -246,6 +254,7 @@ type Transport struct {
 	learnedN, forgotten, kernelDrops              atomic.Int64
 	polls                                         atomic.Int64
 	readers                                       []*reader // guarded by mu; see Poll
+	closedCopies                                  int64     // guarded by mu: held copies of dropped readers
 }
 
 // bookEntry is one node's unicast address.
@@ -984,11 +993,34 @@ func (t *Transport) UnsubscribeChannel(g event.ChannelID) error {
 // packets until their batch is handed to the sink, so Poll (which only
 // tries the lock) never reads a socket's later packets ahead of earlier
 // ones still on their way.
+//
+// The reader's memory is Batches*BatchSize chunks of MaxPacket bytes, one
+// per datagram (or GRO buffer) read. A read takes up to BatchSize free
+// chunks, and the batch it hands the node keeps only those it filled: the
+// rest are free again at once, and the batch's come back when the node
+// gives the batch back. A read of a few packets (the usual one while the
+// node keeps up) so keeps a few chunks, and messages held in place keep
+// only those: at 1% loss fifo holds almost every message for a repair's
+// round trip, in tens of such batches. The budget (event.Pins.Room) lets
+// held messages pin one more batch while BatchSize chunks are free, so a
+// read always finds room once the batches held messages do not keep come
+// back.
 type reader struct {
-	rc    syscall.RawConn
-	mu    sync.Mutex
-	free  chan *stack.Batch
-	bufs  map[*stack.Batch][]byte
+	rc syscall.RawConn
+	mu sync.Mutex
+	bs int // chunks a read takes at most (BatchSize)
+
+	// cmu guards free, reading and spare: the node goroutine gives back
+	// batches while the reader and Poll take chunks.
+	cmu     sync.Mutex
+	mem     []byte
+	mp      int     // a chunk's bytes (MaxPacket)
+	free    []int32 // free chunks, the last freed on top
+	reading int     // chunks taken by reads in progress (free unless filled)
+	spare   []*readBatch
+	maxPkts int           // packets a batch holds at most
+	wake    chan struct{} // chunks came back (capacity 1)
+
 	pins  event.Pins // the batches held messages keep (the node's goroutine)
 	m     *mmsg
 	oob   []byte
@@ -997,31 +1029,36 @@ type reader struct {
 	pn     int
 	perrno syscall.Errno
 	pollFn func(uintptr)
-	pslab  []byte
+	pb     *readBatch
+}
+
+// readBatch is a batch and the chunks its packets were read into.
+type readBatch struct {
+	stack.Batch
+	r      *reader
+	chunks []int32
 }
 
 func (t *Transport) newReader(rc syscall.RawConn) *reader {
-	nb, bs, mp := t.cfg.Batches, t.cfg.BatchSize, t.cfg.MaxPacket
-	r := &reader{rc: rc, free: make(chan *stack.Batch, nb), bufs: make(map[*stack.Batch][]byte, nb)}
-	r.pins.Max = nb - 1 // one batch is always left to read into
-	done := func(b *stack.Batch) { r.free <- b }
-	for range nb {
-		maxPkts := bs
-		if t.gro() {
-			maxPkts = bs * groMaxSegs // a read may hold GRO buffers
-		}
-		b := &stack.Batch{Pkts: make([][]byte, 0, maxPkts), Done: done, Pins: &r.pins}
-		r.bufs[b] = make([]byte, bs*mp)
-		r.free <- b
+	bs, mp := t.cfg.BatchSize, t.cfg.MaxPacket
+	n := t.cfg.Batches * bs
+	r := &reader{rc: rc, bs: bs, mem: make([]byte, n*mp), mp: mp, free: make([]int32, n),
+		wake: make(chan struct{}, 1), maxPkts: bs}
+	if t.gro() {
+		r.maxPkts *= groMaxSegs // a read may hold GRO buffers
 	}
+	for i := range r.free {
+		r.free[i] = int32(n - 1 - i) // the first chunk on top
+	}
+	r.pins.Room = r.room
 	r.m = newMmsg(bs, 1)
 	r.oob = make([]byte, bs*oobSize)
 	for i := range bs {
 		r.m.setOOB(i, r.oob[i*oobSize:(i+1)*oobSize])
 	}
 	r.pollFn = func(fd uintptr) {
-		r.point(r.pslab, bs, mp)
-		r.pn, r.perrno = r.m.recv(fd, bs)
+		r.point(r.pb)
+		r.pn, r.perrno = r.m.recv(fd, len(r.pb.chunks))
 	}
 	t.mu.Lock()
 	t.readers = append(t.readers, r)
@@ -1034,33 +1071,103 @@ func (t *Transport) dropReader(r *reader) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.readers = slices.DeleteFunc(slices.Clone(t.readers), func(x *reader) bool { return x == r })
+	t.closedCopies += r.pins.Copies()
 }
 
-// point aims the headers at slab's buffers.
-func (r *reader) point(slab []byte, bs, mp int) {
-	for i := range bs {
-		r.m.set(i, slab[i*mp:(i+1)*mp])
+// room reports whether held messages may pin one more batch: a read's
+// worth of chunks is free (event.Pins.Room, on the node goroutine).
+func (r *reader) room() bool {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	return len(r.free)+r.reading >= r.bs
+}
+
+// take returns a batch holding up to BatchSize free chunks to read into,
+// or nil if none is free.
+func (r *reader) take() *readBatch {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	k := min(r.bs, len(r.free))
+	if k == 0 {
+		return nil
+	}
+	var b *readBatch
+	if n := len(r.spare); n > 0 {
+		b, r.spare = r.spare[n-1], r.spare[:n-1]
+	} else {
+		b = &readBatch{r: r, chunks: make([]int32, 0, r.bs)}
+		b.Batch = stack.Batch{Pkts: make([][]byte, 0, r.bs), Done: b.giveBack, Pins: &r.pins}
+	}
+	top := len(r.free) - k
+	b.chunks = append(b.chunks[:0], r.free[top:]...)
+	slices.Reverse(b.chunks) // the most recently freed (warmest) first
+	r.free = r.free[:top]
+	r.reading += k
+	return b
+}
+
+// keep ends b's read, which filled its first n chunks: the rest are free
+// again, and b is given back at once if it holds nothing.
+func (r *reader) keep(b *readBatch, n int) {
+	r.cmu.Lock()
+	r.reading -= len(b.chunks)
+	for i := len(b.chunks) - 1; i >= n; i-- {
+		r.free = append(r.free, b.chunks[i])
+	}
+	b.chunks = b.chunks[:n]
+	r.cmu.Unlock()
+	if n == 0 {
+		b.giveBack(&b.Batch)
+	}
+}
+
+// giveBack is the batch's Done: its chunks are free again (from the node
+// goroutine, or a reader that did not hand it over).
+func (b *readBatch) giveBack(*stack.Batch) {
+	r := b.r
+	b.Pkts = b.Pkts[:0]
+	r.cmu.Lock()
+	for i := len(b.chunks) - 1; i >= 0; i-- {
+		r.free = append(r.free, b.chunks[i])
+	}
+	b.chunks = b.chunks[:0]
+	r.spare = append(r.spare, b)
+	r.cmu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// chunk is chunk c's memory.
+func (r *reader) chunk(c int32) []byte {
+	return r.mem[int(c)*r.mp : (int(c)+1)*r.mp : (int(c)+1)*r.mp]
+}
+
+// point aims the headers at b's chunks.
+func (r *reader) point(b *readBatch) {
+	for i, c := range b.chunks {
+		r.m.set(i, r.chunk(c))
 		r.m.hs[i].Hdr.SetControllen(oobSize)
 	}
 }
 
 // read is one socket's reader: recvmmsg into the transport's buffers, hand
-// each batch to the sink, wait for a free batch when all are out. The
-// RawConn parks the goroutine in the poller while the socket is empty.
+// each batch to the sink, wait for free chunks when none is. The RawConn
+// parks the goroutine in the poller while the socket is empty.
 func (t *Transport) read(rc syscall.RawConn) {
 	defer t.wg.Done()
 	r := t.newReader(rc)
 	defer t.dropReader(r)
-	bs, mp := t.cfg.BatchSize, t.cfg.MaxPacket
 	var (
 		n     int
 		errno syscall.Errno
-		slab  []byte
+		b     *readBatch
 	)
 	recv := func(fd uintptr) bool {
 		r.mu.Lock()
-		r.point(slab, bs, mp)
-		n, errno = r.m.recv(fd, bs)
+		r.point(b)
+		n, errno = r.m.recv(fd, len(b.chunks))
 		if errno == syscall.EAGAIN {
 			r.mu.Unlock()
 			return false // wait in the poller for more
@@ -1068,39 +1175,45 @@ func (t *Transport) read(rc syscall.RawConn) {
 		return true // hold mu until the batch is handed over
 	}
 	for {
-		var b *stack.Batch
-		select {
-		case b = <-r.free:
-		case <-t.closing:
-			return
+		if b = r.take(); b == nil {
+			select {
+			case <-r.wake:
+				continue
+			case <-t.closing:
+				return
+			}
 		}
-		slab = r.bufs[b]
 		if err := rc.Read(recv); err != nil {
+			r.keep(b, 0)
 			return // closed (mu is not held: the last call saw EAGAIN or none was made)
 		}
 		if errno != 0 {
 			r.mu.Unlock()
+			r.keep(b, 0)
 			if errno == syscall.EINTR {
-				r.free <- b
 				continue
 			}
 			return // the socket failed (closed under us)
 		}
-		t.fill(r, b, slab, n)
+		t.fill(r, &b.Batch, b.chunks, n)
+		r.keep(b, n)
+		if n == 0 {
+			r.mu.Unlock()
+			continue
+		}
 		t.mu.Lock()
 		sink := t.sink
 		t.mu.Unlock()
-		if len(b.Pkts) == 0 || sink == nil || !sink.Input(b) {
-			b.Pkts = b.Pkts[:0]
-			r.free <- b
+		if len(b.Pkts) == 0 || sink == nil || !sink.Input(&b.Batch) {
+			b.giveBack(&b.Batch)
 		}
 		r.mu.Unlock()
 	}
 }
 
-// fill puts the n packets a recvmmsg read into slab into b, counting.
+// fill puts the n packets a recvmmsg read into chunks into b, counting.
 // r.mu is held.
-func (t *Transport) fill(r *reader, b *stack.Batch, slab []byte, n int) {
+func (t *Transport) fill(r *reader, b *stack.Batch, chunks []int32, n int) {
 	m, mp := r.m, t.cfg.MaxPacket
 	t.batches.Add(1)
 	var bytes int64
@@ -1115,7 +1228,7 @@ func (t *Transport) fill(r *reader, b *stack.Batch, slab []byte, n int) {
 			t.truncated.Add(1)
 			continue
 		}
-		p := slab[i*mp : i*mp+int(h.Len)]
+		p := r.chunk(chunks[i])[:h.Len]
 		if seg <= 0 || seg >= len(p) {
 			seg = len(p) // one datagram
 		} else {
@@ -1124,7 +1237,7 @@ func (t *Transport) fill(r *reader, b *stack.Batch, slab []byte, n int) {
 		for len(p) > 0 {
 			q := p[:min(seg, len(p))]
 			p = p[len(q):]
-			if len(b.Pkts) == cap(b.Pkts) {
+			if len(b.Pkts) == r.maxPkts {
 				t.truncated.Add(1) // more datagrams than a batch holds (never from Linux)
 				continue
 			}
@@ -1144,7 +1257,7 @@ func (t *Transport) fill(r *reader, b *stack.Batch, slab []byte, n int) {
 // Poll reads every socket once without waiting, on the node goroutine
 // (stack.Poller): with one P and the node always busy, the runtime would
 // otherwise wake the readers only about every 10 ms. A socket whose reader
-// is handing over a batch, or that has no free batch, is skipped.
+// is handing over a batch, or that has no free chunk, is skipped.
 func (t *Transport) Poll(receive func(*stack.Batch)) {
 	t.mu.Lock()
 	rs, sink := t.readers, t.sink
@@ -1157,29 +1270,32 @@ func (t *Transport) Poll(receive func(*stack.Batch)) {
 		if !r.mu.TryLock() {
 			continue
 		}
-		var b *stack.Batch
-		select {
-		case b = <-r.free:
-		default:
+		b := r.take()
+		if b == nil {
 			r.mu.Unlock()
 			continue
 		}
-		r.pslab = r.bufs[b]
+		r.pb = b
 		r.pn, r.perrno = 0, 0
 		if err := r.rc.Control(r.pollFn); err != nil || r.perrno != 0 {
-			r.free <- b
+			r.keep(b, 0)
 			r.mu.Unlock()
 			continue // nothing there (EAGAIN), or closed: the reader sees to it
 		}
 		t.polls.Add(1)
-		t.fill(r, b, r.pslab, r.pn)
+		t.fill(r, &b.Batch, b.chunks, r.pn)
+		r.keep(b, r.pn)
+		if r.pn == 0 {
+			r.mu.Unlock()
+			continue
+		}
 		if filter != nil {
-			filter.Filter(b)
+			filter.Filter(&b.Batch)
 		}
 		if len(b.Pkts) == 0 {
-			r.free <- b
+			b.giveBack(&b.Batch)
 		} else {
-			receive(b) // releases b
+			receive(&b.Batch) // releases b
 		}
 		r.mu.Unlock()
 	}
@@ -1194,8 +1310,20 @@ func (t *Transport) Stats() Stats {
 		Truncated: t.truncated.Load(), BatchReads: t.batches.Load(), BatchWrites: t.batchWrites.Load(),
 		OffloadRuns: t.offloadRuns.Load(), OffloadReads: t.offloadReads.Load(),
 		Learned: t.learnedN.Load(), Forgotten: t.forgotten.Load(), KernelDrops: t.kernelDrops.Load(),
-		Polls: t.polls.Load(),
+		Polls: t.polls.Load(), HeldCopies: t.heldCopies(),
 	}
+}
+
+// heldCopies sums the readers' copies of held messages, those of closed
+// sockets included.
+func (t *Transport) heldCopies() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.closedCopies
+	for _, r := range t.readers {
+		n += r.pins.Copies()
+	}
+	return n
 }
 
 // Close closes every socket and waits for the readers to stop. Close the
