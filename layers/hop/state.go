@@ -522,10 +522,19 @@ func (l *Layer) isolate() {
 	if !m.set || len(l.myGroups()) > 0 {
 		return
 	}
-	if l.last.h.LTS > m.lts || l.last.h.LTS == m.lts && l.last.h.Site > m.site {
-		l.last.h.LTS, l.last.h.Site = m.lts, m.site
+	if l.lowerFloor(m.lts, m.site) {
 		l.c.FloorRestored.Inc()
 	}
+}
+
+// lowerFloor sets agreed order's floor (last) back to (lts, site) if it
+// stands above it, and reports whether it did.
+func (l *Layer) lowerFloor(lts uint64, site event.SiteID) bool {
+	if l.last.h.LTS > lts || l.last.h.LTS == lts && l.last.h.Site > site {
+		l.last.h.LTS, l.last.h.Site = lts, site
+		return true
+	}
+	return false
 }
 
 // restoreLast sets agreed order's floor (last) back to where it stood when
@@ -543,9 +552,7 @@ func (l *Layer) restoreLast() {
 	if !m.set {
 		return
 	}
-	if l.last.h.LTS > m.last.lts || l.last.h.LTS == m.last.lts && l.last.h.Site > m.last.site {
-		l.last.h.LTS, l.last.h.Site = m.last.lts, m.last.site
-	}
+	l.lowerFloor(m.last.lts, m.last.site)
 }
 
 // memberReplay takes, at a readmitted representative (rejoin), a member's
