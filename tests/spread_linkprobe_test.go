@@ -10,7 +10,7 @@ import (
 // TestSpreadLinkProbedBackUp: three sites of two nodes, full mesh, 1%
 // loss; the link 2-3 loses everything from 2 s to 4 s. Its two ends
 // declare it down and the trees route around it through site 1; then they
-// probe it, backing off from dead_after, and once it carries again they
+// probe it every quarter of dead_after, and once it carries again they
 // bring it up: site 2's messages reach site 3 over it directly again, and
 // every member delivers every message, in order. Before, a link declared
 // down stayed down until a representative changed: n5 never again heard

@@ -323,8 +323,7 @@ type Layer struct {
 	waitAt   [maxSite + 1]event.Time
 
 	// Probes of links declared down (probe.go).
-	probeT    [maxSite + 1]*stack.Timer
-	probeWait [maxSite + 1]time.Duration
+	probeT [maxSite + 1]*stack.Timer
 
 	c counters
 }

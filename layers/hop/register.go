@@ -126,7 +126,7 @@ type counters struct {
 	Resent        *stack.Counter `counter:"resent" doc:"kept messages sent again on a new child link (a new representative, or a tree rebuilt) that its site lacked"`
 	Unqueued      *stack.Counter `counter:"unqueued" doc:"packets waiting on a link dropped unsent because the far site no longer takes their source's stream from this one (a tree rebuilt; its new parent resends what it lacks)"`
 	KeepDrops     *stack.Counter `counter:"keep_drops" doc:"kept messages dropped because max_pending were kept per source site (a later failover cannot resend them)"`
-	Probes        *stack.Counter `counter:"link_probes" doc:"probes sent across links declared down, asking whether they carry traffic again (every dead_after, doubling to 8 x dead_after)"`
+	Probes        *stack.Counter `counter:"link_probes" doc:"probes sent across links declared down, asking whether they carry traffic again (every quarter of dead_after)"`
 	LinksUp       *stack.Counter `counter:"links_up_again" doc:"links declared down that answered a probe and were brought up again (the trees are rebuilt over them)"`
 	Starts        *stack.Counter `counter:"stream_starts" doc:"streams told where they stand (tStart, state transfer): a newcomer, a readmitted site, or a stream moved past what its feeder no longer has"`
 	ToldLost      *stack.Counter `counter:"told_lost" doc:"site sequence numbers a stream skipped because its feeder no longer had them; the application is told (event.Lost)"`
