@@ -401,6 +401,56 @@ func TestServiceRejectsBadConfig(t *testing.T) {
 	}
 }
 
+// NewService gives every bound and timeout left at 0 its default, takes a
+// negative MaxEntries, MaxRemovals, CutReportTTL or timeout bound as unset
+// too, and keeps a negative UpdateLog or Indirect (none), as ServiceConfig
+// documents.
+func TestServiceDefaults(t *testing.T) {
+	send := func(event.NodeID, []byte) {}
+	svc, err := NewService(ServiceConfig{FDTimeout: time.Second, Send: send})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := svc.cfg
+	for _, f := range []struct {
+		name      string
+		got, want any
+	}{
+		{"MinTimeout", c.MinTimeout, DefaultMinTimeout},
+		{"MaxTimeout", c.MaxTimeout, DefaultMaxTimeout},
+		{"SuspectTimeout", c.SuspectTimeout, time.Second},
+		{"MaxNodes", c.MaxNodes, DefaultMaxNodes},
+		{"MaxGroupsPerNode", c.MaxGroupsPerNode, DefaultMaxGroupsPerNode},
+		{"MaxGroups", c.MaxGroups, DefaultMaxGroups},
+		{"MaxRequest", c.MaxRequest, DefaultMaxRequest},
+		{"MaxEntries", c.MaxEntries, 8000},
+		{"UpdateLog", c.UpdateLog, DefaultUpdateLog},
+		{"Indirect", c.Indirect, DefaultIndirect},
+		{"MaxRemovals", c.MaxRemovals, DefaultMaxRemovals},
+		{"CutReportTTL", c.CutReportTTL, DefaultCutReportTTL},
+	} {
+		if f.got != f.want {
+			t.Errorf("zero config: %s = %v, want %v", f.name, f.got, f.want)
+		}
+	}
+	svc, err = NewService(ServiceConfig{FDTimeout: time.Second, Send: send, MinTimeout: -1, MaxTimeout: -1,
+		MaxEntries: -1, MaxRemovals: -1, CutReportTTL: -1, UpdateLog: -1, Indirect: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = svc.cfg
+	if c.MinTimeout != DefaultMinTimeout || c.MaxTimeout != DefaultMaxTimeout || c.MaxEntries != 8000 ||
+		c.MaxRemovals != DefaultMaxRemovals || c.CutReportTTL != DefaultCutReportTTL {
+		t.Errorf("negative bounds not defaulted: %+v", c)
+	}
+	if c.UpdateLog != -1 || c.Indirect != -1 {
+		t.Errorf("negative UpdateLog %d and Indirect %d (none) not kept", c.UpdateLog, c.Indirect)
+	}
+	if _, err := NewService(ServiceConfig{FDTimeout: time.Second, Send: send, MaxNodes: -1}); err == nil {
+		t.Error("negative MaxNodes: no error")
+	}
+}
+
 // A node that leaves the system (its stack closes) says goodbye and is
 // removed at once, without waiting for the failure detector.
 func TestByeRemovesAtOnce(t *testing.T) {

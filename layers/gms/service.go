@@ -259,6 +259,14 @@ func (l *peerList) pushBack(p *peer) {
 	l.tail = p
 }
 
+// orDefault sets *v to d when *v is 0 or negative (a bound or timeout
+// left unset).
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
 // NewService makes a service with no members.
 func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.Send == nil {
@@ -273,12 +281,8 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.SuspectTimeout == 0 {
 		cfg.SuspectTimeout = cfg.FDTimeout
 	}
-	if cfg.MinTimeout <= 0 {
-		cfg.MinTimeout = DefaultMinTimeout
-	}
-	if cfg.MaxTimeout <= 0 {
-		cfg.MaxTimeout = DefaultMaxTimeout
-	}
+	orDefault(&cfg.MinTimeout, DefaultMinTimeout)
+	orDefault(&cfg.MaxTimeout, DefaultMaxTimeout)
 	if cfg.MinTimeout > cfg.MaxTimeout {
 		return nil, fmt.Errorf("gms: timeout range [%v, %v] is empty", cfg.MinTimeout, cfg.MaxTimeout)
 	}
@@ -287,32 +291,19 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 			return nil, fmt.Errorf("gms: negative bound %d", *b)
 		}
 	}
-	if cfg.MaxNodes == 0 {
-		cfg.MaxNodes = DefaultMaxNodes
-	}
-	if cfg.MaxGroupsPerNode == 0 {
-		cfg.MaxGroupsPerNode = DefaultMaxGroupsPerNode
-	}
-	if cfg.MaxGroups == 0 {
-		cfg.MaxGroups = DefaultMaxGroups
-	}
-	if cfg.MaxRequest == 0 {
-		cfg.MaxRequest = DefaultMaxRequest
-	}
-	if cfg.MaxEntries <= 0 {
-		cfg.MaxEntries = 8000
-	}
-	if cfg.CutReportTTL <= 0 {
-		cfg.CutReportTTL = DefaultCutReportTTL
-	}
+	orDefault(&cfg.MaxNodes, DefaultMaxNodes)
+	orDefault(&cfg.MaxGroupsPerNode, DefaultMaxGroupsPerNode)
+	orDefault(&cfg.MaxGroups, DefaultMaxGroups)
+	orDefault(&cfg.MaxRequest, DefaultMaxRequest)
+	orDefault(&cfg.MaxEntries, 8000)
+	orDefault(&cfg.CutReportTTL, DefaultCutReportTTL)
+	orDefault(&cfg.MaxRemovals, DefaultMaxRemovals)
+	// A negative UpdateLog or Indirect means none: only 0 takes the default.
 	if cfg.UpdateLog == 0 {
 		cfg.UpdateLog = DefaultUpdateLog
 	}
 	if cfg.Indirect == 0 {
 		cfg.Indirect = DefaultIndirect
-	}
-	if cfg.MaxRemovals <= 0 {
-		cfg.MaxRemovals = DefaultMaxRemovals
 	}
 	return &Service{
 		cfg:        cfg,
