@@ -319,7 +319,7 @@ func TestP2PResendAfterMeasuredRoundTrip(t *testing.T) {
 		t.Fatalf("node 2 got %d sends: %v", len(seqs), err)
 	}
 	wait := time.Duration(got51 - event.Time(50*time.Millisecond))
-	t.Logf("srtt %v: the send lost at 50ms delivered %v later", r.layers[1].peers[2].rtt.SRTT(), wait)
+	t.Logf("srtt %v: the send lost at 50ms delivered %v later", r.layers[1].peers[2].SRTT(), wait)
 	if wait > 5*time.Millisecond {
 		t.Errorf("the lost send was delivered %v after it was sent, want within 5ms (the measured round trip's timeout, not p2p_timeout)", wait)
 	}

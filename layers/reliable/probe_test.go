@@ -92,8 +92,9 @@ func (p *probe) counter(name string) int64 { return p.c.Counter("reliable", name
 // heldP2P is every byte and message of early point-to-point arrivals held.
 func (l *Layer) heldP2P() (n int, bytes int64) {
 	for _, q := range l.pslots {
-		n += q.rheld
-		bytes += q.rheldSize
+		qn, qb := q.Early()
+		n += qn
+		bytes += qb
 	}
 	return n, bytes
 }
@@ -220,11 +221,11 @@ func FuzzScript(f *testing.F) {
 		c := layertest.RunScript(t, kept(t, map[string]string{"p2p_max_held": "4KB", "p2p_window": "16"}, func(l *Layer) { layers = append(layers, l) }), b)
 		l := layers[0]
 		for _, q := range l.pslots {
-			if q.rheld >= l.cfg.P2PWindow || q.rheldSize > l.cfg.P2PMaxHeldBytes {
-				t.Errorf("peer %v: %d messages, %d bytes held", q.id, q.rheld, q.rheldSize)
+			if n, b := q.Early(); n >= l.cfg.P2PWindow || b > l.cfg.P2PMaxHeldBytes {
+				t.Errorf("peer %v: %d messages, %d bytes held", q.ID(), n, b)
 			}
-			if q.rhold != nil && !l.shares(q.id) {
-				t.Errorf("peer %v: receive state kept though it shares no group", q.id)
+			if q.Receiving() && !l.shares(q.ID()) {
+				t.Errorf("peer %v: receive state kept though it shares no group", q.ID())
 			}
 		}
 		var sum int64

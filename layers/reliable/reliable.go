@@ -76,6 +76,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/p2p"
 	"github.com/layercast/layercast/internal/pairindex"
 	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/internal/wirecodec"
@@ -140,8 +141,8 @@ type Layer struct {
 	pslots  []*peer
 	nak     nakMsg
 	digest  digestMsg
-	bufUsed int64 // bytes held in every group's retransmission buffer
-	p2pRing int   // size of a peer's receive ring: p2p_window rounded up to a power of two
+	bufUsed int64      // bytes held in every group's retransmission buffer
+	p2p     *p2p.Proto // point-to-point Sends (p2p.go)
 
 	c counters
 
@@ -166,7 +167,7 @@ type Layer struct {
 func New(cfg Config) *Layer {
 	cfg.Window = seqwin.PowerOfTwo(cfg.Window, 64)
 	cfg.NakCopies = max(cfg.NakCopies, 1)
-	return &Layer{cfg: cfg, p2pRing: seqwin.PowerOfTwo(cfg.P2PWindow, 16), groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
+	return &Layer{cfg: cfg, groups: map[event.GroupID]*group{}, peers: map[event.NodeID]*peer{}, wc: newWireCodec()}
 }
 
 var _ stack.Layer = (*Layer)(nil)
@@ -179,6 +180,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
 	l.self = ctx.Self()
 	ctx.BindCounters(&l.c)
+	l.p2p = l.newP2P()
 	l.askTm = ctx.NewTimer(l.askTimer)
 	l.copyTm = ctx.NewTimer(l.copyTimer)
 	return nil
@@ -256,8 +258,7 @@ func (l *Layer) Close() {
 		}
 	}
 	for _, p := range l.pslots {
-		l.dropPeer(p)
-		l.releaseHeld(p)
+		p.Close()
 	}
 }
 

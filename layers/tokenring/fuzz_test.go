@@ -91,8 +91,8 @@ func (fn *fuzzNode) check() {
 		}
 	}
 	for _, p := range l.peers {
-		if p.unacked.Len() > l.cfg.P2PWindow || len(p.early) > l.cfg.P2PWindow {
-			fn.t.Fatalf("peer %v holds %d unacked, %d early", p.id, p.unacked.Len(), len(p.early))
+		if early, _ := p.Early(); p.Inflight() > l.cfg.P2PWindow || early > l.cfg.P2PWindow {
+			fn.t.Fatalf("peer %v holds %d unacked, %d early", p.ID(), p.Inflight(), early)
 		}
 	}
 }

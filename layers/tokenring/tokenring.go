@@ -66,6 +66,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/p2p"
 	"github.com/layercast/layercast/internal/ring"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
@@ -164,6 +165,7 @@ type Layer struct {
 	rc        rateCtl
 
 	peers map[event.NodeID]*peer
+	p2p   *p2p.Proto // point-to-point Sends and control (p2p.go)
 	// sessions numbers the point-to-point sessions this node opens (the
 	// last one opened; it starts at random, so a restarted node does not
 	// reuse its earlier sessions).
@@ -206,6 +208,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.Ctx = ctx
 	l.self = ctx.Self()
 	ctx.BindCounters(&l.c)
+	l.p2p = l.newP2P()
 	l.feed = ctx.NewFeed(false, l.pull)
 	l.fwdFeed = ctx.NewFeed(false, l.pullForward)
 	l.rc.init(l)
@@ -412,7 +415,7 @@ func (l *Layer) Close() {
 		l.own.release(l)
 	}
 	for _, p := range l.peers {
-		p.release()
+		p.Close()
 	}
 }
 
