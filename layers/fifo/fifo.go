@@ -236,6 +236,7 @@ func (l *Layer) accept(g *group, from event.NodeID, s *sender, seq uint32, m *ev
 // drain delivers the held messages that follow next without a gap.
 func (l *Layer) drain(g *group, from event.NodeID, s *sender) {
 	for s.ring.Len() > 0 && s.ring.Get(0) != nil {
+		warmHeld(s)
 		d := s.ring.Advance()
 		s.next++
 		s.bytes -= event.HeldCost(d.Len())

@@ -460,3 +460,62 @@ func TestAskedCopiesLeaveApart(t *testing.T) {
 		t.Errorf("%d retransmissions after copyGap, want 6 (the second copies)", n)
 	}
 }
+
+// TestFirstNakSoonerForPrivateLoss: a receiver whose repairs come by
+// unicast (it lost those messages alone) waits a quarter of nak_delay_rtts
+// round trips before its first NAK, as no repair multicast can spare
+// anyone a NAK; receivers whose losses others share (a repair multicast
+// for several askers, flagShared) keep the whole wait. Nodes 2 and 3 lose
+// the same casts, node 4 others, each 18 times (sharedAfter repairs), then
+// all three lose the cast sent at 330 ms.
+func TestFirstNakSoonerForPrivateLoss(t *testing.T) {
+	const lat = 200 * time.Microsecond
+	const step = time.Duration(10 * time.Microsecond)
+	r := newNakRun(t, 1, 4, lat, map[string]string{"nak_delay": "20ms", "nak_delay_rtts": "2", "nak_delay_min": "100us"})
+	for k := range sharedAfter + 2 {
+		r.lose(20+15*k, 2, 3)
+		r.lose(27+15*k, 4)
+	}
+	w := r.lose(330, 2, 3, 4)
+	watch, naks := r.nakWatch()
+	srtt := map[event.NodeID]time.Duration{} // each one's to node 1 when the last gap was found
+	r.run(func() {
+		watch()
+		for _, id := range []event.NodeID{2, 3, 4} {
+			if srtt[id] == 0 && w.found[id] != 0 {
+				srtt[id] = r.layers[id].paths[1].SRTT()
+			}
+		}
+	})
+	for _, id := range []event.NodeID{2, 3, 4} {
+		if w.found[id] == 0 || srtt[id] == 0 {
+			t.Fatalf("%v: the last loss window lost nothing, or no round trip measured", id)
+		}
+	}
+	if !r.layers[2].paths[1].sharedLoss() || !r.layers[3].paths[1].sharedLoss() || r.layers[4].paths[1].sharedLoss() {
+		t.Fatalf("shared loss: n2 %v, n3 %v, n4 %v; want n2 and n3 only", r.layers[2].paths[1].sharedLoss(), r.layers[3].paths[1].sharedLoss(), r.layers[4].paths[1].sharedLoss())
+	}
+	gap := w.found[4].Add(lat)
+	got := time.Duration(firstNakAfterGap(naks[4], gap) - gap)
+	t.Logf("n4 (private loss): srtt %v, first NAK %v after the gap", srtt[4], got)
+	if got < srtt[4]/2-step || got > srtt[4]+step {
+		t.Errorf("n4 (private loss): first NAK %v after the gap, want within [%v, %v] (nak_delay_rtts/4 to twice that round trips)", got, srtt[4]/2, srtt[4])
+	}
+	asked := 0
+	for _, id := range []event.NodeID{2, 3} {
+		gap := w.found[id].Add(lat)
+		n := firstNakAfterGap(naks[id], gap)
+		if n == 0 || time.Duration(n-gap) > 4*srtt[id]+step {
+			continue // spared by the other's repair multicast
+		}
+		asked++
+		got := time.Duration(n - gap)
+		t.Logf("%v (shared loss): srtt %v, first NAK %v after the gap", id, srtt[id], got)
+		if got < 2*srtt[id]-step {
+			t.Errorf("%v (shared loss): first NAK %v after the gap, want at least %v (nak_delay_rtts round trips)", id, got, 2*srtt[id])
+		}
+	}
+	if asked == 0 {
+		t.Error("neither n2 nor n3 asked for the cast they both lost")
+	}
+}
