@@ -28,13 +28,19 @@
 # side is a majority, and membership keeps the largest (gms's cut rule
 # over every site's report) while the others leave and join again.
 #
+# MODE "freeze" makes the default mode's sites and WAN links with 8 s of
+# sending, and freezes a node (a representative on four seeds in five) for
+# 1 to 4.9 s: membership removes it while it sleeps and readmits it when it
+# wakes, still acting on what it knew before (its links' old windows, its
+# old view); on one seed in four a second node freezes too.
+#
 #   scripts/spread-site-soak.sh [FROM [TO [RATE [MODE]]]]   (default: 1 60 40)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 from=${1:-1} to=${2:-60} rate=${3:-40} mode=${4:-}
 case "$mode" in
-"" | longcut | threeway) ;;
-*) echo "spread-site-soak: mode $mode: want longcut, threeway or nothing" >&2; exit 2 ;;
+"" | longcut | threeway | freeze) ;;
+*) echo "spread-site-soak: mode $mode: want longcut, threeway, freeze or nothing" >&2; exit 2 ;;
 esac
 dir=$(mktemp -d)
 st=$dir/stacktool
@@ -61,7 +67,11 @@ for seed in $(seq "$from" "$to"); do
     echo "group-size: $nodes"
     echo "seed: $seed"
     echo "rate: $rate"
-    if [ -n "$mode" ]; then echo "duration: 12s"; else echo "duration: 6s"; fi
+    case "$mode" in
+    "") echo "duration: 6s" ;;
+    freeze) echo "duration: 8s" ;;
+    *) echo "duration: 12s" ;;
+    esac
     echo "drain: 5s"
     if [ "$mode" = threeway ]; then loss=uniform:1%; fi
     echo "loss: $loss"
@@ -75,6 +85,11 @@ for seed in $(seq "$from" "$to"); do
       echo "fault: cut:$(seq -s, 1 "$s1")|$(seq -s, $((s1 + 1)) "$s2")|$(seq -s, $((s2 + 1)) "$nodes")@2.$((r % 10))s"
       echo "fault: heal@$((6 + r % 5)).$(((r / 100) % 10))s"
       [ $((r % 3)) = 0 ] && echo "fault: crash:$((1 + r % nodes))@$((3 + r % 4)).5s"
+    elif [ "$mode" = freeze ]; then
+      case $((r % 3)) in 0) fn=1 ;; 1) fn=$((s1 + 1)) ;; *) fn=$((s2 + 1)) ;; esac # a representative
+      [ $((r % 5)) = 0 ] && fn=$((1 + (r / 5) % nodes))                             # or any node
+      echo "fault: freeze:$fn@$((1 + r % 4)).$((r % 10))s+$((1 + (r / 10) % 4)).$(((r / 3) % 10))s"
+      [ $((r % 4)) = 1 ] && echo "fault: freeze:$((1 + (r / 13) % nodes))@$((2 + r % 3)).$(((r / 7) % 10))s+$((1 + (r / 20) % 3)).5s"
     elif [ "$mode" = longcut ]; then
       for x in $(seq $((s1 + 1)) "$s2"); do echo "fault: crash:$x@1.$((r % 10))s"; done
       echo "fault: cut:$(seq -s, 1 "$s1")|$(seq -s, $((s2 + 1)) "$nodes")@2.$(((r / 10) % 10))s"

@@ -16,7 +16,7 @@ import (
 // bytes.
 func FuzzHopHeaders(f *testing.F) {
 	var b [dataHdrSize]byte
-	h := dataHdr{Type: tData, LinkSeq: 7, Site: 3, Origin: 9, Seq: 4, Last: 4, LTS: 11, Mask: 0b1010, View: 5}
+	h := dataHdr{Type: tData, LinkSeq: 7, Site: 3, Origin: 9, Seq: 4, Last: 4, LTS: 11, Mask: 0b1010, View: 5, Epoch: 3}
 	h.put(b[:])
 	f.Add(b[:])
 	h = dataHdr{Type: tSkip, LinkSeq: 8, Site: 1, Seq: 5, Last: 90, LTS: 40}
@@ -26,7 +26,7 @@ func FuzzHopHeaders(f *testing.F) {
 	h.put(b[:])
 	f.Add(b[:])
 	var a [ackHdrSize]byte
-	putAck(a[:], 3, 9)
+	(&ackHdr{Aru: 3, Highest: 9, AruEpoch: 2, Epoch: 1}).put(a[:])
 	f.Add(a[:])
 	var bt [beatSize]byte
 	(&beat{Site: 2, Seq: 10, LTS: 99}).put(bt[:])
@@ -50,11 +50,11 @@ func FuzzHopHeaders(f *testing.F) {
 	codec := wirecodec.New(wirecodec.Options{Name: "hop", Malformed: errMalformed, MaxInitLen: 256})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		wiretest.Header(t, "parseData", in, dataHdrSize, parseData, func(b []byte, h dataHdr) { h.put(b) }, errMalformed)
-		if aru, hi, err := parseAck(in); err == nil {
+		if a, err := parseAck(in); err == nil {
 			var out [ackHdrSize]byte
-			putAck(out[:], aru, hi)
+			a.put(out[:])
 			if !bytes.Equal(out[2:], in[2:]) {
-				t.Fatalf("parseAck(%x) = %d, %d, which encodes as %x", in, aru, hi, out)
+				t.Fatalf("parseAck(%x) = %+v, which encodes as %x", in, a, out)
 			}
 		}
 		if b, err := parseBeat(in); err == nil {
@@ -110,7 +110,7 @@ func FuzzHopReceive(f *testing.F) {
 		f.Add(append([]byte{0, byte(dataHdrSize + 20)}, append(b[:], make([]byte, 20)...)...))
 	}
 	var a [ackHdrSize]byte
-	putAck(a[:], 0, 5)
+	(&ackHdr{Highest: 5, Epoch: 1}).put(a[:])
 	f.Add(append([]byte{5, 0, ackHdrSize}, a[:]...))
 	var bt [beatSize]byte
 	(&beat{Site: 2, Seq: 0, LTS: 99}).put(bt[:])

@@ -324,6 +324,8 @@ type Layer struct {
 
 	// Probes of links declared down (probe.go).
 	probeT [maxSite + 1]*stack.Timer
+	// epochs numbers the lives of this node's links (link.epoch).
+	epochs uint16
 
 	c counters
 }

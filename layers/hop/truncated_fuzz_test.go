@@ -16,7 +16,7 @@ func FuzzTruncatedCounted(f *testing.F) {
 	var data [dataHdrSize]byte
 	(&dataHdr{Type: tData, LinkSeq: 1, Site: 1, Origin: 2, Seq: 1, Last: 1, LTS: 1, Mask: 7}).put(data[:])
 	var ack [ackHdrSize]byte
-	putAck(ack[:], 0, 5)
+	(&ackHdr{Highest: 5, Epoch: 1}).put(ack[:])
 	full := beat{Site: 1, Seq: 3, LTS: 7, Has: 0b11}
 	full.Aru[0], full.Aru[1] = 5, 3
 	bt := make([]byte, full.size())

@@ -144,10 +144,14 @@ type dataHdr struct {
 	// group when it cast (0: none); a node whose view is older holds
 	// agreed order at it (viewBehind).
 	View uint32
+	// Epoch, on a link, is the life of the sending end's link that
+	// LinkSeq numbers (link.epoch): a far end takes link numbers only
+	// of the newest life it has seen.
+	Epoch uint16
 }
 
 // dataHdrSize is the encoded size of dataHdr.
-const dataHdrSize = 1 + 1 + 4 + 1 + 4 + 4 + 4 + 8 + 8 + 4
+const dataHdrSize = 1 + 1 + 4 + 1 + 4 + 4 + 4 + 8 + 8 + 4 + 2
 
 func (h *dataHdr) put(b []byte) {
 	_ = b[dataHdrSize-1]
@@ -160,6 +164,7 @@ func (h *dataHdr) put(b []byte) {
 	binary.BigEndian.PutUint64(b[19:], h.LTS)
 	binary.BigEndian.PutUint64(b[27:], h.Mask)
 	binary.BigEndian.PutUint32(b[35:], h.View)
+	binary.BigEndian.PutUint16(b[39:], h.Epoch)
 }
 
 // parseData decodes a tData or tSkip header and checks its fields.
@@ -177,6 +182,7 @@ func parseData(b []byte) (dataHdr, error) {
 	h.LTS = binary.BigEndian.Uint64(b[19:])
 	h.Mask = binary.BigEndian.Uint64(b[27:])
 	h.View = binary.BigEndian.Uint32(b[35:])
+	h.Epoch = binary.BigEndian.Uint16(b[39:])
 	switch {
 	case h.Type != tData && h.Type != tSkip && h.Type != tStart:
 		return h, fmt.Errorf("%w: type %d is not data", errMalformed, h.Type)
@@ -206,22 +212,32 @@ func (h *dataHdr) end() uint32 {
 // maxSkipRun bounds one tSkip's run (a sender flushes long before).
 const maxSkipRun = 1 << 20
 
-// ackHdrSize is tAck: type, pad, link_aru, highest sent.
-const ackHdrSize = 10
+// ackHdrSize is tAck: type, pad, link_aru, highest sent, and the two
+// links' lives those numbers are of.
+const ackHdrSize = 14
 
-func putAck(b []byte, aru, highest uint32) {
-	b[0], b[1] = tAck, 0
-	binary.BigEndian.PutUint32(b[2:], aru)
-	binary.BigEndian.PutUint32(b[6:], highest)
+// ackHdr is tAck: Aru is what the far end received of this end's packets
+// of life AruEpoch; Highest is what it sent this end, in its life Epoch.
+// Two directions, no relation between them.
+type ackHdr struct {
+	Aru, Highest    uint32
+	AruEpoch, Epoch uint16
 }
 
-func parseAck(b []byte) (aru, highest uint32, err error) {
+func (a *ackHdr) put(b []byte) {
+	b[0], b[1] = tAck, 0
+	binary.BigEndian.PutUint32(b[2:], a.Aru)
+	binary.BigEndian.PutUint32(b[6:], a.Highest)
+	binary.BigEndian.PutUint16(b[10:], a.AruEpoch)
+	binary.BigEndian.PutUint16(b[12:], a.Epoch)
+}
+
+func parseAck(b []byte) (ackHdr, error) {
 	if len(b) != ackHdrSize || b[0] != tAck {
-		return 0, 0, fmt.Errorf("%w: ack of %d bytes", errMalformed, len(b))
+		return ackHdr{}, fmt.Errorf("%w: ack of %d bytes", errMalformed, len(b))
 	}
-	// aru is what the far end received of ours, highest what it sent us:
-	// two directions, no relation between them.
-	return binary.BigEndian.Uint32(b[2:]), binary.BigEndian.Uint32(b[6:]), nil
+	return ackHdr{Aru: binary.BigEndian.Uint32(b[2:]), Highest: binary.BigEndian.Uint32(b[6:]),
+		AruEpoch: binary.BigEndian.Uint16(b[10:]), Epoch: binary.BigEndian.Uint16(b[12:])}, nil
 }
 
 // beatSize is the fixed part of tBeat: type, site, count of aru entries,
@@ -309,4 +325,6 @@ func parseBeatAs(b []byte, typ byte) (beat, error) {
 // nackBody is tNack's msgpack body: the link seqs to resend.
 type nackBody struct {
 	Seqs []uint32 `codec:"s"`
+	// Epoch is the life of the far end's link the seqs are of.
+	Epoch uint16 `codec:"e"`
 }
