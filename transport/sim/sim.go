@@ -764,9 +764,9 @@ func (n *Network) Pending() int { return n.q.len() }
 // reads the queue and changes nothing: an event pushed meanwhile that
 // comes first wastes some hints.
 func (n *Network) prefetchNext() {
-	a := n.q.ahead
-	for i := min(len(a), aheadLen) - 1; i >= 0; i-- {
-		e := &a[i]
+	q := &n.q
+	for i := min(q.an, aheadLen) - 1; i >= 0; i-- {
+		e := q.at(i)
 		nd := e.node
 		if nd == nil {
 			continue
