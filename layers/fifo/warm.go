@@ -38,3 +38,9 @@ func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
 }
 
 var _ stack.Warmer = (*Layer)(nil)
+
+// WarmDepth implements stack.StagedWarmer: Warm asks for something at
+// stages 0 and 1 only.
+func (l *Layer) WarmDepth() (data, control int) { return 2, 0 }
+
+var _ stack.StagedWarmer = (*Layer)(nil)
