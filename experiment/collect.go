@@ -67,6 +67,7 @@ type Collector struct {
 	readmitted []uint64
 	rx         []rxStat                // by node id - 1
 	memo       [rankMemoSize]pairRanks // ranks' answers
+	warmed     bool                    // warm was called: Delivered asks ranks
 
 	trackOut bool     // LeftStack is called: never-sent casts can be told apart
 	order    orderLog // delivery orders, for agreed_violations (agreed.go)
@@ -223,7 +224,9 @@ const rankMemoSize = 16
 // up to three times (warm's stages 1 and 2, then Delivered), a few steps
 // apart: the answers are kept in a small direct-mapped memo, which stays
 // in the caches, so that only the first asking counts the members. Groups
-// never change after NewCollector, so an answer stays right.
+// never change after NewCollector, so an answer stays right. Delivered
+// asks it only once warm has been called (without warm, in a network too
+// small to warm, it would only store answers no one asks for again).
 func (c *Collector) ranks(g event.GroupID, tx, rx event.NodeID) (tr, rr int) {
 	h := (uint32(g)*0x85EBCA6B ^ uint32(tx)*0x9E3779B1 ^ uint32(rx)*0xC2B2AE35) >> (32 - bits.Len(rankMemoSize-1))
 	m := &c.memo[h]
@@ -379,7 +382,12 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 		c.self++
 		return
 	}
-	tr, rr := c.ranks(st.Group, st.Sender, rx)
+	var tr, rr int
+	if c.warmed {
+		tr, rr = c.ranks(st.Group, st.Sender, rx)
+	} else {
+		tr, rr = c.rank(st.Group, st.Sender), c.rank(st.Group, rx)
+	}
 	if tr < 0 || rr < 0 || rx < 1 || int(rx) > len(c.rx) {
 		c.nonMember++
 		return
@@ -458,6 +466,7 @@ func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stag
 	default:
 		return // nothing left to ask for: no ranks to look up
 	}
+	c.warmed = true
 	tr, rr := c.ranks(g, tx, rx)
 	if tr < 0 || rr < 0 {
 		return
