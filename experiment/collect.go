@@ -65,7 +65,9 @@ type Collector struct {
 	// it as not owed (R3: reliable ignores casts of a view before the
 	// one that readmitted it).
 	readmitted []uint64
-	rx         []rxStat // by node id - 1
+	rx         []rxStat                // by node id - 1
+	memo       [rankMemoSize]pairRanks // ranks' answers
+	warmed     bool                    // warm was called: Delivered asks ranks
 
 	trackOut bool     // LeftStack is called: never-sent casts can be told apart
 	order    orderLog // delivery orders, for agreed_violations (agreed.go)
@@ -205,6 +207,36 @@ func (c *Collector) rank(g event.GroupID, n event.NodeID) int {
 
 // rankScan is the group size up to which rank counts rather than bisects.
 const rankScan = 16
+
+// pairRanks is a remembered answer of ranks: the ranks of tx and rx in g.
+type pairRanks struct {
+	g      event.GroupID
+	tx, rx event.NodeID
+	tr, rr int32
+}
+
+// rankMemoSize is how many answers of ranks the collector keeps (a power
+// of two): a packet's ranks are asked for by warm a few steps before its
+// delivery, a few other packets' between.
+const rankMemoSize = 16
+
+// ranks is (rank(g, tx), rank(g, rx)). A delivery asks for the same pair
+// up to three times (warm's stages 1 and 2, then Delivered), a few steps
+// apart: the answers are kept in a small direct-mapped memo, which stays
+// in the caches, so that only the first asking counts the members. Groups
+// never change after NewCollector, so an answer stays right. Delivered
+// asks it only once warm has been called (without warm, in a network too
+// small to warm, it would only store answers no one asks for again).
+func (c *Collector) ranks(g event.GroupID, tx, rx event.NodeID) (tr, rr int) {
+	h := (uint32(g)*0x85EBCA6B ^ uint32(tx)*0x9E3779B1 ^ uint32(rx)*0xC2B2AE35) >> (32 - bits.Len(rankMemoSize-1))
+	m := &c.memo[h]
+	if m.g == g && m.tx == tx && m.rx == rx && g != event.NoGroup {
+		return int(m.tr), int(m.rr)
+	}
+	tr, rr = c.rank(g, tx), c.rank(g, rx)
+	*m = pairRanks{g: g, tx: tx, rx: rx, tr: int32(tr), rr: int32(rr)}
+	return tr, rr
+}
 
 // SetStart sets when sending starts (default 0); throughput counts from it.
 func (c *Collector) SetStart(t event.Time) { c.start = t }
@@ -350,7 +382,12 @@ func (c *Collector) Delivered(rx event.NodeID, d *stack.Delivery, now event.Time
 		c.self++
 		return
 	}
-	tr, rr := c.rank(st.Group, st.Sender), c.rank(st.Group, rx)
+	var tr, rr int
+	if c.warmed {
+		tr, rr = c.ranks(st.Group, st.Sender, rx)
+	} else {
+		tr, rr = c.rank(st.Group, st.Sender), c.rank(st.Group, rx)
+	}
 	if tr < 0 || rr < 0 || rx < 1 || int(rx) > len(c.rx) {
 		c.nonMember++
 		return
@@ -429,7 +466,8 @@ func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stag
 	default:
 		return // nothing left to ask for: no ranks to look up
 	}
-	tr, rr := c.rank(g, tx), c.rank(g, rx)
+	c.warmed = true
+	tr, rr := c.ranks(g, tx, rx)
 	if tr < 0 || rr < 0 {
 		return
 	}

@@ -52,3 +52,30 @@ func TestRankIsPositionInGroup(t *testing.T) {
 		}
 	}
 }
+
+// ranks answers as rank does for every pair, asked in an order that
+// makes pairs share the memo's slots and asked twice (the second from the
+// memo), for the group 0 (no group, whose zero slot the memo starts with)
+// and groups that are not the run's.
+func TestRanksRemembersRightly(t *testing.T) {
+	groups := map[event.GroupID][]event.NodeID{
+		1: {1, 2, 3, 4, 5, 6, 7, 8},
+		2: {2, 4, 6, 8, 10, 12},
+		3: {1, 3, 5, 7, 9, 11, 13, 15, 17},
+	}
+	c := NewCollector(Default(), &Assignment{Groups: groups})
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		g := event.GroupID(rng.IntN(5))
+		tx, rx := event.NodeID(rng.IntN(19)), event.NodeID(rng.IntN(19))
+		for range 2 {
+			tr, rr := c.ranks(g, tx, rx)
+			if want := slices.Index(groups[g], tx); tr != want {
+				t.Fatalf("ranks(g%d, %d, %d): tx's rank %d, want %d", g, tx, rx, tr, want)
+			}
+			if want := slices.Index(groups[g], rx); rr != want {
+				t.Fatalf("ranks(g%d, %d, %d): rx's rank %d, want %d", g, tx, rx, rr, want)
+			}
+		}
+	}
+}

@@ -125,6 +125,10 @@ func (a *simApp) Warm(g event.GroupID, src event.NodeID, stage int) {
 	a.col.warm(a.self, g, src, stage)
 }
 
+// WarmDepth implements stack.StagedWarmer: Collector.warm asks for
+// something at stages 0 to 2 only.
+func (a *simApp) WarmDepth() (data, control int) { return 3, 0 }
+
 // hugeNodes is the network size from which runSim puts the run's memory
 // on huge pages (internal/hugepage), hugeBytesPerNode what it prepares per
 // node (about what a node of the baseline stack in 4 groups of 8 takes).

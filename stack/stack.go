@@ -116,10 +116,12 @@ type Stack struct {
 	pacer   Pacer
 	appData int // events for the application in the data queue (enqueue)
 	net     NetStats
-	nwarm   int32 // warm's length
-	// ctlWarm has bit i set when warm[i] is also a ControlWarmer,
-	// castWarm when it is a CastWarmer
-	ctlWarm, castWarm uint16
+	nwarm   int16 // warm's length
+	// dataAt has bit 4*k+i set when warm[i] asks for something at
+	// stage k of a data packet (StagedWarmer), ctlAt when it does for a
+	// control packet (a ControlWarmer); castWarm has bit i set when
+	// warm[i] is a CastWarmer
+	dataAt, ctlAt, castWarm uint16
 	// hints are what Prefetch asks the CPU to load: the objects behind
 	// the layers (bottom first), the application and the transport, the
 	// layers' contexts.

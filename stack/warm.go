@@ -2,6 +2,7 @@ package stack
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/layercast/layercast/event"
 )
@@ -50,24 +51,49 @@ type CastWarmer interface {
 	WarmCast(g event.GroupID, stage int)
 }
 
-// maxWarmers bounds how many of a stack's layers are warmed.
+// StagedWarmer is a Warmer that asks for nothing at a packet's later
+// stages: Warm from stage data on, WarmControl (if it is a ControlWarmer)
+// from stage control on. Stack.Warm does not call it there, which at
+// thousands of simulated stacks is most of the calls it would make.
+type StagedWarmer interface {
+	Warmer
+	WarmDepth() (data, control int)
+}
+
+// maxWarmers bounds how many of a stack's layers are warmed (4 bits of
+// the masks in Stack.dataAt a stage).
 const maxWarmers = 4
 
 // setWarmers notes the layers that implement Warmer, bottom first, then
-// the application if it does.
+// the application if it does, and at which stages each is called.
 func (s *Stack) setWarmers() {
-	s.nwarm, s.ctlWarm, s.castWarm = 0, 0, 0
+	s.nwarm, s.dataAt, s.ctlAt, s.castWarm = 0, 0, 0, 0
 	add := func(v any) {
-		if w, ok := v.(Warmer); ok && s.nwarm < maxWarmers {
-			if _, ok := w.(ControlWarmer); ok {
-				s.ctlWarm |= 1 << s.nwarm
-			}
-			if _, ok := w.(CastWarmer); ok {
-				s.castWarm |= 1 << s.nwarm
-			}
-			s.warm[s.nwarm] = w
-			s.nwarm++
+		w, ok := v.(Warmer)
+		if !ok || s.nwarm >= maxWarmers {
+			return
 		}
+		i := int(s.nwarm)
+		data, control := WarmStages, WarmStages
+		if sw, ok := w.(StagedWarmer); ok {
+			data, control = sw.WarmDepth()
+		}
+		if _, ok := w.(ControlWarmer); !ok {
+			control = 0
+		}
+		for k := range WarmStages {
+			if k < data {
+				s.dataAt |= 1 << (4*k + i)
+			}
+			if k < control {
+				s.ctlAt |= 1 << (4*k + i)
+			}
+		}
+		if _, ok := w.(CastWarmer); ok {
+			s.castWarm |= 1 << i
+		}
+		s.warm[i] = w
+		s.nwarm++
 	}
 	for i := len(s.layers) - 1; i >= 0; i-- {
 		add(s.layers[i].Layer)
@@ -78,28 +104,32 @@ func (s *Stack) setWarmers() {
 // Warm hints that pkt (a packet as Receive takes it) will be received soon:
 // it calls Warm with the packet's group and source on every layer that is
 // a Warmer, bottom first, then on the application if it is one; for a
-// control packet, WarmControl on those that are ControlWarmers only. Stages are
+// control packet, WarmControl on those that are ControlWarmers only; a
+// StagedWarmer only at the stages it asks for something. Stages are
 // as for Warmer.Warm; the caller should have called Prefetch a step before
 // stage 0. It changes nothing.
 func (s *Stack) Warm(pkt []byte, stage int) {
-	if s.nwarm == 0 || len(pkt) < FrameSize {
+	if len(pkt) < FrameSize || uint(stage) >= WarmStages {
+		return
+	}
+	ctl := pkt[0]&flagControl != 0
+	m := s.dataAt
+	if ctl {
+		m = s.ctlAt
+	}
+	m = m >> (4 * stage) & 0xf
+	if m == 0 {
 		return
 	}
 	g := event.GroupID(binary.BigEndian.Uint32(pkt[2:]))
 	src := event.NodeID(binary.BigEndian.Uint32(pkt[6:]))
-	if pkt[0]&flagControl != 0 {
-		if s.ctlWarm == 0 {
-			return
+	for ; m != 0; m &= m - 1 {
+		w := s.warm[bits.TrailingZeros16(m)]
+		if ctl {
+			w.(ControlWarmer).WarmControl(g, src, stage)
+		} else {
+			w.Warm(g, src, stage)
 		}
-		for i, w := range s.warm[:s.nwarm] {
-			if s.ctlWarm&(1<<i) != 0 {
-				w.(ControlWarmer).WarmControl(g, src, stage)
-			}
-		}
-		return
-	}
-	for _, w := range s.warm[:s.nwarm] {
-		w.Warm(g, src, stage)
 	}
 }
 

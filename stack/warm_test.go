@@ -143,3 +143,37 @@ func TestWarmCastOnlyCastWarmers(t *testing.T) {
 		t.Errorf("WarmCast changed the stack's counters: %+v, want %+v", st.Net(), before)
 	}
 }
+
+// stagedWarmLayer is a StagedWarmer and a ControlWarmer: it asks for
+// something at stages 0 and 1 of a data packet and at stage 0 of a
+// control packet.
+type stagedWarmLayer struct{ ctlWarmLayer }
+
+func (l *stagedWarmLayer) WarmDepth() (data, control int) { return 2, 1 }
+
+// A StagedWarmer is called only at the stages it asks for something, a
+// plain Warmer beside it at every stage.
+func TestWarmStagedWarmerOnlyAtItsStages(t *testing.T) {
+	var calls []string
+	st := newStopped(t, stack.Config{Layers: []stack.Entry{
+		{Name: "top", Layer: &warmLayer{name: "top", calls: &calls}},
+		{Name: "bottom", Layer: &stagedWarmLayer{ctlWarmLayer{warmLayer{name: "bottom", calls: &calls}}}},
+	}})
+	ctl := make([]byte, stack.FrameSize+4)
+	stack.PutFrame(ctl, stack.Frame{Kind: event.Cast, Group: 7, Src: 3, Control: true})
+	data := make([]byte, stack.FrameSize+4)
+	stack.PutFrame(data, stack.Frame{Kind: event.Cast, Group: 8, Src: 4})
+	for stage := range stack.WarmStages {
+		st.Warm(data, stage)
+		st.Warm(ctl, stage)
+	}
+	want := []string{
+		"bottom g8 n4 0", "top g8 n4 0", "bottom control g7 n3 0",
+		"bottom g8 n4 1", "top g8 n4 1",
+		"top g8 n4 2",
+		"top g8 n4 3",
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("Warm calls = %q, want %q", calls, want)
+	}
+}

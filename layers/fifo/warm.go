@@ -39,6 +39,12 @@ func (l *Layer) Warm(g event.GroupID, src event.NodeID, stage int) {
 
 var _ stack.Warmer = (*Layer)(nil)
 
+// WarmDepth implements stack.StagedWarmer: Warm asks for something at
+// stages 0 and 1 only.
+func (l *Layer) WarmDepth() (data, control int) { return 2, 0 }
+
+var _ stack.StagedWarmer = (*Layer)(nil)
+
 // How far ahead of the message drain delivers it asks for a held
 // message's Message (warmAhead) and, that having come, for the start of
 // its bytes (warmBytesAhead): what drain, the layers above and the

@@ -118,3 +118,10 @@ func (l *Layer) WarmCast(g event.GroupID, stage int) {
 		}
 	}
 }
+
+var _ stack.StagedWarmer = (*Layer)(nil)
+
+// WarmDepth implements stack.StagedWarmer: Warm asks for something at
+// stages 0 to 2 (its table's stage 2 is hitEntry.Warm's last, 1),
+// WarmControl at every stage (the ranked members at the last).
+func (l *Layer) WarmDepth() (data, control int) { return 3, stack.WarmStages }

@@ -23,8 +23,12 @@ const aheadLen = 3 + stack.WarmStages
 
 // evQueue is the network's event queue.
 type evQueue struct {
-	ahead []simEvent // sorted; refilled from cal after each pop
-	cal   calendar
+	// ahead is a ring of the next events, sorted from ahead[ah]: an
+	// event leaves it by moving ah on, not by shifting the others (each
+	// step pops one). an is how many it holds.
+	ahead  [aheadCap]simEvent
+	ah, an int
+	cal    calendar
 	// depth is how many events ahead holds when the calendar has them:
 	// aheadLen from the network size at which prefetchNext runs, 0 below
 	// it (where keeping ahead would cost without paying). See setDepth.
@@ -33,6 +37,14 @@ type evQueue struct {
 	// (tests compare the two).
 	heapOnly bool
 }
+
+// aheadCap is ahead's size: a power of two, at least aheadLen.
+const aheadCap = 8
+
+const _ = uint(aheadCap - aheadLen) // aheadCap >= aheadLen
+
+// at is the i-th next event in ahead (i < an).
+func (q *evQueue) at(i int) *simEvent { return &q.ahead[(q.ah+i)&(aheadCap-1)] }
 
 // setDepth sets depth; from a non-zero depth (a large network) the
 // calendar uses its buckets, below it (a network whose events all stay in
@@ -64,15 +76,15 @@ func cmpEvent(a, b simEvent) int {
 }
 
 // len is the number of queued events.
-func (q *evQueue) len() int { return len(q.ahead) + q.cal.n }
+func (q *evQueue) len() int { return q.an + q.cal.n }
 
 // push queues e, numbering it after every event pushed before.
 func (n *Network) push(e simEvent) {
 	n.seq++
 	e.seq = n.seq
 	q := &n.q
-	k := len(q.ahead)
-	if k == 0 || !before(&e, &q.ahead[k-1]) {
+	k := q.an
+	if k == 0 || !before(&e, q.at(k-1)) {
 		q.cal.push(e)
 		return
 	}
@@ -80,25 +92,27 @@ func (n *Network) push(e simEvent) {
 	// full its last moves to the calendar, where it comes first.
 	if k == q.depth {
 		k--
-		q.cal.push(q.ahead[k])
-		q.ahead = q.ahead[:k]
+		last := q.at(k)
+		q.cal.push(*last)
+		*last = simEvent{}
+		q.an = k
 	}
 	i := k
-	for i > 0 && before(&e, &q.ahead[i-1]) {
+	for i > 0 && before(&e, q.at(i-1)) {
+		*q.at(i) = *q.at(i - 1)
 		i--
 	}
-	q.ahead = append(q.ahead, simEvent{})
-	copy(q.ahead[i+1:], q.ahead[i:k])
-	q.ahead[i] = e
+	*q.at(i) = e
+	q.an++
 }
 
 // peek is the next event, or nil if none is queued.
 func (q *evQueue) peek() *simEvent {
-	if len(q.ahead) == 0 && q.depth > 0 {
+	if q.an == 0 && q.depth > 0 {
 		q.fill()
 	}
-	if len(q.ahead) > 0 {
-		return &q.ahead[0]
+	if q.an > 0 {
+		return &q.ahead[q.ah]
 	}
 	return q.cal.peek()
 }
@@ -106,28 +120,26 @@ func (q *evQueue) peek() *simEvent {
 // pop removes and returns the next event; the queue must not be empty.
 func (n *Network) pop() simEvent {
 	q := &n.q
-	if len(q.ahead) == 0 {
+	if q.an == 0 {
 		if q.depth == 0 {
 			return q.cal.pop()
 		}
 		q.fill()
 	}
-	e := q.ahead[0]
-	last := len(q.ahead) - 1
-	copy(q.ahead, q.ahead[1:])
-	q.ahead[last] = simEvent{} // drop the packet and node it held
-	q.ahead = q.ahead[:last]
+	h := &q.ahead[q.ah]
+	e := *h
+	*h = simEvent{} // drop the packet and node it held
+	q.ah = (q.ah + 1) & (aheadCap - 1)
+	q.an--
 	q.fill()
 	return e
 }
 
 // fill moves the calendar's first events into ahead until it holds depth.
 func (q *evQueue) fill() {
-	if q.ahead == nil && q.depth > 0 {
-		q.ahead = make([]simEvent, 0, q.depth)
-	}
-	for len(q.ahead) < q.depth && q.cal.n > 0 {
-		q.ahead = append(q.ahead, q.cal.pop())
+	for q.an < q.depth && q.cal.n > 0 {
+		*q.at(q.an) = q.cal.pop()
+		q.an++
 	}
 }
 

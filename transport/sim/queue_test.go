@@ -57,13 +57,14 @@ func TestQueueOrderAndLookahead(t *testing.T) {
 				}
 				ref = ref[1:]
 				now = e.at
-				for i, a := range n.q.ahead {
+				for i := range n.q.an {
+					a := n.q.at(i)
 					if a.seq != ref[i].seq {
 						t.Fatalf("seed %d step %d: ahead[%d] has seq %d, want the next event's seq %d", seed, step, i, a.seq, ref[i].seq)
 					}
 				}
-				if want := min(len(ref), n.q.depth); len(n.q.ahead) != want {
-					t.Fatalf("seed %d step %d: ahead holds %d events, want %d", seed, step, len(n.q.ahead), want)
+				if want := min(len(ref), n.q.depth); n.q.an != want {
+					t.Fatalf("seed %d step %d: ahead holds %d events, want %d", seed, step, n.q.an, want)
 				}
 			}
 			if n.q.len() != len(ref) {

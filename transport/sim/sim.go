@@ -764,37 +764,44 @@ func (n *Network) Pending() int { return n.q.len() }
 // reads the queue and changes nothing: an event pushed meanwhile that
 // comes first wastes some hints.
 func (n *Network) prefetchNext() {
-	a := n.q.ahead
-	for i := min(len(a), aheadLen) - 1; i >= 0; i-- {
-		e := &a[i]
-		nd := e.node
-		if nd == nil {
-			continue
-		}
-		switch stage := aheadLen - 1 - i; stage {
-		case 0:
+	// One event a stage, written out: the event i places ahead is at
+	// stage aheadLen-1-i.
+	q := &n.q
+	k := q.an
+	if k == aheadLen {
+		if nd := q.at(aheadLen - 1).node; nd != nil {
 			prefetch.Lines(unsafe.Pointer(nd), nodeHotLines)
-		case 1:
-			if nd.st != nil {
-				prefetch.Lines(unsafe.Pointer(nd.st), stack.HotLines)
-			}
-		case 2:
-			if nd.st != nil {
-				nd.st.Prefetch()
+		}
+	}
+	if k >= aheadLen-1 {
+		if nd := q.at(aheadLen - 2).node; nd != nil && nd.st != nil {
+			prefetch.Lines(unsafe.Pointer(nd.st), stack.HotLines)
+		}
+	}
+	if k >= aheadLen-2 {
+		if e := q.at(aheadLen - 3); e.node != nil {
+			if st := e.node.st; st != nil {
+				st.Prefetch()
 			}
 			if e.pb != nil {
 				// the packet was written a while ago: its frame and headers
 				prefetch.Lines(unsafe.Pointer(unsafe.SliceData(e.pb.b)), pktHotLines)
 			}
-		default:
-			switch {
-			case nd.st == nil:
-			case e.kind == evArrive:
-				nd.st.Warm(e.pb.b, stage-3)
-			case e.kind == evFunc:
-				if g := n.castIn[e.arg]; g != event.NoGroup {
-					nd.st.WarmCast(g, stage-3)
-				}
+		}
+	}
+	for i := min(k, stack.WarmStages) - 1; i >= 0; i-- {
+		e := q.at(i)
+		if e.node == nil {
+			continue
+		}
+		st := e.node.st
+		switch {
+		case st == nil:
+		case e.kind == evArrive:
+			st.Warm(e.pb.b, stack.WarmStages-1-i)
+		case e.kind == evFunc:
+			if g := n.castIn[e.arg]; g != event.NoGroup {
+				st.WarmCast(g, stack.WarmStages-1-i)
 			}
 		}
 	}
