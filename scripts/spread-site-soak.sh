@@ -34,13 +34,17 @@
 # wakes, still acting on what it knew before (its links' old windows, its
 # old view); on one seed in four a second node freezes too.
 #
+# MODE "splitfreeze" is "threeway" with, on every seed, a node frozen for
+# 1 to 4.9 s from 3.5 to 6.5 s instead of the crash (removed while it
+# sleeps, readmitted while the split may last).
+#
 #   scripts/spread-site-soak.sh [FROM [TO [RATE [MODE]]]]   (default: 1 60 40)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 from=${1:-1} to=${2:-60} rate=${3:-40} mode=${4:-}
 case "$mode" in
-"" | longcut | threeway | freeze) ;;
-*) echo "spread-site-soak: mode $mode: want longcut, threeway, freeze or nothing" >&2; exit 2 ;;
+"" | longcut | threeway | freeze | splitfreeze) ;;
+*) echo "spread-site-soak: mode $mode: want longcut, threeway, freeze, splitfreeze or nothing" >&2; exit 2 ;;
 esac
 dir=$(mktemp -d)
 st=$dir/stacktool
@@ -53,7 +57,7 @@ for seed in $(seq "$from" "$to"); do
   s1=$((1 + r % 3))
   s2=$((s1 + 1 + (r / 3) % 3))
   [ "$s2" -ge "$nodes" ] && s2=$((nodes - 1))
-  if [ "$mode" = threeway ]; then
+  if [ "$mode" = threeway ] || [ "$mode" = splitfreeze ]; then
     nodes=$((6 + r % 4))
     s1=$((1 + r % 2))
     s2=$((s1 + 1 + (r / 3) % 2))
@@ -73,7 +77,7 @@ for seed in $(seq "$from" "$to"); do
     *) echo "duration: 12s" ;;
     esac
     echo "drain: 5s"
-    if [ "$mode" = threeway ]; then loss=uniform:1%; fi
+    if [ "$mode" = threeway ] || [ "$mode" = splitfreeze ]; then loss=uniform:1%; fi
     echo "loss: $loss"
     echo "site: 1=1-$s1"
     echo "site: 2=$((s1 + 1))-$s2"
@@ -81,10 +85,14 @@ for seed in $(seq "$from" "$to"); do
     echo "wan: 1-2 latency=30ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
     echo "wan: 1-3 latency=60ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
     echo "wan: 2-3 latency=45ms jitter=2ms bandwidth=500KB queue=64KB loss=uniform:1%"
-    if [ "$mode" = threeway ]; then
+    if [ "$mode" = threeway ] || [ "$mode" = splitfreeze ]; then
       echo "fault: cut:$(seq -s, 1 "$s1")|$(seq -s, $((s1 + 1)) "$s2")|$(seq -s, $((s2 + 1)) "$nodes")@2.$((r % 10))s"
       echo "fault: heal@$((6 + r % 5)).$(((r / 100) % 10))s"
-      [ $((r % 3)) = 0 ] && echo "fault: crash:$((1 + r % nodes))@$((3 + r % 4)).5s"
+      if [ "$mode" = splitfreeze ]; then
+        echo "fault: freeze:$((1 + r % nodes))@$((3 + r % 4)).5s+$((1 + (r / 7) % 4)).$((r % 10))s"
+      else
+        [ $((r % 3)) = 0 ] && echo "fault: crash:$((1 + r % nodes))@$((3 + r % 4)).5s"
+      fi
     elif [ "$mode" = freeze ]; then
       case $((r % 3)) in 0) fn=1 ;; 1) fn=$((s1 + 1)) ;; *) fn=$((s2 + 1)) ;; esac # a representative
       [ $((r % 5)) = 0 ] && fn=$((1 + (r / 5) % nodes))                             # or any node

@@ -27,3 +27,32 @@ func TestHopFrozenRepresentativeOfALargerSite(t *testing.T) {
 	wantReplayReaches(t, siteSoak{nodes: "8", sites: [3]string{"1=1-3", "2=4-5", "3=6-8"}, seed: "172", dur: "8s", loss: "uniform:1%",
 		faults: []string{"freeze:6@1.8s+3.2s"}}, "stale_life_dropped", "no packet of an earlier link life came (the scenario no longer reaches the case)")
 }
+
+// TestHopReadmittedRelayCarriesWhatItsSubtreeLacks: the wide area split
+// three ways from 2.8 s to 9.4 s, site 1 (n1 alone) frozen from 3.5 s to
+// 7.3 s, removed and readmitted while sites 2 and 3 stay cut apart. Site
+// 1, readmitted, relays between them, and got each far stream from where
+// that stood when it was readmitted (what came before belongs to a
+// configuration it was not in); replaying from there, it told sites 2 and
+// 3 to skip what each had cast to the other meanwhile, though both still
+// kept it (site soak, threeway with a freeze, seed 32: 856 owed deliveries
+// missing). A readmitted child is now sent a stream from where the sites
+// below it that stayed live stand.
+func TestHopReadmittedRelayCarriesWhatItsSubtreeLacks(t *testing.T) {
+	rep := siteSoak{nodes: "6", sites: [3]string{"1=1-1", "2=2-2", "3=3-6"}, seed: "32", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1|2|3,4,5,6@2.8s", "heal@9.4s", "freeze:1@3.5s+3.8s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+}
+
+// TestHopLinkReopenedAtOneEndTakesUpTheFarLife: sites 1 (n1) and 3 are
+// cut apart from 1.4 s to 3.3 s at rate max; n5 asks for n1's link packet
+// 308 through the cut and the backlog after it, declares the link down at
+// its retry limit and brings it up by probe, while n1 kept its end. n5's
+// new link asked for n1's numbers from 1 again, which n1 had freed, and
+// declared the link down once more; site 3 lost 3,716 owed deliveries (site
+// soak seed 3286 at rate max). A link reopened at one end now takes up the
+// far end's life where the closed one stood.
+func TestHopLinkReopenedAtOneEndTakesUpTheFarLife(t *testing.T) {
+	wantReplayReaches(t, siteSoak{nodes: "9", sites: [3]string{"1=1-1", "2=2-4", "3=5-9"}, seed: "3286", rate: "max", loss: "uniform:1%",
+		faults: []string{"crash:7@3.4s", "crash:3@2.5s", "cut:1|5,6,7,8,9@1.4s", "heal@3.3s"}}, "links_up_again", "no link came up by probe (the scenario no longer reaches the case)")
+}

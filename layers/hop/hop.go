@@ -326,6 +326,9 @@ type Layer struct {
 	probeT [maxSite + 1]*stack.Timer
 	// epochs numbers the lives of this node's links (link.epoch).
 	epochs uint16
+	// recvOf keeps, per far representative still in the view, the
+	// receiving side of its last link closed here (link.close, newLink).
+	recvOf map[event.NodeID]recvLife
 
 	c counters
 }
@@ -465,6 +468,13 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		}
 		if sv.Site == l.me && len(sv.Members) > 1 {
 			l.peers = true
+		}
+	}
+	for n := range l.recvOf {
+		if _, ok := l.siteOf[n]; !ok {
+			// Gone from the view: when it is back, it numbers a new
+			// life of the link from 1, and old packets may still come.
+			delete(l.recvOf, n)
 		}
 	}
 	l.dead &= l.inView // a dead site that left the view may come back

@@ -2,6 +2,7 @@ package hop
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/layercast/layercast/event"
@@ -76,7 +77,8 @@ type link struct {
 	// site's stream of its site stopped at the hole for good (site soak,
 	// freeze mode, seed 148: 3,335 owed deliveries missing). Numbers of an
 	// older life are dropped; a newer one starts the receiving side
-	// afresh.
+	// afresh. A link this end reopens while the far end keeps its own
+	// takes up the far end's life where the closed one stood (recvOf).
 	epoch    uint16
 	farEpoch uint16
 	farKnown bool
@@ -147,15 +149,46 @@ func newLink(l *Layer, far event.SiteID, peer event.NodeID) *link {
 	now := l.Ctx.Now()
 	lk.refilled, lk.heard = now, now
 	lk.retxCtr = l.Ctx.Counter(fmt.Sprintf("retransmissions_by_link:s%d>s%d", l.me, far))
+	if r, ok := l.recvOf[peer]; ok {
+		// This end reopens a link the far end kept (a probe brought it
+		// up and only this end had declared it down, or this node
+		// brought it up twice): the far end goes on numbering its life
+		// of the link, and this end takes it from where it stood. Started
+		// afresh, it asked for the far end's numbers from 1 again, which
+		// the far end had freed, and declared the link down once more
+		// (site soak seed 3286 at rate max). The far end starts its
+		// receiving side afresh when it sees this end's new life.
+		lk.farEpoch, lk.farKnown, lk.rHighest, lk.rAru = r.epoch, true, r.highest, r.aru
+		for _, ms := range r.missing {
+			lk.missing = append(lk.missing, miss{seq: ms.seq, since: ms.since}) // tries start over
+		}
+	}
 	lk.sendT = l.Ctx.NewTimer(lk.pump)
 	lk.ackT = l.Ctx.NewTimer(lk.onAck)
 	lk.nackT = l.Ctx.NewTimer(lk.onNack)
+	if len(lk.missing) > 0 {
+		lk.nackT.Reset(l.cfg.NackRetry)
+	}
 	lk.ackT.Reset(l.cfg.AckLong)
 	return lk
 }
 
+// recvLife is a closed link's receiving side: the far end's life of the
+// link and where this end stood in it (newLink takes it up again).
+type recvLife struct {
+	epoch        uint16
+	highest, aru uint32
+	missing      []miss
+}
+
 // close releases what the link holds.
 func (lk *link) close() {
+	if lk.farKnown {
+		if lk.l.recvOf == nil {
+			lk.l.recvOf = map[event.NodeID]recvLife{}
+		}
+		lk.l.recvOf[lk.peer] = recvLife{epoch: lk.farEpoch, highest: lk.rHighest, aru: lk.rAru, missing: slices.Clone(lk.missing)}
+	}
 	lk.sendT.Stop()
 	lk.ackT.Stop()
 	lk.nackT.Stop()
