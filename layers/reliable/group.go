@@ -475,14 +475,10 @@ func (l *Layer) nakUp(ev *event.Event) {
 			// nak_copies leave together, as configured; the copies a
 			// lossy receiver asks for beyond them (nak_copies_loss) a
 			// moment later (copyLater)
-			flags := byte(flagRetrans)
-			if to == event.NoNode {
-				flags |= flagShared
-			}
 			first := min(copies, max(l.cfg.NakCopies, 1))
-			l.retransmit(g, s, to, flags, first)
+			l.retransmit(g, s, to, flagRetrans, first)
 			if copies > first {
-				l.copyLater(g, seq, to, flags, copies-first)
+				l.copyLater(g, seq, to, flagRetrans, copies-first)
 			}
 		}
 	}

@@ -86,11 +86,6 @@ type recvState struct {
 type path struct {
 	rtt.Estimator
 	asks int // digests that asked to time an answer while none was measured (askRTT)
-	// shared is the share of the repairs from this sender that came by
-	// multicast (flagShared: a loss several members had), in 1/sharedOne,
-	// smoothed; repairs counts those taken, up to sharedAfter (see
-	// sharedLoss).
-	shared, repairs int
 }
 
 // pathTo returns the round-trip state towards a sender.
@@ -235,7 +230,6 @@ func (l *Layer) dataUp(ev *event.Event) {
 		l.unstall(rs, now)
 	}
 	if h.flags&flagRetrans != 0 && m.Recovery.By == "" {
-		rs.path.noteRepair(h.flags&flagShared != 0)
 		m.Recovery = event.Recovery{By: "nak", Discovered: rs.discovered(seq, now)}
 		l.c.RecoveredNak.Inc()
 		l.found(rs, m, seq)
@@ -328,62 +322,13 @@ func (rs *recvState) raise(seq uint32) {
 // nak_delay_min and at most nak_delay. A fixed 20 ms on a path of a few
 // hundred microseconds let a fast sender's 4 MB buffer fill while every gap
 // waited (1% loss over loopback: 83-108k msgs/s, 117-142k with 2 ms).
-//
-// The wait spares NAKs only for a loss several members share: the sender
-// multicasts the repair once a second member asks (nakUp), and the members
-// still waiting need not ask. A receiver whose repairs come by unicast
-// (flagShared on few of them: it lost them alone, as every receiver does
-// at uniform loss) spares nobody by waiting, and each gap holds fifo's
-// delivery and the sender's buffer the while: its wait is a quarter as
-// many round trips (sharedLoss). Over UDP at 1% loss, 3 receivers, the
-// 2-4 round trips were two thirds of a repair's time (7 ms of 10), and
-// the sender was held off a quarter of the run.
 func (l *Layer) firstNakAfter(rs *recvState) time.Duration {
 	s := rs.path.SRTT()
 	if s == 0 || l.cfg.NakDelayRTTs == 0 {
 		return l.cfg.NakDelay
 	}
-	k := l.cfg.NakDelayRTTs
-	if !rs.path.sharedLoss() {
-		k /= privateLossDiv
-	}
-	d := time.Duration(float64(s) * k * (1 + l.Ctx.Rand().Float64()))
+	d := time.Duration(float64(s) * l.cfg.NakDelayRTTs * (1 + l.Ctx.Rand().Float64()))
 	return min(l.cfg.NakDelay, max(l.cfg.NakDelayMin, d))
-}
-
-// What a receiver learns of whether its losses are shared (path.shared):
-// the estimate moves 1/sharedGain of the way at each repair, counts once
-// sharedAfter repairs were taken, and says shared from sharedMin of
-// sharedOne on; a private loss waits nak_delay_rtts/privateLossDiv.
-const (
-	sharedOne      = 1 << 10
-	sharedGain     = 8
-	sharedAfter    = 16
-	sharedMin      = sharedOne / 16
-	privateLossDiv = 4
-)
-
-// noteRepair takes a repair from the path's sender (the first copy of a
-// retransmission): multicast to the group (shared) or sent to us alone.
-func (p *path) noteRepair(shared bool) {
-	x := 0
-	if shared {
-		x = sharedOne
-	}
-	p.shared += (x - p.shared) / sharedGain
-	if p.repairs < sharedAfter {
-		p.repairs++
-		if p.repairs == 1 {
-			p.shared = x
-		}
-	}
-}
-
-// sharedLoss says whether the path's losses may be shared with other
-// members: until sharedAfter repairs came, or while at least sharedMin of
-// them came by multicast.
-func (p *path) sharedLoss() bool {
-	return p.repairs < sharedAfter || p.shared >= sharedMin
 }
 
 // discovered is when the loss of seq was discovered (now if unknown).

@@ -27,8 +27,7 @@ const (
 // dataHeaderSize is the fixed header of a sequenced multicast:
 //
 //	byte 0      tData
-//	byte 1      flags (bit 0: retransmission; bit 1: resent unasked, so no round-trip sample;
-//	            bit 2: a retransmission multicast to the group, several members having asked)
+//	byte 1      flags (bit 0: retransmission; bit 1: resent unasked, so no round-trip sample)
 //	bytes 2-5   view tag: the sender's view of the group when it sent
 //	bytes 6-9   base view: the view since which the sender had sent nothing before base
 //	bytes 10-13 base: the sender's first sequence number in that stretch of views
@@ -52,11 +51,6 @@ const (
 	// flagUnasked marks a retransmission no NAK asked for (repairLagging):
 	// the time since the receiver's last NAK is no round trip.
 	flagUnasked = 2
-	// flagShared marks a retransmission multicast to the whole group
-	// (nakUp: several members asked for it): a loss they shared. What
-	// share of a receiver's repairs carry it tells it whether its first
-	// NAK's wait can spare anyone a NAK (sharedLoss).
-	flagShared = 4
 )
 
 // errMalformed is wrapped by every decoding error.

@@ -21,9 +21,6 @@ import (
 func FuzzWire(f *testing.F) {
 	wc := newWireCodec()
 	f.Add(dataPacket(3, 9, 0))
-	shared := dataPacket(3, 9, 0)
-	shared[1] = flagRetrans | flagShared // a repair multicast to several askers
-	f.Add(shared)
 	f.Add(bytes.Clone(wc.Encode(&nakMsg{G: 1, R: []uint32{1, 5, 9, 9}, T: 1200})))
 	f.Add(bytes.Clone(wc.Encode(&nakMsg{G: 1, R: []uint32{3, 3}, T: 300, C: 2}))) // copies asked (nak_copies_loss)
 	f.Fuzz(func(t *testing.T, b []byte) {
