@@ -241,24 +241,21 @@ func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 			// or drops as its own start says; it is not owed there.
 			lower = min(lower, l.outAt[c.site][s]+1)
 		}
-	}
-	// And from where the sites below it stand that stayed live: what
-	// they lack the child relays, and it replays from its own start,
-	// telling them to skip what came before. A child readmitted has the
-	// stream only from where it stood then (what came before belongs to
-	// a configuration it was not in), and so has one whose new
-	// representative was readmitted (its site's ARU was its old one's):
-	// a three-way split with site 1 frozen, removed and readmitted while
-	// sites 2 and 3 stayed cut apart; site 1, readmitted, relayed site
-	// 2's stream to site 3 from where it got it, 220, and site 3 skipped
-	// 113 to 219 for good, though site 2 still kept them (site soak,
-	// splitfreeze, seed 32 at rate 40, 856 owed deliveries missing; seed
-	// 62 at max, 23, with site 3's readmitted representative relaying to
-	// site 1). The child takes them from the tStart on, as a node that
-	// gets a stream from before its admission does.
-	for x := event.SiteID(0); x <= maxSite; x++ {
-		if x != c.site && c.subtree&(1<<x) != 0 && l.live&(1<<x) != 0 && !l.outSet[x] {
-			lower = min(lower, l.arus[x][s]+1)
+		// And from where the sites below it stand that stayed live: they
+		// were in the configuration the child was not in, and what they
+		// lack of it the child relays (replayed from its own start, it
+		// told them to skip what came before: a three-way split with site
+		// 1 frozen, removed and readmitted while sites 2 and 3 stayed cut
+		// apart; site 1, readmitted, relayed site 2's stream to site 3
+		// from where it got it, 220, and site 3 skipped 113 to 219 for
+		// good, though site 2 still kept them: site soak, threeway with
+		// freezes, seed 32, 856 owed deliveries missing). The child takes
+		// them from the tStart on, as a node that gets a stream from
+		// before its admission does.
+		for x := event.SiteID(0); x <= maxSite; x++ {
+			if x != c.site && c.subtree&(1<<x) != 0 && l.live&(1<<x) != 0 && !l.outSet[x] {
+				lower = min(lower, l.arus[x][s]+1)
+			}
 		}
 	}
 	l.replay(s, lower, func(h *dataHdr, g event.GroupID, payload *event.Message) {
