@@ -688,7 +688,9 @@ func (lk *link) receive(ev *event.Event) {
 func (lk *link) onAckIn(a *ackHdr) {
 	aru, highest := a.Aru, a.Highest
 	if a.AruEpoch != lk.epoch {
-		lk.l.c.StaleLife.Inc()
+		if a.AruEpoch != 0 { // 0: the far end has heard nothing of this end yet
+			lk.l.c.StaleLife.Inc()
+		}
 		aru = 0
 	}
 	if aru > lk.otherAru {
