@@ -2,10 +2,9 @@ package etcdstore
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 
-	"github.com/layercast/layercast/internal/alloctest"
+	"github.com/layercast/layercast/internal/wiretest"
 	"github.com/layercast/layercast/membership"
 )
 
@@ -22,15 +21,7 @@ func FuzzDecodeRoundTrip(f *testing.F) {
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var st *membership.ServiceState
-		var err error
-		n := alloctest.Bytes(func() { st, err = Decode(b) })
-		if bound := 4<<20 + 64*uint64(len(b)); n > bound {
-			t.Fatalf("decoding %d bytes allocated %d bytes, bound %d", len(b), n, bound)
-		}
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("Decode: %v does not wrap ErrMalformed", err)
-			}
+		if !wiretest.Decoded(t, "state", b, func() (err error) { st, err = Decode(b); return err }, ErrMalformed) {
 			return
 		}
 		enc, err := Encode(st)
