@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
 )
 
@@ -60,21 +61,11 @@ func TestAuthRoundTrip(t *testing.T) {
 // says why; a missing or short key file is refused without printing the key.
 func TestAuthMustBeBottom(t *testing.T) {
 	key := authKeyFile(t, authKeyA)
-	sp, err := compose.Parse("fifo : auth(key_file=\"" + key + "\") : reliable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = compose.Check(sp)
-	if err == nil || !strings.Contains(err.Error(), "auth must be the bottom layer") {
-		t.Fatalf("Check(auth above reliable) = %v, want refusal naming the bottom rule", err)
-	}
-	sp, _ = compose.Parse("fifo : reliable : auth")
-	if err := compose.Check(sp); err == nil || !strings.Contains(err.Error(), "key_file") {
-		t.Errorf("Check(auth without key_file) = %v, want a key_file error", err)
-	}
+	layertest.CheckSpec(t, "fifo : auth(key_file=\""+key+"\") : reliable", "auth must be the bottom layer")
+	layertest.CheckSpec(t, "fifo : reliable : auth", "key_file")
 	short := filepath.Join(t.TempDir(), "short.key")
 	os.WriteFile(short, []byte("secretsecret"), 0o600)
-	sp, _ = compose.Parse("fifo : reliable : auth(key_file=\"" + short + "\")")
+	sp, _ := compose.Parse("fifo : reliable : auth(key_file=\"" + short + "\")")
 	if err := compose.Check(sp); err == nil || strings.Contains(err.Error(), "secretsecret") {
 		t.Errorf("Check(short key) = %v, want an error that does not print the key", err)
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/experiment"
+	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
 )
 
@@ -42,14 +42,7 @@ func TestTokenringMixes(t *testing.T) {
 		"fifo : lec : tokenring : gms":                                   "lec, which does not pass it on",
 		"fifo : tokenring : lec":                                         "lec cannot stand below tokenring",
 	} {
-		sp, err := compose.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = compose.Check(sp)
-		if refused == "" && err != nil || refused != "" && (err == nil || !strings.Contains(err.Error(), refused)) {
-			t.Errorf("Check(%q) = %v, want %q", spec, err, refused)
-		}
+		layertest.CheckSpec(t, spec, refused)
 	}
 	for _, spec := range []string{"mflow(window=50000, ack_thresh=25000) : fifo : tokenring"} {
 		rep := trRun(t, spec, "baseline.scenario", "duration", "1s")

@@ -2,6 +2,7 @@ package layertest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/layercast/layercast/compose"
@@ -56,4 +57,22 @@ func CountersDocumented(t testing.TB, st *stack.Stack) int {
 		}
 	}
 	return seen
+}
+
+// CheckSpec fails t unless compose.Check accepts the spec src (want "") or
+// refuses it with an error that says want; a spec that does not parse
+// fails t at once, being the test's own mistake.
+func CheckSpec(t testing.TB, src, want string) {
+	t.Helper()
+	sp, err := compose.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = compose.Check(sp)
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("Check(%q) = %v, want it accepted", src, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("Check(%q) = %v, want a refusal saying %q", src, err, want)
+	}
 }

@@ -1,7 +1,6 @@
 package ring
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -31,17 +30,7 @@ func TestProperties(t *testing.T) {
 		{"needs_safe_ringtest : ring", "needs safe delivery below it"},
 		{"needs_safe_ringtest : ring(safe=off)", "needs safe delivery below it"},
 	} {
-		sp, err := compose.Parse(c.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = compose.Check(sp)
-		switch {
-		case c.err == "" && err != nil:
-			t.Errorf("Check(%q) = %v, want nil", c.spec, err)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("Check(%q) = %v, want an error saying %q", c.spec, err, c.err)
-		}
+		layertest.CheckSpec(t, c.spec, c.err)
 	}
 }
 
