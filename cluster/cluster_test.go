@@ -151,21 +151,25 @@ func TestStaticJoinLeave(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Join(3, "a"); err != nil {
-		t.Fatal(err)
-	}
-	c.Cast(1, "a", []byte("x"))
-	c.RunUntilQuiet()
-	if got[2] != 1 || got[3] != 1 {
-		t.Fatalf("after node 3 joined a: deliveries %v, want one each at 2 and 3", got)
-	}
-	if err := c.Leave(2, "a"); err != nil {
-		t.Fatal(err)
-	}
-	c.Cast(1, "a", []byte("y"))
-	c.RunUntilQuiet()
-	if got[2] != 1 || got[3] != 2 {
-		t.Fatalf("after node 2 left a: deliveries %v, want 1 at node 2 and 2 at node 3", got)
+	// change the group, then node 1 casts msg: the deliveries at nodes 2
+	// and 3 so far are want2 and want3.
+	for _, step := range []struct {
+		what         string
+		change       func() error
+		msg          string
+		want2, want3 int
+	}{
+		{"node 3 joined a", func() error { return c.Join(3, "a") }, "x", 1, 1},
+		{"node 2 left a", func() error { return c.Leave(2, "a") }, "y", 1, 2},
+	} {
+		if err := step.change(); err != nil {
+			t.Fatal(err)
+		}
+		c.Cast(1, "a", []byte(step.msg))
+		c.RunUntilQuiet()
+		if got[2] != step.want2 || got[3] != step.want3 {
+			t.Fatalf("after %s: deliveries %v, want %d at node 2 and %d at node 3", step.what, got, step.want2, step.want3)
+		}
 	}
 	if err := c.Cast(2, "a", []byte("z")); err == nil || !strings.Contains(err.Error(), "not a member") {
 		t.Errorf("cast from a node that left: %v", err)
