@@ -132,6 +132,27 @@ func (c *cluster) missUpdates(n event.NodeID, joiners ...event.NodeID) {
 	c.nodes[n].f.deaf = false
 }
 
+// resyncAfterMiss builds four nodes on a service that keeps no update log
+// (lost updates mean a full one), with maxEntries (0: the default), each
+// joining gs; after 500 ms node 2 misses the updates of missUpdates(2,
+// joiners...), and it has 1 s more to catch up. mark is how many views n2
+// had installed before it missed them.
+func resyncAfterMiss(t *testing.T, seed uint64, maxEntries int, gs []event.GroupID, joiners ...event.NodeID) (c *cluster, mark int) {
+	c = newCluster(t, seed, 4, 50*time.Millisecond, time.Second)
+	if maxEntries != 0 {
+		c.svc.Service().cfg.MaxEntries = maxEntries
+	}
+	c.svc.Service().cfg.UpdateLog = -1
+	for n := 1; n <= 4; n++ {
+		c.join(event.NodeID(n), gs...)
+	}
+	c.net.Run(500 * time.Millisecond)
+	mark = len(c.nodes[2].rec.history)
+	c.missUpdates(2, joiners...)
+	c.net.Run(time.Second)
+	return c, mark
+}
+
 // checkConsistent checks that every live node holds exactly the service's
 // current views of its groups and a neighbourhood equal to the one computed
 // from scratch.
@@ -321,14 +342,7 @@ func TestMistakenRemovalRejoins(t *testing.T) {
 
 // A node that misses updates catches up through a full update.
 func TestLostUpdatesResync(t *testing.T) {
-	c := newCluster(t, 4, 4, 50*time.Millisecond, time.Second)
-	c.svc.Service().cfg.UpdateLog = -1 // no log: lost updates mean a full one
-	for n := 1; n <= 4; n++ {
-		c.join(event.NodeID(n), 5, 6)
-	}
-	c.net.Run(500 * time.Millisecond)
-	c.missUpdates(2, 4, 1)
-	c.net.Run(time.Second)
+	c, _ := resyncAfterMiss(t, 4, 0, []event.GroupID{5, 6}, 4, 1)
 	if c.nodes[2].gms.c.FullUpdates.Value() == 0 {
 		t.Errorf("n2 got no full update")
 	}

@@ -328,16 +328,7 @@ func TestMembershipSoak(t *testing.T) {
 // groups across its parts: the node must not take a group missing from the
 // first part for a removal (R1 views are for real removals only).
 func TestFullUpdateInPartsRemovesNothing(t *testing.T) {
-	c := newCluster(t, 16, 4, 50*time.Millisecond, time.Second)
-	c.svc.Service().cfg.MaxEntries = 8
-	c.svc.Service().cfg.UpdateLog = -1 // no log: lost updates mean a full one
-	for n := 1; n <= 4; n++ {
-		c.join(event.NodeID(n), 1, 2, 3, 4, 5, 6)
-	}
-	c.net.Run(500 * time.Millisecond)
-	mark := len(c.nodes[2].rec.history)
-	c.missUpdates(2, 4)
-	c.net.Run(time.Second)
+	c, mark := resyncAfterMiss(t, 16, 8, []event.GroupID{1, 2, 3, 4, 5, 6}, 4)
 	if c.nodes[2].gms.c.FullUpdates.Value() == 0 || c.svc.Service().Stats().SplitParts == 0 {
 		t.Fatalf("no full update in parts (resyncs %d, split parts %d)", c.nodes[2].gms.c.FullUpdates.Value(), c.svc.Service().Stats().SplitParts)
 	}
