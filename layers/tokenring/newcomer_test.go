@@ -128,6 +128,21 @@ func installAt(c *layertest.Cluster, id event.NodeID, v *event.ViewInfo, rv uint
 	c.Stacks[id].InstallNeighbourhood(nb)
 }
 
+// installAll installs v, and its region at view rv, at every member of v.
+func installAll(c *layertest.Cluster, v *event.ViewInfo, rv uint64) {
+	for _, id := range v.Members {
+		installAt(c, id, v, rv)
+	}
+}
+
+// threeJoined is a cluster of three nodes on cfg, all joined in view 1 of
+// group 1 and in region view 1.
+func threeJoined(t *testing.T, cfg sim.Config) *layertest.Cluster {
+	c := cluster(t, cfg, 3, nil)
+	installAll(c, &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}}, 1)
+	return c
+}
+
 // A member readmitted to a region made anew with the same id and its first
 // view id (as gms does: qsm-gms soak seed 367) takes the region's purge
 // point as its floor. n1 is cut off and removed; n2, alone with the sender
@@ -142,11 +157,7 @@ func installAt(c *layertest.Cluster, id event.NodeID, v *event.ViewInfo, rv uint
 // on, in order.
 func TestReadmittedTakesRegionPurgePoint(t *testing.T) {
 	on := false
-	c := cluster(t, sim.Config{Seed: 2, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: cutOff{rx: 1, on: &on}}, 3, nil)
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}}
-	for _, id := range v1.Members {
-		installAt(c, id, v1, 1)
-	}
+	c := threeJoined(t, sim.Config{Seed: 2, Latency: time.Millisecond, Jitter: 50 * time.Microsecond, Loss: cutOff{rx: 1, on: &on}})
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
 	c.CastLoop(3, 1, 600, time.Millisecond, 100, sent)
 	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{2, 3}, Left: []event.NodeID{1}}

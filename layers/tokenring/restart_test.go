@@ -18,11 +18,7 @@ import (
 // duplicates nor purge them as stable. n1 and n2 deliver every cast of the
 // new process, in order, and the new process frees every packet it sent.
 func TestRestartedSenderNumbersAnew(t *testing.T) {
-	c := cluster(t, sim.Config{Seed: 3, Latency: time.Millisecond, Jitter: 50 * time.Microsecond}, 3, nil)
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}}
-	for _, id := range v1.Members {
-		installAt(c, id, v1, 1)
-	}
+	c := threeJoined(t, sim.Config{Seed: 3, Latency: time.Millisecond, Jitter: 50 * time.Microsecond})
 	sent := map[event.GroupID]map[event.NodeID]uint32{}
 	c.CastLoop(3, 1, 300, 500*time.Microsecond, 100, sent)
 	c.Net.Run(time.Second)
@@ -40,10 +36,7 @@ func TestRestartedSenderNumbersAnew(t *testing.T) {
 	}
 	nd.Attach(st)
 	c.Stacks[3] = st
-	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{3}}
-	for _, id := range v2.Members {
-		installAt(c, id, v2, 2)
-	}
+	installAll(c, &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{3}}, 2)
 	before := map[event.NodeID]int{1: len(c.Got[1][1][3]), 2: len(c.Got[2][1][3])}
 	cast := c.Caster(3, 1) // numbered from 1 again
 	for i := 0; i < 30; i++ {
@@ -76,11 +69,7 @@ func TestRestartedSenderNumbersAnew(t *testing.T) {
 // member (itself included, as fifo drops its state at the view that
 // readmits it) delivers every cast it makes from its readmission on.
 func TestReadmittedSenderNumbersOn(t *testing.T) {
-	c := cluster(t, sim.Config{Seed: 3, Latency: time.Millisecond, Jitter: 50 * time.Microsecond}, 3, nil)
-	v1 := &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}}
-	for _, id := range v1.Members {
-		installAt(c, id, v1, 1)
-	}
+	c := threeJoined(t, sim.Config{Seed: 3, Latency: time.Millisecond, Jitter: 50 * time.Microsecond})
 	cast := c.Caster(3, 1)
 	for i := 0; i < 30; i++ {
 		c.Net.At(event.Time(time.Duration(i)*10*time.Millisecond), func() { cast(10) })
@@ -89,10 +78,7 @@ func TestReadmittedSenderNumbersOn(t *testing.T) {
 	if p := c.Counter("tokenring", "pending", 3); p != 0 || len(c.Got[1][1][3]) != 300 {
 		t.Fatalf("set-up: pending %d at n3, n1 delivered %d of 300", p, len(c.Got[1][1][3]))
 	}
-	v2 := &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{3}}
-	for _, id := range v2.Members {
-		installAt(c, id, v2, 2)
-	}
+	installAll(c, &event.ViewInfo{Group: 1, ID: 2, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{3}}, 2)
 	for i := 0; i < 30; i++ {
 		c.Net.At(c.Net.Now().Add(time.Duration(i)*10*time.Millisecond), func() { cast(10) })
 	}
