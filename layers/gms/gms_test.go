@@ -132,6 +132,55 @@ func (c *cluster) missUpdates(n event.NodeID, joiners ...event.NodeID) {
 	c.nodes[n].f.deaf = false
 }
 
+// removable is three nodes whose failure timeout is timeout, n1 in groups
+// 7 and 8, n2 in 7 and n3 in 8, 500 ms after they joined.
+func removable(t *testing.T, seed uint64, timeout time.Duration) *cluster {
+	c := newCluster(t, seed, 3, 50*time.Millisecond, timeout)
+	c.join(1, 7, 8)
+	c.join(2, 7)
+	c.join(3, 8)
+	c.net.Run(500 * time.Millisecond)
+	return c
+}
+
+// muteUntilRemoved has n1 heard by nobody for three failure timeouts
+// (failure timeout, suspect timeout and a batch), which must remove it
+// from every group, and leaves it muted.
+func (c *cluster) muteUntilRemoved(timeout time.Duration) {
+	c.t.Helper()
+	c.nodes[1].f.mute = true
+	c.net.Run(3 * timeout)
+	if got := c.svc.Service().Index().Groups(1); len(got) != 0 {
+		c.t.Fatalf("n1 muted for %v is still in %v", 3*timeout, got)
+	}
+}
+
+// newLife has the service hear a new life of node n (incarnation inc,
+// failure timeout 1 s) ask to join gs, as if from n: a heartbeat, then a
+// request.
+func (c *cluster) newLife(n event.NodeID, inc uint64, gs ...event.GroupID) {
+	codec := newCodec()
+	svcStack := c.net.Node(ServiceNode).Stack()
+	for _, m := range []*wireMsg{
+		{T: msgHeartbeat, Inc: inc, Timeout: int64(time.Second)},
+		{T: msgRequest, Inc: inc, Seq: 1, Join: gs},
+	} {
+		msg := event.NewMessage()
+		msg.SetPayload(codec.encode(m))
+		svcStack.Inject(0, true, event.Event{Kind: event.Membership, Peer: n, Msg: msg})
+	}
+}
+
+// pairJoined is two nodes (views at most every 50 ms, failure timeout 1 s)
+// that join g, 300 ms after.
+func pairJoined(t *testing.T, seed uint64, g event.GroupID) *cluster {
+	c := newCluster(t, seed, 2, 50*time.Millisecond, time.Second)
+	c.join(1, g)
+	c.join(2, g)
+	c.net.Run(300 * time.Millisecond)
+	return c
+}
+
 // resyncAfterMiss builds four nodes on a service that keeps no update log
 // (lost updates mean a full one), with maxEntries (0: the default), each
 // joining gs; after 500 ms node 2 misses the updates of missUpdates(2,
@@ -316,16 +365,8 @@ func TestCrashRemovedWithinBound(t *testing.T) {
 // hears it and joins all its groups again.
 func TestMistakenRemovalRejoins(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	c := newCluster(t, 3, 3, 50*time.Millisecond, timeout)
-	c.join(1, 7, 8)
-	c.join(2, 7)
-	c.join(3, 8)
-	c.net.Run(500 * time.Millisecond)
-	c.nodes[1].f.mute = true
-	c.net.Run(3 * timeout) // fd timeout + suspect timeout + a batch
-	if got := c.svc.Service().Index().Groups(1); len(got) != 0 {
-		t.Fatalf("n1 muted for %v is still in %v", 3*timeout, got)
-	}
+	c := removable(t, 3, timeout)
+	c.muteUntilRemoved(timeout)
 	if v := c.nodes[2].rec.views[7]; v.Has(1) {
 		t.Fatalf("n2's view of g7 still lists n1: %+v", v)
 	}
@@ -350,10 +391,7 @@ func TestLostUpdatesResync(t *testing.T) {
 }
 
 func TestMalformedPackets(t *testing.T) {
-	c := newCluster(t, 5, 2, 50*time.Millisecond, time.Second)
-	c.join(1, 5)
-	c.join(2, 5)
-	c.net.Run(300 * time.Millisecond)
+	c := pairJoined(t, 5, 5)
 	bad := [][]byte{
 		nil, {0xff}, {0x93, 0x01}, []byte("not msgpack at all"),
 		mustEncode(&wireMsg{T: 99}),
@@ -525,16 +563,8 @@ func TestRestartedNodeReplacesOldLife(t *testing.T) {
 	c.join(2, 3)
 	c.net.Run(300 * time.Millisecond)
 	// A new life of n2 (new incarnation) that joins only g4.
-	codec := newCodec()
-	svcStack := c.net.Node(ServiceNode).Stack()
-	send := func(m *wireMsg) {
-		msg := event.NewMessage()
-		msg.SetPayload(codec.encode(m))
-		svcStack.Inject(0, true, event.Event{Kind: event.Membership, Peer: 2, Msg: msg})
-	}
 	c.net.Node(2).Stack().Close()
-	send(&wireMsg{T: msgHeartbeat, Inc: 12345, Timeout: int64(time.Second)})
-	send(&wireMsg{T: msgRequest, Inc: 12345, Seq: 1, Join: []event.GroupID{4}})
+	c.newLife(2, 12345, 4)
 	c.net.Run(300 * time.Millisecond)
 	idx := c.svc.Service().Index()
 	if got := idx.Groups(2); !slices.Equal(got, []event.GroupID{4}) {

@@ -19,11 +19,7 @@ import (
 // view that readmits it lists it in Joined.
 func TestRemovalViewsBeforeRejoin(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	c := newCluster(t, 11, 3, 50*time.Millisecond, timeout)
-	c.join(1, 7, 8)
-	c.join(2, 7)
-	c.join(3, 8)
-	c.net.Run(500 * time.Millisecond)
+	c := removable(t, 11, timeout)
 	held := map[event.GroupID]uint64{}
 	for g, v := range c.nodes[1].gms.Views() {
 		held[g] = v.ID
@@ -41,11 +37,7 @@ func TestRemovalViewsBeforeRejoin(t *testing.T) {
 			trace = append(trace, fmt.Sprintf("request after %d views", len(c.nodes[1].rec.history)-first))
 		}
 	}
-	c.nodes[1].f.mute = true
-	c.net.Run(3 * timeout)
-	if got := c.svc.Service().Index().Groups(1); len(got) != 0 {
-		t.Fatalf("n1 muted for %v is still in %v", 3*timeout, got)
-	}
+	c.muteUntilRemoved(timeout)
 	c.nodes[1].f.mute = false
 	c.net.Run(time.Second)
 	hist := c.nodes[1].rec.history[first:]
@@ -89,15 +81,7 @@ func TestRestartInOneBatchListsJoined(t *testing.T) {
 	// A new life of n3 (new incarnation) that joins g4 again at once (the
 	// old life crashed: it said no goodbye).
 	c.net.Crash(3)
-	codec := newCodec()
-	svcStack := c.net.Node(ServiceNode).Stack()
-	send := func(m *wireMsg) {
-		msg := event.NewMessage()
-		msg.SetPayload(codec.encode(m))
-		svcStack.Inject(0, true, event.Event{Kind: event.Membership, Peer: 3, Msg: msg})
-	}
-	send(&wireMsg{T: msgHeartbeat, Inc: 777, Timeout: int64(time.Second)})
-	send(&wireMsg{T: msgRequest, Inc: 777, Seq: 1, Join: []event.GroupID{4}})
+	c.newLife(3, 777, 4)
 	c.net.Run(500 * time.Millisecond)
 	v := c.nodes[1].rec.views[4]
 	if v == nil || v.ID != before.ID+1 || !slices.Equal(v.Members, ids(1, 2, 3)) ||
@@ -344,10 +328,7 @@ func TestFullUpdateInPartsRemovesNothing(t *testing.T) {
 // neither wants nor holds leave nothing behind: the node's views and region
 // views stay within what it asked for.
 func TestUpdatesForOtherGroupsIgnored(t *testing.T) {
-	c := newCluster(t, 17, 2, 50*time.Millisecond, time.Second)
-	c.join(1, 1)
-	c.join(2, 1)
-	c.net.Run(300 * time.Millisecond)
+	c := pairJoined(t, 17, 1)
 	l := c.nodes[1].gms
 	for i := 0; i < 50; i++ {
 		m := &wireMsg{T: msgUpdate, Seq: l.applied + 1}
