@@ -298,12 +298,9 @@ func (e *Env) cmdNet(args []string) error {
 	if e.net != nil {
 		return fmt.Errorf("net must come before the network is used")
 	}
-	kv, rest, err := keyValues(args)
+	kv, err := settingsOnly(args)
 	if err != nil {
 		return err
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("%w: unexpected %q", errUsage, rest[0])
 	}
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		d, err := parseDuration(kv[k])
@@ -681,12 +678,9 @@ func (e *Env) cmdAdvance(args []string) error {
 // member or at the service. It stops at the bound if that never happens (a
 // gms stack's heartbeats never stop) and says so.
 func (e *Env) cmdStabilize(args []string) error {
-	kv, rest, err := keyValues(args)
+	kv, err := settingsOnly(args)
 	if err != nil {
 		return err
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("%w: unexpected %q", errUsage, rest[0])
 	}
 	bound := defaultBound
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
@@ -1200,6 +1194,16 @@ func keyValues(args []string) (map[string]string, []string, error) {
 		kv[k] = v
 	}
 	return kv, rest, nil
+}
+
+// settingsOnly is keyValues for a command that takes key=value settings
+// and no other word.
+func settingsOnly(args []string) (map[string]string, error) {
+	kv, rest, err := keyValues(args)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("%w: unexpected %q", errUsage, rest[0])
+	}
+	return kv, err
 }
 
 // split cuts a command line into words; a double-quoted word may hold
