@@ -135,6 +135,7 @@ func (c *cluster) missUpdates(n event.NodeID, joiners ...event.NodeID) {
 // removable is three nodes whose failure timeout is timeout, n1 in groups
 // 7 and 8, n2 in 7 and n3 in 8, 500 ms after they joined.
 func removable(t *testing.T, seed uint64, timeout time.Duration) *cluster {
+	t.Helper()
 	c := newCluster(t, seed, 3, 50*time.Millisecond, timeout)
 	c.join(1, 7, 8)
 	c.join(2, 7)
@@ -174,6 +175,7 @@ func (c *cluster) newLife(n event.NodeID, inc uint64, gs ...event.GroupID) {
 // pairJoined is two nodes (views at most every 50 ms, failure timeout 1 s)
 // that join g, 300 ms after.
 func pairJoined(t *testing.T, seed uint64, g event.GroupID) *cluster {
+	t.Helper()
 	c := newCluster(t, seed, 2, 50*time.Millisecond, time.Second)
 	c.join(1, g)
 	c.join(2, g)
@@ -187,6 +189,7 @@ func pairJoined(t *testing.T, seed uint64, g event.GroupID) *cluster {
 // joiners...), and it has 1 s more to catch up. mark is how many views n2
 // had installed before it missed them.
 func resyncAfterMiss(t *testing.T, seed uint64, maxEntries int, gs []event.GroupID, joiners ...event.NodeID) (c *cluster, mark int) {
+	t.Helper()
 	c = newCluster(t, seed, 4, 50*time.Millisecond, time.Second)
 	if maxEntries != 0 {
 		c.svc.Service().cfg.MaxEntries = maxEntries

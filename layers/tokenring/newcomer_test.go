@@ -138,6 +138,7 @@ func installAll(c *layertest.Cluster, v *event.ViewInfo, rv uint64) {
 // threeJoined is a cluster of three nodes on cfg, all joined in view 1 of
 // group 1 and in region view 1.
 func threeJoined(t *testing.T, cfg sim.Config) *layertest.Cluster {
+	t.Helper()
 	c := cluster(t, cfg, 3, nil)
 	installAll(c, &event.ViewInfo{Group: 1, ID: 1, Members: []event.NodeID{1, 2, 3}, Joined: []event.NodeID{1, 2, 3}}, 1)
 	return c
