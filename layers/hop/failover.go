@@ -145,7 +145,14 @@ func (l *Layer) takeOver() {
 // takeCast reports whether the representative numbers member from's
 // unnumbered cast h now: each (origin, OSeq) once, in order, and no jump
 // beyond what a member keeps (a forged number must not silence the member
-// for long).
+// for long), but for a newcomer's first cast: its numbers went on in a
+// life this node did not see. Refused, every cast of a member removed
+// while frozen was: woken, it learnt of its removal and, alone in its own
+// site, numbered its own casts at rate max (13,000 in 0.1 s, out of every
+// view, owed to nobody); readmitted, it cast on from 13,487 where this node
+// had numbered its 366, and was held off for good once 16 waited
+// (spread-site-soak freeze seed 191 at rate max: 96 owed deliveries
+// missing).
 func (l *Layer) takeCast(h *dataHdr, from event.NodeID) bool {
 	n := l.numbered[from]
 	if l.resync[from] {
@@ -155,7 +162,17 @@ func (l *Layer) takeCast(h *dataHdr, from event.NodeID) bool {
 		}
 		delete(l.resync, from)
 	}
-	return h.Last > n && h.Last-n <= uint32(l.cfg.MaxPending)
+	if h.Last <= n {
+		return false
+	}
+	if l.newcomers[from] {
+		delete(l.newcomers, from)
+		if h.Last-n > uint32(l.cfg.MaxPending) {
+			l.c.NewcomerJumps.Inc()
+		}
+		return true
+	}
+	return h.Last-n <= uint32(l.cfg.MaxPending)
 }
 
 // retain keeps a message or skip run of source site h.Site, for a site or

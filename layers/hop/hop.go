@@ -255,6 +255,13 @@ type Layer struct {
 	// them twice.
 	delivered map[event.NodeID]uint32
 	resync    map[event.NodeID]bool // members whose casts again are awaited (takeOver)
+	// newcomers: members new to my site (joined, or removed and
+	// readmitted) none of whose casts this node has taken yet. A node's
+	// origin numbers never start over: they went on in its earlier life,
+	// which this node may not have seen (alone, out of every view, it
+	// numbers its own casts itself), so its first cast may be any number
+	// past what this node numbered of it (takeCast).
+	newcomers map[event.NodeID]bool
 	// recasting: a member whose representative changed marks its casts
 	// as cast again until it sees one numbered, so even with none to
 	// cast again its first cast to the new one ends the wait (resync).
@@ -356,6 +363,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.numbered = map[event.NodeID]uint32{}
 	l.delivered = map[event.NodeID]uint32{}
 	l.resync = map[event.NodeID]bool{}
+	l.newcomers = map[event.NodeID]bool{}
 	l.belowHeld = map[event.GroupID]bool{}
 	l.holds = map[event.NodeID]*beat{}
 	return nil
@@ -491,8 +499,18 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 	}
 	for n := range l.numbered {
 		if s, ok := l.siteOf[n]; !ok || s != l.me {
-			delete(l.numbered, n) // gone from my site: a new life numbers from 1
+			delete(l.numbered, n) // gone from my site: back, it is a newcomer
 			delete(l.resync, n)
+		}
+	}
+	for n := range l.newcomers {
+		if s, ok := l.siteOf[n]; !ok || s != l.me {
+			delete(l.newcomers, n)
+		}
+	}
+	for n, s := range l.siteOf {
+		if s == l.me && !prev[n] && n != l.Ctx.Self() {
+			l.newcomers[n] = true
 		}
 	}
 	for n := range l.delivered {
