@@ -310,6 +310,9 @@ type Layer struct {
 	// may be before this node's did.
 	outAt  [maxSite + 1][maxSite + 1]uint32
 	outSet [maxSite + 1]bool
+	// repNew[s]: the far sites whose representative changed since this
+	// node last sent them s's stream (resend).
+	repNew [maxSite + 1]uint64
 
 	// behind: agreed order holds, since behindAt, on a message cast in a
 	// view newer than this node's (viewBehind).
@@ -487,6 +490,9 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				l.downs[x] &^= 1 << s
 			}
 			l.farBeat[s] = nil // the old one's: not cast into my site again
+			for src := range l.repNew {
+				l.repNew[src] |= 1 << s
+			}
 		}
 	}
 	for n := range l.numbered {
