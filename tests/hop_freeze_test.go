@@ -61,6 +61,22 @@ func TestHopReadmittedRepresentativeRelaysWhatItsSubtreeLacks(t *testing.T) {
 	wantAgreedNoneUnexplained(t, rep)
 }
 
+// TestHopRemovedNodeKeepsItsFloor: the same split at rate 40, 2 s to 6.5
+// s, with site 3's representative n3 frozen from 5.5 s to 7.5 s. Woken, it
+// finds sites 1 and 2 dead (cut off for dead_after), membership removes
+// it, and it passes its site's stream, which its members numbered during
+// the split, with no far site left to wait on; readmitted at once, it
+// dropped as late the first casts of sites 1 and 2 in the view that
+// readmitted it, stamped below that stream (they had not heard its stamps
+// yet: splitfreeze seed 30's faults with seed 3004, 66 owed deliveries
+// missing at n3). What a node passes while in none of its groups is no
+// longer agreed order's floor.
+func TestHopRemovedNodeKeepsItsFloor(t *testing.T) {
+	rep := siteSoak{nodes: "8", sites: [3]string{"1=1-1", "2=2-2", "3=3-8"}, seed: "3004", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1|2|3,4,5,6,7,8@2.0s", "heal@6.5s", "freeze:3@5.5s+2.0s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+}
+
 // TestHopLinkReopenedAtOneEndTakesUpTheFarLife: sites 1 (n1) and 3 are
 // cut apart from 1.4 s to 3.3 s at rate max; n5 asks for n1's link packet
 // 308 through the cut and the backlog after it, declares the link down at
