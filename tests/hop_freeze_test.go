@@ -37,10 +37,43 @@ func TestHopFrozenRepresentativeOfALargerSite(t *testing.T) {
 // 3 to skip what each had cast to the other meanwhile, though both still
 // kept it (site soak, threeway with a freeze, seed 32: 856 owed deliveries
 // missing). A readmitted child is now sent a stream from where the sites
-// below it that stayed live stand.
+// below it that stayed live stand (and so is a child whose representative
+// is new: the next test).
 func TestHopReadmittedRelayCarriesWhatItsSubtreeLacks(t *testing.T) {
 	rep := siteSoak{nodes: "6", sites: [3]string{"1=1-1", "2=2-2", "3=3-6"}, seed: "32", dur: "12s", loss: "uniform:1%",
 		faults: []string{"cut:1|2|3,4,5,6@2.8s", "heal@9.4s", "freeze:1@3.5s+3.8s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+}
+
+// TestHopReadmittedRepresentativeRelaysWhatItsSubtreeLacks: the same split
+// at rate max, 2.8 s to 9.9 s, with site 3's representative n3 frozen from
+// 5.5 s to 10.3 s, removed and readmitted as site 3's representative
+// again while site 3 stayed live (n4 took over meanwhile) and relays site
+// 2's stream to site 1. Site 2 sent n3 its stream from site 3's ARU, 666,
+// which n4 had given; n3, readmitted, held it only from there, and told
+// site 1 to skip 643 to 665, though site 2 and n3's own members still
+// kept them (site soak, splitfreeze, seed 62 at rate max: 23 owed
+// deliveries missing at n1). A child whose representative is new is now
+// sent a stream from where the sites below it that stayed live stand.
+func TestHopReadmittedRepresentativeRelaysWhatItsSubtreeLacks(t *testing.T) {
+	rep := siteSoak{nodes: "8", sites: [3]string{"1=1-1", "2=2-2", "3=3-8"}, seed: "62", rate: "max", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1|2|3,4,5,6,7,8@2.8s", "heal@9.9s", "freeze:3@5.5s+4.8s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+}
+
+// TestHopRemovedNodeKeepsItsFloor: the same split at rate 40, 2 s to 6.5
+// s, with site 3's representative n3 frozen from 5.5 s to 7.5 s. Woken, it
+// finds sites 1 and 2 dead (cut off for dead_after), membership removes
+// it, and it passes its site's stream, which its members numbered during
+// the split, with no far site left to wait on; readmitted at once, it
+// dropped as late the first casts of sites 1 and 2 in the view that
+// readmitted it, stamped below that stream (they had not heard its stamps
+// yet: splitfreeze seed 30's faults with seed 3004, 66 owed deliveries
+// missing at n3). What a node passes while in none of its groups is no
+// longer agreed order's floor.
+func TestHopRemovedNodeKeepsItsFloor(t *testing.T) {
+	rep := siteSoak{nodes: "8", sites: [3]string{"1=1-1", "2=2-2", "3=3-8"}, seed: "3004", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1|2|3,4,5,6,7,8@2.0s", "heal@6.5s", "freeze:3@5.5s+2.0s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 }
 

@@ -233,11 +233,25 @@ func (l *Layer) freeStable() {
 // after it was cut off or left the view) gets s's stream from where it
 // stands now: what came before belongs to a configuration it was not in
 // (Spread's extended virtual synchrony), and its ARU is of an old life.
+//
+// The child relays s's stream to the sites below it from what it holds,
+// and a representative new to its site (readmitted, or taken over: its
+// site's representative changed since this node last sent it s's stream)
+// holds it only from the tStart this sends it on: what lies before, its
+// members hold, and it does not. A child site that was admitted, or whose
+// representative is new, is so sent s's stream from where the sites below
+// it that stayed live stand, not from its own site's ARU alone; a
+// representative that kept its role holds, as every node does, what a live
+// site still lacks (freeStable), and feeds the sites below it itself
+// (Spread 3.3: messages are kept "until they become stable across the
+// entire system", and retransmitted to whoever missed them in a
+// membership change).
 func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 	lk := l.links[c.site]
 	if lk == nil {
 		return
 	}
+	newRep := l.repNew[s]&(1<<c.site) != 0
 	lower := l.arus[c.site][s] + 1
 	if st := l.streams[s]; admitted && st != nil {
 		lower = st.contig + 1
@@ -258,24 +272,30 @@ func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 			// or drops as its own start says; it is not owed there.
 			lower = min(lower, l.outAt[c.site][s]+1)
 		}
-		// And from where the sites below it stand that stayed live: they
-		// were in the configuration the child was not in, and what they
-		// lack of it the child relays (replayed from its own start, it
-		// told them to skip what came before: a three-way split with site
-		// 1 frozen, removed and readmitted while sites 2 and 3 stayed cut
-		// apart; site 1, readmitted, relayed site 2's stream to site 3
-		// from where it got it, 220, and site 3 skipped 113 to 219 for
-		// good, though site 2 still kept them: site soak, threeway with
-		// freezes, seed 32, 856 owed deliveries missing). The child takes
-		// them from the tStart on, as a node that gets a stream from
-		// before its admission does.
+	}
+	if admitted || newRep {
+		// And from where the sites below it stand that stayed live: what
+		// they lack the child relays, replayed from its own start, and it
+		// tells them to skip what came before. A three-way split with
+		// site 1 frozen, removed and readmitted while sites 2 and 3
+		// stayed cut apart: site 1, readmitted, relayed site 2's stream
+		// to site 3 from where it got it, 220, and site 3 skipped 113 to
+		// 219 for good, though site 2 still kept them (site soak,
+		// splitfreeze, seed 32 at rate 40, 856 owed deliveries missing).
+		// And with site 3's representative n3 frozen, removed and
+		// readmitted as its representative while site 3 stayed live and
+		// relayed site 2's stream to site 1: site 2 sent n3 its stream
+		// from site 3's ARU, 666, which n4 had given, and n3 told site 1
+		// to skip 643 to 665 (splitfreeze seed 62 at rate max, 23 owed
+		// deliveries missing). The child takes them from the tStart on, as
+		// a node that gets a stream from before its admission does.
 		for x := event.SiteID(0); x <= maxSite; x++ {
 			if x != c.site && c.subtree&(1<<x) != 0 && l.live&(1<<x) != 0 && !l.outSet[x] {
 				lower = min(lower, l.arus[x][s]+1)
 			}
 		}
 	}
-	l.replay(s, lower, func(h *dataHdr, g event.GroupID, payload *event.Message) {
+	sent := l.replay(s, lower, func(h *dataHdr, g event.GroupID, payload *event.Message) {
 		switch {
 		case h.Type == tStart:
 			lk.catchStart(h)
@@ -287,6 +307,9 @@ func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 			lk.catchSkipRun(s, h.Seq, h.end(), h.LTS)
 		}
 	})
+	if sent {
+		l.repNew[s] &^= 1 << c.site
+	}
 	lk.pump()
 }
 

@@ -165,6 +165,10 @@ type Layer struct {
 	// last: the time stamp and site of the last message delivered (or
 	// dropped as late): agreed order delivers nothing before it.
 	last item
+	// outOfGroups: this node is in none of its groups' views (membership
+	// removed it): what it delivers reaches no application, and does not
+	// move last.
+	outOfGroups bool
 	// upTo: of each source site, the site sequence and stamp of the last
 	// message this node delivered, kept when the stream is closed (its
 	// site left this node's view, or this node was cut off and
@@ -317,6 +321,9 @@ type Layer struct {
 	// may be before this node's did.
 	outAt  [maxSite + 1][maxSite + 1]uint32
 	outSet [maxSite + 1]bool
+	// repNew[s]: the far sites whose representative changed since this
+	// node last sent them s's stream (resend).
+	repNew [maxSite + 1]uint64
 
 	// behind: agreed order holds, since behindAt, on a message cast in a
 	// view newer than this node's (viewBehind).
@@ -439,6 +446,13 @@ func (l *Layer) Up(ev *event.Event) {
 // links and routes.
 func (l *Layer) install(nb *event.Neighbourhood) {
 	l.views = nb.Views
+	l.outOfGroups = true
+	for _, v := range nb.Views {
+		if v.Has(l.Ctx.Self()) {
+			l.outOfGroups = false
+			break
+		}
+	}
 	prevInView := l.inView
 	prevRep := l.reps[l.me]
 	prev := map[event.NodeID]bool{} // my site's members before
@@ -495,6 +509,9 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 				l.downs[x] &^= 1 << s
 			}
 			l.farBeat[s] = nil // the old one's: not cast into my site again
+			for src := range l.repNew {
+				l.repNew[src] |= 1 << s
+			}
 		}
 	}
 	for n := range l.numbered {

@@ -281,7 +281,23 @@ func (l *Layer) tryDeliver() {
 			l.late(from, best)
 			continue
 		}
-		l.last.h.LTS, l.last.h.Site = best.h.LTS, best.h.Site
+		if !l.outOfGroups {
+			// Removed from every group, this node hands nothing up: what
+			// it passes then is not agreed order's floor. Kept as the
+			// floor, it dropped as late what the far sites cast in the
+			// view that readmitted it: site 3's representative n3,
+			// frozen while the wide area was split three ways, woke,
+			// found sites 1 and 2 dead, was removed, and passed its
+			// site's stream up to stamp 1171 with no far site left to
+			// wait on (isolate had run before); readmitted at once, it
+			// dropped sites 1's and 2's first casts of that view,
+			// stamped from 938: they had not heard site 3's stamps yet
+			// (site soak, splitfreeze, seed 30 at rate 40 once every
+			// child was resent from its subtree's ARUs: 33 owed
+			// deliveries missing; its faults with seed 3004: 66). What
+			// it passed it does not deliver again (deliver: upTo).
+			l.last.h.LTS, l.last.h.Site = best.h.LTS, best.h.Site
+		}
 		l.deliver(from, best)
 	}
 }
