@@ -342,7 +342,7 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 			if c.drops[k] == nil {
 				c.drops[k] = make([]uint64, size)
 			}
-			c.drops[k][ti] = c.sent[c.moff[gi]+ti]
+			c.drops[k][ti] = c.castBefore(c.moff[gi]+ti, v)
 		}
 	}
 	rejoin := in && len(hist) > 0 && (!prevIn || slices.Contains(v.Joined, n))
@@ -362,6 +362,18 @@ func (c *Collector) View(n event.NodeID, v *event.ViewInfo, now event.Time) {
 		snap[ti] = c.sent[c.moff[gi]+ti]
 		c.streams[c.off[gi]+r*size+ti].Restart()
 	}
+}
+
+// castBefore is how many casts sender slot tk made before it installed
+// view v (or one after it) itself: what it cast under v is owed to v's
+// members, even to one that installs v later than the sender did.
+func (c *Collector) castBefore(tk int, v *event.ViewInfo) uint64 {
+	for _, ep := range c.epochs[tk] {
+		if ep.view != nil && ep.view.ID >= v.ID {
+			return min(ep.start, c.sent[tk])
+		}
+	}
+	return c.sent[tk]
 }
 
 // Backpressure records a cast the stack refused.

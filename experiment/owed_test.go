@@ -374,3 +374,31 @@ func TestCollectorStaleSenderView(t *testing.T) {
 	r.wantMissing(rep, 12, 11, 1)
 	r.wantNote(rep, "most at n2 from n1 in g1 (1)", "the cast under the readmitting view")
 }
+
+// TestCollectorReadmittedSenderCastsBeforeReceiverInstalls: n1 is removed
+// and readmitted (view 3), installs view 3 and casts 3-5 under it before n2
+// installs it. What n1 cast under view 3 is owed to n2, a member of view 3,
+// however late n2 installs it: n2's lack of 3 and 5 stays unexplained, not
+// taken as state n2 dropped when it saw n1 readmitted (which holds only for
+// what n1 cast before it installed view 3).
+func TestCollectorReadmittedSenderCastsBeforeReceiverInstalls(t *testing.T) {
+	r := newOwedRig(t)
+	r.start()
+	r.cast(0, 3)
+	r.deliver(2, 0, 1)
+	r.deliver(3, 0, 1, 2)
+	for _, n := range all {
+		r.view(n, 2, only(2, 3), nil, only(1)) // n1 removed (R1 at n1)
+	}
+	r.view(1, 3, all, only(1), nil) // n1 readmitted, first to know
+	r.cast(3, 6)
+	r.view(2, 3, all, only(1), nil)
+	r.view(3, 3, all, only(1), nil)
+	r.deliver(2, 4)
+	r.deliver(3, 3, 4, 5)
+	rep := r.finish()
+	// Missing at n2: 2 (cast before n1's removal; n1 dropped its stream),
+	// 3 and 5 (owed under view 3).
+	r.wantMissing(rep, 3, 1, 2)
+	r.wantNote(rep, "most at n2 from n1 in g1 (2)", "the casts under the readmitting view")
+}
