@@ -2,12 +2,11 @@ package hop
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 	"testing"
 
-	"github.com/layercast/layercast/internal/alloctest"
 	"github.com/layercast/layercast/internal/wirecodec"
+	"github.com/layercast/layercast/internal/wiretest"
 )
 
 // FuzzNack decodes arbitrary bytes as a nack body with the codec the layer
@@ -18,15 +17,7 @@ func FuzzNack(f *testing.F) {
 	codec := wirecodec.New(wirecodec.Options{Name: "hop", Malformed: errMalformed, MaxInitLen: 256})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var body nackBody
-		var err error
-		n := alloctest.Bytes(func() { err = codec.Decode(b, &body) })
-		if bound := 4<<20 + 64*uint64(len(b)); n > bound {
-			t.Fatalf("decoding a %d-byte nack allocated %d bytes, bound %d", len(b), n, bound)
-		}
-		if err != nil {
-			if !errors.Is(err, errMalformed) {
-				t.Fatalf("nack decode: %v does not wrap errMalformed", err)
-			}
+		if !wiretest.Decoded(t, "nack", b, func() error { return codec.Decode(b, &body) }, errMalformed) {
 			return
 		}
 		var back nackBody

@@ -1,10 +1,10 @@
 package hop
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/layercast/layercast/compose"
+	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/fifo"
 	_ "github.com/layercast/layercast/layers/reliable"
 	"github.com/layercast/layercast/stack"
@@ -18,36 +18,14 @@ func TestAgreedIsAProperty(t *testing.T) {
 		Name: "needsagreed", Summary: "test layer needing agreed order", Needs: []compose.Property{compose.Agreed},
 		New: func(compose.Params) (stack.Layer, error) { return &stack.Base{}, nil },
 	})
-	sp, err := compose.Parse("needsagreed : fifo : reliable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = compose.Check(sp)
-	if err == nil || !strings.Contains(err.Error(), "agreed (total) order") {
-		t.Errorf("Check(needsagreed : fifo : reliable) = %v, want a refusal naming agreed (total) order", err)
-	}
-	sp, err = compose.Parse("needsagreed : hop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := compose.Check(sp); err != nil {
-		t.Errorf("Check(needsagreed : hop) = %v, want nil", err)
-	}
+	layertest.CheckSpec(t, "needsagreed : fifo : reliable", "agreed (total) order")
+	layertest.CheckSpec(t, "needsagreed : hop", "")
 	compose.Register(compose.LayerInfo{
 		Name: "needssafe", Summary: "test layer needing safe delivery", Needs: []compose.Property{compose.Safe},
 		New: func(compose.Params) (stack.Layer, error) { return &stack.Base{}, nil },
 	})
-	for spec, ok := range map[string]bool{"needssafe : hop": false, "needssafe : hop(safe=on)": true} {
-		sp, err := compose.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := compose.Check(sp); (err == nil) != ok {
-			t.Errorf("Check(%s) = %v, want ok %v", spec, err, ok)
-		} else if err != nil && !strings.Contains(err.Error(), "safe delivery") {
-			t.Errorf("Check(%s) = %v, want the property named", spec, err)
-		}
-	}
+	layertest.CheckSpec(t, "needssafe : hop", "safe delivery")
+	layertest.CheckSpec(t, "needssafe : hop(safe=on)", "")
 }
 
 // TestConfigCheck: settings that cannot work are one clear error.
