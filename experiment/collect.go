@@ -505,6 +505,25 @@ func (c *Collector) warm(rx event.NodeID, g event.GroupID, tx event.NodeID, stag
 	}
 }
 
+// warmCast asks the CPU to start loading what a cast of tx in g will read
+// (NextIndex, Sent and LeftStack): the group's members at stage 0, then
+// the sender's slots. It changes nothing.
+func (c *Collector) warmCast(tx event.NodeID, g event.GroupID, stage int) {
+	if g == event.NoGroup || int(g) > len(c.groups) {
+		return
+	}
+	switch stage {
+	case 0:
+		prefetch.Lines(unsafe.Pointer(unsafe.SliceData(c.groups[g-1])), 1)
+	case 1:
+		if r := c.rank(g, tx); r >= 0 {
+			k := c.moff[g-1] + r
+			prefetch.Lines(unsafe.Pointer(&c.sent[k]), 1)
+			prefetch.Lines(unsafe.Pointer(&c.out[k]), 1)
+		}
+	}
+}
+
 // Drop causes: the keys of LossReport.DroppedBy.
 const (
 	DropModel     = "model"     // the scenario's loss model

@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/internal/gcpace"
 	"github.com/layercast/layercast/internal/hugepage"
+	"github.com/layercast/layercast/internal/prefetch"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
 	"github.com/layercast/layercast/transport/sim"
@@ -85,25 +87,34 @@ func givesViews(entries []stack.Entry) bool {
 	return false
 }
 
-// sender is one sending node's workload.
+// sender is one sending node's workload. What every cast reads comes
+// first, in the struct's first cache line (with thousands of nodes each
+// sender's memory is cold when its turn comes; simApp.WarmCast asks for
+// it beforehand).
 type sender struct {
+	end    event.Time
+	nd     *sim.Node // the sender's node: is it up?
+	period float64   // ns between messages; 0 = max
+	k      int64     // messages cast so far
+	total  int64     // messages to cast (rate mode)
+	start  event.Time
+	st     *stack.Stack
+	groups []event.GroupID
+	// nheld counts the groups in held: with none held (nearly always),
+	// a cast does not read the map.
+	nheld   int
 	id      event.NodeID
-	st      *stack.Stack
-	groups  []event.GroupID
-	k       int64 // messages cast so far
-	total   int64 // messages to cast (rate mode)
-	start   event.Time
-	end     event.Time
-	period  float64 // ns between messages; 0 = max
-	buf     []byte
-	held    map[event.GroupID]bool
-	nd      *sim.Node  // the sender's node: is it up?
-	thaw    event.Time // end of a freeze (0: none)
-	waiting bool       // waiting for a Flow callback
-	armed   bool       // a fire event is queued
-	fireFn  func()     // made once, so arming allocates nothing
+	waiting bool // waiting for a Flow callback
+	armed   bool // a fire event is queued
 	done    bool
+	buf     []byte // the message being cast (shared by every sender)
+	held    map[event.GroupID]bool
+	thaw    event.Time // end of a freeze (0: none)
+	fireFn  func()     // made once, so arming allocates nothing
 }
+
+// isHeld says whether flow control holds the sender off group g.
+func (s *sender) isHeld(g event.GroupID) bool { return s.nheld > 0 && s.held[g] }
 
 // simApp is an experiment node's application: the collector's callbacks,
 // and a stack.Warmer that gets the collector's memory for a coming
@@ -112,6 +123,7 @@ type simApp struct {
 	stack.AppFuncs
 	col  *Collector
 	net  *sim.Network
+	snd  *sender // nil: the node does not send
 	self event.NodeID
 }
 
@@ -123,6 +135,19 @@ func (a *simApp) Deliver(d stack.Delivery) { a.col.Delivered(a.self, &d, a.net.N
 // Warm implements stack.Warmer.
 func (a *simApp) Warm(g event.GroupID, src event.NodeID, stage int) {
 	a.col.warm(a.self, g, src, stage)
+}
+
+// WarmCast implements stack.CastWarmer: the sender's workload state and
+// the collector's slots of the sender's stream in g, which the cast reads
+// (sender.fire, Collector.NextIndex, Sent and LeftStack).
+func (a *simApp) WarmCast(g event.GroupID, stage int) {
+	if a.snd == nil {
+		return
+	}
+	if stage == 0 {
+		prefetch.Lines(unsafe.Pointer(a.snd), 1)
+	}
+	a.col.warmCast(a.self, g, stage)
 }
 
 // WarmDepth implements stack.StagedWarmer: Collector.warm asks for
@@ -200,14 +225,20 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 		app := &simApp{AppFuncs: stack.AppFuncs{
 			OnView: func(v *event.ViewInfo) { col.View(self, v, net.Now()) },
 			OnLost: func(l stack.Loss) { col.GaveUp(self, l.Range.Count()) },
-		}, col: col, net: net, self: self}
+		}, col: col, net: net, snd: snd, self: self}
 		if snd != nil {
 			app.OnFlow = func(g event.GroupID, ok bool) {
 				if !ok {
-					snd.held[g] = true
+					if !snd.held[g] {
+						snd.held[g] = true
+						snd.nheld++
+					}
 					return
 				}
-				delete(snd.held, g)
+				if snd.held[g] {
+					delete(snd.held, g)
+					snd.nheld--
+				}
 				if snd.waiting {
 					snd.waiting = false
 					snd.arm(net, net.Now(), col, &sc)
@@ -287,9 +318,13 @@ func runSim(ctx context.Context, spec *compose.Spec, sc Scenario, progress Progr
 	start := env.SendStart
 	col.SetStart(start)
 	sendEnd := start.Add(sc.Duration)
+	// One message buffer for every sender: a cast copies it, and a
+	// buffer of each sender's own was one more cold read of the message's
+	// every line per cast at thousands of nodes.
+	buf := make([]byte, sc.MsgSize)
 	for _, id := range asg.Senders {
 		s := senders[id]
-		s.buf = make([]byte, sc.MsgSize)
+		s.buf = buf
 		s.nd = net.Node(id)
 		if w, ok := frozen[id]; ok {
 			s.thaw = w[1]
@@ -401,7 +436,7 @@ func (s *sender) fire(net *sim.Network, col *Collector, sc *Scenario) {
 			return
 		}
 		g := s.groups[int(s.k%int64(len(s.groups)))]
-		if s.held[g] {
+		if s.isHeld(g) {
 			col.Backpressure()
 			s.waiting = true // OnFlow re-arms
 			return
@@ -416,7 +451,7 @@ func (s *sender) fire(net *sim.Network, col *Collector, sc *Scenario) {
 			burst++
 		case errors.Is(err, stack.ErrBackpressure):
 			col.Backpressure()
-			if s.held[g] {
+			if s.isHeld(g) {
 				s.waiting = true
 			} else {
 				// The application queue is full; the stack does not say

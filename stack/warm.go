@@ -3,8 +3,10 @@ package stack
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/layercast/layercast/event"
+	"github.com/layercast/layercast/internal/prefetch"
 )
 
 // WarmStages is how many times a Warmer is told about a coming packet:
@@ -133,11 +135,22 @@ func (s *Stack) Warm(pkt []byte, stage int) {
 	}
 }
 
-// WarmCast hints that the application will soon cast in group g: it calls
-// WarmCast on every layer that is a CastWarmer, bottom first. Stages are as
-// for Warm; the caller should have called Prefetch a step before stage 0.
-// It changes nothing.
+// WarmCast hints that the application will soon cast in group g: it asks
+// for what Cast reads of the stack beyond its hot lines (the application
+// queue, and its slot the cast will take) and calls WarmCast on every
+// layer that is a CastWarmer, bottom first. Stages are as for Warm; the
+// caller should have called Prefetch a step before stage 0. It changes
+// nothing.
 func (s *Stack) WarmCast(g event.GroupID, stage int) {
+	switch stage {
+	case 0:
+		// maxPay, apps, appFeed and held: the two lines after the hot ones
+		prefetch.Lines(unsafe.Pointer(&s.maxPay), 2)
+	case 1:
+		if q := &s.apps; len(q.buf) > 0 {
+			prefetch.Lines(unsafe.Pointer(&q.buf[(q.head+q.size)%len(q.buf)]), 1)
+		}
+	}
 	if s.castWarm == 0 {
 		return
 	}

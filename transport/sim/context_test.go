@@ -259,3 +259,63 @@ func TestRegionChannel(t *testing.T) {
 		t.Fatal("a malformed channel id subscribed")
 	}
 }
+
+// Channels are found by kind and id wherever they are kept: group 7's
+// channel (indexed by id), a group with an id too large to index (kept
+// apart) and region 7's channel each reach their own subscribers only,
+// before and after a node unsubscribes.
+func TestChannelsKeptApart(t *testing.T) {
+	net := sim.New(sim.Config{Seed: 5, Latency: time.Millisecond})
+	got := map[event.NodeID][]string{}
+	layers := map[event.NodeID]*regionLayer{}
+	var caster *stack.Stack
+	for id := event.NodeID(1); id <= 4; id++ {
+		nd := net.AddNode(id)
+		l := &regionLayer{}
+		st, err := stack.New(stack.Config{Self: id, Transport: nd, Clock: nd, Layers: []stack.Entry{{Name: "region", Layer: l}},
+			App: stack.AppFuncs{OnDeliver: func(d stack.Delivery) {
+				got[id] = append(got[id], string(d.Payload))
+			}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.Attach(st)
+		layers[id], caster = l, st
+	}
+	cast := func(ch event.ChannelID, body string) {
+		caster.Inject(0, false, event.Event{Kind: event.Cast, Group: 7, Channel: ch, Msg: layers[4].Ctx.MessageFrom([]byte(body))})
+	}
+	small, large := event.ChannelOf(7), event.ChannelOf(1<<20)
+	region := layers[1].Ctx.Channel(event.RegionChannel, 7)
+	net.At(0, func() {
+		for _, s := range []struct {
+			id event.NodeID
+			ch event.ChannelID
+		}{{1, small}, {2, small}, {2, large}, {3, large}, {1, region}, {3, region}} {
+			if err := layers[s.id].Ctx.Subscribe(s.ch); err != nil {
+				t.Errorf("node %v: Subscribe(%v) = %v", s.id, s.ch, err)
+			}
+		}
+		for _, ch := range []event.ChannelID{small, large, region} {
+			cast(ch, "a"+ch.String())
+		}
+	})
+	net.At(event.Time(10*time.Millisecond), func() {
+		for _, s := range []struct {
+			id event.NodeID
+			ch event.ChannelID
+		}{{2, small}, {3, large}, {1, region}} {
+			if err := layers[s.id].Ctx.Unsubscribe(s.ch); err != nil {
+				t.Error(err)
+			}
+		}
+		for _, ch := range []event.ChannelID{small, large, region} {
+			cast(ch, "b"+ch.String())
+		}
+	})
+	net.Run(time.Second)
+	want := "1:[ag7 aregion7 bg7] 2:[ag7 ag1048576 bg1048576] 3:[ag1048576 aregion7 bregion7] 4:[]"
+	if s := fmt.Sprintf("1:%v 2:%v 3:%v 4:%v", got[1], got[2], got[3], got[4]); s != want {
+		t.Fatalf("delivered %s, want %s", s, want)
+	}
+}

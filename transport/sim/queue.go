@@ -3,6 +3,9 @@ package sim
 import (
 	"math/bits"
 	"slices"
+	"unsafe"
+
+	"github.com/layercast/layercast/internal/prefetch"
 
 	"github.com/layercast/layercast/stack"
 )
@@ -366,8 +369,29 @@ func (c *calendar) advance() bool {
 		}
 	}
 	c.sortEvents(c.cur)
+	c.warmNext(nb)
 	return true
 }
+
+// warmNext asks the CPU to load the events of the first occupied bucket
+// after b, which advance sorts when the one it just took is used up: a
+// bucket is filled up to a few milliseconds before its turn, and with
+// thousands of nodes its events have left the caches by then (sorting
+// them waited for memory, event after event). It changes nothing.
+func (c *calendar) warmNext(b int64) {
+	if c.inRing == 0 {
+		return
+	}
+	s := int((b + 1) & calMask)
+	s = (s + c.nextOcc(s)) & calMask
+	a := c.ring[s]
+	n := (len(a)*int(unsafe.Sizeof(simEvent{})) + prefetch.LineSize - 1) / prefetch.LineSize
+	prefetch.Lines(unsafe.Pointer(unsafe.SliceData(a)), min(n, warmBucketLines))
+}
+
+// warmBucketLines bounds how many lines of a bucket warmNext asks for at
+// once: more hints than the CPU can track would stall the step.
+const warmBucketLines = 16
 
 // sortEvents sorts a bucket's events by (at, seq). A bucket holds a few
 // events, mostly in seq order: insertion sort, unless it is long; a long

@@ -128,7 +128,7 @@ type Network struct {
 	// parted: a partition may be in force (Partition; Heal clears it).
 	// Without one no packet reads its receiver's Node when it is sent.
 	parted bool
-	subs   map[event.ChannelID][]sub // subscribers of each multicast channel, by id
+	subs   chanSubs // subscribers of each multicast channel, by id
 	stats  Stats
 	pool   bufPool
 	// ShareReceive's read buffers, free ones in shareFree; shareKept
@@ -187,7 +187,7 @@ func New(cfg Config) *Network {
 		cfg:   cfg,
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 		nodes: map[event.NodeID]*Node{},
-		subs:  map[event.ChannelID][]sub{},
+		subs:  chanSubs{other: map[event.ChannelID][]sub{}},
 		trace: cfg.Trace,
 	}
 }
@@ -352,20 +352,20 @@ func (nd *Node) SubscribeChannel(ch event.ChannelID) error {
 	if ch == 0 || !ch.Valid() {
 		return fmt.Errorf("sim: subscribe: %v is not a channel", ch)
 	}
-	s := nd.net.subs[ch]
+	s := nd.net.subs.of(ch)
 	i, found := slices.BinarySearchFunc(s, nd.id, cmpSub)
 	if !found {
-		nd.net.subs[ch] = slices.Insert(s, i, sub{nd: nd, id: nd.id})
+		nd.net.subs.set(ch, slices.Insert(s, i, sub{nd: nd, id: nd.id}))
 	}
 	return nil
 }
 
 // UnsubscribeChannel implements stack.Channels.
 func (nd *Node) UnsubscribeChannel(ch event.ChannelID) error {
-	s := nd.net.subs[ch]
+	s := nd.net.subs.of(ch)
 	i, found := slices.BinarySearchFunc(s, nd.id, cmpSub)
 	if found {
-		nd.net.subs[ch] = slices.Delete(s, i, i+1)
+		nd.net.subs.set(ch, slices.Delete(s, i, i+1))
 	}
 	return nil
 }
@@ -379,6 +379,43 @@ var _ stack.Channels = (*Node)(nil)
 type sub struct {
 	nd *Node
 	id event.NodeID
+}
+
+// chanSubs is every channel's subscribers. A group's channel, which
+// every cast goes to, is found by indexing (groups are numbered from 1 up);
+// any other in a map. With thousands of nodes, the map's lookup was two or
+// three loads waiting for memory per multicast, where the index's array of
+// slices stays in the caches.
+type chanSubs struct {
+	grp   [][]sub // by group id, for ids below maxIndexedGroup
+	other map[event.ChannelID][]sub
+}
+
+// maxIndexedGroup bounds the group ids chanSubs finds by index.
+const maxIndexedGroup = 1 << 16
+
+// of is ch's subscribers.
+func (c *chanSubs) of(ch event.ChannelID) []sub {
+	if uint64(ch) < maxIndexedGroup { // a group's channel (kind 0)
+		if id := int(ch); id < len(c.grp) {
+			return c.grp[id]
+		}
+		return nil
+	}
+	return c.other[ch]
+}
+
+// set makes s ch's subscribers.
+func (c *chanSubs) set(ch event.ChannelID, s []sub) {
+	if uint64(ch) < maxIndexedGroup {
+		id := int(ch)
+		if id >= len(c.grp) {
+			c.grp = append(c.grp, make([][]sub, id+1-len(c.grp))...)
+		}
+		c.grp[id] = s
+		return
+	}
+	c.other[ch] = s
 }
 
 func cmpSub(a sub, id event.NodeID) int {
@@ -462,7 +499,7 @@ func (n *Network) wire(src, dst *Node, g event.ChannelID, pb *pktBuf) {
 		return
 	}
 	n.wanDep = n.wanDep[:0]
-	for _, d := range n.subs[g] {
+	for _, d := range n.subs.of(g) {
 		if d.nd != src {
 			n.link(src, d.nd, d.id, g, pb)
 		}
@@ -769,8 +806,19 @@ func (n *Network) prefetchNext() {
 	q := &n.q
 	k := q.an
 	if k == aheadLen {
-		if nd := q.at(aheadLen - 1).node; nd != nil {
+		e := q.at(aheadLen - 1)
+		if nd := e.node; nd != nil {
 			prefetch.Lines(unsafe.Pointer(nd), nodeHotLines)
+		}
+		if e.pb != nil {
+			// the packet's buffer header, read two steps on for where
+			// its bytes are
+			prefetch.Lines(unsafe.Pointer(e.pb), 1)
+		} else if e.kind == evFunc {
+			// a scheduled function's closure (its captured variables),
+			// the first thing calling it reads
+			fn := n.fns[e.arg]
+			prefetch.Lines(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), 1)
 		}
 	}
 	if k >= aheadLen-1 {
