@@ -303,9 +303,10 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 			rs.epochs = make([]gapEpoch, 0, 4)
 		}
 		if len(rs.epochs) == maxEpochs {
-			// merge the two oldest, keeping the earlier discovery time
-			// and first NAK
-			rs.epochs[1].due = min(rs.epochs[0].due, rs.epochs[1].due)
+			// merge the two oldest into the first (its from and
+			// discovery time are the earlier), keeping the earlier
+			// first NAK
+			rs.epochs[0].due = min(rs.epochs[0].due, rs.epochs[1].due)
 			copy(rs.epochs[1:], rs.epochs[2:])
 			rs.epochs = rs.epochs[:maxEpochs-1]
 		}
