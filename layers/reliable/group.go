@@ -390,7 +390,7 @@ func (l *Layer) advanceStability(g *group) {
 func (l *Layer) nakUp(ev *event.Event) {
 	from := ev.Peer
 	msg := &l.nak
-	msg.G, msg.R, msg.T, msg.C = 0, msg.R[:0], 0, 0
+	msg.G, msg.R, msg.T, msg.C, msg.S = 0, msg.R[:0], 0, 0, 0
 	err := l.wc.Decode(ev.Msg.Bytes(), msg)
 	ev.Msg.Release()
 	if err != nil || len(msg.R)%2 != 0 || len(msg.R) > 2*l.cfg.MaxNakRanges {
@@ -472,25 +472,41 @@ func (l *Layer) nakUp(ev *event.Event) {
 				l.c.Remulticasts.Inc()
 			}
 			s.last, s.to = now, to
+			// an answer to the asker alone echoes its NAK's stamp: a
+			// multicast one reaches members whose clocks the stamp is
+			// not of
+			echo := msg.S
+			if to == event.NoNode {
+				echo = 0
+			}
 			// nak_copies leave together, as configured; the copies a
 			// lossy receiver asks for beyond them (nak_copies_loss) a
 			// moment later (copyLater)
 			first := min(copies, max(l.cfg.NakCopies, 1))
-			l.retransmit(g, s, to, flagRetrans, first)
+			l.retransmit(g, s, to, flagRetrans, first, echo)
 			if copies > first {
-				l.copyLater(g, seq, to, flagRetrans, copies-first)
+				l.copyLater(g, seq, to, flagRetrans, copies-first, echo)
 			}
 		}
 	}
 }
 
 // retransmit sends copies of a buffered message, with the given flags (a
-// retransmission), to one node (or the whole group for NoNode).
-func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID, flags byte, copies int) {
+// retransmission), to one node (or the whole group for NoNode), echoing a
+// NAK's stamp after the header unless echo is 0 (flagEcho).
+func (l *Layer) retransmit(g *group, s *sentMsg, to event.NodeID, flags byte, copies int, echo uint32) {
 	for range copies {
 		c := l.Ctx.NewMessage()
-		c.SetPayload(s.b)
-		c.Bytes()[1] |= flags
+		if echo != 0 {
+			c.SetPayload(s.b[dataHeaderSize:])
+			h := c.Prepend(dataHeaderSize + echoSize)
+			copy(h, s.b[:dataHeaderSize])
+			putEcho(h[dataHeaderSize:], echo)
+			h[1] |= flags | flagEcho
+		} else {
+			c.SetPayload(s.b)
+			c.Bytes()[1] |= flags
+		}
 		// marked for the layers below: lec passes a retransmission unnumbered
 		c.Recovery.By = "nak"
 		l.c.Retransmissions.Inc()
@@ -505,6 +521,7 @@ type laterCopy struct {
 	to    event.NodeID
 	flags byte
 	n     int
+	echo  uint32
 }
 
 // copyGap is how long after a retransmission its further copies leave.
@@ -517,8 +534,8 @@ const copyGap = 100 * time.Microsecond
 // protected nothing (UDP, 10% loss, 3 receivers: 120,000 retransmissions
 // for 58,000 messages recovered, each pair in one datagram). A moment
 // later they leave in another.
-func (l *Layer) copyLater(g *group, seq uint32, to event.NodeID, flags byte, n int) {
-	l.later = append(l.later, laterCopy{g: g.id, seq: seq, to: to, flags: flags, n: n})
+func (l *Layer) copyLater(g *group, seq uint32, to event.NodeID, flags byte, n int, echo uint32) {
+	l.later = append(l.later, laterCopy{g: g.id, seq: seq, to: to, flags: flags, n: n, echo: echo})
 	if !l.copyTm.Pending() {
 		l.copyTm.ResetAt(l.Ctx.Now().Add(copyGap))
 	}
@@ -535,7 +552,7 @@ func (l *Layer) copyTimer() {
 			continue
 		}
 		if s := g.sentAt(c.seq); s != nil {
-			l.retransmit(g, s, c.to, c.flags, c.n)
+			l.retransmit(g, s, c.to, c.flags, c.n, c.echo)
 		}
 	}
 	if len(l.later) == 0 {
@@ -852,7 +869,7 @@ func (l *Layer) repairLagging(g *group, m *member) {
 		}
 		s.last, s.to = now, m.id
 		l.c.DigestRepairs.Inc()
-		l.retransmit(g, s, m.id, flagRetrans|flagUnasked, max(l.cfg.NakCopies, 1))
+		l.retransmit(g, s, m.id, flagRetrans|flagUnasked, max(l.cfg.NakCopies, 1), 0)
 		n++
 	}
 }

@@ -61,14 +61,19 @@ func (l *Layer) lossHint(ev *event.Event) {
 // found hands the layer below that hinted this stream's losses a
 // retransmission we got (event.LossHint going down, in its numbering, with
 // our header as the original carried it), so it can decode other repairs
-// with it and never rebuild it again.
-func (l *Layer) found(rs *recvState, m *event.Message, seq uint32) {
+// with it and never rebuild it again. m still has our header, of hsize
+// bytes (an echo included): the original had neither the echo nor the
+// retransmission's flags, and lec's repairs were made of its bytes.
+func (l *Layer) found(rs *recvState, m *event.Message, seq uint32, hsize int) {
 	if !rs.lecKnown {
 		return
 	}
 	c := l.Ctx.NewMessage()
-	c.SetPayload(m.Bytes())
-	c.Bytes()[1] &^= flagRetrans
+	b := m.Bytes()
+	c.SetPayload(b[hsize:])
+	h := c.Prepend(dataHeaderSize)
+	copy(h, b[:dataHeaderSize])
+	h[1] &^= flagRetrans | flagUnasked | flagEcho
 	x := seq - rs.lecOff
 	l.Ctx.Down(&event.Event{Kind: event.LossHint, Group: rs.g.id, Peer: rs.from, Msg: c,
 		Lost: &event.LostRange{First: x, End: x + 1, Bounded: true}})
@@ -161,7 +166,7 @@ func (l *Layer) askTimer() {
 		}
 		nk := &l.nak
 		p := l.paths[a.n]
-		nk.G, nk.R, nk.T, nk.C = uint32(a.g), append(nk.R[:0], 1, wirecodec.MaxSeq), 0, 0
+		nk.G, nk.R, nk.T, nk.C, nk.S = uint32(a.g), append(nk.R[:0], 1, wirecodec.MaxSeq), 0, 0, 0
 		rto := l.cfg.NakRetry
 		if p != nil && p.SRTT() > 0 {
 			nk.T = uint32(min(p.SRTT(), l.cfg.NakSlow) / time.Microsecond)

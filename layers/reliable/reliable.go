@@ -15,7 +15,10 @@
 // nak_slow or twice the timeout) and at least nak_slow after nak_max_tries
 // such rounds. Round-trip samples follow Karn's rule (one NAK asked, the
 // last rounds answered, the retry not overdue), so neither an outage nor a
-// freeze of our own is taken for the path. One NAK asks for as much as the
+// freeze of our own is taken for the path. An answer to a NAK by unicast
+// echoes the NAK's time stamp, and one that shows the round trip below a
+// quarter of the estimate restarts it from that exact sample (RFC 6298
+// section 5; RFC 7323's timestamps). One NAK asks for as much as the
 // last one brought back (doubling while everything came, up to
 // max_nak_retrans), so recovery over a narrow link does not buy bursts its
 // queue drops; a round with more gaps than one NAK lists sends several. A
@@ -173,7 +176,7 @@ func New(cfg Config) *Layer {
 var _ stack.Layer = (*Layer)(nil)
 
 // HeaderSize is the largest header the layer prepends to a data message.
-func (l *Layer) HeaderSize() int { return dataHeaderSize }
+func (l *Layer) HeaderSize() int { return dataHeaderSize + echoSize }
 
 // Init implements stack.Layer.
 func (l *Layer) Init(ctx *stack.Context) error {

@@ -27,7 +27,8 @@ const (
 // dataHeaderSize is the fixed header of a sequenced multicast:
 //
 //	byte 0      tData
-//	byte 1      flags (bit 0: retransmission; bit 1: resent unasked, so no round-trip sample)
+//	byte 1      flags (bit 0: retransmission; bit 1: resent unasked, so no round-trip sample;
+//	            bit 2: an echo follows)
 //	bytes 2-5   view tag: the sender's view of the group when it sent
 //	bytes 6-9   base view: the view since which the sender had sent nothing before base
 //	bytes 10-13 base: the sender's first sequence number in that stretch of views
@@ -37,7 +38,16 @@ const (
 // stream starts for it when it joined the group at or after the base view
 // (it is owed everything from base on); otherwise it learns its start from
 // the sender's stability digest.
+//
+// A retransmission answering a NAK that carried a time stamp (nakMsg S)
+// has flagEcho set and the stamp, 4 bytes, after the header (echoSize):
+// the asker takes the time since it stamped that NAK as a round-trip
+// sample however many NAKs asked for the message (TCP's timestamps, RFC
+// 7323 section 4), where Karn's rule would take none.
 const dataHeaderSize = 18
+
+// echoSize is the echoed NAK stamp after the data header (flagEcho).
+const echoSize = 4
 
 // p2pHeaderSize is the point-to-point header (see p2pFullHeader).
 const p2pHeaderSize = p2pFullHeader
@@ -51,6 +61,9 @@ const (
 	// flagUnasked marks a retransmission no NAK asked for (repairLagging):
 	// the time since the receiver's last NAK is no round trip.
 	flagUnasked = 2
+	// flagEcho: echoSize bytes after the header echo the S of the NAK
+	// this retransmission answers (to its asker alone).
+	flagEcho = 4
 )
 
 // errMalformed is wrapped by every decoding error.
@@ -83,6 +96,22 @@ func parseData(b []byte) (dataHeader, error) {
 	return h, nil
 }
 
+// parseEcho decodes the echoed stamp that follows a data header with
+// flagEcho (a stamp is never 0).
+func parseEcho(b []byte) (uint32, error) {
+	if len(b) < echoSize {
+		return 0, fmt.Errorf("%w: echo of %d bytes", errMalformed, len(b))
+	}
+	var v uint32
+	wirecodec.Uint32s(b, &v)
+	if v == 0 {
+		return 0, fmt.Errorf("%w: echo 0", errMalformed)
+	}
+	return v, nil
+}
+
+func putEcho(b []byte, v uint32) { wirecodec.PutUint32s(b, v) }
+
 // nakMsg asks the sender of group G's stream for the listed sequence
 // ranges, as (from, to) pairs, inclusive. T is the asking receiver's
 // smoothed round trip to the sender in microseconds (0: not measured yet):
@@ -90,12 +119,16 @@ func parseData(b []byte) (dataHeader, error) {
 // round trip of the last resend (the NAK crossed the answer). C asks for
 // that many copies of each retransmission (0: the sender's nak_copies; the
 // sender grants at most 2, or its own nak_copies if more): a receiver
-// losing more than nak_copies_loss of the stream asks for 2.
+// losing more than nak_copies_loss of the stream asks for 2. S is the
+// asker's clock when it sent the NAK, in microseconds modulo 2^32 (never 0;
+// 0: no stamp), which the retransmissions answering it by unicast echo
+// (flagEcho), as TCP's TSval and TSecr (RFC 7323).
 type nakMsg struct {
 	G uint32   `codec:"g"`
 	R []uint32 `codec:"r"`
 	T uint32   `codec:"t"`
 	C uint32   `codec:"c,omitempty"`
+	S uint32   `codec:"s,omitempty"`
 }
 
 // digestMsg is a member's stability digest for group G in its view V: for

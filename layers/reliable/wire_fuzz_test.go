@@ -12,9 +12,10 @@ import (
 	"github.com/layercast/layercast/transport/sim"
 )
 
-// FuzzWire decodes arbitrary bytes as a data header and as a NAK body. A
-// data header decodes only from all its bytes (every shorter prefix is
-// refused) and encodes back to them; a NAK body is accepted and then
+// FuzzWire decodes arbitrary bytes as a data header, as the echo that
+// follows one (flagEcho) and as a NAK body. A data header and an echo
+// decode only from all their bytes (every shorter prefix is refused) and
+// encode back to them; a NAK body is accepted and then
 // round-trips, or refused with errMalformed; its decoding allocates within
 // allocBound however long the range list claims to be. Seeds:
 // testdata/fuzz/FuzzWire.
@@ -22,9 +23,12 @@ func FuzzWire(f *testing.F) {
 	wc := newWireCodec()
 	f.Add(dataPacket(3, 9, 0))
 	f.Add(bytes.Clone(wc.Encode(&nakMsg{G: 1, R: []uint32{1, 5, 9, 9}, T: 1200})))
-	f.Add(bytes.Clone(wc.Encode(&nakMsg{G: 1, R: []uint32{3, 3}, T: 300, C: 2}))) // copies asked (nak_copies_loss)
+	f.Add(bytes.Clone(wc.Encode(&nakMsg{G: 1, R: []uint32{3, 3}, T: 300, C: 2})))    // copies asked (nak_copies_loss)
+	f.Add(bytes.Clone(wc.Encode(&nakMsg{G: 1, R: []uint32{2, 4}, T: 900, S: 4242}))) // stamped, for the echo
+	f.Add(echoPacket(1, 5, 4242, 8))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		wiretest.Header(t, "parseData", b, dataHeaderSize, parseData, putData, errMalformed)
+		wiretest.Header(t, "parseEcho", b, echoSize, parseEcho, putEcho, errMalformed)
 
 		var m nakMsg
 		if !wiretest.Decoded(t, "NAK", b, func() error { return wc.Decode(b, &m) }, errMalformed) {
@@ -56,6 +60,7 @@ func FuzzTruncatedCounted(f *testing.F) {
 	// a strict prefix of the header, or of the whole control body (-1)
 	packets := []layertest.Cut{
 		{B: dataPacket(1, 1, 8), Kind: event.Cast, Min: dataHeaderSize},
+		{B: echoPacket(1, 1, 7, 8), Kind: event.Cast, Min: dataHeaderSize + echoSize},
 		{B: encDigest(&digestMsg{G: 1, V: 1, U: true, E: []uint32{1, 1, 1, 2, 0, 1}}), Kind: event.Cast, Min: -1},
 		{B: nak, Kind: event.Send, Min: -1},
 		{B: p2pPacket(1, 1, 8), Kind: event.Send, Min: p2pFullHeader},
@@ -74,4 +79,13 @@ func FuzzTruncatedCounted(f *testing.F) {
 		c.Net.Run(100 * time.Millisecond)
 		layertest.CountedOnce(t, c.Counter("reliable", "malformed", 1)-before, kind, b, len(p.B))
 	})
+}
+
+// echoPacket is a retransmission of seq in view with size bytes of payload
+// that echoes the NAK stamp echo (flagEcho).
+func echoPacket(view, seq, echo uint32, size int) []byte {
+	b := make([]byte, dataHeaderSize+echoSize+size)
+	putData(b, dataHeader{flags: flagRetrans | flagEcho, view: view, base: 1, seq: seq})
+	putEcho(b[dataHeaderSize:], echo)
+	return b
 }
