@@ -104,3 +104,20 @@ func TestHopReadmittedMemberCastsOnPastItsSoloNumbers(t *testing.T) {
 	wantReplayReaches(t, siteSoak{nodes: "9", sites: [3]string{"1=1-2", "2=3-5", "3=6-9"}, seed: "191", rate: "max", dur: "8s",
 		faults: []string{"freeze:3@2.9s+1.6s", "freeze:5@3.5s+3.5s"}}, "newcomer_jumps", "no newcomer's first cast jumped past max_pending (the scenario no longer reaches the case)")
 }
+
+// TestHopLateViewHoldsAgreedOrderForTheReadmittedSite: n1, alone in site 1,
+// freezes from 3.8 s to 6.4 s; membership removes it at 5.9 s (view 3) and
+// readmits it at 6.65 s (view 4). n7's view 4 came 250 ms after the other
+// members' (a membership update lost), and meanwhile its site's
+// representative cast n1's first casts of view 4 into the site: n7 dropped
+// them (site 1 not in its view 3) and delivered sites 2's and 3's messages
+// stamped past them. With its view, site 1's stream was replayed to it,
+// and it dropped n1's first nine casts of view 4 as late, which every
+// other member of view 4 delivered (site soak, freeze mode, seed 142 at
+// rate max: 9 owed deliveries missing). A message so dropped, cast in a
+// view newer than the node's, now holds agreed order there until the
+// node's view catches up.
+func TestHopLateViewHoldsAgreedOrderForTheReadmittedSite(t *testing.T) {
+	wantReplayReaches(t, siteSoak{nodes: "8", sites: [3]string{"1=1-1", "2=2-3", "3=4-8"}, seed: "142", rate: "max", dur: "8s", loss: "uniform:1%",
+		faults: []string{"freeze:1@3.8s+2.6s"}}, "view_ahead", "no message of a newer view came before the node's view (the scenario no longer reaches the case)")
+}

@@ -329,6 +329,18 @@ type Layer struct {
 	// view newer than this node's (viewBehind).
 	behind   bool
 	behindAt event.Time
+	// ahead: the first, in agreed order, of the messages this node
+	// dropped because their site was not in its view though they were
+	// cast in a view of their group newer than this node's (its
+	// membership update comes late), since at: agreed order holds there
+	// until this node's view catches up, or dead_after (viewAhead).
+	ahead struct {
+		set  bool
+		at   event.Time
+		g    event.GroupID
+		view uint32
+		pos  item // (time stamp, site) of the first such message
+	}
 
 	// openedAt: when each stream was opened here; waitAt: when this
 	// representative last cast a stream again for a member that waits
@@ -1073,6 +1085,7 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 func (l *Layer) accept(h *dataHdr, g event.GroupID, payload *event.Message) bool {
 	st := l.streams[h.Site]
 	if st == nil {
+		l.noteAhead(h, g)
 		l.c.Foreign.Inc()
 		return false
 	}
@@ -1153,8 +1166,8 @@ func (l *Layer) linkOf(n event.NodeID) *link {
 // onBeat is the representative's heartbeat tick: announce my site's time
 // stamp, flush skip records, watch the links.
 func (l *Layer) onBeat() {
-	if l.behind {
-		defer l.tryDeliver() // its bound may have run out (viewBehind)
+	if l.behind || l.ahead.set {
+		defer l.tryDeliver() // its bound may have run out (viewBehind, viewAhead)
 	}
 	if !l.isRep {
 		if l.peers {
