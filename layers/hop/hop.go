@@ -329,18 +329,13 @@ type Layer struct {
 	// view newer than this node's (viewBehind).
 	behind   bool
 	behindAt event.Time
-	// ahead: the first, in agreed order, of the messages this node
-	// dropped because their site was not in its view though they were
-	// cast in a view of their group newer than this node's (its
+	// ahead: per group, the first, in agreed order, of the messages this
+	// node dropped because their site was not in its view though they
+	// were cast in a view of their group newer than this node's (its
 	// membership update comes late), since at: agreed order holds there
-	// until this node's view catches up, or dead_after (viewAhead).
-	ahead struct {
-		set  bool
-		at   event.Time
-		g    event.GroupID
-		view uint32
-		pos  item // (time stamp, site) of the first such message
-	}
+	// until this node's view of that group catches up, or dead_after
+	// (viewAhead). Per group: view numbers of two groups do not compare.
+	ahead map[event.GroupID]*aheadHold
 
 	// openedAt: when each stream was opened here; waitAt: when this
 	// representative last cast a stream again for a member that waits
@@ -383,6 +378,7 @@ func (l *Layer) Init(ctx *stack.Context) error {
 	l.delivered = map[event.NodeID]uint32{}
 	l.resync = map[event.NodeID]bool{}
 	l.newcomers = map[event.NodeID]bool{}
+	l.ahead = map[event.GroupID]*aheadHold{}
 	l.belowHeld = map[event.GroupID]bool{}
 	l.holds = map[event.NodeID]*beat{}
 	return nil
@@ -1166,7 +1162,7 @@ func (l *Layer) linkOf(n event.NodeID) *link {
 // onBeat is the representative's heartbeat tick: announce my site's time
 // stamp, flush skip records, watch the links.
 func (l *Layer) onBeat() {
-	if l.behind || l.ahead.set {
+	if l.behind || len(l.ahead) > 0 {
 		defer l.tryDeliver() // its bound may have run out (viewBehind, viewAhead)
 	}
 	if !l.isRep {

@@ -386,10 +386,10 @@ func (l *Layer) noteAhead(h *dataHdr, g event.GroupID) {
 	if h.Type != tData || v == nil || uint32(v.ID) >= h.View {
 		return
 	}
-	a := &l.ahead
 	pos := item{h: dataHdr{LTS: h.LTS, Site: h.Site}}
-	if !a.set {
-		a.set, a.at, a.g, a.view, a.pos = true, l.Ctx.Now(), g, h.View, pos
+	a := l.ahead[g]
+	if a == nil {
+		l.ahead[g] = &aheadHold{at: l.Ctx.Now(), view: h.View, pos: pos}
 		l.c.ViewAhead.Inc()
 		return
 	}
@@ -397,6 +397,13 @@ func (l *Layer) noteAhead(h *dataHdr, g event.GroupID) {
 		a.pos = pos
 	}
 	a.view = max(a.view, h.View)
+}
+
+// aheadHold is where agreed order holds for one group (noteAhead).
+type aheadHold struct {
+	at   event.Time
+	view uint32
+	pos  item // (time stamp, site) of the first message held for
 }
 
 // viewAhead reports whether agreed order holds at it: a message this node
@@ -412,13 +419,16 @@ func (l *Layer) noteAhead(h *dataHdr, g event.GroupID) {
 // deliveries missing). It holds until this node's view of the group
 // catches up, and at most dead_after (this node may be removed meanwhile).
 func (l *Layer) viewAhead(it *item) bool {
-	a := &l.ahead
-	if !a.set {
+	if len(l.ahead) == 0 {
 		return false
 	}
-	if v := l.views[a.g]; v == nil || uint32(v.ID) >= a.view || l.Ctx.Now().Sub(a.at) >= l.cfg.DeadAfter {
-		a.set = false
-		return false
+	held := false
+	for g, a := range l.ahead {
+		if v := l.views[g]; v == nil || uint32(v.ID) >= a.view || l.Ctx.Now().Sub(a.at) >= l.cfg.DeadAfter {
+			delete(l.ahead, g)
+			continue
+		}
+		held = held || !before(it, &a.pos)
 	}
-	return !before(it, &a.pos)
+	return held
 }
