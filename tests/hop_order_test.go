@@ -18,45 +18,14 @@ import (
 // back to where its stream stood before it numbered alone, and takes the
 // site's numbers from its representative.
 func TestHopMemberForgetsWhatItNumberedAlone(t *testing.T) {
-	for _, c := range []struct {
-		name, nodes string
-		sites       [3]string
-		faults      []string
-	}{
-		{"seed229", "6", [3]string{"1=1-2", "2=3-3", "3=4-6"}, []string{"crash:2@4.1s", "partition:6@2.1s", "heal@4.5s"}},
-		{"seed357", "8", [3]string{"1=1-3", "2=4-4", "3=5-8"}, []string{"crash:4@4.3s", "partition:8@2.3s", "heal@4.8s"}},
+	for _, s := range []siteSoak{
+		{nodes: "6", sites: [3]string{"1=1-2", "2=3-3", "3=4-6"}, seed: "229", faults: []string{"crash:2@4.1s", "partition:6@2.1s", "heal@4.5s"}},
+		{nodes: "8", sites: [3]string{"1=1-3", "2=4-4", "3=5-8"}, seed: "357", faults: []string{"crash:4@4.3s", "partition:8@2.3s", "heal@4.8s"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			rep := siteSoakRun(t, c.nodes, c.sites, c.name[len("seed"):], c.faults...)
-			wantAgreedNoneUnexplained(t, rep)
-			if rep.Layers["hop"]["alone_rolled_back"] == 0 {
-				t.Errorf("layers.hop.alone_rolled_back = 0: the member kept what it numbered alone")
-			}
+		t.Run("seed"+s.seed, func(t *testing.T) {
+			wantReplayReaches(t, s, "alone_rolled_back", "the member kept what it numbered alone")
 		})
 	}
-}
-
-// TestHopWholeSiteBackMembersTakeTheSiteStream: a whole site is cut off and
-// every node of it removed; each is alone for a moment (its own
-// representative, numbering its casts alone) before it is readmitted, so
-// each member forgets what it numbered alone and stands below the
-// representative, itself readmitted and waiting for a member to tell it
-// where the stream stands. Seed 279: no member told it in time, it gave
-// up and numbered on past a gap, telling only its links; its members
-// waited on the gap for good (288 owed deliveries missing). It now tells
-// its site too. Seed 31: a member that had been the site's representative
-// with the far sites in view told it, with numbers the members that had
-// forgotten theirs lacked; it now casts what it has of the stream into the
-// site (without it: 244 missing).
-func TestHopWholeSiteBackMembersTakeTheSiteStream(t *testing.T) {
-	t.Run("seed279", func(t *testing.T) {
-		siteSoakSeed(t, "6", [3]string{"1=1-3", "2=4-5", "3=6-6"}, "279",
-			"crash:6@2.1s", "partition:4,5@1.1s", "heal@4.0s")
-	})
-	t.Run("seed31", func(t *testing.T) {
-		siteSoakSeed(t, "9", [3]string{"1=1-1", "2=2-3", "3=4-9"}, "31",
-			"crash:4@2.9s", "crash:7@2.5s", "partition:4,5,6,7,8,9@1.9s", "heal@4.8s")
-	})
 }
 
 // TestHopLateMessageNotDelivered: a site cut off whole goes on numbering its
@@ -80,33 +49,12 @@ func TestHopWholeSiteBackMembersTakeTheSiteStream(t *testing.T) {
 // cut at 1.3 s again; there none did once what a node passes while in
 // none of its groups no longer moved agreed order's floor).
 func TestHopLateMessageNotDelivered(t *testing.T) {
-	for _, c := range []struct {
-		name, nodes string
-		sites       [3]string
-		faults      []string
-	}{
-		{"seed187", "8", [3]string{"1=1-2", "2=3-5", "3=6-8"}, []string{"crash:6@2.3s", "partition:1,2@1.35s", "heal@4.5s"}},
-		{"seed371", "9", [3]string{"1=1-2", "2=3-4", "3=5-9"}, []string{"crash:5@2.9s", "partition:1,2@1.9s", "heal@4.4s"}},
+	for _, s := range []siteSoak{
+		{nodes: "8", sites: [3]string{"1=1-2", "2=3-5", "3=6-8"}, seed: "187", faults: []string{"crash:6@2.3s", "partition:1,2@1.35s", "heal@4.5s"}},
+		{nodes: "9", sites: [3]string{"1=1-2", "2=3-4", "3=5-9"}, seed: "371", faults: []string{"crash:5@2.9s", "partition:1,2@1.9s", "heal@4.4s"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			rep := siteSoakRun(t, c.nodes, c.sites, c.name[len("seed"):], c.faults...)
-			wantAgreedNoneUnexplained(t, rep)
-			if rep.Layers["hop"]["late_dropped"] == 0 {
-				t.Errorf("layers.hop.late_dropped = 0: no late message was held back")
-			}
+		t.Run("seed"+s.seed, func(t *testing.T) {
+			wantReplayReaches(t, s, "late_dropped", "no late message was held back")
 		})
 	}
-}
-
-// TestHopNewRepresentativeNumbersAboveWhatTheOldDelivered: site 3 (n3, n4,
-// n5) is cut off whole and its nodes removed; n5 is readmitted first, its
-// site's representative alone, and delivers far messages up to stamp 512;
-// then n3 is readmitted and takes the role, and n5 tells it where the
-// site's stream stands, with the stamp of the stream's last message (448).
-// n3 numbered on from there (465), below what n5 had delivered: n5 dropped
-// those as late (17 owed deliveries missing). A member that tells its
-// representative where the stream stands now gives its own clock with it.
-func TestHopNewRepresentativeNumbersAboveWhatTheOldDelivered(t *testing.T) {
-	siteSoakSeed(t, "5", [3]string{"1=1-1", "2=2-2", "3=3-5"}, "215",
-		"crash:1@2.5s", "crash:4@2.5s", "partition:3,4,5@1.5s", "heal@4.8s")
 }

@@ -71,33 +71,6 @@ func TestHopFarBeatRepeatedInSite(t *testing.T) {
 	wantNoneUnexplained(t, rep)
 }
 
-// TestHopReadmittedSiteStampsAfterOthers: site 2 (n4 alone) is cut off for
-// 3.3 s, removed and admitted again, and site 1's representative crashes
-// meanwhile. n4's clock stood still while it was out, so its first casts
-// after readmission carried time stamps below what sites 1 and 3 had
-// delivered without it: a node that already had site 2's stream ordered
-// them first, one that had not yet admitted it after (8 deliveries out of
-// agreed order). A representative now numbers nothing while a far site's
-// stream does not know where it stands; the start records carry the far
-// sites' stamps, and its next casts sort after them everywhere.
-func TestHopReadmittedSiteStampsAfterOthers(t *testing.T) {
-	siteSoakSeed(t, "5", [3]string{"1=1-3", "2=4-4", "3=5-5"}, "15",
-		"crash:1@2.5s", "partition:4@1.5s", "heal@4.8s")
-}
-
-// TestHopReadmittedSiteOldNumbersNotSent: site 1 (n1, n2) is cut off for
-// 2.8 s and n2 crashes meanwhile, so site 1's ring held n1's numbered casts
-// until n1's ring formed again, after site 1 was readmitted. n1 then sent
-// them on to sites 2 and 3 with the stamps of the partition, and they were
-// delivered there after what those sites had delivered without site 1 at
-// some nodes and before it at others (16 deliveries out of agreed order).
-// A child site admitted now gets the representative's own stream from past
-// everything it numbered before.
-func TestHopReadmittedSiteOldNumbersNotSent(t *testing.T) {
-	siteSoakSeed(t, "7", [3]string{"1=1-2", "2=3-3", "3=4-7"}, "3",
-		"crash:2@2.7s", "partition:1,2@1.7s", "heal@4.5s")
-}
-
 // threeSiteWAN joins sites 1, 2 and 3 as the hop tests do: 30, 60 and 45 ms
 // links of 500 KB/s with 1% loss.
 var threeSiteWAN = []string{
