@@ -94,8 +94,19 @@ func (l *Layer) repChanged() {
 	for i := 0; i < l.own.Len(); i++ {
 		o := l.own.At(i)
 		if l.isRep {
+			// Numbered as its application's casts are (originate): not
+			// while it waits to learn where its site's stream stands
+			// (rejoined). Numbered at once from its siteSeq of an earlier
+			// life, they took numbers its members held for other casts:
+			// n2, readmitted alone as a member of site 1 while n1 had
+			// crashed, cast 16 in the view that readmitted it; taking over
+			// from n1 it numbered them at once from its own siteSeq, of its
+			// life before, and they and n3's casts again were lost at the
+			// far sites (TestHopMemberTakingOverUnsyncedAsksItsMembers once
+			// a readmitted node's application was let go: 74 owed
+			// deliveries missing).
 			h := dataHdr{Type: tData, Flags: flagRecast, Site: l.me, Origin: l.Ctx.Self(), Last: o.oseq, LTS: l.clock + 1, Mask: l.interest(o.g), View: l.viewOf(o.g)}
-			l.number(&h, o.g, o.msg)
+			l.numberOrWait(&h, o.g, o.msg)
 			continue
 		}
 		l.castOwn(o)
@@ -239,8 +250,9 @@ func (l *Layer) freeStable() {
 // site's representative changed since this node last sent it s's stream)
 // holds it only from the tStart this sends it on: what lies before, its
 // members hold, and it does not. A child site that was admitted, or whose
-// representative is new, is so sent s's stream from where the sites below
-// it that stayed live stand, not from its own site's ARU alone; a
+// representative is new, is so sent s's stream from where every live site
+// stands (any of them may come below it later), not from its own site's
+// ARU alone; a
 // representative that kept its role holds, as every node does, what a live
 // site still lacks (freeStable), and feeds the sites below it itself
 // (Spread 3.3: messages are kept "until they become stable across the
@@ -289,8 +301,20 @@ func (l *Layer) resend(s event.SiteID, c child, admitted bool) {
 		// to skip 643 to 665 (splitfreeze seed 62 at rate max, 23 owed
 		// deliveries missing). The child takes them from the tStart on, as
 		// a node that gets a stream from before its admission does.
+		//
+		// Not only the sites below it now: from where every live site
+		// stands, as a representative that kept its role holds what any
+		// live site still lacks (freeStable). A site may come below it
+		// later (a link down, the trees rebuilt), and the child relays it
+		// only what it holds: n3, site 2's representative, readmitted
+		// while sites 1 and 3 were cut apart, got site 1's stream from
+		// its own site's ARU, 175; when the link between sites 1 and 3
+		// went down, site 1's tree ran through site 2, and n3 told site 3
+		// to skip 97 to 161, which sites 1 and 3 and n3's member still
+		// kept (TestHopRelayGainsALaggingChild: 186 owed deliveries
+		// missing).
 		for x := event.SiteID(0); x <= maxSite; x++ {
-			if x != c.site && c.subtree&(1<<x) != 0 && l.live&(1<<x) != 0 && !l.outSet[x] {
+			if x != c.site && x != l.me && l.live&(1<<x) != 0 && !l.outSet[x] {
 				lower = min(lower, l.arus[x][s]+1)
 			}
 		}
