@@ -68,6 +68,10 @@ type recvState struct {
 	// askLimit)
 	ask, asked int
 	askedAt    event.Time
+	// askBusy is when a round last found everything the one before asked
+	// for back with the limit at max_nak_retrans (or the stream's first
+	// round): see askLimit
+	askBusy event.Time
 	// stalls counts NAK retry rounds in a row that brought nothing back:
 	// the retry interval doubles with each (exponential backoff)
 	stalls int
@@ -523,22 +527,36 @@ const minAsk = 16
 // for to what the path brings back, additive-increase/multiplicative-
 // decrease style: got of the last round's asked came back since. When
 // (nearly) all did, the limit doubles up to max_nak_retrans; when not, and
-// the answers have had a measured round trip to come, it falls to what
-// came back (at least minAsk). A NAK for thousands of messages over a
-// narrow link otherwise buys a burst of retransmissions its queue drops,
-// round after round (specs/spread-wan.scenario at rate max: 250
-// retransmissions per NAK, most dropped). A round sooner than that (a
-// newer gap falling due) says nothing of the path: judged then, at 10%
-// loss over UDP, where a gap falls due every few messages, the limit sat
-// at minAsk and most due gaps waited a retry interval.
+// answers have had a measured round trip to come, it falls to what came
+// back (at least minAsk). A NAK for thousands of messages over a narrow
+// link otherwise buys a burst of retransmissions its queue drops, round
+// after round (specs/spread-wan.scenario at rate max: 250 retransmissions
+// per NAK, most dropped). Answers have had a round trip to come once the
+// last round is that old, or once rounds have gone on for that long since
+// the limit was last at its full value with everything back (askBusy):
+// while rounds come more often than the round trip (a newer gap falling
+// due every few milliseconds at rate max), the last round alone was never
+// that old, and on that link, with the round trip measured right (300 ms
+// with its queue), every round asked for max_nak_retrans (4.8
+// retransmissions per loss; an estimate stuck at 14 to 46 ms had judged
+// nearly every round). The first round trip of asking, and a limit that
+// keeps up, are not judged: at 10% loss over UDP, where a gap falls due
+// every few messages, a round judged before its answers could come sat
+// the limit at minAsk and most due gaps waited a retry interval.
 func (l *Layer) askLimit(rs *recvState, got int, now event.Time) int {
 	if rs.ask == 0 {
 		rs.ask = l.cfg.MaxNakRetrans
 	}
+	if rs.askBusy == 0 {
+		rs.askBusy = now
+	}
 	if rs.asked > 0 {
+		s := event.Time(rs.path.SRTT())
 		if got >= rs.asked-rs.asked/8 {
-			rs.ask = min(2*rs.ask, l.cfg.MaxNakRetrans)
-		} else if s := rs.path.SRTT(); s == 0 || now-rs.askedAt >= event.Time(s) {
+			if rs.ask = min(2*rs.ask, l.cfg.MaxNakRetrans); rs.ask == l.cfg.MaxNakRetrans {
+				rs.askBusy = now
+			}
+		} else if s == 0 || now-rs.askedAt >= s || now-rs.askBusy >= s {
 			rs.ask = max(got, min(minAsk, l.cfg.MaxNakRetrans))
 		}
 	}
