@@ -167,10 +167,9 @@ func (l *Layer) askTimer() {
 		nk := &l.nak
 		p := l.paths[a.n]
 		nk.G, nk.R, nk.T, nk.C, nk.S = uint32(a.g), append(nk.R[:0], 1, wirecodec.MaxSeq), 0, 0, 0
-		rto := l.cfg.NakRetry
+		rto := l.retryRTO(p)
 		if p != nil && p.SRTT() > 0 {
 			nk.T = uint32(min(p.SRTT(), l.cfg.NakSlow) / time.Microsecond)
-			rto = max(l.cfg.NakRetryMin, p.RTO())
 		}
 		l.c.UnplacedAsks.Inc()
 		l.sendNak(a.n)

@@ -68,12 +68,16 @@ type recvState struct {
 	// askLimit)
 	ask, asked int
 	askedAt    event.Time
+	// askBusy is when a round last found everything the one before asked
+	// for back with the limit at max_nak_retrans (or the stream's first
+	// round): see askLimit
+	askBusy event.Time
 	// stalls counts NAK retry rounds in a row that brought nothing back:
 	// the retry interval doubles with each (exponential backoff)
 	stalls int
 }
 
-// path is the round trip to one sender as this receiver sees it (NAK to
+// path is the round trip to one sender as this receiver sees it (a NAK to
 // the first retransmission answering it, queueing included), smoothed as
 // TCP's srtt and rttvar (RFC 6298); zero srtt: no sample yet. It belongs to
 // the sender, not to one of its streams, as SRM keeps a distance per host:
@@ -83,9 +87,16 @@ type recvState struct {
 // 8's set-up at 20% loss, 16 nodes in 125 groups: one NAK round in 12 is
 // lost, and three in a row took a message 541 ms to recover; with the
 // path's timeout, about 130 ms).
+//
+// Its samples are the echoes of our NAKs' stamps (echoRTT); exact is set
+// by the first. Before it, the estimate may be a digest's answer (askRTT),
+// which can be another member's answer and is often far too short: it
+// only hastens first NAKs, and the retry interval stays at least
+// nak_retry (retryRTO).
 type path struct {
 	rtt.Estimator
-	asks int // digests that asked to time an answer while none was measured (askRTT)
+	asks  int  // digests that asked to time an answer while none was measured (askRTT)
+	exact bool // the estimate is of echoed NAK stamps (echoRTT)
 }
 
 // pathTo returns the round-trip state towards a sender.
@@ -239,9 +250,6 @@ func (l *Layer) dataUp(ev *event.Event) {
 		rs.recovered++
 		if echo != 0 {
 			l.echoRTT(rs, echo, now)
-		}
-		if h.flags&flagUnasked == 0 {
-			l.sampleRTT(rs, seq, now)
 		}
 		l.unstall(rs, now)
 	}
@@ -519,22 +527,36 @@ const minAsk = 16
 // for to what the path brings back, additive-increase/multiplicative-
 // decrease style: got of the last round's asked came back since. When
 // (nearly) all did, the limit doubles up to max_nak_retrans; when not, and
-// the answers have had a measured round trip to come, it falls to what
-// came back (at least minAsk). A NAK for thousands of messages over a
-// narrow link otherwise buys a burst of retransmissions its queue drops,
-// round after round (specs/spread-wan.scenario at rate max: 250
-// retransmissions per NAK, most dropped). A round sooner than that (a
-// newer gap falling due) says nothing of the path: judged then, at 10%
-// loss over UDP, where a gap falls due every few messages, the limit sat
-// at minAsk and most due gaps waited a retry interval.
+// answers have had a measured round trip to come, it falls to what came
+// back (at least minAsk). A NAK for thousands of messages over a narrow
+// link otherwise buys a burst of retransmissions its queue drops, round
+// after round (specs/spread-wan.scenario at rate max: 250 retransmissions
+// per NAK, most dropped). Answers have had a round trip to come once the
+// last round is that old, or once rounds have gone on for that long since
+// the limit was last at its full value with everything back (askBusy):
+// while rounds come more often than the round trip (a newer gap falling
+// due every few milliseconds at rate max), the last round alone was never
+// that old, and on that link, with the round trip measured right (300 ms
+// with its queue), every round asked for max_nak_retrans (4.8
+// retransmissions per loss; an estimate stuck at 14 to 46 ms had judged
+// nearly every round). The first round trip of asking, and a limit that
+// keeps up, are not judged: at 10% loss over UDP, where a gap falls due
+// every few messages, a round judged before its answers could come sat
+// the limit at minAsk and most due gaps waited a retry interval.
 func (l *Layer) askLimit(rs *recvState, got int, now event.Time) int {
 	if rs.ask == 0 {
 		rs.ask = l.cfg.MaxNakRetrans
 	}
+	if rs.askBusy == 0 {
+		rs.askBusy = now
+	}
 	if rs.asked > 0 {
+		s := event.Time(rs.path.SRTT())
 		if got >= rs.asked-rs.asked/8 {
-			rs.ask = min(2*rs.ask, l.cfg.MaxNakRetrans)
-		} else if s := rs.path.SRTT(); s == 0 || now-rs.askedAt >= event.Time(s) {
+			if rs.ask = min(2*rs.ask, l.cfg.MaxNakRetrans); rs.ask == l.cfg.MaxNakRetrans {
+				rs.askBusy = now
+			}
+		} else if s == 0 || now-rs.askedAt >= s || now-rs.askBusy >= s {
 			rs.ask = max(got, min(minAsk, l.cfg.MaxNakRetrans))
 		}
 	}
@@ -545,21 +567,12 @@ func (l *Layer) askLimit(rs *recvState, got int, now event.Time) int {
 const maxBackoff = 6
 
 // retryAfter is the interval before a gap of the stream is NAKed again: the
-// retransmission timeout (at least nak_retry, else srtt + 4 rttvar, so a
-// round is not repeated before its answer can have come), doubled for
-// every round in a row that brought nothing back up to nak_slow or twice
-// the timeout (whichever is longer; an outage's backoff must not outlast
-// it by seconds), and at least nak_slow once nak_max_tries rounds in a
-// row brought nothing.
+// retransmission timeout (retryRTO), doubled for every round in a row that
+// brought nothing back up to nak_slow or twice the timeout (whichever is
+// longer; an outage's backoff must not outlast it by seconds), and at
+// least nak_slow once nak_max_tries rounds in a row brought nothing.
 func (l *Layer) retryAfter(rs *recvState) time.Duration {
-	rto := l.cfg.NakRetry
-	if p := rs.path; p.SRTT() > 0 {
-		// measured: the path's own timeout, not a guess for every path
-		// (on a loopback or a LAN, nak_retry was ten rounds of the
-		// sender's answer, and recovery at 10% loss held the sender's
-		// window that long)
-		rto = max(l.cfg.NakRetryMin, p.RTO())
-	}
+	rto := l.retryRTO(rs.path)
 	d := min(rto<<min(rs.stalls, maxBackoff), max(l.cfg.NakSlow, 2*rto))
 	if rs.stalls >= l.cfg.NakMaxTries {
 		d = max(d, l.cfg.NakSlow)
@@ -567,45 +580,22 @@ func (l *Layer) retryAfter(rs *recvState) time.Duration {
 	return d
 }
 
-// sampleRTT takes a round-trip sample from a retransmission of seq: the
-// time since the NAK that asked for it, if only one NAK did (Karn's rule:
-// after several, which one it answers is unknown) and the stream's last
-// rounds were answered. Before the first sample, any answer seeds the
-// estimate with the time since the last NAK (a lower bound): without it, a
-// retry interval below the round trip would repeat every gap before its
-// answer came and never get a sample; the backoff covers the rest.
-func (l *Layer) sampleRTT(rs *recvState, seq uint32, now event.Time) {
-	var e *gapEpoch
-	for i := len(rs.epochs) - 1; i >= 0; i-- {
-		if rs.epochs[i].from <= seq {
-			e = &rs.epochs[i]
-			break
-		}
+// retryRTO is the interval between NAK rounds to a sender that bring
+// something back: once echoes measured the round trip (p.exact), its
+// timeout srtt + 4 rttvar (RFC 6298), at least nak_retry_min (on a
+// loopback or a LAN nak_retry was ten rounds of the sender's answer, and
+// recovery at 10% loss held the sender's window that long); before,
+// nak_retry, or a digest's answer's timeout if longer: that estimate may
+// be far too short (another member's answer), and a retry before the
+// answer can come only doubles the sender's repairs.
+func (l *Layer) retryRTO(p *path) time.Duration {
+	if p == nil || p.SRTT() == 0 {
+		return l.cfg.NakRetry
 	}
-	if e == nil || e.tries == 0 {
-		return // not NAKed by us (another member's ask, re-multicast)
+	if !p.exact {
+		return max(l.cfg.NakRetry, p.RTO())
 	}
-	p := rs.path
-	if p.SRTT() != 0 && (e.tries > 1 || rs.stalls > 0) {
-		// several NAKs asked for it, or rounds went unanswered (an
-		// outage: the answer measures it, not the path)
-		return
-	}
-	if rs.timer && rs.tm.When() < now {
-		// the retry was due before this answer and did not fire: we were
-		// not running (frozen, descheduled, far behind), and the answer
-		// waited in our own receive buffer. The time measures our stall,
-		// not the path (taken as one, a 1.5 s freeze spaced every later
-		// NAK round of the stream 1.5 to 2.6 s apart); as Karn's rule
-		// after a retry, no sample.
-		return
-	}
-	at := e.naked
-	if at <= rs.sampled || at > now {
-		return
-	}
-	rs.sampled = at
-	p.Sample(time.Duration(now - at))
+	return max(l.cfg.NakRetryMin, p.RTO())
 }
 
 // stamp is a NAK's time stamp (nakMsg S): now in microseconds modulo
@@ -614,22 +604,30 @@ func stamp(now event.Time) uint32 {
 	return max(uint32(int64(now)/int64(time.Microsecond)), 1)
 }
 
-// echoRTT restarts the round trip measured to a stream's sender when a
-// retransmission that echoes the stamp of the NAK it answers (flagEcho)
-// shows it took less than a quarter of the smoothed estimate: the estimate
-// is bogus, and an exact sample starts it afresh (RFC 6298 section 5 lets
-// an estimate likely bogus be cleared, and (2.2) start from the next valid
-// sample; the echo makes the sample valid however many NAKs asked for the
-// message, as TCP's timestamps do, RFC 7323 section 4). Other samples
-// follow Karn's rule (sampleRTT): an estimate measured under load before a
-// partition (150 ms over a 3 ms path, soak seed 7040) otherwise outlived
-// it, since every gap open after the heal had been NAKed more than once,
-// and NAK rounds came 0.5 to 1 s apart, 486 owed deliveries still missing
-// when the 10 s drain ended. Not when our retry was overdue (our own
-// stall; see sampleRTT), nor from a NAK already sampled.
+// echoRTT takes a round-trip sample from a retransmission that echoes the
+// stamp of the NAK it answers (flagEcho): the time since that NAK, exact
+// however many NAKs asked for the message, as TCP's timestamps make
+// Karn's rule needless (RFC 7323 section 4), one per NAK (its first
+// answer: later ones queued behind it). These are the estimate's only
+// samples. Before, the first answer to any retry seeded it with the time
+// since the latest NAK, and Karn's rule kept every later answer to a gap
+// NAKed twice out: the estimate stuck below the path (44 ms on a 60 ms
+// path; 14 ms on specs/spread-e2e.stack's 160 ms one; 71 µs on a 20 ms
+// path, where gaps were NAKed every millisecond). The first echo replaces
+// an estimate not made of echoes (a digest's answer, askRTT), and one
+// showing the round trip below a quarter of the estimate restarts it (RFC
+// 6298 section 5 lets an estimate likely bogus be cleared): one measured
+// under load before a partition (150 ms over a 3 ms path, soak seed 7040)
+// otherwise took dozens of samples to wear off while NAK rounds came 0.5
+// to 1 s apart, 486 owed deliveries still missing when the 10 s drain
+// ended. Not when our retry was overdue: we were not running (frozen, far
+// behind), and the answer waited in our own receive buffer (taken as a
+// sample, a 1.5 s freeze spaced every later NAK round of the stream 1.5
+// to 2.6 s apart). An answer multicast to every member that asked echoes
+// nothing and is no sample: another member's NAK may have made it, before
+// ours reached the sender.
 func (l *Layer) echoRTT(rs *recvState, echo uint32, now event.Time) {
-	s := rs.path.SRTT()
-	if s == 0 || rs.timer && rs.tm.When() < now {
+	if rs.timer && rs.tm.When() < now {
 		return
 	}
 	// the NAK was stamped with its time in whole microseconds: at is that
@@ -639,10 +637,14 @@ func (l *Layer) echoRTT(rs *recvState, echo uint32, now event.Time) {
 	if at <= rs.sampled || at > rs.askedAt {
 		return // sampled, or not a NAK of ours (forged, or from a past run)
 	}
-	if r := time.Duration(now - at); r < s/4 {
-		rs.sampled = at + event.Time(time.Microsecond) - 1
-		rs.path.Estimator = rtt.Estimator{}
-		rs.path.Sample(r)
+	rs.sampled = at + event.Time(time.Microsecond) - 1
+	p, r := rs.path, time.Duration(now-at)
+	if !p.exact || r < p.SRTT()/4 {
+		p.Estimator, p.exact = rtt.Estimator{}, true
+	}
+	p.Sample(r)
+	if l.Ctx.Logging() {
+		l.Ctx.Logf("rtt to %v: echo %v, srtt %v, rto %v", rs.from, r, p.SRTT(), l.retryRTO(p))
 	}
 }
 

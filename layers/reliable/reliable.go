@@ -8,17 +8,17 @@
 // of nak_delay_rtts to twice that many measured round trips to it (NORM's
 // NACK backoff; at least nak_delay_min, at most nak_delay, and nak_delay
 // until a round trip is measured),
-// retrying after the round trip they measured to the sender (NAK to first
-// answer, smoothed as TCP's srtt and rttvar; at least nak_retry_min, and
-// nak_retry until measured), doubling
+// retrying after the timeout of the round trip they measured to the
+// sender (srtt + 4 rttvar, RFC 6298; at least nak_retry_min, and nak_retry
+// until measured), doubling
 // the interval for every round in a row that brought nothing back (up to
 // nak_slow or twice the timeout) and at least nak_slow after nak_max_tries
-// such rounds. Round-trip samples follow Karn's rule (one NAK asked, the
-// last rounds answered, the retry not overdue), so neither an outage nor a
-// freeze of our own is taken for the path. An answer to a NAK by unicast
-// echoes the NAK's time stamp, and one that shows the round trip below a
-// quarter of the estimate restarts it from that exact sample (RFC 6298
-// section 5; RFC 7323's timestamps). One NAK asks for as much as the
+// such rounds. A NAK carries its time stamp, and an answer to it by
+// unicast echoes it: the round trip is measured from those echoes alone
+// (NAK to its first answer, exact however many NAKs asked, as RFC 7323's
+// timestamps; one per NAK, none when our retry was overdue, so a freeze of
+// our own is not taken for the path), and an echo showing the round trip
+// below a quarter of the estimate restarts it (RFC 6298 section 5). One NAK asks for as much as the
 // last one brought back (doubling while everything came, up to
 // max_nak_retrans), so recovery over a narrow link does not buy bursts its
 // queue drops; a round with more gaps than one NAK lists sends several. A
@@ -29,7 +29,9 @@
 // highest sequence number, which also reveals lost tails. A member that
 // receives a stream whose sender's round trip it has not measured marks
 // its digest to be answered at once and times the answer, so its first
-// gap waits a few round trips rather than nak_delay. A message every
+// gap waits a few round trips rather than nak_delay (that answer may be
+// another member's, and far too soon: until an echo measures the path,
+// retries still wait at least nak_retry). A message every
 // member of the current view holds is stable and its sender frees it. The
 // sender's buffer is bounded by max_buffer: when it is full, casts wait in the
 // layer and the application is told to hold off (event.HoldOff) until
