@@ -627,7 +627,7 @@ func (l *Layer) rebuild() {
 					l.Ctx.Down(&event.Event{Kind: event.Suspect, Peer: l.reps[s]})
 				}
 			}
-			if now.Sub(l.cutAt[s]) >= l.cfg.DeadAfter {
+			if now.Sub(l.cutAt[s]) >= l.cfg.DeadAfter && l.isRep {
 				due |= 1 << s
 			}
 		}
@@ -997,6 +997,16 @@ func (l *Layer) receive(ev *event.Event) {
 			// know where the stream stands (rejoin), and this member
 			// tells it.
 			l.tellRep()
+		}
+		if bt.Site == l.me && ev.Peer == l.reps[l.me] && !l.isRep {
+			// A member finds a far site dead by its representative's
+			// word only: the sites its heartbeat has no stream of among
+			// those this member finds cut off, and back to life those it
+			// has (rebuild).
+			if dead := l.dead&^bt.Has | l.suspect&^bt.Has; dead != l.dead {
+				l.dead = dead
+				l.rebuild()
+			}
 		}
 		l.onBeatIn(&bt, false, false)
 	default:
