@@ -22,3 +22,22 @@ func TestHopMemberFindsFarSitesDeadByItsRepresentative(t *testing.T) {
 		faults: []string{"cut:1,2|3,4|5,6,7,8,9@2.1s", "heal@7.0s", "freeze:3@6.5s+2.1s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 }
+
+// TestHopLinkUpAgainResendsAsToANewRepresentative: the wide area split
+// three ways from 2.9 s to 10.7 s at rate max; site 2's only node n3,
+// frozen from 4.5 s to 7.4 s, is removed at 6.6 s and readmitted at 7.63
+// s, still cut off. n1 resent it site 1's stream as to a new
+// representative (from where site 3 below it stood, 571) on a link that
+// was down, and took it as sent. After the heal n1's link to n3 came up
+// first, and n1 resent from n3's own ARU of its old life, 644: n3, whose
+// stream of site 1 had started afresh, took the tStart at 645 and relayed
+// it to site 3 (n4 still held the link 1-3 down), which stood at 619 and
+// skipped 620 to 644; n1's own resend of them, straight to site 3 once
+// that link was up, came after and was dropped (splitfreeze seed 411 at
+// rate max: 4 owed deliveries missing, n2's 603 at n4 to n7). A link
+// brought up again by probe is now resent as to a new representative.
+func TestHopLinkUpAgainResendsAsToANewRepresentative(t *testing.T) {
+	rep := siteSoak{nodes: "7", sites: [3]string{"1=1-2", "2=3-3", "3=4-7"}, seed: "411", rate: "max", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1,2|3|4,5,6,7@2.9s", "heal@10.7s", "freeze:3@4.5s+2.9s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+}
