@@ -14,12 +14,28 @@ import "testing"
 // with no far site, and dead sites stay dead while in the view, so once
 // n3 was back n4 dropped their messages for good (splitfreeze seed 469 at
 // rate max: 241,795 owed deliveries missing; seed 329 alike with site 1's
-// n1 frozen: 1,128,142). A member now finds a far site dead only when its
-// representative's heartbeat has no stream of it, and back to life when it
-// has one.
+// n1 frozen: 1,128,142). A member now finds a far site dead only when,
+// cut off for dead_after, its representative's last heartbeat has no
+// stream of it either (repLacks).
 func TestHopMemberFindsFarSitesDeadByItsRepresentative(t *testing.T) {
 	rep := siteSoak{nodes: "9", sites: [3]string{"1=1-2", "2=3-4", "3=5-9"}, seed: "469", rate: "max", dur: "12s", loss: "uniform:1%",
 		faults: []string{"cut:1,2|3,4|5,6,7,8,9@2.1s", "heal@7.0s", "freeze:3@6.5s+2.1s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+}
+
+// TestHopMemberAheadOfItsRepresentativeKeepsReadmittedSites: the same
+// split, 2.2 s to 8.3 s, sites 1 and 2 of one node each; membership
+// removes them at 8.42 s (site 3 the largest side) and readmits them at
+// 8.52 s. Site 3's member n8 installed the readmitting view before its
+// representative n3 did, then took n3's heartbeat of the view before,
+// which had no stream of sites 1 and 2. Had a member found a site dead by
+// that word alone, as a fix for the previous test first did, n8 found the
+// readmitted sites dead and dropped n1's first 22 casts of the new view
+// (splitfreeze seed 58 at rate max). The member's own dead_after must
+// have run out too.
+func TestHopMemberAheadOfItsRepresentativeKeepsReadmittedSites(t *testing.T) {
+	rep := siteSoak{nodes: "8", sites: [3]string{"1=1-1", "2=2-2", "3=3-8"}, seed: "58", rate: "max", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1|2|3,4,5,6,7,8@2.2s", "heal@8.3s", "freeze:7@5.5s+4.2s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 }
 

@@ -309,7 +309,20 @@ type Layer struct {
 	// membership, since cutAt; cutT ends the wait for its word (armCut).
 	suspect uint64
 	cutAt   [maxSite + 1]event.Time
-	cutT    *stack.Timer
+	// repLacks (at a member): the sites in the view its representative's
+	// last heartbeat had no stream of (dead to it, or out of its view).
+	// A member finds a site dead once it has been cut off for dead_after
+	// and its representative's word agrees: by its own clock alone, on
+	// the representative's word on the links (heartbeats' Down), which
+	// stops while that one is frozen, a member found the far sites dead
+	// though they healed meanwhile, freed what they lacked of its site's
+	// stream, took over with them dead, and dead sites stay dead while in
+	// the view (splitfreeze seeds 469 and 329 at rate max: 241,795 and
+	// 1,128,142 owed deliveries missing). By the word alone, a member
+	// whose view was ahead of its representative's found sites dead
+	// that the representative was about to readmit (seed 58: 22).
+	repLacks uint64
+	cutT     *stack.Timer
 	// cutOff: the dead sites in the view this representative last asked
 	// membership to remove, at cutSent (reportCut).
 	cutOff  uint64
@@ -627,7 +640,7 @@ func (l *Layer) rebuild() {
 					l.Ctx.Down(&event.Event{Kind: event.Suspect, Peer: l.reps[s]})
 				}
 			}
-			if now.Sub(l.cutAt[s]) >= l.cfg.DeadAfter && l.isRep {
+			if now.Sub(l.cutAt[s]) >= l.cfg.DeadAfter && (l.isRep || l.repLacks&(1<<s) != 0) {
 				due |= 1 << s
 			}
 		}
@@ -998,15 +1011,9 @@ func (l *Layer) receive(ev *event.Event) {
 			// tells it.
 			l.tellRep()
 		}
-		if bt.Site == l.me && ev.Peer == l.reps[l.me] && !l.isRep {
-			// A member finds a far site dead by its representative's
-			// word only: the sites its heartbeat has no stream of among
-			// those this member finds cut off, and back to life those it
-			// has (rebuild).
-			if dead := l.dead&^bt.Has | l.suspect&^bt.Has; dead != l.dead {
-				l.dead = dead
-				l.rebuild()
-			}
+		if bt.Site == l.me && ev.Peer == l.reps[l.me] && !l.isRep && l.repLacks != l.inView&^bt.Has {
+			l.repLacks = l.inView &^ bt.Has
+			l.rebuild() // a site cut off for dead_after may be dead now
 		}
 		l.onBeatIn(&bt, false, false)
 	default:
