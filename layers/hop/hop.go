@@ -315,7 +315,20 @@ type Layer struct {
 	// membership, since cutAt; cutT ends the wait for its word (armCut).
 	suspect uint64
 	cutAt   [maxSite + 1]event.Time
-	cutT    *stack.Timer
+	// repLacks (at a member): the sites in the view its representative's
+	// last heartbeat had no stream of (dead to it, or out of its view).
+	// A member finds a site dead once it has been cut off for dead_after
+	// and its representative's word agrees: by its own clock alone, on
+	// the representative's word on the links (heartbeats' Down), which
+	// stops while that one is frozen, a member found the far sites dead
+	// though they healed meanwhile, freed what they lacked of its site's
+	// stream, took over with them dead, and dead sites stay dead while in
+	// the view (splitfreeze seeds 469 and 329 at rate max: 241,795 and
+	// 1,128,142 owed deliveries missing). By the word alone, a member
+	// whose view was ahead of its representative's found sites dead
+	// that the representative was about to readmit (seed 58: 22).
+	repLacks uint64
+	cutT     *stack.Timer
 	// cutOff: the dead sites in the view this representative last asked
 	// membership to remove, at cutSent (reportCut).
 	cutOff  uint64
@@ -635,7 +648,7 @@ func (l *Layer) rebuild() {
 					l.Ctx.Down(&event.Event{Kind: event.Suspect, Peer: l.reps[s]})
 				}
 			}
-			if now.Sub(l.cutAt[s]) >= l.cfg.DeadAfter {
+			if now.Sub(l.cutAt[s]) >= l.cfg.DeadAfter && (l.isRep || l.repLacks&(1<<s) != 0) {
 				due |= 1 << s
 			}
 		}
@@ -1014,6 +1027,10 @@ func (l *Layer) receive(ev *event.Event) {
 			// know where the stream stands (rejoin), and this member
 			// tells it.
 			l.tellRep()
+		}
+		if bt.Site == l.me && ev.Peer == l.reps[l.me] && !l.isRep && l.repLacks != l.inView&^bt.Has {
+			l.repLacks = l.inView &^ bt.Has
+			l.rebuild() // a site cut off for dead_after may be dead now
 		}
 		l.onBeatIn(&bt, false, false)
 	default:

@@ -114,6 +114,18 @@ func (l *Layer) linkUp(s event.SiteID) {
 		lk.close()
 		l.links[s] = nil
 	}
+	if wasDown {
+		// What was sent on the old one may never have come: a far
+		// representative readmitted behind a cut was resent each stream
+		// (resend, as to a new representative) on a link that was down,
+		// and, up again, from its own stale ARU only; relaying that tStart
+		// to a site below it that stayed live, it skipped what that site
+		// lacked (splitfreeze seed 411 at rate max: site 3 skipped site
+		// 1's 620-644). Resent as to a new representative.
+		for src := range l.repNew {
+			l.repNew[src] |= 1 << s
+		}
+	}
 	l.rebuild()
 	l.onBeat() // tell every site at once
 }
