@@ -90,21 +90,6 @@ func TestHopLinkReopenedAtOneEndTakesUpTheFarLife(t *testing.T) {
 		faults: []string{"crash:7@3.4s", "crash:3@2.5s", "cut:1|5,6,7,8,9@1.4s", "heal@3.3s"}}, "links_up_again", "no link came up by probe (the scenario no longer reaches the case)")
 }
 
-// TestHopReadmittedMemberCastsOnPastItsSoloNumbers: n5, a member of site 2,
-// freezes from 3.5 s to 7 s and is removed at 5.6 s. Woken, it learnt of
-// its removal and, alone in its own site and out of every view, numbered
-// its own casts itself at rate max: its origin numbers ran from 367 to
-// 13,486 in 0.1 s. Readmitted as a member at 7.2 s, it cast on from 13,487,
-// and its representative n3, which had numbered its 366, refused every
-// cast as a jump past what a member keeps (max_pending): n5 was held off
-// once 16 waited, and those 16 never reached anyone (site soak, freeze
-// mode, seed 191 at rate max: 96 owed deliveries missing). A newcomer's
-// first cast is now taken whatever its number.
-func TestHopReadmittedMemberCastsOnPastItsSoloNumbers(t *testing.T) {
-	wantReplayReaches(t, siteSoak{nodes: "9", sites: [3]string{"1=1-2", "2=3-5", "3=6-9"}, seed: "191", rate: "max", dur: "8s",
-		faults: []string{"freeze:3@2.9s+1.6s", "freeze:5@3.5s+3.5s"}}, "newcomer_jumps", "no newcomer's first cast jumped past max_pending (the scenario no longer reaches the case)")
-}
-
 // TestHopLateViewHoldsAgreedOrderForTheReadmittedSite: n1, alone in site 1,
 // freezes from 3.8 s to 6.4 s; membership removes it at 5.9 s (view 3) and
 // readmits it at 6.65 s (view 4). n7's view 4 came 250 ms after the other

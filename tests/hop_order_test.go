@@ -50,7 +50,7 @@ func TestHopMemberForgetsWhatItNumberedAlone(t *testing.T) {
 // none of its groups no longer moved agreed order's floor).
 func TestHopLateMessageNotDelivered(t *testing.T) {
 	for _, s := range []siteSoak{
-		{nodes: "8", sites: [3]string{"1=1-2", "2=3-5", "3=6-8"}, seed: "187", faults: []string{"crash:6@2.3s", "partition:1,2@1.35s", "heal@4.5s"}},
+		{nodes: "8", sites: [3]string{"1=1-2", "2=3-5", "3=6-8"}, seed: "187", faults: []string{"crash:6@2.3s", "partition:1,2@1.4s", "heal@4.5s"}},
 		{nodes: "9", sites: [3]string{"1=1-2", "2=3-4", "3=5-9"}, seed: "371", faults: []string{"crash:5@2.9s", "partition:1,2@1.9s", "heal@4.4s"}},
 	} {
 		t.Run("seed"+s.seed, func(t *testing.T) {

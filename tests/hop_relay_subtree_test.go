@@ -21,3 +21,24 @@ func TestHopRelayGainsALaggingChild(t *testing.T) {
 		faults: []string{"freeze:3@1.0s+2.5s", "cut:1,2|5,6@1.2s", "heal@9s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 }
+
+// TestHopRemovedNodeHeldOff: n5, a member of site 2, freezes from 3.5 s to
+// 7 s and is removed at 5.6 s (site soak, freeze mode, seed 191 at rate
+// max). Woken, it is in none of its groups' views until it is readmitted at
+// 7.2 s, and hop held its application off only through the groups whose
+// view holds it: none, so it cast 13,120 times at rate max, alone, owed to
+// nobody (its origin numbers ran from 367 to 13,486 in 0.1 s; readmitted,
+// its representative refused them as a jump past max_pending until
+// 36c7ae4 took a newcomer's first cast whatever its number: 96 owed
+// deliveries missing). Out of every view the application is now held off
+// too; readmitted, n5 casts on from 367 and every owed delivery is made.
+func TestHopRemovedNodeHeldOff(t *testing.T) {
+	rep := siteSoak{nodes: "9", sites: [3]string{"1=1-2", "2=3-5", "3=6-9"}, seed: "191", rate: "max", dur: "8s",
+		faults: []string{"freeze:3@2.9s+1.6s", "freeze:5@3.5s+3.5s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+	// A few casts may come before hop holds the application off: those
+	// it queued below already, and one per group it was held in.
+	if n := rep.Layers["hop"]["out_of_view_casts"]; n > 64 {
+		t.Errorf("hop.out_of_view_casts = %d: the application cast on out of every view", n)
+	}
+}
