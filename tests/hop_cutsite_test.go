@@ -203,3 +203,24 @@ func TestHopHealedLinkFoundSoon(t *testing.T) {
 	wantReplayReaches(t, siteSoak{nodes: "9", sites: [3]string{"1=1-2", "2=3-4", "3=5-9"}, seed: "101", rate: "max", dur: "12s", loss: "uniform:1%",
 		faults: []string{"cut:1,2|3,4|5,6,7,8,9@2.9s", "heal@10.8s", "crash:1@6.5s"}}, "links_up_again", "no link came up by probe (the scenario no longer reaches the case)")
 }
+
+// TestHopLateViewHoldsAtReadmittedSitesOpenedStream: spread-site-soak
+// threeway seed 18 at rate max. Site 1 is n1 alone, site 2 n2 alone, site 3
+// n3 to n8; the wide area is split three ways from 2.2 s to 8.5 s, n1 and
+// n2 are removed at 8.41 s, n2 is readmitted in view 3 and n1 in view 4
+// (8.62 s). n6's view 4 came 285 ms after n3's, its representative's:
+// before any of n1's casts reached it, n6, with no stream of site 1, had
+// delivered site 2's and 3's stamps 2063 to 2079, which n3 and the other
+// members delivered after n1's first casts of view 4 (stamped 2063 to
+// 2078), and n6 then dropped those as late (16 owed deliveries missing,
+// late_dropped 16). A representative that opens a readmitted site's stream
+// now tells its members in order with what it casts after, and a member
+// whose view is older holds agreed order until its view catches up.
+func TestHopLateViewHoldsAtReadmittedSitesOpenedStream(t *testing.T) {
+	rep := siteSoak{nodes: "8", sites: [3]string{"1=1-1", "2=2-2", "3=3-8"}, seed: "18", rate: "max", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1|2|3,4,5,6,7,8@2.2s", "heal@8.5s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+	if n := rep.Layers["hop"]["late_dropped"]; n != 0 {
+		t.Errorf("layers.hop.late_dropped = %d: a member dropped a readmitted site's casts it was owed", n)
+	}
+}

@@ -724,6 +724,9 @@ func (l *Layer) rebuild() {
 			if l.streams[s] == nil {
 				l.streams[s] = newStream(s, l.cfg.MaxPending)
 				l.openedAt[s] = now
+				if l.isRep && s != l.me && wasLive != 0 {
+					l.castOpened(s) // not at the first view: no member is behind it
+				}
 			}
 		} else if l.streams[s] != nil {
 			l.streams[s].close()
@@ -1063,6 +1066,12 @@ func (l *Layer) fromSite(h *dataHdr, g event.GroupID, from event.NodeID, m *even
 	}
 	if l.siteOf[from] != l.me {
 		l.c.Foreign.Inc()
+		return
+	}
+	if h.Seq == 0 && h.Type == tStart {
+		if from == l.reps[l.me] {
+			l.noteOpened(h, g)
+		}
 		return
 	}
 	if h.Seq == 0 { // unnumbered: a member's cast for the representative

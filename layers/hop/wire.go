@@ -190,6 +190,8 @@ func parseData(b []byte) (dataHdr, error) {
 		return h, fmt.Errorf("%w: site %d above %d", errMalformed, h.Site, maxSite)
 	case h.Type == tData && h.Seq == 0 && h.LinkSeq == 0:
 		// unnumbered: a member's cast to its site's representative
+	case h.Type == tStart && h.Seq == 0 && h.LinkSeq == 0 && h.View != 0:
+		// a representative opened Site's stream (castOpened)
 	case h.Seq == 0:
 		return h, fmt.Errorf("%w: site sequence 0", errMalformed)
 	case h.Type == tData, h.Type == tStart:
