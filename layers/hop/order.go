@@ -1,6 +1,8 @@
 package hop
 
 import (
+	"slices"
+
 	"github.com/layercast/layercast/event"
 )
 
@@ -416,7 +418,16 @@ func (l *Layer) castOpened(s event.SiteID) {
 	if !l.peers {
 		return
 	}
-	for g, v := range l.views {
+	gs := make([]event.GroupID, 0, len(l.views))
+	for g := range l.views {
+		gs = append(gs, g)
+	}
+	slices.Sort(gs) // the same casts in the same order on every run
+	for _, g := range gs {
+		v := l.views[g]
+		if v == nil {
+			continue
+		}
 		for _, n := range v.Members {
 			if l.siteOf[n] == s {
 				l.castSite(&dataHdr{Type: tStart, Site: s, View: uint32(v.ID)}, g, nil)
