@@ -39,7 +39,9 @@ const (
 	// readmitted) waits for one; one that stands below Seq skips to it
 	// and tells the application what it will not get (event.Lost).
 	// Origin, in a member's replay to a representative new to its site
-	// (rejoined), is the representative it is addressed to.
+	// (rejoined), is the representative it is addressed to. On the site
+	// channel with Seq 0 and View set, it says the representative opened
+	// Site's stream in its view View of the cast's group (castOpened).
 	tStart byte = 7
 	// tHolds is a member's word to its site's representative (cast on the
 	// site channel, the tBeat layout with Seq, LTS and Down zero): its
