@@ -149,7 +149,7 @@ func TestHopUDPProcess(t *testing.T) {
 	for i := 1; i <= nodes; i++ {
 		book[event.NodeID(i)] = &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7600 + i}
 	}
-	tr, err := udp.New(udp.Config{Self: event.NodeID(self), Book: book, Interface: "lo", MulticastPort: 47300}, nil)
+	tr, err := udp.New(udp.Config{Self: event.NodeID(self), Book: book, Interface: "lo", MulticastPort: 27300}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestRingUDPProcess(t *testing.T) {
 		book[event.NodeID(i)] = &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7700 + i}
 		members = append(members, event.NodeID(i))
 	}
-	tr, err := udp.New(udp.Config{Self: event.NodeID(self), Book: book, MulticastPort: 47100}, nil)
+	tr, err := udp.New(udp.Config{Self: event.NodeID(self), Book: book, MulticastPort: 27100}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

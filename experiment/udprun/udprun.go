@@ -373,15 +373,63 @@ func shorten(s string) string {
 	return s
 }
 
-// freePort picks a UDP port nobody uses right now, for the run's multicast
-// channels.
+// freePort picks the base of NumChannelKinds consecutive UDP ports nobody
+// uses right now, for the run's multicast channels. The base lies below the
+// kernel's ephemeral range: the workers' unicast sockets take ephemeral
+// ports after the check, and one that drew a channel's port would make every
+// multicast bind of that port fail with "address already in use" (CI, stop
+// 31: 47853).
 func freePort() (int, error) {
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return 0, fmt.Errorf("udp network: %v", err)
+	lo, hi := ephemeralRange()
+	n := int(event.NumChannelKinds)
+	// Ports 20000 up to the ephemeral range, or above it if it starts low.
+	from, to := 20000, lo-n
+	if to-from < 1000 {
+		from, to = hi+1, 65536-n
 	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port, nil
+	if to-from < 1 {
+		return 0, fmt.Errorf("udp network: no room for %d multicast ports outside the ephemeral range %d-%d", n, lo, hi)
+	}
+	start := int(time.Now().UnixNano()/1000) % (to - from)
+	for try := 0; try < 64; try++ {
+		base := from + (start+try*7919)%(to-from)
+		if portsFree(base, n) {
+			return base, nil
+		}
+	}
+	return 0, fmt.Errorf("udp network: found no %d free consecutive UDP ports in %d-%d", n, from, to+n-1)
+}
+
+// portsFree says whether ports base to base+n-1 can each be bound on every
+// address (no socket holds them on any address).
+func portsFree(base, n int) bool {
+	for p := base; p < base+n; p++ {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{Port: p})
+		if err != nil {
+			return false
+		}
+		c.Close()
+	}
+	return true
+}
+
+// ephemeralRange is the kernel's range of ports for sockets bound to port 0
+// (Linux's default when it cannot be read).
+func ephemeralRange() (lo, hi int) {
+	lo, hi = 32768, 60999
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 2 {
+		a, err1 := strconv.Atoi(f[0])
+		z, err2 := strconv.Atoi(f[1])
+		if err1 == nil && err2 == nil && a > 0 && a <= z {
+			return a, z
+		}
+	}
+	return lo, hi
 }
 
 // howTo is how to get a network where the udp runs may multicast.

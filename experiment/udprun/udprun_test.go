@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/experiment"
 	_ "github.com/layercast/layercast/layers/all"
 )
@@ -77,5 +78,24 @@ func TestWorkerStopsWithoutParent(t *testing.T) {
 	err := Worker([]string{"--id", "1", "--spec", "fifo:reliable", "--scenario", b}, strings.NewReader(""), &out)
 	if err == nil || !strings.Contains(out.String(), "ready ") {
 		t.Fatalf("err %v, output %q: want ready, then an error for the missing start line", err, out.String())
+	}
+}
+
+// TestFreePortOutsideEphemeralRange: the run's multicast ports lie outside
+// the range the workers' unicast sockets draw from, and are free.
+func TestFreePortOutsideEphemeralRange(t *testing.T) {
+	lo, hi := ephemeralRange()
+	n := int(event.NumChannelKinds)
+	for i := 0; i < 20; i++ {
+		base, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base+n-1 >= lo && base <= hi {
+			t.Fatalf("ports %d-%d overlap the ephemeral range %d-%d", base, base+n-1, lo, hi)
+		}
+		if !portsFree(base, n) {
+			t.Fatalf("ports %d-%d not free", base, base+n-1)
+		}
 	}
 }
