@@ -8,7 +8,7 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/removal"
+	"github.com/layercast/layercast/membership/removal"
 )
 
 func init() { GMSSetup = setupGMS }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // manyTimers makes n timers at Init; each firing counts.

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // logLayer logs one line when it starts, if anyone listens.

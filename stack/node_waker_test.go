@@ -6,8 +6,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // wakerPort is a transport that drops everything and records WakeIn.

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // fanLayer passes a view up behind as many deliveries as the view's id

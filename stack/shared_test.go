@@ -8,8 +8,8 @@ import (
 	"testing/synctest"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // holdOdd holds each cast whose first payload byte is odd until the next

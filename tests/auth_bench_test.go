@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // BenchmarkAuthCost is the cost of auth on a cast-to-deliver path: the same

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // authKeyFile writes a master key (64 hex digits) into a temporary file.

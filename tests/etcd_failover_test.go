@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/internal/etcdtest"
+	"github.com/layercast/layercast/testbed/etcdtest"
 )
 
 // failoverBound is how long a new leader may take to serve after the

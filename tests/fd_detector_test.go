@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/experiment"
-	"github.com/layercast/layercast/internal/removal"
 	_ "github.com/layercast/layercast/layers/all"
+	"github.com/layercast/layercast/membership/removal"
 )
 
 // jitterRun runs four members of one group, n1 alone in site 1 behind a

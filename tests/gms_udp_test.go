@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/internal/testkit"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 var nsCount atomic.Int32

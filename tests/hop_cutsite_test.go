@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/removal"
+	"github.com/layercast/layercast/membership/removal"
 )
 
 // TestHopSitesCutApartSmallerSideLeaves: sites 1 (n1, n2) and 3 (n4-n8)

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/internal/simstack"
 	_ "github.com/layercast/layercast/layers/fifo"
 	"github.com/layercast/layercast/layers/mflow"
 	_ "github.com/layercast/layercast/layers/reliable"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
+	"github.com/layercast/layercast/testbed/simstack"
 	"github.com/layercast/layercast/transport/sim"
 )
 

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/layers/mflow"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
+	"github.com/layercast/layercast/testbed/simstack"
 	"github.com/layercast/layercast/transport/sim"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/experiment"
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // trRun runs a spec text (written to a file for simRun) under a scenario

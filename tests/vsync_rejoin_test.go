@@ -9,9 +9,9 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/simstack"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/simstack"
 	"github.com/layercast/layercast/transport/sim"
 )
 

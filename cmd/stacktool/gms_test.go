@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/layercast/layercast/internal/etcdtest"
+	"github.com/layercast/layercast/testbed/etcdtest"
 )
 
 // TestGMSEtcdFlags: bad --etcd flags are bad input (exit 2); an etcd that

@@ -10,8 +10,8 @@ import (
 	"github.com/layercast/layercast/event"
 	"github.com/layercast/layercast/experiment"
 	"github.com/layercast/layercast/experiment/sweep"
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
+	"github.com/layercast/layercast/testbed/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 

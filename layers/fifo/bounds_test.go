@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/internal/testkit"
+	"github.com/layercast/layercast/testbed/layertest"
+	"github.com/layercast/layercast/testbed/testkit"
 	"github.com/layercast/layercast/transport/sim"
 )
 

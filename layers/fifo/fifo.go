@@ -28,8 +28,8 @@ import (
 	"slices"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/pairindex"
 	"github.com/layercast/layercast/internal/seqwin"
+	"github.com/layercast/layercast/layers/internal/pairindex"
 	"github.com/layercast/layercast/stack"
 )
 

@@ -1,10 +1,10 @@
 package fifo_test
 
 import (
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/fifo"
 	_ "github.com/layercast/layercast/layers/reliable"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // fifoEntries builds fifo over reliable (reliable with the given parameters).

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // TestIndexFollowsViews: through a random run of view changes (members

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/testbed/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 

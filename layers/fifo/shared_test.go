@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/testbed/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 

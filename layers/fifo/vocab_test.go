@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // fifoStack is node 1 alone with a fifo layer, in group 1 with node 2.

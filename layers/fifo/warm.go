@@ -4,8 +4,8 @@ import (
 	"unsafe"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/pairindex"
 	"github.com/layercast/layercast/internal/prefetch"
+	"github.com/layercast/layercast/layers/internal/pairindex"
 	"github.com/layercast/layercast/stack"
 )
 

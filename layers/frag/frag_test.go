@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 

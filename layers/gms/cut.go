@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/removal"
+	"github.com/layercast/layercast/membership/removal"
 )
 
 // DefaultCutReportTTL is how long a member's report of a wide-area cut

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/removal"
+	"github.com/layercast/layercast/membership/removal"
 )
 
 // The service's rule for sites a member's wide-area links cut off (msgCut,

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/removal"
-	"github.com/layercast/layercast/internal/simstack"
+	"github.com/layercast/layercast/membership/removal"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/simstack"
 	"github.com/layercast/layercast/transport/sim"
 )
 

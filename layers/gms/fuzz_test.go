@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/simstack"
 	"github.com/layercast/layercast/transport/sim"
 )
 

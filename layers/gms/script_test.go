@@ -3,8 +3,8 @@ package gms_test
 import (
 	"testing"
 
-	"github.com/layercast/layercast/internal/scripttest"
 	_ "github.com/layercast/layercast/layers/all" // the layers the scripts' specs name
+	"github.com/layercast/layercast/testbed/scripttest"
 )
 
 // TestScripts runs the scenario scripts in testdata (regenerate

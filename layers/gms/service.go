@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/removal"
 	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/membership/removal"
 )
 
 // ServiceConfig sets up a membership Service.

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/removal"
 	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/membership/removal"
 	"github.com/layercast/layercast/stack"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // FuzzTruncatedCounted cuts one of the seed packets (every kind of

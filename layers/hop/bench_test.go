@@ -3,7 +3,7 @@ package hop
 import (
 	"testing"
 
-	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // BenchmarkHopLink measures one message's cost across a Hop link: a cast at

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/internal/wiretest"
+	"github.com/layercast/layercast/testbed/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 

@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/compose"
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/fifo"
 	_ "github.com/layercast/layercast/layers/reliable"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // TestAgreedIsAProperty: a layer that needs agreed order is refused above

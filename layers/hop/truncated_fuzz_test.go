@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // FuzzTruncatedCounted cuts a valid packet of each of hop's types short of

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/testkit"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // Issue 8 item 5 (the flood probe in tests/fuzz): max_held_bytes bounds the

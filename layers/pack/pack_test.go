@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/internal/testkit"
 	_ "github.com/layercast/layercast/layers/all"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
+	"github.com/layercast/layercast/testbed/testkit"
 	"github.com/layercast/layercast/transport/sim"
 )
 

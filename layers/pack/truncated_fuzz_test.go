@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // FuzzTruncatedCounted gives node 1 a pack of three entries cut inside its

@@ -3,7 +3,7 @@ package reliable_test
 import (
 	"testing"
 
-	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // BenchmarkCastDeliver is the per-message cost of reliable: a cast at one

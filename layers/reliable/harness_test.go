@@ -1,9 +1,9 @@
 package reliable_test
 
 import (
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/reliable"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // relEntries builds reliable alone with the given parameters.

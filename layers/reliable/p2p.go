@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/p2p"
 	"github.com/layercast/layercast/internal/wirecodec"
+	"github.com/layercast/layercast/layers/internal/p2p"
 )
 
 // peer is the reliable point-to-point state towards and from one node

@@ -9,10 +9,10 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
-	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/internal/wirecodec"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
+	"github.com/layercast/layercast/testbed/testkit"
 	"github.com/layercast/layercast/transport/sim"
 )
 

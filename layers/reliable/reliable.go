@@ -81,10 +81,10 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/p2p"
-	"github.com/layercast/layercast/internal/pairindex"
 	"github.com/layercast/layercast/internal/seqwin"
 	"github.com/layercast/layercast/internal/wirecodec"
+	"github.com/layercast/layercast/layers/internal/p2p"
+	"github.com/layercast/layercast/layers/internal/pairindex"
 	"github.com/layercast/layercast/stack"
 )
 

@@ -3,7 +3,7 @@ package tokenring_test
 import (
 	"testing"
 
-	"github.com/layercast/layercast/internal/layertest"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // BenchmarkCastDeliver is one cast through fifo : tokenring at node 1,

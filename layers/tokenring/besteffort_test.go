@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/testkit"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // sendLog records the point-to-point packets a node sends: their

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/fifo"
 	_ "github.com/layercast/layercast/layers/tokenring"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 

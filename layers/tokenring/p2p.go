@@ -5,11 +5,11 @@ import (
 	"slices"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/p2p"
+	"github.com/layercast/layercast/layers/internal/p2p"
 )
 
 // peer is the reliable point-to-point state towards one node
-// (internal/p2p): Sends from the layers above (fifo's floor requests,
+// (layers/internal/p2p): Sends from the layers above (fifo's floor requests,
 // mflow's credit) and tokenring's own control are numbered, kept until
 // acknowledged cumulatively, all sent again every p2p_timeout (given up
 // after p2p_max_tries timeouts in a row without an acknowledgement; the
@@ -103,7 +103,7 @@ func (l *Layer) p2pUp(ev *event.Event) {
 	p.Receive(p2p.In{Msg: ev.Msg, Ctrl: ev.Control, Group: ev.Group, Typ: h.typ}, h.seq, h.floor, h.session)
 }
 
-// p2pHost is the layer as internal/p2p's Host.
+// p2pHost is the layer as p2p's Host.
 type p2pHost struct{ l *Layer }
 
 func (h p2pHost) Now() event.Time { return h.l.Ctx.Now() }

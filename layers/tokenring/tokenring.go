@@ -66,9 +66,9 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/p2p"
 	"github.com/layercast/layercast/internal/ring"
 	"github.com/layercast/layercast/internal/wirecodec"
+	"github.com/layercast/layercast/layers/internal/p2p"
 	"github.com/layercast/layercast/stack"
 )
 

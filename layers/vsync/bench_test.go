@@ -3,8 +3,8 @@ package vsync_test
 import (
 	"testing"
 
-	"github.com/layercast/layercast/internal/layertest"
 	_ "github.com/layercast/layercast/layers/all"
+	"github.com/layercast/layercast/testbed/layertest"
 )
 
 // BenchmarkCastDeliver is the per-message cost of vsync over fifo and

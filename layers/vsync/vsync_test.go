@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/layertest"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/layertest"
 	"github.com/layercast/layercast/transport/sim"
 )
 

@@ -14,8 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/etcdtest"
 	"github.com/layercast/layercast/membership"
+	"github.com/layercast/layercast/testbed/etcdtest"
 )
 
 // sampleState is a small state as a service saves it.

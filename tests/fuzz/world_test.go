@@ -13,10 +13,10 @@ import (
 
 	"github.com/layercast/layercast/compose"
 	"github.com/layercast/layercast/event"
-	"github.com/layercast/layercast/internal/simstack"
 	"github.com/layercast/layercast/layers/gms"
 	"github.com/layercast/layercast/membership"
 	"github.com/layercast/layercast/stack"
+	"github.com/layercast/layercast/testbed/simstack"
 	"github.com/layercast/layercast/transport/sim"
 
 	_ "github.com/layercast/layercast/layers/all"

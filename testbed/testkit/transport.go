@@ -3,7 +3,8 @@
 // everything, record what was sent (for assertions, or for a benchmark to
 // hand on later), or hand each packet on at once. ChannelTransport does the
 // same and carries multicast channels besides groups' (stack.Channels), for
-// layers that ask for one (a QSM region, a Spread site).
+// layers that ask for one (a QSM region, a Spread site). It is test support
+// for this module; import it from _test.go files only.
 package testkit
 
 import "github.com/layercast/layercast/event"
@@ -13,7 +14,7 @@ type Packet struct {
 	To      event.NodeID    // NoNode for a multicast
 	Group   event.GroupID   // NoGroup for a point-to-point send or a channel multicast
 	Channel event.ChannelID // set for a multicast on a channel other than a group's (ChannelTransport)
-	Data    []byte
+	Data    []byte          // the packet's bytes
 }
 
 // Transport implements stack.Transport for tests. The zero value drops

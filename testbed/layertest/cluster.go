@@ -1,6 +1,12 @@
 // Package layertest is the simulated cluster that layer tests share: n
 // nodes on transport/sim, each with a stack, recording every delivery so a
 // test can assert exactly-once and order per (group, sender).
+//
+// It is test support for this module, and serves anyone writing a layer,
+// inside the module or outside it, the way net/http/httptest serves anyone
+// writing a handler: build a Cluster of stacks (New, or Registered for
+// layers by name), cast, run virtual time, and check what was delivered.
+// Import it from _test.go files only.
 package layertest
 
 import (
@@ -18,18 +24,18 @@ import (
 // Cluster is n nodes on a simulated network, each with a stack built by
 // mk, recording every delivery.
 type Cluster struct {
-	T      *testing.T
-	Net    *sim.Network
-	Stacks map[event.NodeID]*stack.Stack
+	T      *testing.T                    // the test the cluster reports to
+	Net    *sim.Network                  // the simulated network all nodes share
+	Stacks map[event.NodeID]*stack.Stack // each node's stack
 	// Got[receiver][group][sender] lists delivered sequence numbers (the
 	// first 4 payload bytes) in delivery order.
 	Got     map[event.NodeID]map[event.GroupID]map[event.NodeID][]uint32
-	ByNak   int
-	ByTag   map[string]int
-	Lax     bool // arbitrary payloads expected (fuzzing)
-	LastDel event.Time
-	Flow    map[event.NodeID]int // HoldOff count per node
-	Held    map[event.NodeID]bool
+	ByNak   int                   // deliveries recovered by a NAK (Recovery.By "nak")
+	ByTag   map[string]int        // deliveries by Recovery.By ("" when not recovered)
+	Lax     bool                  // arbitrary payloads expected (fuzzing)
+	LastDel event.Time            // virtual time of the last delivery at any node
+	Flow    map[event.NodeID]int  // HoldOff count per node
+	Held    map[event.NodeID]bool // whether the node's flow is held off now
 	// Views lists the views each node's application saw, in order.
 	Views map[event.NodeID][]*event.ViewInfo
 }
@@ -249,8 +255,8 @@ func JoinerMissesAView(t *testing.T, jitter time.Duration, mk func() []stack.Ent
 // DropWhen is a loss model dropping every packet to the receivers in Rx
 // while On() says so.
 type DropWhen struct {
-	Rx map[event.NodeID]bool
-	On func() bool
+	Rx map[event.NodeID]bool // the receivers whose packets are dropped
+	On func() bool           // whether dropping is on now
 }
 
 // Drop implements sim.LossModel.
@@ -311,7 +317,7 @@ type Rejoin struct {
 
 // RejoinResult is what RunRejoin observed.
 type RejoinResult struct {
-	C *Cluster
+	C *Cluster // the cluster the run used, as it ended
 	// Sent[s] is how many casts s made in all; AtReadmit[s] how many it had
 	// made when it installed the re-admitting view.
 	Sent, AtReadmit map[event.NodeID]uint32

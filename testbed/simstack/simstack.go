@@ -2,7 +2,8 @@
 // a node running a stack (its sim node its transport and clock), the
 // membership service a spec's layers name, a transport that keeps a copy
 // of every packet its node sends, and a stack's counters by name. Written
-// once for the tests that build such worlds by hand.
+// once for the tests that build such worlds by hand. It is test support for
+// this module; import it from _test.go files only.
 package simstack
 
 import (

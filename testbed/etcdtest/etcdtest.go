@@ -1,7 +1,8 @@
 // Package etcdtest starts a real etcd server on loopback for one test: the
 // etcd binary of Debian's etcd-server package (scripts/setup-ci.sh installs
 // it), with its data in the test's temporary directory. Tests that need it
-// skip when the binary is missing.
+// skip when the binary is missing. It is test support for this module;
+// import it from _test.go files only.
 package etcdtest
 
 import (
@@ -13,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/layercast/layercast/internal/testkit"
+	"github.com/layercast/layercast/testbed/testkit"
 )
 
 // ready matches etcd's line saying it serves clients (3.4's zap and

@@ -1,6 +1,7 @@
 // Package scripttest runs scripted scenarios against real stacks on the
 // simulator and compares what happened with golden output, in the manner of
-// raft's datadriven interaction tests.
+// raft's datadriven interaction tests. It is test support for this module
+// (and for layers written outside it); import it from _test.go files only.
 //
 // A script (testdata/*.txt) is a list of cases. Each case is one command
 // line, a separator line "----", and the expected output: every event the
@@ -98,8 +99,8 @@ type Case struct {
 
 // Script is a parsed script file.
 type Script struct {
-	File  string
-	Cases []Case
+	File  string // the path it was read from
+	Cases []Case // its cases, in file order
 	// Tail is the text after the last case (comments, blank lines).
 	Tail string
 }
