@@ -9,7 +9,7 @@ import (
 )
 
 // peer is the reliable point-to-point state towards and from one node
-// (internal/p2p). Sending: sequence numbers from 1, a buffer of
+// (layers/internal/p2p). Sending: sequence numbers from 1, a buffer of
 // unacknowledged messages (at most p2p_window; more wait and the
 // application is held off its Sends), each sent again after the round
 // trip's timeout measured to the peer (p2p_timeout until measured, and
@@ -125,7 +125,7 @@ func (l *Layer) p2pAckUp(ev *event.Event) {
 	}
 }
 
-// p2pHost is the layer as internal/p2p's Host.
+// p2pHost is the layer as layers/internal/p2p's Host.
 type p2pHost struct{ l *Layer }
 
 func (h p2pHost) Now() event.Time { return h.l.Ctx.Now() }
