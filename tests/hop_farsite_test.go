@@ -57,3 +57,23 @@ func TestHopLinkUpAgainResendsAsToANewRepresentative(t *testing.T) {
 		faults: []string{"cut:1,2|3|4,5,6,7@2.9s", "heal@10.7s", "freeze:3@4.5s+2.9s"}}.run(t)
 	wantAgreedNoneUnexplained(t, rep)
 }
+
+// TestHopRemovedSideDropsOldCastsItPassed: the wide area split three ways
+// from 2.9 s to 10.9 s at rate max; site 2's member n4, frozen from 4.5 s
+// for 3.9 s, is removed and readmitted. Site 1 (n1, n2) never got site 2's
+// last casts before the split (n4's 642, stamp 725, cast in view 2); at
+// 9.14 s n1 found sites 2 and 3 dead and delivered its own site's stream
+// past them (n2's 642, stamp 726, up to 1287), and was removed with site
+// 2 (site 3 the largest side). Removed, it lowered agreed order's floor to
+// where it stood when it lost the far sites (724, isolate); readmitted,
+// it got site 2's casts of view 2 and delivered them from 725 on, after
+// 726, which n3 had delivered after 725 (splitfreeze seed 951 at rate
+// max: 1 delivery out of agreed order; n1 and n2 delivered 427 casts of
+// view 2 that the members that stayed dropped as late). What was cast in
+// a view older than the one readmitting a node, and sorts before what it
+// delivered before the floor was lowered, is now late.
+func TestHopRemovedSideDropsOldCastsItPassed(t *testing.T) {
+	rep := siteSoak{nodes: "7", sites: [3]string{"1=1-2", "2=3-4", "3=5-7"}, seed: "951", rate: "max", dur: "12s", loss: "uniform:1%",
+		faults: []string{"cut:1,2|3,4|5,6,7@2.9s", "heal@10.9s", "freeze:4@4.5s+3.9s"}}.run(t)
+	wantAgreedNoneUnexplained(t, rep)
+}

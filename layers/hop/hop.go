@@ -225,6 +225,16 @@ type Layer struct {
 		lts  uint64
 		site event.SiteID
 	}
+	// isoTop: agreed order's floor before isolate lowered it, and each
+	// group's first view that has this node again (install): a message
+	// cast in an earlier view that sorts before it is late (staleOld),
+	// though the lowered floor lets it by.
+	isoTop struct {
+		set   bool
+		lts   uint64
+		site  event.SiteID
+		views map[event.GroupID]uint32
+	}
 	// solo: this node numbered messages with no member in its view
 	// (straight into its stream, never through its site's ring).
 	solo     bool
@@ -480,6 +490,9 @@ func (l *Layer) install(nb *event.Neighbourhood) {
 		if v.Has(l.Ctx.Self()) {
 			l.outOfGroups = false
 			l.appGroups[g] = true
+			if t := &l.isoTop; t.set && t.views[g] == 0 {
+				t.views[g] = uint32(v.ID) // the view that readmits it
+			}
 		}
 	}
 	prevInView := l.inView

@@ -279,7 +279,7 @@ func (l *Layer) tryDeliver() {
 		if l.viewBehind(best) || l.viewAhead(best) {
 			return
 		}
-		if l.last.h.LTS != 0 && before(best, &l.last) {
+		if l.last.h.LTS != 0 && before(best, &l.last) || l.staleOld(best) {
 			l.late(from, best)
 			continue
 		}
@@ -302,6 +302,32 @@ func (l *Layer) tryDeliver() {
 		}
 		l.deliver(from, best)
 	}
+}
+
+// staleOld reports whether it sorts before what this node delivered
+// before isolate lowered agreed order's floor (isoTop) and was cast in a
+// view older than the one that readmitted this node. The floor was lowered
+// for the casts of the view that readmits it; a cast of an older view it
+// was in, it did not get before it passed that cast's stamp in a
+// configuration without the cast's site (found dead), and delivered now,
+// it comes after messages that the members that stayed with its site
+// delivered after it
+// (splitfreeze seed 951 at rate max: site 1 (n1, n2) found sites 2 and 3
+// dead at 9.14 s, delivered its own stream to stamp 1287, was removed,
+// lowered its floor to 724 and, readmitted, delivered site 2's casts of
+// view 2 from stamp 725 on, which n3 had delivered before site 1's 726).
+// Once the floor passes isoTop again, last alone judges.
+func (l *Layer) staleOld(it *item) bool {
+	t := &l.isoTop
+	if !t.set {
+		return false
+	}
+	top := item{h: dataHdr{LTS: t.lts, Site: t.site}}
+	if !before(&l.last, &top) {
+		t.set, t.views = false, nil
+		return false
+	}
+	return it.h.Type == tData && it.h.View != 0 && it.h.View < t.views[it.g] && before(it, &top)
 }
 
 // late drops a message that sorts before one this node delivered already:

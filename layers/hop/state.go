@@ -522,9 +522,19 @@ func (l *Layer) isolate() {
 	if !m.set || len(l.myGroups()) > 0 {
 		return
 	}
-	if l.lowerFloor(m.lts, m.site) {
-		l.c.FloorRestored.Inc()
+	lts, site := l.last.h.LTS, l.last.h.Site
+	if !l.lowerFloor(m.lts, m.site) {
+		return
 	}
+	l.c.FloorRestored.Inc()
+	// Lowered for the casts of the view that readmits this node only:
+	// what the far sites cast in a view it was in, and it had not got
+	// when it passed their stamps, stays late (staleOld).
+	t := &l.isoTop
+	if !t.set || t.lts < lts || t.lts == lts && t.site < site {
+		t.lts, t.site = lts, site
+	}
+	t.set, t.views = true, map[event.GroupID]uint32{} // install fills it
 }
 
 // lowerFloor sets agreed order's floor (last) back to (lts, site) if it
