@@ -25,10 +25,13 @@ type group struct {
 	view *event.ViewInfo // nil until the first view arrives
 
 	// gossip
-	gossip     bool       // the gossip timer is set
-	dirty      bool       // something changed since the last digest
-	answerOwed bool       // a member with unstable messages gossiped: answer it
-	held       bool       // HoldOff sent, Resume not yet (our stream)
+	gossip     bool // the gossip timer is set
+	dirty      bool // something changed since the last digest
+	answerOwed bool // a member with unstable messages gossiped: answer it
+	held       bool // HoldOff sent, Resume not yet (our stream)
+	// pressed: the buffer filled (held) and has not drained to a
+	// quarter since: our rate waits for stability (flagPressed)
+	heldAt     event.Time
 	next       uint32     // next sequence number to send (our stream)
 	rxMsgs     int        // messages received since our last digest
 	rxBytes    int64      // bytes received since our last digest
@@ -290,6 +293,7 @@ func (l *Layer) room(g *group, n int) bool {
 func (l *Layer) holdOff(g *group) {
 	if !g.held {
 		g.held = true
+		g.heldAt = l.Ctx.Now()
 		l.c.HeldOff.Inc()
 		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: g.id})
 		if g.view != nil {
@@ -317,7 +321,7 @@ func (l *Layer) flushPending(g *group) {
 		}
 		l.sendData(g, g.pending.Pop())
 	}
-	if g.held && g.bufBytes <= l.cfg.MaxBuffer/2 && g.buf.Len() <= l.cfg.Window/2 {
+	if g.held && g.bufBytes <= l.cfg.MaxBuffer*7/8 && g.buf.Len() <= l.cfg.Window*7/8 {
 		g.held = false
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
@@ -331,7 +335,11 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	// kept until stable: not in a pooled buffer many times its size (which
 	// a flood of large packets would leave the pool full of)
 	m = m.Compact()
-	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
+	var flags byte
+	if g.held || g.heldAt > 0 && l.Ctx.Now()-g.heldAt < event.Time(l.cfg.NakSlow) {
+		flags = flagPressed
+	}
+	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
 	m.Retain()
 	l.bufPush(g, sentMsg{m: m, b: m.Bytes(), sent: l.Ctx.Now()})
 	l.c.Sent.Inc()
@@ -840,6 +848,22 @@ func (l *Layer) answerGap(m *member) time.Duration {
 		return l.cfg.NakRetry / 2
 	}
 	return min(l.cfg.NakRetry/2, max(l.cfg.NakRetryMin/2, m.rs.path.SRTT()))
+}
+
+// digestSoon has our digest go out within nak_delay_min (the repairs one
+// NAK brought, arriving together, in one digest): a repair moved the
+// first gap of a stream whose sender's buffer is full (flagPressed), and
+// the sender frees room only as digests say what every member holds.
+// While held it asks for them every two round trips and nothing new
+// arrives to count towards Window/4, so each repair's news waited up to
+// that long: at rate max on a 20 ms path the sender was held 20 to 40 ms
+// after its last gap was filled.
+func (l *Layer) digestSoon(g *group) {
+	at := l.Ctx.Now().Add(l.cfg.NakDelayMin)
+	if !g.gossip || g.gt.When() > at {
+		g.gossip = true
+		g.gt.ResetAt(at)
+	}
 }
 
 // touchQuiet makes sure the gossip timer runs without marking new traffic.

@@ -139,15 +139,18 @@ type Layer struct {
 	self event.NodeID
 	wc   *wirecodec.Codec
 
-	groups  map[event.GroupID]*group
-	gslots  []*group // by group.idx
-	gfree   []int
-	peers   map[event.NodeID]*peer
-	pslots  []*peer
-	nak     nakMsg
-	digest  digestMsg
-	bufUsed int64      // bytes held in every group's retransmission buffer
-	p2p     *p2p.Proto // point-to-point Sends (p2p.go)
+	groups map[event.GroupID]*group
+	gslots []*group // by group.idx
+	gfree  []int
+	peers  map[event.NodeID]*peer
+	pslots []*peer
+	nak    nakMsg
+	// nakPressed: l.nak is for a stream whose sender's buffer is full
+	// (sendNak)
+	nakPressed bool
+	digest     digestMsg
+	bufUsed    int64      // bytes held in every group's retransmission buffer
+	p2p        *p2p.Proto // point-to-point Sends (p2p.go)
 
 	c counters
 
