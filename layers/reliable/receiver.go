@@ -342,14 +342,16 @@ func (l *Layer) announce(rs *recvState, seq uint32) {
 
 // dropEpoch makes room for a gap record: it deletes one whose gaps have
 // all been filled (its range joins the one before, which then covers
-// nothing missing more), or else merges the two oldest into the first
-// (its from and discovery time are the earlier), keeping the earlier first
-// NAK and, when both were NAKed, the later NAK. At rate max a gap is found
-// every millisecond or so and the records fill within a round trip while
-// the oldest gap holds next: merging the oldest gave the gaps NAKed since
-// the older NAK's time, due again before their answers could come (a
-// retry of every gap of the last round trip, each a duplicate), and lost
-// the oldest gap's own record (answered).
+// nothing more that is missing), or else merges the two oldest into the
+// first (its from, discovery time and NAKs are the earlier), keeping the
+// earlier first NAK. At rate max a gap is found every millisecond or so
+// and the records fill within a round trip while the oldest gap holds
+// next: merging the oldest two at once gave the gaps NAKed since the
+// older record's NAK time, due again before their answers could come (a
+// retry of every gap of the last round trip, each a duplicate: 0.2
+// duplicates per loss at 1%, 20 ms path). Merging into the later NAK
+// time instead held the oldest gap's retry back (2 ms path, 10% loss:
+// recovery p99 12.9 to 24 ms).
 func (rs *recvState) dropEpoch() {
 	for i := 1; i+1 < len(rs.epochs); i++ {
 		lo, hi := max(rs.epochs[i].from, rs.next), rs.epochs[i+1].from
@@ -358,11 +360,7 @@ func (rs *recvState) dropEpoch() {
 			return
 		}
 	}
-	e0, e1 := &rs.epochs[0], &rs.epochs[1]
-	e0.due = min(e0.due, e1.due)
-	if e0.tries > 0 && e1.tries > 0 {
-		e0.naked, e0.tries, e0.lost = max(e0.naked, e1.naked), max(e0.tries, e1.tries), e0.lost && e1.lost
-	}
+	rs.epochs[0].due = min(rs.epochs[0].due, rs.epochs[1].due)
 	copy(rs.epochs[1:], rs.epochs[2:])
 	rs.epochs = rs.epochs[:len(rs.epochs)-1]
 }
