@@ -29,8 +29,8 @@ type group struct {
 	dirty      bool // something changed since the last digest
 	answerOwed bool // a member with unstable messages gossiped: answer it
 	held       bool // HoldOff sent, Resume not yet (our stream)
-	// pressed: the buffer filled (held) and has not drained to a
-	// quarter since: our rate waits for stability (flagPressed)
+	// heldAt is when the buffer last filled (HoldOff): while held, and
+	// for nak_slow after, our casts carry flagPressed (pressed)
 	heldAt     event.Time
 	next       uint32     // next sequence number to send (our stream)
 	rxMsgs     int        // messages received since our last digest
@@ -309,8 +309,23 @@ func (l *Layer) holdOff(g *group) {
 	}
 }
 
+// pressed says our rate waits for stability: the buffer is full, or was
+// within nak_slow (which bounds the round trips NAKs state; a sender
+// resumed at rate max fills it again within one). Our casts then carry
+// flagPressed: their receivers NAK gaps as soon as they are certain,
+// NAKs in 2 copies, and report repairs of their first gap at once.
+func (l *Layer) pressed(g *group) bool {
+	return g.held || g.heldAt > 0 && l.Ctx.Now()-g.heldAt < event.Time(l.cfg.NakSlow)
+}
+
 // flushPending sends waiting casts while they fit, and resumes the
-// application once nothing waits and the buffer is at most half full.
+// application once nothing waits and an eighth of the buffer is free. At
+// half (before), a sender at rate max sat idle while stability freed the
+// first half of its window, then sent it in one burst, stop and go: on a
+// 20 ms path at 1% loss it sent 4,000 messages in 31 ms and waited 45
+// (57k msgs/s; resumed at 3/4 66.7k, at 7/8 68.7k, at 15/16 70.7k). The
+// eighth bounds the HoldOff and Resume pairs, each of which asks the
+// members for digests, to one per eighth of the buffer freed.
 func (l *Layer) flushPending(g *group) {
 	if g.view == nil {
 		return
@@ -336,7 +351,7 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	// a flood of large packets would leave the pool full of)
 	m = m.Compact()
 	var flags byte
-	if g.held || g.heldAt > 0 && l.Ctx.Now()-g.heldAt < event.Time(l.cfg.NakSlow) {
+	if l.pressed(g) {
 		flags = flagPressed
 	}
 	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, view: g.tag, baseView: g.baseView, base: g.base, seq: seq})

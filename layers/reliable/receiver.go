@@ -383,6 +383,14 @@ func (rs *recvState) raise(seq uint32) {
 // nak_delay_min and at most nak_delay. A fixed 20 ms on a path of a few
 // hundred microseconds let a fast sender's 4 MB buffer fill while every gap
 // waited (1% loss over loopback: 83-108k msgs/s, 117-142k with 2 ms).
+//
+// A gap in a stream whose sender's buffer is full (flagPressed on the cast
+// that revealed it) waits only nak_delay_min, until it is certain: the
+// sender's whole window waits on it, where the backoff spares at most a
+// NAK and a unicast repair of a loss other members share (at rate max on a
+// 20 ms path every gap waited nak_delay, 20 ms, as the round trip capped
+// it; the backoff could suppress nothing there, nak_delay being less than
+// the round trip).
 func (l *Layer) firstNakAfter(rs *recvState) time.Duration {
 	if rs.pressed && l.cfg.NakDelayRTTs > 0 {
 		return min(l.cfg.NakDelay, l.cfg.NakDelayMin)
