@@ -25,10 +25,13 @@ type group struct {
 	view *event.ViewInfo // nil until the first view arrives
 
 	// gossip
-	gossip     bool       // the gossip timer is set
-	dirty      bool       // something changed since the last digest
-	answerOwed bool       // a member with unstable messages gossiped: answer it
-	held       bool       // HoldOff sent, Resume not yet (our stream)
+	gossip     bool // the gossip timer is set
+	dirty      bool // something changed since the last digest
+	answerOwed bool // a member with unstable messages gossiped: answer it
+	held       bool // HoldOff sent, Resume not yet (our stream)
+	// heldAt is when the buffer last filled (HoldOff): while held, and
+	// for nak_slow after, our casts carry flagPressed (pressed)
+	heldAt     event.Time
 	next       uint32     // next sequence number to send (our stream)
 	rxMsgs     int        // messages received since our last digest
 	rxBytes    int64      // bytes received since our last digest
@@ -290,6 +293,7 @@ func (l *Layer) room(g *group, n int) bool {
 func (l *Layer) holdOff(g *group) {
 	if !g.held {
 		g.held = true
+		g.heldAt = l.Ctx.Now()
 		l.c.HeldOff.Inc()
 		l.Ctx.Up(&event.Event{Kind: event.HoldOff, Group: g.id})
 		if g.view != nil {
@@ -305,8 +309,23 @@ func (l *Layer) holdOff(g *group) {
 	}
 }
 
+// pressed says our rate waits for stability: the buffer is full, or was
+// within nak_slow (which bounds the round trips NAKs state; a sender
+// resumed at rate max fills it again within one). Our casts then carry
+// flagPressed: their receivers NAK gaps as soon as they are certain,
+// NAKs in 2 copies, and report repairs of their first gap at once.
+func (l *Layer) pressed(g *group) bool {
+	return g.held || g.heldAt > 0 && l.Ctx.Now()-g.heldAt < event.Time(l.cfg.NakSlow)
+}
+
 // flushPending sends waiting casts while they fit, and resumes the
-// application once nothing waits and the buffer is at most half full.
+// application once nothing waits and an eighth of the buffer is free. At
+// half (before), a sender at rate max sat idle while stability freed the
+// first half of its window, then sent it in one burst, stop and go: on a
+// 20 ms path at 1% loss it sent 4,000 messages in 31 ms and waited 45
+// (57k msgs/s; resumed at 3/4 66.7k, at 7/8 68.7k, at 15/16 70.7k). The
+// eighth bounds the HoldOff and Resume pairs, each of which asks the
+// members for digests, to one per eighth of the buffer freed.
 func (l *Layer) flushPending(g *group) {
 	if g.view == nil {
 		return
@@ -317,7 +336,7 @@ func (l *Layer) flushPending(g *group) {
 		}
 		l.sendData(g, g.pending.Pop())
 	}
-	if g.held && g.bufBytes <= l.cfg.MaxBuffer/2 && g.buf.Len() <= l.cfg.Window/2 {
+	if g.held && g.bufBytes <= l.cfg.MaxBuffer*7/8 && g.buf.Len() <= l.cfg.Window*7/8 {
 		g.held = false
 		l.Ctx.Up(&event.Event{Kind: event.Resume, Group: g.id})
 	}
@@ -331,7 +350,11 @@ func (l *Layer) sendData(g *group, m *event.Message) {
 	// kept until stable: not in a pooled buffer many times its size (which
 	// a flood of large packets would leave the pool full of)
 	m = m.Compact()
-	putData(m.Prepend(dataHeaderSize), dataHeader{view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
+	var flags byte
+	if l.pressed(g) {
+		flags = flagPressed
+	}
+	putData(m.Prepend(dataHeaderSize), dataHeader{flags: flags, view: g.tag, baseView: g.baseView, base: g.base, seq: seq})
 	m.Retain()
 	l.bufPush(g, sentMsg{m: m, b: m.Bytes(), sent: l.Ctx.Now()})
 	l.c.Sent.Inc()
@@ -840,6 +863,22 @@ func (l *Layer) answerGap(m *member) time.Duration {
 		return l.cfg.NakRetry / 2
 	}
 	return min(l.cfg.NakRetry/2, max(l.cfg.NakRetryMin/2, m.rs.path.SRTT()))
+}
+
+// digestSoon has our digest go out within nak_delay_min (the repairs one
+// NAK brought, arriving together, in one digest): a repair moved the
+// first gap of a stream whose sender's buffer is full (flagPressed), and
+// the sender frees room only as digests say what every member holds.
+// While held it asks for them every two round trips and nothing new
+// arrives to count towards Window/4, so each repair's news waited up to
+// that long: at rate max on a 20 ms path the sender was held 20 to 40 ms
+// after its last gap was filled.
+func (l *Layer) digestSoon(g *group) {
+	at := l.Ctx.Now().Add(l.cfg.NakDelayMin)
+	if !g.gossip || g.gt.When() > at {
+		g.gossip = true
+		g.gt.ResetAt(at)
+	}
 }
 
 // touchQuiet makes sure the gossip timer runs without marking new traffic.

@@ -13,7 +13,14 @@
 // until measured), doubling
 // the interval for every round in a row that brought nothing back (up to
 // nak_slow or twice the timeout) and at least nak_slow after nak_max_tries
-// such rounds. A NAK carries its time stamp, and an answer to it by
+// such rounds; an answer to a later NAK, arriving while a gap NAKed well
+// before it is still missing, shows that gap's NAK or answer lost, and it
+// is asked for again at once (answered). A sender whose buffer is full,
+// or was within nak_slow, marks its casts (flagPressed): its receivers
+// NAK a gap they reveal after nak_delay_min alone, send those NAKs in 2
+// copies, and send their digest within nak_delay_min of a repair that
+// moved their first gap, so the sender's window does not wait on backoff
+// and gossip while they recover. A NAK carries its time stamp, and an answer to it by
 // unicast echoes it: the round trip is measured from those echoes alone
 // (NAK to its first answer, exact however many NAKs asked, as RFC 7323's
 // timestamps; one per NAK, none when our retry was overdue, so a freeze of
@@ -139,15 +146,18 @@ type Layer struct {
 	self event.NodeID
 	wc   *wirecodec.Codec
 
-	groups  map[event.GroupID]*group
-	gslots  []*group // by group.idx
-	gfree   []int
-	peers   map[event.NodeID]*peer
-	pslots  []*peer
-	nak     nakMsg
-	digest  digestMsg
-	bufUsed int64      // bytes held in every group's retransmission buffer
-	p2p     *p2p.Proto // point-to-point Sends (p2p.go)
+	groups map[event.GroupID]*group
+	gslots []*group // by group.idx
+	gfree  []int
+	peers  map[event.NodeID]*peer
+	pslots []*peer
+	nak    nakMsg
+	// nakPressed: l.nak is for a stream whose sender's buffer is full
+	// (sendNak)
+	nakPressed bool
+	digest     digestMsg
+	bufUsed    int64      // bytes held in every group's retransmission buffer
+	p2p        *p2p.Proto // point-to-point Sends (p2p.go)
 
 	c counters
 

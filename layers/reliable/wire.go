@@ -28,7 +28,7 @@ const (
 //
 //	byte 0      tData
 //	byte 1      flags (bit 0: retransmission; bit 1: resent unasked, so no round-trip sample;
-//	            bit 2: an echo follows)
+//	            bit 2: an echo follows; bit 3: sent with the sender's buffer over half full)
 //	bytes 2-5   view tag: the sender's view of the group when it sent
 //	bytes 6-9   base view: the view since which the sender had sent nothing before base
 //	bytes 10-13 base: the sender's first sequence number in that stretch of views
@@ -64,6 +64,11 @@ const (
 	// flagEcho: echoSize bytes after the header echo the S of the NAK
 	// this retransmission answers (to its asker alone).
 	flagEcho = 4
+	// flagPressed: the sender's buffer was over half full when it first
+	// sent this (its rate waits for stability): the gaps it reveals are
+	// NAKed as soon as they are certain (firstNakAfter). Kept by its
+	// retransmissions, which copy the header, and ignored on them.
+	flagPressed = 8
 )
 
 // errMalformed is wrapped by every decoding error.
