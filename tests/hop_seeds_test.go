@@ -218,6 +218,18 @@ func TestHopSoakSeeds(t *testing.T) {
 		// its heartbeats ask for.
 		{"MemberTakingOverUnsyncedAsksItsMembers", siteSoakSeed, "5", [3]string{"1=1-3", "2=4-4", "3=5-5"}, "945",
 			[]string{"crash:1@4.5s", "partition:2@2.5s", "heal@4.5s"}},
+		// MemberTakingOverUnsyncedAloneAsksTheFarSites: the same with site 1 n1
+		// and n2 only, at rate max. n1, alone in its site once n2 is removed,
+		// numbers its casts 600 to 610 and sends them to the far sites before it
+		// crashes; n2, readmitted at 4.7 s as a member waiting for n1's tStart,
+		// casts n2#584 to #594 in view 4 into a ring with dead n1. Taking over at
+		// 6.6 s with no member to ask, it numbered them from its siteSeq of its
+		// life before, 600 to 610, and the far sites dropped them as copies of
+		// n1's (33 owed deliveries missing; spread-site-soak seed 445 at rate
+		// max). It now waits for the far sites' heartbeats and numbers on past
+		// their ARUs, as a representative that gives up waiting does.
+		{"MemberTakingOverUnsyncedAloneAsksTheFarSites", siteSoakSeedMax, "5", [3]string{"1=1-2", "2=3-3", "3=4-5"}, "445",
+			[]string{"crash:1@4.5s", "partition:2@2.5s", "heal@4.5s"}},
 		// WholeSiteBackMembersTakeTheSiteStream: a whole site is cut off and every
 		// node of it removed; each is alone for a moment (its own representative,
 		// numbering its casts alone) before it is readmitted, so each member

@@ -519,21 +519,30 @@ func (l *Layer) drainWaiting() {
 	}
 }
 
-// rejoinWaits reports whether this readmitted representative still waits
-// for a member to tell it where its site's stream stands (rejoined): not
-// at all with no member in its view, else until its site's ring has
-// carried a cast (ringUp) and then maxSyncWait has passed with no sign of
-// a member that still acts as the representative (rejoinHeard). Its
+// rejoinWaits reports whether this readmitted representative still waits for
+// a member to tell it where its site's stream stands (rejoined): with no
+// member in its view, only until every link to a live far site has brought a
+// heartbeat (silentLink), whose ARUs endRejoin numbers past (the ARUs it had
+// are of its life before, and a representative that failed meanwhile
+// numbered on past them: spread-site-soak seed 445); else until its site's
+// ring has carried a cast (ringUp) and then maxSyncWait has passed with no
+// sign of a member that still acts as the representative (rejoinHeard). Its
 // members' casts, and its own, wait meanwhile. Timed from the readmission,
-// the wait ran out while a member's views were still held up below (a
-// member crashed, and the member's new ring recovers the old one first,
-// until membership removes the crashed one), the member still numbering
-// and announcing as the representative: this node numbered on past the
-// numbers the member had given, which some far sites never got (they had
-// turned to this node) and skipped (spread-site-soak seed 21, 80 owed
-// deliveries missing).
+// the wait ran out while a member's views were still held up below (a member
+// crashed, and the member's new ring recovers the old one first, until
+// membership removes the crashed one), the member still numbering and
+// announcing as the representative: this node numbered on past the numbers
+// the member had given, which some far sites never got (they had turned to
+// this node) and skipped (spread-site-soak seed 21, 80 owed deliveries
+// missing).
 func (l *Layer) rejoinWaits() bool {
-	return l.rejoin && l.isRep && l.peers && (!l.ringUp || l.Ctx.Now().Sub(l.rejoinAt) < maxSyncWait)
+	if !l.rejoin || !l.isRep {
+		return false
+	}
+	if !l.peers {
+		return l.silentLink()
+	}
+	return !l.ringUp || l.Ctx.Now().Sub(l.rejoinAt) < maxSyncWait
 }
 
 // rejoinHeard (re)starts a readmitted representative's wait for its

@@ -383,7 +383,7 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 		l.ringUp = false
 		return
 	}
-	if rep == self && prevRep != self && prevRep != event.NoNode && l.peers && l.inView&far != 0 {
+	if rep == self && prevRep != self && prevRep != event.NoNode && l.inView&far != 0 {
 		if st := l.streams[l.me]; st != nil && !st.synced {
 			// Taking over without knowing where its site's stream
 			// stands: readmitted alone as a member, it waited for its
@@ -397,7 +397,13 @@ func (l *Layer) rejoined(prev map[event.NodeID]bool, prevInView uint64, prevRep 
 			// 347: 46 owed deliveries missing). It waits for a member's
 			// word as a readmitted representative does; its members
 			// give it when its heartbeats say it does not know
-			// (tellRep).
+			// (tellRep). With no member left (site 1 was n1 and n2),
+			// the far sites hold where the stream stands: it waits for
+			// their heartbeats and numbers on past them (rejoinWaits,
+			// endRejoin). Numbered on from its siteSeq, n2 gave its
+			// casts of view 4 n1's 600 to 610, which the far sites held,
+			// and they dropped them as copies (spread-site-soak seed 445
+			// at rate max: 33 owed deliveries missing).
 			l.rejoin, l.ringUp, l.voidLTS = true, false, l.clock
 			return
 		}
